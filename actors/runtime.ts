@@ -1,0 +1,143 @@
+/**
+ * The actor runtime: one message at a time per actor id (a bounded mailbox), the store as the truth
+ * (every write is a compare-and-set on the actor's version; a lost race drops the cached copy, reloads
+ * and retries the message), and idle deactivation so memory stays bounded.
+ */
+import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../lib/store/port.ts';
+import { rateLimited } from '../lib/errors.ts';
+
+export interface Decision<S extends Doc, R> {
+  /** the actor's next state; omitted when the message changes nothing */
+  state?: S;
+  /** writes committed atomically with the state (outbox rows, audit events, derived records) */
+  effects?: WriteOp[];
+  /** delete the actor's document instead of writing a state */
+  remove?: boolean;
+  reply: R;
+}
+
+export interface ActorBehavior<S extends Doc, M, R> {
+  collection: string;
+  /** decides from the current state (null when the actor has no document yet); must not write */
+  handle(state: S | null, msg: M, now: Date): Decision<S, R> | Promise<Decision<S, R>>;
+}
+
+export interface ActorHostOptions {
+  /** messages waiting per actor before a 429 */
+  mailboxSize?: number;
+  /** an actor untouched this long is deactivated */
+  idleMs?: number;
+  /** at most this many actors stay in memory */
+  maxActive?: number;
+  maxRetries?: number;
+  now?: () => Date;
+}
+
+interface Activation<S> {
+  state: S | null;
+  loaded: boolean;
+  tail: Promise<unknown>;
+  pending: number;
+  lastUsed: number;
+}
+
+export class ActorHost<S extends Doc, M, R> {
+  private active = new Map<string, Activation<S>>();
+  private timer: NodeJS.Timeout;
+  private readonly opts: Required<ActorHostOptions>;
+
+  private store: Store;
+  private behavior: ActorBehavior<S, M, R>;
+
+  constructor(store: Store, behavior: ActorBehavior<S, M, R>, opts: ActorHostOptions = {}) {
+    this.store = store;
+    this.behavior = behavior;
+    this.opts = { mailboxSize: 100, idleMs: 60_000, maxActive: 10_000, maxRetries: 8, now: () => new Date(), ...opts };
+    this.timer = setInterval(() => this.deactivateIdle(), Math.max(1000, this.opts.idleMs / 2));
+    this.timer.unref();
+  }
+
+  get size(): number {
+    return this.active.size;
+  }
+
+  /** Queues a message for the actor and resolves with its reply. */
+  send(id: string, msg: M): Promise<R> {
+    let act = this.active.get(id);
+    if (!act) {
+      act = { state: null, loaded: false, tail: Promise.resolve(), pending: 0, lastUsed: Date.now() };
+      this.active.set(id, act);
+      this.evictOverflow();
+    }
+    if (act.pending >= this.opts.mailboxSize) return Promise.reject(rateLimited('too many concurrent requests for this resource, retry later'));
+    act.pending++;
+    const a = act;
+    const run = a.tail.then(() => this.process(id, a, msg));
+    a.tail = run.catch(() => undefined).finally(() => {
+      a.pending--;
+      a.lastUsed = Date.now();
+    });
+    return run;
+  }
+
+  /** Forgets the cached state of an actor (its document was written elsewhere). */
+  invalidate(id: string): void {
+    const act = this.active.get(id);
+    if (act) act.loaded = false;
+  }
+
+  private async process(id: string, act: Activation<S>, msg: M): Promise<R> {
+    for (let attempt = 0; ; attempt++) {
+      if (!act.loaded) {
+        act.state = await this.store.get<S>(this.behavior.collection, id);
+        act.loaded = true;
+      }
+      const current = act.state;
+      const decision = await this.behavior.handle(current ? structuredClone(current) : null, msg, this.opts.now());
+      if (!decision.state && !decision.remove && !decision.effects?.length) return decision.reply;
+      const ops: WriteOp[] = [];
+      if (decision.remove && current) ops.push({ op: 'delete', coll: this.behavior.collection, id });
+      else if (decision.state) {
+        const doc = { ...decision.state, id };
+        ops.push(current
+          ? { op: 'cas', coll: this.behavior.collection, doc, expected: current.version ?? 0 }
+          : { op: 'insert', coll: this.behavior.collection, doc });
+      }
+      ops.push(...(decision.effects ?? []));
+      try {
+        await this.store.write(ops);
+      } catch (e) {
+        const lostRace = isConflict(e) || (isDuplicate(e) && !current && (e as { coll: string }).coll === this.behavior.collection);
+        if (lostRace && attempt < this.opts.maxRetries) {
+          act.loaded = false; // another node wrote first: reload and decide again
+          continue;
+        }
+        act.loaded = false;
+        throw e;
+      }
+      act.state = decision.remove ? null : decision.state ? ((ops[0] as { doc: Doc }).doc as S) : current;
+      return decision.reply;
+    }
+  }
+
+  private deactivateIdle(): void {
+    const cutoff = Date.now() - this.opts.idleMs;
+    for (const [id, act] of this.active) {
+      if (act.pending === 0 && act.lastUsed < cutoff) this.active.delete(id);
+    }
+  }
+
+  /** Map order is activation order: the oldest idle activations go first. */
+  private evictOverflow(): void {
+    if (this.active.size <= this.opts.maxActive) return;
+    for (const [id, act] of this.active) {
+      if (this.active.size <= this.opts.maxActive) break;
+      if (act.pending === 0) this.active.delete(id);
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.active.clear();
+  }
+}

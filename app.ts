@@ -1,0 +1,57 @@
+/**
+ * Starts one node: configuration → store → services → broker. `npm start` runs every service in one
+ * process on SQLite; a cluster node runs the services named in SERVICES over the TRANSPORTER.
+ */
+import { ServiceBroker } from 'moleculer';
+import type { Config } from './config/index.ts';
+import { brokerOptions } from './moleculer.config.ts';
+import { openStore } from './lib/store/index.ts';
+import { createMailer, type Mailer } from './lib/mail.ts';
+import { Metrics } from './lib/metrics.ts';
+import { Keyring } from './lib/keyring.ts';
+import type { Runtime } from './lib/runtime.ts';
+import { SERVICE_FACTORIES } from './services/index.ts';
+import { seedTrust } from './lib/trust.ts';
+
+export interface RunningNode {
+  broker: ServiceBroker;
+  rt: Runtime;
+  stop(): Promise<void>;
+}
+
+export interface NodeOptions {
+  /** a clock for tests */
+  now?: () => Date;
+  defaultMetrics?: boolean;
+  /** replaces the configured mailer (tests capture codes this way when no SMTP receiver runs) */
+  mailer?: Mailer;
+}
+
+export async function startNode(config: Config, opts: NodeOptions = {}): Promise<RunningNode> {
+  const store = await openStore(config.storeUrl);
+  const broker = new ServiceBroker(brokerOptions(config));
+  const rt: Runtime = {
+    config,
+    store,
+    mailer: opts.mailer ?? createMailer(config.smtpUrl, config.mailFrom, broker.getLogger('mail')),
+    metrics: new Metrics({ defaults: opts.defaultMetrics ?? true }),
+    keyring: Keyring.load(config.dataDir),
+    now: opts.now ?? (() => new Date()),
+  };
+  await seedTrust(store, config);
+  const names = config.services ?? Object.keys(SERVICE_FACTORIES);
+  for (const name of names) {
+    const factory = SERVICE_FACTORIES[name];
+    if (!factory) throw new Error(`SERVICES names an unknown service '${name}'; known: ${Object.keys(SERVICE_FACTORIES).join(', ')}`);
+    broker.createService(factory(rt));
+  }
+  await broker.start();
+  return {
+    broker,
+    rt,
+    async stop() {
+      await broker.stop();
+      await store.close();
+    },
+  };
+}

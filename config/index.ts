@@ -1,0 +1,114 @@
+/**
+ * One typed configuration object, read from the environment with defaults (DESIGN.md: Configuration
+ * contract). The names are a contract: black-box tests drive the service through them.
+ */
+import { resolve } from 'node:path';
+import { buildRails, type Rail } from './rails.ts';
+
+export interface ChainNetworkConfig {
+  rpcUrl: string;
+  /** Ethereum: USDC contract address; Solana: USDC mint */
+  usdcToken: string;
+  /** Ethereum: block depth; Solana: commitment level */
+  confirmations: number;
+  commitment: 'processed' | 'confirmed' | 'finalized';
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  storeUrl: string;
+  transporter: string;
+  nodeId: string | undefined;
+  /** null: every service */
+  services: string[] | null;
+  smtpUrl: string;
+  mailFrom: string;
+  trustedEmailDomains: string[];
+  trustedEmails: string[];
+  powDifficulty: number;
+  webhookAllowPrivate: boolean;
+  metricsPort: number | null;
+  logLevel: string;
+  rateLimitPerMinute: number;
+  /** per-merchant caps in the rail's token units (decimal strings); null means no cap */
+  sessionAmountLimit: string | null;
+  dailyVolumeLimit: string | null;
+  bodyLimit: string;
+  chains: {
+    ethereum: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
+    solana: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
+  };
+  rails: Rail[];
+}
+
+type Env = Record<string, string | undefined>;
+
+const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+
+function int(env: Env, name: string, dflt: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}`);
+  return n;
+}
+
+function bool(v: string | undefined): boolean {
+  return v !== undefined && /^(1|true|yes|on)$/i.test(v.trim());
+}
+
+function decimalOrNull(env: Env, name: string): string | null {
+  const v = env[name]?.trim();
+  if (!v) return null;
+  if (!/^\d+(\.\d+)?$/.test(v)) throw new Error(`${name} must be a decimal number of token units`);
+  return v;
+}
+
+function commitment(v: string | undefined): ChainNetworkConfig['commitment'] {
+  const c = (v ?? 'confirmed').trim();
+  if (c !== 'processed' && c !== 'confirmed' && c !== 'finalized') throw new Error('SOLANA_*_COMMITMENT must be processed, confirmed or finalized');
+  return c;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'PORT', 3000);
+  const dataDir = resolve(env.DATA_DIR || './data');
+  const chain = (prefix: 'ETHEREUM' | 'SOLANA', network: 'TESTNET' | 'MAINNET'): ChainNetworkConfig => ({
+    rpcUrl: env[`${prefix}_${network}_RPC_URL`] ?? '',
+    usdcToken: env[`${prefix}_${network}_${prefix === 'ETHEREUM' ? 'USDC_ADDRESS' : 'USDC_MINT'}`] ?? '',
+    confirmations: int(env, `${prefix}_${network}_CONFIRMATIONS`, network === 'MAINNET' ? 12 : 2),
+    commitment: commitment(env[`${prefix}_${network}_COMMITMENT`]),
+  });
+  const chains = {
+    ethereum: { testnet: chain('ETHEREUM', 'TESTNET'), mainnet: chain('ETHEREUM', 'MAINNET') },
+    solana: { testnet: chain('SOLANA', 'TESTNET'), mainnet: chain('SOLANA', 'MAINNET') },
+  };
+  const services = list(env.SERVICES);
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    dataDir,
+    storeUrl: env.STORE_URL || `sqlite:${resolve(dataDir, 'service.db')}`,
+    transporter: env.TRANSPORTER ?? '',
+    nodeId: env.NODE_ID || undefined,
+    services: services.length === 0 || services.includes('all') ? null : services,
+    smtpUrl: env.SMTP_URL ?? '',
+    mailFrom: env.MAIL_FROM || 'Payment Service <no-reply@localhost>',
+    trustedEmailDomains: list(env.TRUSTED_EMAIL_DOMAINS),
+    trustedEmails: list(env.TRUSTED_EMAILS),
+    powDifficulty: int(env, 'POW_DIFFICULTY', 20),
+    webhookAllowPrivate: bool(env.WEBHOOK_ALLOW_PRIVATE),
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0) : null,
+    logLevel: env.LOG_LEVEL || 'info',
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 60, 1),
+    sessionAmountLimit: decimalOrNull(env, 'SESSION_AMOUNT_LIMIT'),
+    dailyVolumeLimit: decimalOrNull(env, 'DAILY_VOLUME_LIMIT'),
+    bodyLimit: env.BODY_LIMIT || '64kb',
+    chains,
+    rails: buildRails(chains),
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * Outgoing email: SMTP through nodemailer when SMTP_URL is set; otherwise the message goes to the log
+ * (a development mail backend), so that `npm start` works with nothing else running.
+ */
+import nodemailer from 'nodemailer';
+
+export interface Mail { to: string; subject: string; text: string }
+export interface Mailer { send(mail: Mail): Promise<void> }
+type Log = { info: (...args: unknown[]) => void };
+
+export function createMailer(smtpUrl: string, from: string, log: Log): Mailer {
+  if (!smtpUrl) {
+    return {
+      async send(mail) {
+        log.info(`[dev mail backend] to=${mail.to} subject="${mail.subject}"\n${mail.text}`);
+      },
+    };
+  }
+  const transport = nodemailer.createTransport(smtpUrl);
+  return {
+    async send(mail) {
+      await transport.sendMail({ from, ...mail });
+    },
+  };
+}

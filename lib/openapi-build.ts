@@ -1,0 +1,35 @@
+/** Merges the OpenAPI fragments under openapi/ into one description (see scripts/build-openapi.ts). */
+import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+type Json = Record<string, any>;
+
+export function buildOpenapi(root = process.cwd()): Json {
+  const dir = resolve(root, 'openapi');
+  const base = JSON.parse(readFileSync(resolve(dir, 'base.json'), 'utf8')) as Json;
+  const fragments = readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'base.json').sort();
+  for (const file of fragments) {
+    const frag = JSON.parse(readFileSync(resolve(dir, file), 'utf8')) as Json;
+    for (const [path, item] of Object.entries(frag.paths ?? {})) {
+      base.paths[path] = { ...(base.paths[path] ?? {}), ...(item as Json) };
+    }
+    for (const [kind, entries] of Object.entries(frag.components ?? {})) {
+      base.components[kind] = base.components[kind] ?? {};
+      for (const [name, value] of Object.entries(entries as Json)) {
+        if (base.components[kind][name]) throw new Error(`${file}: components.${kind}.${name} is defined twice`);
+        base.components[kind][name] = value;
+      }
+    }
+    for (const tag of frag.tags ?? []) base.tags.push(tag);
+  }
+  base.paths = Object.fromEntries(Object.entries(base.paths).sort(([a], [b]) => a.localeCompare(b)));
+  return base;
+}
+
+export function writeOpenapi(doc: Json, { check = false, root = process.cwd() } = {}): { stale: boolean } {
+  const target = resolve(root, 'openapi.json');
+  const text = `${JSON.stringify(doc, null, 2)}\n`;
+  const stale = !existsSync(target) || readFileSync(target, 'utf8') !== text;
+  if (!check && stale) writeFileSync(target, text);
+  return { stale };
+}

@@ -1,0 +1,13 @@
+/** Every collection of the service, one file per area under schema/. */
+import type { CollectionSpec } from './port.ts';
+import { MERCHANT_COLLECTIONS } from './schema/merchants.ts';
+import { SESSIONS_COLLECTIONS } from './schema/sessions.ts';
+import { CATALOG_COLLECTIONS } from './schema/catalog.ts';
+import { CHAINS_COLLECTIONS } from './schema/chains.ts';
+
+export const COLLECTIONS: CollectionSpec[] = [
+  ...MERCHANT_COLLECTIONS,
+  ...SESSIONS_COLLECTIONS,
+  ...CATALOG_COLLECTIONS,
+  ...CHAINS_COLLECTIONS,
+];

@@ -1,0 +1,99 @@
+/**
+ * The store port: what every adapter (SQLite, MongoDB) must provide. The store is the truth;
+ * in-memory actor state is only a cache of it. Documents are plain JSON objects with a string `id`
+ * and an integer `version`; money and other big integers are kept as digit strings.
+ */
+
+export type Doc = { id: string; version?: number; [field: string]: unknown };
+
+export interface IndexSpec {
+  fields: string[];
+  unique?: boolean;
+}
+
+export interface CollectionSpec {
+  name: string;
+  indexes?: IndexSpec[];
+  /** field holding an ISO timestamp after which the document counts as absent (idempotency keys, challenges) */
+  expiresField?: string;
+}
+
+/** Equality on a field, or one of a few comparison operators. Dotted paths reach nested fields. */
+export type FieldCondition =
+  | string | number | boolean | null
+  | { $in?: Array<string | number>; $ne?: string | number | boolean | null; $lt?: string | number; $lte?: string | number; $gt?: string | number; $gte?: string | number; $exists?: boolean };
+
+export type Filter = Record<string, FieldCondition>;
+
+export interface FindOptions {
+  /** sort by this field (default id); ties are broken by id */
+  sort?: string;
+  desc?: boolean;
+  limit?: number;
+  /** case-insensitive substring search over the given fields (OR) */
+  text?: { q: string; fields: string[] };
+}
+
+export type WriteOp =
+  | { op: 'insert'; coll: string; doc: Doc }
+  /** replace a document if its stored version equals `expected`; the new version is expected + 1 */
+  | { op: 'cas'; coll: string; doc: Doc; expected: number }
+  /** insert or replace unconditionally (derived records: counters, indexes of other records) */
+  | { op: 'upsert'; coll: string; doc: Doc }
+  | { op: 'delete'; coll: string; id: string };
+
+export class DuplicateKeyError extends Error {
+  readonly coll: string;
+  constructor(coll: string, detail = '') {
+    super(`duplicate key in ${coll}${detail ? `: ${detail}` : ''}`);
+    this.name = 'DuplicateKeyError';
+    this.coll = coll;
+  }
+}
+
+export class VersionConflictError extends Error {
+  readonly coll: string;
+  readonly id: string;
+  constructor(coll: string, id: string) {
+    super(`version conflict on ${coll}/${id}`);
+    this.name = 'VersionConflictError';
+    this.coll = coll;
+    this.id = id;
+  }
+}
+
+export interface ClaimOptions {
+  /** field holding the due time as an ISO timestamp */
+  dueField: string;
+  /** extra equality conditions (e.g. status) */
+  filter?: Filter;
+  now: Date;
+  /** the claimed documents' due time is pushed this far into the future, so other nodes skip them */
+  leaseMs: number;
+  limit: number;
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'mongodb';
+  /** creates collections and indexes; idempotent */
+  ensure(specs: CollectionSpec[]): Promise<void>;
+  get<T extends Doc = Doc>(coll: string, id: string): Promise<T | null>;
+  findOne<T extends Doc = Doc>(coll: string, filter: Filter): Promise<T | null>;
+  find<T extends Doc = Doc>(coll: string, filter: Filter, opts?: FindOptions): Promise<T[]>;
+  count(coll: string, filter: Filter): Promise<number>;
+  /** all operations commit together or none does; throws DuplicateKeyError or VersionConflictError */
+  write(ops: WriteOp[]): Promise<void>;
+  /**
+   * Atomically takes up to `limit` documents whose due time has passed and pushes their due time
+   * by the lease; returns them as they were before the push (with the new version).
+   */
+  claimDue<T extends Doc = Doc>(coll: string, opts: ClaimOptions): Promise<T[]>;
+  /** adds `by` to a named counter inside a fixed window and returns the new value (rate limits, caps) */
+  increment(key: string, by: number, windowMs: number, now?: Date): Promise<number>;
+  /** removes expired documents of collections with an expiresField */
+  purgeExpired(now?: Date): Promise<number>;
+  close(): Promise<void>;
+}
+
+export const isDuplicate = (e: unknown): e is DuplicateKeyError => e instanceof DuplicateKeyError;
+export const isConflict = (e: unknown): e is VersionConflictError => e instanceof VersionConflictError;

@@ -1,0 +1,4 @@
+/** Collections of the chains area. */
+import type { CollectionSpec } from '../port.ts';
+
+export const CHAINS_COLLECTIONS: CollectionSpec[] = [];

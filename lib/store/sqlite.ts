@@ -1,0 +1,259 @@
+/**
+ * SQLite adapter of the store port on node:sqlite: one table per collection (id, version, JSON data),
+ * expression indexes on JSON fields, WAL so that several processes on one host can share the file.
+ */
+import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  DuplicateKeyError, VersionConflictError,
+  type ClaimOptions, type CollectionSpec, type Doc, type Filter, type FindOptions, type Store, type WriteOp,
+} from './port.ts';
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+function ident(name: string): string {
+  if (!NAME.test(name)) throw new Error(`invalid collection name ${name}`);
+  return `"${name}"`;
+}
+
+/** the SQL expression of a field; identical text in indexes and queries so that the planner uses them */
+function col(field: string): string {
+  if (field === 'id') return 'id';
+  if (!PATH.test(field)) throw new Error(`invalid field ${field}`);
+  return `json_extract(data, '$.${field}')`;
+}
+
+function bind(v: unknown): SQLInputValue {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v === undefined) return null;
+  return v as SQLInputValue;
+}
+
+function where(filter: Filter, params: SQLInputValue[]): string {
+  const parts: string[] = [];
+  for (const [field, cond] of Object.entries(filter)) {
+    const c = col(field);
+    if (cond === null) parts.push(`${c} IS NULL`);
+    else if (typeof cond !== 'object') { parts.push(`${c} = ?`); params.push(bind(cond)); }
+    else {
+      if (cond.$in) {
+        if (cond.$in.length === 0) parts.push('0');
+        else { parts.push(`${c} IN (${cond.$in.map(() => '?').join(',')})`); params.push(...cond.$in.map(bind)); }
+      }
+      if ('$ne' in cond) {
+        if (cond.$ne === null) parts.push(`${c} IS NOT NULL`);
+        else { parts.push(`(${c} IS NULL OR ${c} <> ?)`); params.push(bind(cond.$ne)); }
+      }
+      if (cond.$lt !== undefined) { parts.push(`${c} < ?`); params.push(bind(cond.$lt)); }
+      if (cond.$lte !== undefined) { parts.push(`${c} <= ?`); params.push(bind(cond.$lte)); }
+      if (cond.$gt !== undefined) { parts.push(`${c} > ?`); params.push(bind(cond.$gt)); }
+      if (cond.$gte !== undefined) { parts.push(`${c} >= ?`); params.push(bind(cond.$gte)); }
+      if (cond.$exists !== undefined) parts.push(`${c} IS ${cond.$exists ? 'NOT ' : ''}NULL`);
+    }
+  }
+  return parts.length ? parts.join(' AND ') : '1';
+}
+
+function isUniqueViolation(e: unknown): boolean {
+  return /UNIQUE constraint failed|PRIMARY KEY/i.test(String((e as Error)?.message));
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  private db: DatabaseSync;
+  private specs = new Map<string, CollectionSpec>();
+
+  constructor(path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new DatabaseSync(path);
+    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = OFF;');
+    this.db.exec('CREATE TABLE IF NOT EXISTS _counters (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires_at TEXT NOT NULL)');
+  }
+
+  async ensure(specs: CollectionSpec[]): Promise<void> {
+    for (const spec of specs) {
+      this.specs.set(spec.name, spec);
+      const t = ident(spec.name);
+      this.db.exec(`CREATE TABLE IF NOT EXISTS ${t} (id TEXT PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0, data TEXT NOT NULL)`);
+      const indexes = [...(spec.indexes ?? [])];
+      if (spec.expiresField) indexes.push({ fields: [spec.expiresField] });
+      for (const ix of indexes) {
+        const name = `${spec.name}__${ix.fields.join('__').replace(/\./g, '_')}${ix.unique ? '__u' : ''}`;
+        this.db.exec(`CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${ident(name)} ON ${t} (${ix.fields.map(col).join(', ')})`);
+      }
+    }
+  }
+
+  private liveClause(coll: string, params: SQLInputValue[], now = new Date()): string {
+    const f = this.specs.get(coll)?.expiresField;
+    if (!f) return '1';
+    params.push(now.toISOString());
+    return `(${col(f)} IS NULL OR ${col(f)} > ?)`;
+  }
+
+  private parse<T>(row: { data: string; version: number } | undefined): T | null {
+    if (!row) return null;
+    const doc = JSON.parse(row.data);
+    doc.version = Number(row.version);
+    return doc as T;
+  }
+
+  async get<T extends Doc = Doc>(coll: string, id: string): Promise<T | null> {
+    const params: SQLInputValue[] = [id];
+    const live = this.liveClause(coll, params);
+    const row = this.db.prepare(`SELECT data, version FROM ${ident(coll)} WHERE id = ? AND ${live}`).get(...params) as { data: string; version: number } | undefined;
+    return this.parse<T>(row);
+  }
+
+  async findOne<T extends Doc = Doc>(coll: string, filter: Filter): Promise<T | null> {
+    const [doc] = await this.find<T>(coll, filter, { limit: 1 });
+    return doc ?? null;
+  }
+
+  private select(coll: string, filter: Filter, opts: FindOptions, fields: string): { sql: string; params: SQLInputValue[] } {
+    const params: SQLInputValue[] = [];
+    let sql = `SELECT ${fields} FROM ${ident(coll)} WHERE ${where(filter, params)} AND ${this.liveClause(coll, params)}`;
+    if (opts.text && opts.text.q) {
+      const pattern = `%${opts.text.q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+      sql += ` AND (${opts.text.fields.map((f) => `lower(${col(f)}) LIKE ? ESCAPE '\\'`).join(' OR ')})`;
+      for (let i = 0; i < opts.text.fields.length; i++) params.push(pattern);
+    }
+    return { sql, params };
+  }
+
+  async find<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions = {}): Promise<T[]> {
+    const { sql, params } = this.select(coll, filter, opts, 'data, version');
+    const dir = opts.desc ? 'DESC' : 'ASC';
+    const order = opts.sort && opts.sort !== 'id' ? `${col(opts.sort)} ${dir}, id ${dir}` : `id ${dir}`;
+    let full = `${sql} ORDER BY ${order}`;
+    if (opts.limit !== undefined) { full += ' LIMIT ?'; params.push(opts.limit); }
+    const rows = this.db.prepare(full).all(...params) as Array<{ data: string; version: number }>;
+    return rows.map((r) => this.parse<T>(r)!);
+  }
+
+  async count(coll: string, filter: Filter): Promise<number> {
+    const { sql, params } = this.select(coll, filter, {}, 'COUNT(*) AS n');
+    return Number((this.db.prepare(sql).get(...params) as { n: number }).n);
+  }
+
+  private applyOne(op: WriteOp, now: string): void {
+    switch (op.op) {
+      case 'insert': {
+        const t = ident(op.coll);
+        const f = this.specs.get(op.coll)?.expiresField;
+        // an expired record no longer holds its key
+        if (f) this.db.prepare(`DELETE FROM ${t} WHERE id = ? AND ${col(f)} <= ?`).run(op.doc.id, now);
+        const version = op.doc.version ?? 1;
+        try {
+          this.db.prepare(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?)`).run(op.doc.id, version, JSON.stringify({ ...op.doc, version }));
+        } catch (e) {
+          if (isUniqueViolation(e)) throw new DuplicateKeyError(op.coll, String((e as Error).message));
+          throw e;
+        }
+        op.doc.version = version;
+        return;
+      }
+      case 'cas': {
+        const version = op.expected + 1;
+        let res;
+        try {
+          res = this.db.prepare(`UPDATE ${ident(op.coll)} SET version = ?, data = ? WHERE id = ? AND version = ?`)
+            .run(version, JSON.stringify({ ...op.doc, version }), op.doc.id, op.expected);
+        } catch (e) {
+          if (isUniqueViolation(e)) throw new DuplicateKeyError(op.coll, String((e as Error).message));
+          throw e;
+        }
+        if (Number(res.changes) !== 1) throw new VersionConflictError(op.coll, op.doc.id);
+        op.doc.version = version;
+        return;
+      }
+      case 'upsert': {
+        const t = ident(op.coll);
+        const row = this.db.prepare(`SELECT version FROM ${t} WHERE id = ?`).get(op.doc.id) as { version: number } | undefined;
+        const version = row ? Number(row.version) + 1 : 1;
+        try {
+          this.db.prepare(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, data = excluded.data`)
+            .run(op.doc.id, version, JSON.stringify({ ...op.doc, version }));
+        } catch (e) {
+          if (isUniqueViolation(e)) throw new DuplicateKeyError(op.coll, String((e as Error).message));
+          throw e;
+        }
+        op.doc.version = version;
+        return;
+      }
+      case 'delete':
+        this.db.prepare(`DELETE FROM ${ident(op.coll)} WHERE id = ?`).run(op.id);
+        return;
+    }
+  }
+
+  async write(ops: WriteOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    const now = new Date().toISOString();
+    const versions = ops.map((op) => (op.op === 'delete' ? undefined : op.doc.version));
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      for (const op of ops) this.applyOne(op, now);
+      this.db.exec('COMMIT');
+    } catch (e) {
+      this.db.exec('ROLLBACK');
+      // leave callers' documents as they were
+      ops.forEach((op, i) => { if (op.op !== 'delete') op.doc.version = versions[i]; });
+      throw e;
+    }
+  }
+
+  async claimDue<T extends Doc = Doc>(coll: string, opts: ClaimOptions): Promise<T[]> {
+    const nowIso = opts.now.toISOString();
+    const until = new Date(opts.now.getTime() + opts.leaseMs).toISOString();
+    const params: SQLInputValue[] = [nowIso];
+    const extra = where(opts.filter ?? {}, params);
+    params.push(opts.limit);
+    const dueCol = col(opts.dueField);
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const rows = this.db.prepare(
+        `SELECT data, version FROM ${ident(coll)} WHERE ${dueCol} <= ? AND ${extra} ORDER BY ${dueCol} LIMIT ?`,
+      ).all(...params) as Array<{ data: string; version: number }>;
+      const out: T[] = [];
+      const upd = this.db.prepare(`UPDATE ${ident(coll)} SET version = ?, data = ? WHERE id = ?`);
+      for (const r of rows) {
+        const doc = this.parse<T & Record<string, unknown>>(r)!;
+        (doc as Record<string, unknown>)[opts.dueField] = until;
+        doc.version = (doc.version ?? 0) + 1;
+        upd.run(doc.version, JSON.stringify(doc), doc.id);
+        out.push(doc);
+      }
+      this.db.exec('COMMIT');
+      return out;
+    } catch (e) {
+      this.db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
+  async increment(key: string, by: number, windowMs: number, now = new Date()): Promise<number> {
+    const window = Math.floor(now.getTime() / windowMs);
+    const expires = new Date((window + 1) * windowMs).toISOString();
+    const row = this.db.prepare(
+      'INSERT INTO _counters (key, n, expires_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET n = n + excluded.n RETURNING n',
+    ).get(`${key}@${window}`, by, expires) as { n: number };
+    return Number(row.n);
+  }
+
+  async purgeExpired(now = new Date()): Promise<number> {
+    const iso = now.toISOString();
+    let n = Number(this.db.prepare('DELETE FROM _counters WHERE expires_at <= ?').run(iso).changes);
+    for (const spec of this.specs.values()) {
+      if (!spec.expiresField) continue;
+      n += Number(this.db.prepare(`DELETE FROM ${ident(spec.name)} WHERE ${col(spec.expiresField)} <= ?`).run(iso).changes);
+    }
+    return n;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.isOpen) this.db.close();
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Hosts actors in a Moleculer service: the `send` action is routed by the actor id with the Shard
+ * strategy (preferLocal off), so that one node usually holds an actor; the store's compare-and-set keeps
+ * it correct when two nodes briefly hold the same one.
+ */
+import type { Context, ServiceSchema } from 'moleculer';
+import { ActorHost, type ActorBehavior, type ActorHostOptions } from '../actors/runtime.ts';
+import type { Doc } from '../lib/store/port.ts';
+import type { Runtime } from '../lib/runtime.ts';
+
+export interface SendParams<M> { id: string; msg: M }
+
+export function actorHostMixin<S extends Doc, M, R>(rt: Runtime, behavior: ActorBehavior<S, M, R>, opts: ActorHostOptions = {}): Partial<ServiceSchema> {
+  return {
+    actions: {
+      send: {
+        visibility: 'public',
+        strategy: 'Shard',
+        strategyOptions: { shardKey: 'id' },
+        handler(this: { actors: ActorHost<S, M, R> }, ctx: Context<SendParams<M>>) {
+          return this.actors.send(ctx.params.id, ctx.params.msg);
+        },
+      },
+    },
+    created(this: { actors: ActorHost<S, M, R> }) {
+      this.actors = new ActorHost(rt.store, behavior, { now: () => rt.now(), ...opts });
+    },
+    stopped(this: { actors: ActorHost<S, M, R> }) {
+      this.actors.stop();
+    },
+  } as unknown as Partial<ServiceSchema>;
+}

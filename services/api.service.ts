@@ -1,0 +1,155 @@
+/**
+ * The HTTP gateway (moleculer-web): /v1 routes from services/routes, credentials, the per-merchant rate
+ * limit, JSON-only bodies with a size limit, and every error in the spec's envelope {code, message}.
+ * moleculer-web picks the node before parsing params, so routes call facade actions, never actors.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import ApiGateway from 'moleculer-web';
+import type { Context, ServiceSchema } from 'moleculer';
+import type { Runtime } from '../lib/runtime.ts';
+import { ServiceError, rateLimited, toEnvelope, unauthorized } from '../lib/errors.ts';
+import { resolveApiKey, resolveBearer } from '../lib/auth.ts';
+import { openapiPath } from '../lib/validation.ts';
+import { sha256Hex } from '../lib/secrets.ts';
+import { ROUTES } from './routes/index.ts';
+import type { AuthMode, Caller } from './routes/types.ts';
+
+type Req = IncomingMessage & { $action?: { name: string }; headers: Record<string, string | undefined> };
+
+const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
+
+function sendEnvelope(res: ServerResponse, err: unknown): void {
+  const e = err as { status?: number; statusCode?: number; type?: string; code?: unknown };
+  // body-parser errors carry `status`; map them to our wording
+  let mapped: unknown = err;
+  if (typeof e?.type === 'string' && e.type.startsWith('entity.') || (typeof e?.code !== 'number' && (e?.status || e?.statusCode))) {
+    const status = e.status ?? e.statusCode ?? 400;
+    const message = e.type === 'entity.parse.failed' ? 'request body is not valid JSON'
+      : e.type === 'entity.too.large' ? 'request body is too large'
+      : 'bad request, check the body';
+    mapped = new ServiceError(status, message, 'BAD_REQUEST');
+  }
+  if (e?.type === 'SERVICE_NOT_FOUND' || e?.type === 'SERVICE_NOT_AVAILABLE') mapped = new ServiceError(503, 'service temporarily unavailable', 'UNAVAILABLE');
+  const { status, body } = toEnvelope(mapped);
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
+}
+
+export function createApiService(rt: Runtime): ServiceSchema {
+  const authByAction = new Map<string, AuthMode>(ROUTES.map((r) => [r.action, r.auth]));
+  const aliases: Record<string, string> = {};
+  for (const r of ROUTES) aliases[`${r.method} ${r.path}`] = r.action;
+  aliases['GET /openapi.json'] = 'api.openapi';
+  authByAction.set('api.openapi', 'key');
+  const serveMetricsHere = rt.config.metricsPort === null;
+  let metricsServer: Server | null = null;
+
+  async function metricsHandler(_req: IncomingMessage, res: ServerResponse) {
+    const text = await rt.metrics.registry.metrics();
+    res.writeHead(200, { 'Content-Type': rt.metrics.registry.contentType });
+    res.end(text);
+  }
+
+  return {
+    name: 'api',
+    mixins: [ApiGateway],
+    settings: {
+      port: rt.config.port,
+      ip: rt.config.host,
+      path: '',
+      logRequest: null,
+      logResponse: null,
+      logRequestParams: null,
+      logResponseData: null,
+      log4XXResponses: false,
+      routes: [
+        ...(serveMetricsHere ? [{
+          path: '/metrics',
+          authentication: false,
+          mappingPolicy: 'restrict',
+          aliases: { 'GET /': metricsHandler },
+          bodyParsers: false,
+        }] : []),
+        {
+          path: '',
+          mappingPolicy: 'restrict',
+          mergeParams: false,
+          authentication: true,
+          bodyParsers: { json: { strict: true, limit: rt.config.bodyLimit }, urlencoded: false },
+          aliases,
+          onBeforeCall(ctx: Context, _route: unknown, req: Req) {
+            // hashed, never raw: per-client limits and alerts must not store IPs
+            (ctx.meta as Record<string, unknown>).client = {
+              ip_hash: sha256Hex(req.socket.remoteAddress ?? '').slice(0, 32),
+              user_agent_hash: sha256Hex(req.headers['user-agent'] ?? '').slice(0, 32),
+            };
+            if (!BODY_METHODS.has(req.method ?? '')) return;
+            const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+            const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+            if (hasBody && type !== 'application/json') throw new ServiceError(415, 'Content-Type must be application/json', 'UNSUPPORTED_MEDIA_TYPE');
+          },
+          onError(_req: IncomingMessage, res: ServerResponse, err: unknown) {
+            sendEnvelope(res, err);
+          },
+        },
+      ],
+      onError(_req: IncomingMessage, res: ServerResponse, err: unknown) {
+        sendEnvelope(res, err);
+      },
+    },
+    actions: {
+      openapi: {
+        visibility: 'published',
+        handler(ctx: Context) {
+          (ctx.meta as Record<string, unknown>).$responseType = 'application/json';
+          return readFileSync(openapiPath(), 'utf8');
+        },
+      },
+    },
+    methods: {
+      /** Resolves the caller; the route's mode decides what is required. */
+      async authenticate(ctx: Context, _route: unknown, req: Req): Promise<Caller> {
+        const mode = authByAction.get(req.$action?.name ?? '') ?? 'key';
+        const apiKey = req.headers['x-api-key'];
+        const bearerHeader = req.headers.authorization;
+        if (mode === 'none') return null;
+        if (apiKey !== undefined && mode !== 'bearer-optional') {
+          const key = await resolveApiKey(rt.store, apiKey);
+          if (!key) throw unauthorized();
+          const merchant = await rt.store.get<{ id: string; sandbox: boolean; rate_limit_per_minute: number } & { version?: number }>('merchants', key.merchant_id);
+          if (!merchant) throw unauthorized();
+          const count = await rt.store.increment(`rate:${merchant.id}`, 1, 60_000, rt.now());
+          if (count > merchant.rate_limit_per_minute) {
+            rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment: merchant.sandbox ? 'sandbox' : 'live' });
+            throw rateLimited(`rate limit of ${merchant.rate_limit_per_minute} requests per minute exceeded, retry later`);
+          }
+          return { kind: 'merchant', merchant_id: merchant.id, sandbox: merchant.sandbox, key_id: key.id };
+        }
+        if (bearerHeader !== undefined && (mode === 'key-or-bearer' || mode === 'bearer-optional')) {
+          const user = await resolveBearer(rt.store, bearerHeader);
+          if (!user) throw unauthorized();
+          return { kind: 'bearer', user_id: user.id, email: user.email };
+        }
+        if (mode === 'optional' || mode === 'bearer-optional') return null;
+        throw unauthorized();
+      },
+    },
+    started() {
+      if (!serveMetricsHere) {
+        metricsServer = createServer((req, res) => {
+          if (req.method === 'GET' && req.url?.split('?')[0] === '/metrics') metricsHandler(req, res).catch((e) => sendEnvelope(res, e));
+          else sendEnvelope(res, new ServiceError(404, 'not found', 'NOT_FOUND'));
+        });
+        metricsServer.listen(rt.config.metricsPort!, rt.config.host);
+      }
+    },
+    stopped() {
+      metricsServer?.close();
+    },
+  } as unknown as ServiceSchema;
+}

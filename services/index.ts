@@ -1,0 +1,23 @@
+/**
+ * Every service a node can run, by the name used in SERVICES. A node runs all of them unless SERVICES
+ * names a subset.
+ */
+import type { ServiceSchema } from 'moleculer';
+import type { Runtime } from '../lib/runtime.ts';
+import { createApiService } from './api.service.ts';
+import { createDiscoveryService } from './discovery.service.ts';
+import { createMerchantsService } from './merchants.service.ts';
+import { createMerchantActorsService } from './merchant-actors.service.ts';
+import { createOperatorsService } from './operators.service.ts';
+import { createHousekeepingService } from './housekeeping.service.ts';
+
+export type ServiceFactory = (rt: Runtime) => ServiceSchema;
+
+export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
+  api: createApiService,
+  discovery: createDiscoveryService,
+  merchants: createMerchantsService,
+  'merchant-actors': createMerchantActorsService,
+  operators: createOperatorsService,
+  housekeeping: createHousekeepingService,
+};

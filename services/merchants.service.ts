@@ -1,0 +1,322 @@
+/**
+ * Merchant onboarding and credentials (facade): the four-step public registration (email code,
+ * confirmation, proof of work, registration behind the trust gate), live registration by a bearer
+ * user, the profile, and credential rotation through the merchant actor.
+ */
+import { randomInt } from 'node:crypto';
+import type { Context, ServiceSchema } from 'moleculer';
+import type { Runtime } from '../lib/runtime.ts';
+import type { Caller } from './routes/types.ts';
+import { created } from './http-meta.ts';
+import { validate } from '../lib/validation.ts';
+import { badRequest, forbidden, notFound, rateLimited, ServiceError } from '../lib/errors.ts';
+import { newId, randomToken } from '../lib/ids.ts';
+import { constantTimeEqual, hmacHex, sha256Hex } from '../lib/secrets.ts';
+import { isDisposableEmail } from '../lib/disposable.ts';
+import { isTrusted, normalizeEmail } from '../lib/trust.ts';
+import { POW_ALGORITHM, verifyPow } from '../lib/pow.ts';
+import { checkWebhookUrl } from '../lib/net-guard.ts';
+import { keyHash, newApiKey, newWebhookSecret } from '../lib/auth.ts';
+import { Idempotency } from '../lib/idempotency.ts';
+import type { Doc, WriteOp } from '../lib/store/port.ts';
+import { liveSecrets, type MerchantMsg, type MerchantReply, type MerchantState } from '../actors/merchant.ts';
+
+const INTENT_TTL_MS = 30 * 60_000;
+const CODE_TTL_MS = 10 * 60_000;
+const CODE_MAX_ATTEMPTS = 5;
+const CHALLENGE_TTL_MS = 15 * 60_000;
+const ROTATION_OVERLAP_MS = 24 * 3600_000;
+/** per client (hashed IP) and minute, on the public onboarding steps */
+const PUBLIC_STEP_LIMIT = 30;
+
+interface IntentDoc extends Doc {
+  email: string;
+  expires_at: string;
+  created_at: string;
+  verified: boolean;
+  code_hash: string | null;
+  code_expires_at: string | null;
+  attempts: number;
+  invitation_id: string | null;
+  consumed_by: string | null;
+}
+
+interface ChallengeDoc extends Doc {
+  intent_id: string;
+  challenge: string;
+  difficulty: number;
+  expires_at: string;
+  used: boolean;
+}
+
+interface InvitationDoc extends Doc {
+  email: string | null;
+  expires_at: string | null;
+  used_by: string | null;
+}
+
+type Meta = { user?: Caller; client?: { ip_hash: string } };
+type Body<T> = { body: T };
+
+/** The Merchant as the API shows it; secrets only where given. */
+export function presentMerchant(m: MerchantState, secrets: { api_key?: string; webhook_secret?: string } = {}) {
+  return {
+    id: m.id,
+    name: m.name,
+    email: m.email ?? undefined,
+    sandbox: m.sandbox,
+    ...(secrets.api_key ? { api_key: secrets.api_key } : {}),
+    webhook_url: m.webhook_url ?? undefined,
+    ...(secrets.webhook_secret ? { webhook_secret: secrets.webhook_secret } : {}),
+    rate_limit_per_minute: m.rate_limit_per_minute,
+    kyc_status: m.kyc_status,
+    created_at: m.created_at,
+  };
+}
+
+export function createMerchantsService(rt: Runtime): ServiceSchema {
+  const { store } = rt;
+  const idempotency = new Idempotency(store);
+  const codeHash = (intentId: string, code: string) => hmacHex(intentId, code);
+
+  async function limitClient(ctx: Context, step: string) {
+    const ip = (ctx.meta as Meta).client?.ip_hash ?? 'unknown';
+    const n = await store.increment(`public:${step}:${ip}`, 1, 60_000, rt.now());
+    if (n > PUBLIC_STEP_LIMIT) throw rateLimited('too many requests from this client, retry later');
+  }
+
+  async function validInvitation(token: string | undefined, email: string): Promise<InvitationDoc | null> {
+    if (!token) return null;
+    const inv = await store.get<InvitationDoc>('invitations', sha256Hex(token));
+    if (!inv || inv.used_by) return null;
+    if (inv.email && inv.email !== email) return null;
+    return inv;
+  }
+
+  async function intentOr400(id: unknown): Promise<IntentDoc> {
+    const intent = typeof id === 'string' ? await store.get<IntentDoc>('registration_intents', id) : null;
+    if (!intent) throw badRequest('registration_intent_id is unknown or expired; start again with email verification');
+    return intent;
+  }
+
+  function callActor(ctx: Context, id: string, msg: MerchantMsg): Promise<MerchantReply> {
+    return ctx.call('merchant-actors.send', { id, msg });
+  }
+
+  async function currentMerchant(ctx: Context): Promise<MerchantState> {
+    const caller = (ctx.meta as Meta).user;
+    if (caller?.kind !== 'merchant') throw forbidden();
+    const m = await store.get<MerchantState>('merchants', caller.merchant_id);
+    if (!m) throw notFound('merchant');
+    return m;
+  }
+
+  return {
+    name: 'merchants',
+    actions: {
+      /** Step 1: always the same 200 shape; a code is sent only to trusted or invited emails. */
+      startEmailVerification: {
+        async handler(ctx: Context<Body<unknown>>) {
+          const body = validate<{ email: string; invitation_token?: string }>('EmailVerificationRequest', ctx.params.body);
+          await limitClient(ctx, 'email');
+          const email = normalizeEmail(body.email);
+          if (isDisposableEmail(email)) throw badRequest('email addresses from disposable-mail providers are not accepted');
+          const now = rt.now();
+          const invitation = await validInvitation(body.invitation_token, email);
+          const eligible = invitation !== null || (await isTrusted(store, email));
+          const intent: IntentDoc = {
+            id: newId('ri'), email, created_at: now.toISOString(),
+            expires_at: new Date(now.getTime() + INTENT_TTL_MS).toISOString(),
+            verified: false, code_hash: null, code_expires_at: null, attempts: 0,
+            invitation_id: invitation?.id ?? null, consumed_by: null,
+          };
+          let code: string | null = null;
+          if (eligible) {
+            code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+            intent.code_hash = codeHash(intent.id, code);
+            intent.code_expires_at = new Date(now.getTime() + CODE_TTL_MS).toISOString();
+          }
+          await store.write([{ op: 'insert', coll: 'registration_intents', doc: intent }]);
+          if (code) {
+            // not awaited: the response time must not tell whether a code was sent
+            rt.mailer.send({
+              to: email,
+              subject: 'Your verification code',
+              text: `Your verification code is ${code}. It expires in ${CODE_TTL_MS / 60_000} minutes.\nIf you did not ask for it, ignore this email.`,
+            }).catch((e) => this.logger.warn('verification email not sent:', (e as Error).message));
+          }
+          return { registration_intent_id: intent.id, expires_at: intent.expires_at };
+        },
+      },
+
+      /** Step 2: the code, compared in constant time, with a limited number of attempts. */
+      confirmEmail: {
+        async handler(ctx: Context<Body<unknown>>) {
+          const body = validate<{ registration_intent_id: string; code: string }>('EmailConfirmRequest', ctx.params.body);
+          await limitClient(ctx, 'confirm');
+          const intent = await intentOr400(body.registration_intent_id);
+          if (intent.verified) return { registration_intent_id: intent.id, verified: true };
+          if (intent.attempts >= CODE_MAX_ATTEMPTS) throw rateLimited('too many wrong codes; start again with email verification');
+          const now = rt.now().toISOString();
+          const ok = intent.code_hash !== null && intent.code_expires_at !== null && intent.code_expires_at > now
+            && constantTimeEqual(intent.code_hash, codeHash(intent.id, body.code));
+          const next: IntentDoc = ok ? { ...intent, verified: true, code_hash: null } : { ...intent, attempts: intent.attempts + 1 };
+          await store.write([{ op: 'cas', coll: 'registration_intents', doc: next, expected: intent.version! }]);
+          if (!ok) throw badRequest('the code is wrong or has expired');
+          return { registration_intent_id: intent.id, verified: true };
+        },
+      },
+
+      /** Step 3: a single-use challenge bound to the intent, or required:false with an invitation. */
+      issueProofOfWork: {
+        async handler(ctx: Context<Body<unknown>>) {
+          const body = validate<{ registration_intent_id: string }>('ProofOfWorkRequest', ctx.params.body);
+          await limitClient(ctx, 'pow');
+          const intent = await intentOr400(body.registration_intent_id);
+          if (!intent.verified) throw badRequest('confirm the email before asking for a proof-of-work challenge');
+          const now = rt.now();
+          if (intent.invitation_id && (await store.get<InvitationDoc>('invitations', intent.invitation_id))?.used_by === null) {
+            return { required: false, algorithm_version: POW_ALGORITHM, difficulty: 0, expires_at: intent.expires_at };
+          }
+          const challenge: ChallengeDoc = {
+            id: newId('pow'), intent_id: intent.id, challenge: randomToken(24), difficulty: rt.config.powDifficulty,
+            expires_at: new Date(now.getTime() + CHALLENGE_TTL_MS).toISOString(), used: false,
+          };
+          await store.write([{ op: 'insert', coll: 'pow_challenges', doc: challenge }]);
+          return {
+            required: true, challenge_id: challenge.id, algorithm_version: POW_ALGORITHM,
+            challenge: challenge.challenge, difficulty: challenge.difficulty, expires_at: challenge.expires_at,
+          };
+        },
+      },
+
+      /** Step 4: creates the merchant; api_key and webhook_secret are returned once. */
+      register: {
+        async handler(ctx: Context<Body<unknown>>) {
+          const body = validate<{
+            name: string; sandbox?: boolean; webhook_url?: string; idempotency_key?: string;
+            registration_intent_id?: string; proof_of_work_challenge_id?: string; proof_of_work_nonce?: string;
+          }>('RegisterMerchantRequest', ctx.params.body);
+          const caller = (ctx.meta as Meta).user ?? null;
+          const bearer = caller?.kind === 'bearer' ? caller : null;
+          const sandbox = body.sandbox ?? false;
+          if (!bearer && !sandbox) throw forbidden('sandbox must be true for an unauthenticated caller; a live merchant needs a bearer token');
+          const environment = sandbox ? 'sandbox' : 'live';
+          const now = rt.now();
+          const idem = body.idempotency_key
+            ? { scope: 'merchants.register', key: body.idempotency_key, payload: { ...body, bearer: bearer?.user_id ?? null }, now, seal: true }
+            : null;
+          if (idem) {
+            const earlier = await idempotency.replay(idem);
+            if (earlier !== undefined) { created(ctx, '/v1/me'); return earlier; }
+          }
+          if (body.webhook_url !== undefined) {
+            const check = await checkWebhookUrl(body.webhook_url, { allowPrivate: rt.config.webhookAllowPrivate });
+            if (!check.ok) {
+              rt.metrics.signal({ signal: 'registration_spike', outcome: 'invalid_webhook_url', environment });
+              throw badRequest(check.reason!);
+            }
+          }
+          const ops: WriteOp[] = [];
+          let email: string | null = null;
+          if (!bearer || body.registration_intent_id !== undefined) {
+            const intent = await intentOr400(body.registration_intent_id);
+            if (!intent.verified) throw badRequest('the email of this registration intent is not verified');
+            if (intent.consumed_by) throw new ServiceError(409, 'this registration intent was already used', 'CONFLICT');
+            email = intent.email;
+            const invitation = intent.invitation_id ? await store.get<InvitationDoc>('invitations', intent.invitation_id) : null;
+            const invited = invitation !== null && invitation.used_by === null;
+            if (!invited) {
+              const challenge = body.proof_of_work_challenge_id ? await store.get<ChallengeDoc>('pow_challenges', body.proof_of_work_challenge_id) : null;
+              if (!challenge || challenge.intent_id !== intent.id || challenge.used) throw badRequest('proof_of_work_challenge_id is unknown, expired, already used or not for this registration');
+              if (!verifyPow(challenge.challenge, body.proof_of_work_nonce ?? '', challenge.difficulty)) throw badRequest('proof_of_work_nonce does not solve the challenge');
+              ops.push({ op: 'cas', coll: 'pow_challenges', doc: { ...challenge, used: true }, expected: challenge.version! });
+            }
+            if (!invited && !bearer && !(await isTrusted(store, email))) throw forbidden('registration is not permitted for this email');
+            ops.push({ op: 'cas', coll: 'registration_intents', doc: { ...intent, consumed_by: 'pending' }, expected: intent.version! });
+            if (invited) ops.push({ op: 'cas', coll: 'invitations', doc: { ...invitation, used_by: 'pending' }, expected: invitation.version! });
+          } else {
+            email = bearer.email;
+          }
+          const apiKey = newApiKey(sandbox);
+          const webhookSecret = newWebhookSecret();
+          const at = now.toISOString();
+          const merchant: MerchantState = {
+            id: newId('mer'), name: body.name, email, sandbox, webhook_url: body.webhook_url ?? null,
+            rate_limit_per_minute: rt.config.rateLimitPerMinute, kyc_status: 'none', owner_user_id: bearer?.user_id ?? null,
+            created_at: at, updated_at: at, active_key_id: keyHash(apiKey), active_key_prefix: apiKey.slice(0, 20),
+            previous_key_id: null, previous_api_key_expires_at: null,
+            webhook_secrets: [{ sealed: rt.keyring.seal(webhookSecret), created_at: at, expires_at: null }],
+          };
+          for (const op of ops) if (op.op === 'cas' && 'used_by' in op.doc) op.doc.used_by = merchant.id;
+          for (const op of ops) if (op.op === 'cas' && 'consumed_by' in op.doc) op.doc.consumed_by = merchant.id;
+          const response = presentMerchant(merchant, { api_key: apiKey, webhook_secret: webhookSecret });
+          ops.push(
+            { op: 'insert', coll: 'merchants', doc: merchant },
+            { op: 'insert', coll: 'api_keys', doc: { id: merchant.active_key_id, merchant_id: merchant.id, kind: 'active', prefix: merchant.active_key_prefix, created_at: at, expires_at: null } },
+            { op: 'insert', coll: 'audit_events', doc: { id: newId('aud'), type: 'merchant.registered', merchant_id: merchant.id, environment, created_at: at } },
+          );
+          const create = async () => {
+            if (idem) ops.push(idempotency.record(idem, response));
+            await store.write(ops);
+            rt.metrics.signal({ signal: 'registration_spike', outcome: 'registered', environment });
+            return response;
+          };
+          const result = idem ? await idempotency.run(idem, create) : await create();
+          created(ctx, '/v1/me');
+          return result;
+        },
+      },
+
+      me: {
+        async handler(ctx: Context) {
+          const m = await currentMerchant(ctx);
+          const overlap = m.previous_api_key_expires_at && m.previous_api_key_expires_at > rt.now().toISOString();
+          return {
+            ...presentMerchant(m),
+            api_key_prefix: m.active_key_prefix,
+            ...(overlap ? { previous_api_key_expires_at: m.previous_api_key_expires_at } : {}),
+          };
+        },
+      },
+
+      /** Rotates the API key (default) or the webhook secret; the previous one keeps working for the overlap. */
+      rotate: {
+        async handler(ctx: Context<Body<unknown>>) {
+          const body = validate<{ credential?: 'api_key' | 'webhook_secret' }>('RotateCredentialsRequest', ctx.params.body ?? {});
+          const m = await currentMerchant(ctx);
+          const overlapUntil = new Date(rt.now().getTime() + ROTATION_OVERLAP_MS).toISOString();
+          if ((body.credential ?? 'api_key') === 'api_key') {
+            const apiKey = newApiKey(m.sandbox);
+            await callActor(ctx, m.id, { type: 'rotate_api_key', new_key_id: keyHash(apiKey), new_key_prefix: apiKey.slice(0, 20), overlap_until: overlapUntil });
+            return { credential: 'api_key', api_key: apiKey, previous_api_key_expires_at: overlapUntil };
+          }
+          const secret = newWebhookSecret();
+          await callActor(ctx, m.id, { type: 'rotate_webhook_secret', sealed: rt.keyring.seal(secret), overlap_until: overlapUntil });
+          return { credential: 'webhook_secret', webhook_secret: secret, previous_webhook_secret_expires_at: overlapUntil };
+        },
+      },
+
+      /** Ends the overlap of the previous credential at once. */
+      revoke: {
+        async handler(ctx: Context<Body<unknown>>) {
+          const body = validate<{ credential?: 'api_key' | 'webhook_secret' }>('RevokeCredentialsRequest', ctx.params.body ?? {});
+          const m = await currentMerchant(ctx);
+          const credential = body.credential ?? 'api_key';
+          const reply = await callActor(ctx, m.id, { type: 'revoke_previous', credential });
+          return { credential, revoked: reply.revoked ?? false };
+        },
+      },
+
+      /** Internal: the webhook secrets that sign now (plain), for the webhook sender. */
+      signingSecrets: {
+        visibility: 'public',
+        async handler(ctx: Context<{ merchant_id: string }>) {
+          const m = await store.get<MerchantState>('merchants', ctx.params.merchant_id);
+          if (!m) throw notFound('merchant');
+          return liveSecrets(m, rt.now()).map((s) => rt.keyring.open(s.sealed));
+        },
+      },
+    },
+  } as ServiceSchema;
+}

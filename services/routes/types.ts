@@ -1,0 +1,25 @@
+/** A REST route of the /v1 API: which action serves it and what credentials it takes. */
+export type AuthMode =
+  /** no credentials */
+  | 'none'
+  /** X-API-Key required */
+  | 'key'
+  /** X-API-Key optional; when sent it must be valid */
+  | 'optional'
+  /** X-API-Key or a bearer token */
+  | 'key-or-bearer'
+  /** a bearer token is optional; when sent it must be valid (merchant registration) */
+  | 'bearer-optional';
+
+export interface RouteDef {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: string;
+  action: string;
+  auth: AuthMode;
+}
+
+/** What a facade action sees in ctx.meta.auth. */
+export type Caller =
+  | { kind: 'merchant'; merchant_id: string; sandbox: boolean; key_id: string }
+  | { kind: 'bearer'; user_id: string; email: string }
+  | null;
