@@ -4,10 +4,12 @@ import { MERCHANT_COLLECTIONS } from './schema/merchants.ts';
 import { SESSIONS_COLLECTIONS } from './schema/sessions.ts';
 import { CATALOG_COLLECTIONS } from './schema/catalog.ts';
 import { CHAINS_COLLECTIONS } from './schema/chains.ts';
+import { WEBHOOKS_COLLECTIONS } from './schema/webhooks.ts';
 
 export const COLLECTIONS: CollectionSpec[] = [
   ...MERCHANT_COLLECTIONS,
   ...SESSIONS_COLLECTIONS,
   ...CATALOG_COLLECTIONS,
   ...CHAINS_COLLECTIONS,
+  ...WEBHOOKS_COLLECTIONS,
 ];

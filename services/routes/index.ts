@@ -4,5 +4,6 @@ import { DISCOVERY_ROUTES } from './discovery.ts';
 import { MERCHANT_ROUTES } from './merchants.ts';
 import { SESSIONS_ROUTES } from './sessions.ts';
 import { CATALOG_ROUTES } from './catalog.ts';
+import { WEBHOOKS_ROUTES } from './webhooks.ts';
 
-export const ROUTES: RouteDef[] = [...DISCOVERY_ROUTES, ...MERCHANT_ROUTES, ...SESSIONS_ROUTES, ...CATALOG_ROUTES];
+export const ROUTES: RouteDef[] = [...DISCOVERY_ROUTES, ...MERCHANT_ROUTES, ...SESSIONS_ROUTES, ...CATALOG_ROUTES, ...WEBHOOKS_ROUTES];
