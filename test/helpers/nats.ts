@@ -1,0 +1,57 @@
+/**
+ * A real NATS server for multi-node tests: the one on 127.0.0.1:4222 when it answers, otherwise one
+ * started here (Debian's nats-server) on a free port and stopped when the test process exits.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, connect, type AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
+
+let started: ChildProcess | null = null;
+let url: string | null = null;
+
+function answers(port: number, host = '127.0.0.1', timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ port, host });
+    const done = (ok: boolean) => { s.destroy(); resolve(ok); };
+    s.setTimeout(timeoutMs, () => done(false));
+    // a NATS server greets with INFO
+    s.once('data', (d) => done(d.toString().startsWith('INFO')));
+    s.once('error', () => done(false));
+  });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function ensureNats(): Promise<string> {
+  if (url) return url;
+  if (await answers(4222)) return (url = 'nats://127.0.0.1:4222');
+  const bin = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync);
+  if (!bin) throw new Error('no NATS server on 127.0.0.1:4222 and no nats-server binary (apt-get install nats-server)');
+  const port = await freePort();
+  started = spawn(bin, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+  process.once('exit', () => started?.kill('SIGKILL'));
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (await answers(port)) return (url = `nats://127.0.0.1:${port}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('nats-server did not start');
+}
+
+/** Stops a server this process started (the shared one on 4222 is left alone). */
+export async function stopNats(): Promise<void> {
+  if (started) {
+    started.kill('SIGTERM');
+    started = null;
+    url = null;
+  }
+}
