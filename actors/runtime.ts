@@ -52,7 +52,7 @@ export class ActorHost<S extends Doc, M, R> {
   constructor(store: Store, behavior: ActorBehavior<S, M, R>, opts: ActorHostOptions = {}) {
     this.store = store;
     this.behavior = behavior;
-    this.opts = { mailboxSize: 100, idleMs: 60_000, maxActive: 10_000, maxRetries: 8, now: () => new Date(), ...opts };
+    this.opts = { mailboxSize: 100, idleMs: 60_000, maxActive: 10_000, maxRetries: 25, now: () => new Date(), ...opts };
     this.timer = setInterval(() => this.deactivateIdle(), Math.max(1000, this.opts.idleMs / 2));
     this.timer.unref();
   }
@@ -110,6 +110,8 @@ export class ActorHost<S extends Doc, M, R> {
         const lostRace = isConflict(e) || (isDuplicate(e) && !current && (e as { coll: string }).coll === this.behavior.collection);
         if (lostRace && attempt < this.opts.maxRetries) {
           act.loaded = false; // another node wrote first: reload and decide again
+          // jittered backoff, so that two holders of one actor stop colliding
+          await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** attempt)));
           continue;
         }
         act.loaded = false;

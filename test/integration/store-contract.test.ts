@@ -1,0 +1,155 @@
+/**
+ * The store port's contract, run against every adapter: SQLite always, MongoDB when MONGO_URL is set
+ * (MONGO_URL=mongodb://host:27017/test_db?replicaSet=rs0 npx jest store-contract).
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { SqliteStore } from '../../lib/store/sqlite.ts';
+import { MongoStore } from '../../lib/store/mongo.ts';
+import { DuplicateKeyError, VersionConflictError, type Store } from '../../lib/store/port.ts';
+import { tempDir } from '../helpers/node.ts';
+
+interface Adapter { name: string; open(): Promise<Store>; cleanup(): Promise<void> }
+
+const adapters: Adapter[] = [];
+{
+  let dir = '';
+  adapters.push({
+    name: 'sqlite',
+    async open() { dir = tempDir('store-'); return new SqliteStore(join(dir, 'test.db')); },
+    async cleanup() { rmSync(dir, { recursive: true, force: true }); },
+  });
+}
+if (process.env.MONGO_URL) {
+  adapters.push({
+    name: 'mongodb',
+    async open() {
+      const base = new URL(process.env.MONGO_URL!);
+      base.pathname = `/contract_${Date.now()}`;
+      return new MongoStore(base.toString()).connect();
+    },
+    async cleanup() { /* each run uses a fresh database */ },
+  });
+}
+
+const SPECS = [
+  { name: 'things', indexes: [{ fields: ['owner', 'created_at'] }, { fields: ['slug'], unique: true }] },
+  { name: 'leases', expiresField: 'expires_at' },
+  { name: 'jobs', indexes: [{ fields: ['status', 'due_at'] }] },
+];
+
+describe.each(adapters)('store contract: $name', (adapter) => {
+  let store: Store;
+  beforeEach(async () => {
+    store = await adapter.open();
+    await store.ensure(SPECS);
+  });
+  afterEach(async () => {
+    await store.close();
+    await adapter.cleanup();
+  });
+
+  it('inserts, gets and refuses a duplicate id or unique field', async () => {
+    await store.write([{ op: 'insert', coll: 'things', doc: { id: 't1', owner: 'a', slug: 'x', n: 1 } }]);
+    expect(await store.get('things', 't1')).toMatchObject({ id: 't1', owner: 'a', version: 1, n: 1 });
+    expect(await store.get('things', 'nope')).toBeNull();
+    await expect(store.write([{ op: 'insert', coll: 'things', doc: { id: 't1', owner: 'b' } }])).rejects.toBeInstanceOf(DuplicateKeyError);
+    await expect(store.write([{ op: 'insert', coll: 'things', doc: { id: 't2', slug: 'x' } }])).rejects.toBeInstanceOf(DuplicateKeyError);
+    // documents without the unique field do not collide
+    await store.write([{ op: 'insert', coll: 'things', doc: { id: 't3' } }, { op: 'insert', coll: 'things', doc: { id: 't4' } }]);
+    expect(await store.count('things', {})).toBe(3);
+  });
+
+  it('compare-and-set succeeds once per version and refuses a stale one', async () => {
+    await store.write([{ op: 'insert', coll: 'things', doc: { id: 'c', n: 0 } }]);
+    const v1 = (await store.get('things', 'c'))!;
+    await store.write([{ op: 'cas', coll: 'things', doc: { ...v1, n: 1 }, expected: v1.version! }]);
+    await expect(store.write([{ op: 'cas', coll: 'things', doc: { ...v1, n: 2 }, expected: v1.version! }])).rejects.toBeInstanceOf(VersionConflictError);
+    expect(await store.get('things', 'c')).toMatchObject({ n: 1, version: 2 });
+  });
+
+  it('commits all operations of a write or none', async () => {
+    await store.write([{ op: 'insert', coll: 'things', doc: { id: 'a1', slug: 'taken' } }]);
+    await expect(store.write([
+      { op: 'insert', coll: 'things', doc: { id: 'a2' } },
+      { op: 'insert', coll: 'things', doc: { id: 'a3', slug: 'taken' } },
+    ])).rejects.toBeInstanceOf(DuplicateKeyError);
+    expect(await store.get('things', 'a2')).toBeNull();
+    const a1 = (await store.get('things', 'a1'))!;
+    await expect(store.write([
+      { op: 'upsert', coll: 'things', doc: { id: 'a4' } },
+      { op: 'cas', coll: 'things', doc: { ...a1 }, expected: 99 },
+    ])).rejects.toBeInstanceOf(VersionConflictError);
+    expect(await store.get('things', 'a4')).toBeNull();
+  });
+
+  it('upserts and deletes', async () => {
+    await store.write([{ op: 'upsert', coll: 'things', doc: { id: 'u', n: 1 } }]);
+    await store.write([{ op: 'upsert', coll: 'things', doc: { id: 'u', n: 2 } }]);
+    expect(await store.get('things', 'u')).toMatchObject({ n: 2, version: 2 });
+    await store.write([{ op: 'delete', coll: 'things', id: 'u' }]);
+    expect(await store.get('things', 'u')).toBeNull();
+  });
+
+  it('finds with filters, sort, limit, cursor paging and case-insensitive text search', async () => {
+    const docs = Array.from({ length: 25 }, (_, i) => ({
+      id: `p${String(i).padStart(2, '0')}`, owner: i % 2 ? 'odd' : 'even', created_at: `2026-01-01T00:00:${String(i).padStart(2, '0')}.000Z`,
+      name: i === 7 ? 'Blue WIDGET 100%' : `item ${i}`, flag: i % 5 === 0, nested: { level: i },
+    }));
+    await store.write(docs.map((doc) => ({ op: 'insert' as const, coll: 'things', doc })));
+    expect(await store.count('things', { owner: 'odd' })).toBe(12);
+    expect((await store.find('things', { flag: true })).map((d) => d.id)).toEqual(['p00', 'p05', 'p10', 'p15', 'p20']);
+    expect((await store.find('things', { 'nested.level': { $gte: 22 } })).map((d) => d.id)).toEqual(['p22', 'p23', 'p24']);
+    expect((await store.find('things', { id: { $in: ['p03', 'p01', 'zz'] } })).map((d) => d.id)).toEqual(['p01', 'p03']);
+    expect((await store.find('things', { owner: 'even' }, { sort: 'created_at', desc: true, limit: 2 })).map((d) => d.id)).toEqual(['p24', 'p22']);
+    const seen: string[] = [];
+    let cursor = '';
+    for (;;) {
+      const page = await store.find('things', cursor ? { id: { $gt: cursor } } : {}, { limit: 10 });
+      seen.push(...page.map((d) => d.id));
+      if (page.length < 10) break;
+      cursor = page[page.length - 1].id;
+    }
+    expect(seen).toEqual(docs.map((d) => d.id));
+    expect((await store.find('things', {}, { text: { q: 'widget 100%', fields: ['name', 'description'] } })).map((d) => d.id)).toEqual(['p07']);
+    expect(await store.find('things', {}, { text: { q: '_', fields: ['name'] } })).toEqual([]);
+    expect(await store.find('things', { missing: null }, { limit: 1 })).toHaveLength(1);
+    expect(await store.count('things', { owner: { $ne: 'odd' } })).toBe(13);
+  });
+
+  it('treats expired documents as absent and lets their id be reused', async () => {
+    const past = new Date(Date.now() - 1000).toISOString();
+    const future = new Date(Date.now() + 60_000).toISOString();
+    await store.write([{ op: 'insert', coll: 'leases', doc: { id: 'old', expires_at: past } }, { op: 'insert', coll: 'leases', doc: { id: 'live', expires_at: future } }]);
+    expect(await store.get('leases', 'old')).toBeNull();
+    expect(await store.get('leases', 'live')).not.toBeNull();
+    expect((await store.find('leases', {})).map((d) => d.id)).toEqual(['live']);
+    await store.write([{ op: 'insert', coll: 'leases', doc: { id: 'old', expires_at: future, again: true } }]);
+    expect(await store.get('leases', 'old')).toMatchObject({ again: true });
+    await store.write([{ op: 'insert', coll: 'leases', doc: { id: 'gone', expires_at: past } }]);
+    expect(await store.purgeExpired()).toBeGreaterThanOrEqual(1);
+  });
+
+  it('claims due work atomically: each due document goes to exactly one claimer', async () => {
+    const now = new Date();
+    const due = new Date(now.getTime() - 1000).toISOString();
+    const later = new Date(now.getTime() + 3600_000).toISOString();
+    await store.write(Array.from({ length: 30 }, (_, i) => ({ op: 'insert' as const, coll: 'jobs', doc: { id: `j${i}`, status: i < 25 ? 'pending' : 'done', due_at: i < 20 || i >= 25 ? due : later } })));
+    const claims = await Promise.all(Array.from({ length: 6 }, () => store.claimDue('jobs', { dueField: 'due_at', filter: { status: 'pending' }, now, leaseMs: 60_000, limit: 5 })));
+    const ids = claims.flat().map((d) => d.id);
+    expect(ids).toHaveLength(20);
+    expect(new Set(ids).size).toBe(20);
+    const claimed = (await store.get('jobs', 'j0'))!;
+    expect(claimed.due_at > now.toISOString()).toBe(true);
+    expect(await store.claimDue('jobs', { dueField: 'due_at', filter: { status: 'pending' }, now, leaseMs: 60_000, limit: 50 })).toEqual([]);
+  });
+
+  it('counts in fixed windows', async () => {
+    const t = new Date('2026-01-01T00:00:10Z');
+    expect(await store.increment('k', 1, 60_000, t)).toBe(1);
+    expect(await store.increment('k', 2, 60_000, t)).toBe(3);
+    expect(await store.increment('k', 1, 60_000, new Date('2026-01-01T00:01:10Z'))).toBe(1);
+    const parallel = await Promise.all(Array.from({ length: 20 }, () => store.increment('p', 1, 60_000, t)));
+    expect([...parallel].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+});
