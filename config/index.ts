@@ -30,6 +30,8 @@ export interface Config {
   trustedEmails: string[];
   powDifficulty: number;
   webhookAllowPrivate: boolean;
+  /** webhook delivery: scanner period, per-attempt time-out, first retry delay (the schedule scales with it) */
+  webhooks: { scanIntervalMs: number; timeoutMs: number; retryBaseMs: number };
   metricsPort: number | null;
   logLevel: string;
   rateLimitPerMinute: number;
@@ -102,6 +104,11 @@ export function loadConfig(env: Env = process.env): Config {
     trustedEmails: list(env.TRUSTED_EMAILS),
     powDifficulty: int(env, 'POW_DIFFICULTY', 20),
     webhookAllowPrivate: bool(env.WEBHOOK_ALLOW_PRIVATE),
+    webhooks: {
+      scanIntervalMs: int(env, 'WEBHOOK_SCAN_INTERVAL_MS', 1000, 10),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
+      retryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 30_000, 10),
+    },
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0) : null,
     logLevel: env.LOG_LEVEL || 'info',
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 60, 1),
