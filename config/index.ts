@@ -35,6 +35,8 @@ export interface Config {
   metricsPort: number | null;
   logLevel: string;
   rateLimitPerMinute: number;
+  /** requests per minute per client (hashed IP) on each public onboarding step and demo sessions */
+  publicRateLimitPerMinute: number;
   /** per-merchant caps in the rail's token units (decimal strings); null means no cap */
   sessionAmountLimit: string | null;
   dailyVolumeLimit: string | null;
@@ -112,6 +114,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0) : null,
     logLevel: env.LOG_LEVEL || 'info',
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 60, 1),
+    publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 30, 1),
     sessionAmountLimit: decimalOrNull(env, 'SESSION_AMOUNT_LIMIT'),
     dailyVolumeLimit: decimalOrNull(env, 'DAILY_VOLUME_LIMIT'),
     bodyLimit: env.BODY_LIMIT || '64kb',

@@ -34,11 +34,12 @@ export function newWebhookSecret(): string {
 
 export const keyHash = (secret: string) => sha256Hex(secret);
 
-export async function resolveApiKey(store: Store, key: string | undefined): Promise<ApiKeyDoc | null> {
+export async function resolveApiKey(store: Store, key: string | undefined, now = new Date()): Promise<ApiKeyDoc | null> {
   if (!key || !API_KEY_PATTERN.test(key)) return null;
   const hash = keyHash(key);
   const doc = await store.get<ApiKeyDoc>('api_keys', hash);
   if (!doc || !constantTimeEqual(doc.id, hash)) return null;
+  if (doc.expires_at && doc.expires_at <= now.toISOString()) return null;
   return doc;
 }
 

@@ -119,7 +119,7 @@ export function createApiService(rt: Runtime): ServiceSchema {
         const bearerHeader = req.headers.authorization;
         if (mode === 'none') return null;
         if (apiKey !== undefined && mode !== 'bearer-optional') {
-          const key = await resolveApiKey(rt.store, apiKey);
+          const key = await resolveApiKey(rt.store, apiKey, rt.now());
           if (!key) throw unauthorized();
           const merchant = await rt.store.get<{ id: string; sandbox: boolean; rate_limit_per_minute: number } & { version?: number }>('merchants', key.merchant_id);
           if (!merchant) throw unauthorized();

@@ -26,8 +26,6 @@ const CODE_TTL_MS = 10 * 60_000;
 const CODE_MAX_ATTEMPTS = 5;
 const CHALLENGE_TTL_MS = 15 * 60_000;
 const ROTATION_OVERLAP_MS = 24 * 3600_000;
-/** per client (hashed IP) and minute, on the public onboarding steps */
-const PUBLIC_STEP_LIMIT = 30;
 
 interface IntentDoc extends Doc {
   email: string;
@@ -82,20 +80,20 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
   async function limitClient(ctx: Context, step: string) {
     const ip = (ctx.meta as Meta).client?.ip_hash ?? 'unknown';
     const n = await store.increment(`public:${step}:${ip}`, 1, 60_000, rt.now());
-    if (n > PUBLIC_STEP_LIMIT) throw rateLimited('too many requests from this client, retry later');
+    if (n > rt.config.publicRateLimitPerMinute) throw rateLimited('too many requests from this client, retry later');
   }
 
   async function validInvitation(token: string | undefined, email: string): Promise<InvitationDoc | null> {
     if (!token) return null;
     const inv = await store.get<InvitationDoc>('invitations', sha256Hex(token));
-    if (!inv || inv.used_by) return null;
+    if (!inv || inv.used_by || (inv.expires_at && inv.expires_at <= rt.now().toISOString())) return null;
     if (inv.email && inv.email !== email) return null;
     return inv;
   }
 
   async function intentOr400(id: unknown): Promise<IntentDoc> {
     const intent = typeof id === 'string' ? await store.get<IntentDoc>('registration_intents', id) : null;
-    if (!intent) throw badRequest('registration_intent_id is unknown or expired; start again with email verification');
+    if (!intent || intent.expires_at <= rt.now().toISOString()) throw badRequest('registration_intent_id is unknown or expired; start again with email verification');
     return intent;
   }
 
@@ -228,7 +226,8 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
             const invited = invitation !== null && invitation.used_by === null;
             if (!invited) {
               const challenge = body.proof_of_work_challenge_id ? await store.get<ChallengeDoc>('pow_challenges', body.proof_of_work_challenge_id) : null;
-              if (!challenge || challenge.intent_id !== intent.id || challenge.used) throw badRequest('proof_of_work_challenge_id is unknown, expired, already used or not for this registration');
+              const fresh = challenge !== null && challenge.expires_at > now.toISOString();
+              if (!challenge || !fresh || challenge.intent_id !== intent.id || challenge.used) throw badRequest('proof_of_work_challenge_id is unknown, expired, already used or not for this registration');
               if (!verifyPow(challenge.challenge, body.proof_of_work_nonce ?? '', challenge.difficulty)) throw badRequest('proof_of_work_nonce does not solve the challenge');
               ops.push({ op: 'cas', coll: 'pow_challenges', doc: { ...challenge, used: true }, expected: challenge.version! });
             }

@@ -71,9 +71,10 @@ export function tempDir(prefix = 'pay-test-'): string {
 
 export async function startTestNode(env: Record<string, string> = {}, opts: NodeOptions & { keepData?: boolean } = {}): Promise<TestNode> {
   const dataDir = env.DATA_DIR ?? tempDir();
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', POW_DIFFICULTY: '4', LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: 'true', ...env, DATA_DIR: dataDir });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', POW_DIFFICULTY: '4', LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: 'true', PUBLIC_RATE_LIMIT_PER_MINUTE: '10000', ...env, DATA_DIR: dataDir });
   const mailer = opts.mailer instanceof CapturingMailer ? opts.mailer : new CapturingMailer();
-  const node = await startNode(config, { defaultMetrics: false, mailer: opts.mailer ?? mailer, ...opts });
+  // with SMTP_URL the node sends real mail (to a receiver the test runs); otherwise mail is captured
+  const node = await startNode(config, { defaultMetrics: false, ...opts, mailer: env.SMTP_URL ? undefined : (opts.mailer ?? mailer) });
   const api = node.broker.getLocalService('api') as unknown as { server?: { address(): AddressInfo } } | undefined;
   const port = api?.server?.address().port;
   const url = port ? `http://127.0.0.1:${port}` : '';

@@ -140,7 +140,7 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     expect(ids).toHaveLength(20);
     expect(new Set(ids).size).toBe(20);
     const claimed = (await store.get('jobs', 'j0'))!;
-    expect(claimed.due_at > now.toISOString()).toBe(true);
+    expect(String(claimed.due_at) > now.toISOString()).toBe(true);
     expect(await store.claimDue('jobs', { dueField: 'due_at', filter: { status: 'pending' }, now, leaseMs: 60_000, limit: 50 })).toEqual([]);
   });
 
