@@ -24,7 +24,7 @@ function sendEnvelope(res: ServerResponse, err: unknown): void {
   // body-parser errors carry `status`; map them to our wording
   let mapped: unknown = err;
   if (typeof e?.type === 'string' && e.type.startsWith('entity.') || (typeof e?.code !== 'number' && (e?.status || e?.statusCode))) {
-    const status = e.status ?? e.statusCode ?? 400;
+    const status = e.type === 'entity.too.large' ? 413 : (e.status ?? e.statusCode ?? 400);
     const message = e.type === 'entity.parse.failed' ? 'request body is not valid JSON'
       : e.type === 'entity.too.large' ? 'request body is too large'
       : 'bad request, check the body';
