@@ -7,7 +7,7 @@ import type { Config } from './config/index.ts';
 
 export function brokerOptions(config: Config): BrokerOptions {
   return {
-    namespace: 'payments',
+    namespace: config.namespace,
     nodeID: config.nodeId,
     transporter: config.transporter || null,
     logger: {

@@ -21,6 +21,8 @@ export interface Config {
   dataDir: string;
   storeUrl: string;
   transporter: string;
+  /** Moleculer namespace: nodes talk only to nodes of the same namespace */
+  namespace: string;
   nodeId: string | undefined;
   /** null: every service */
   services: string[] | null;
@@ -98,6 +100,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     storeUrl: env.STORE_URL || `sqlite:${resolve(dataDir, 'service.db')}`,
     transporter: env.TRANSPORTER ?? '',
+    namespace: env.NAMESPACE || 'payments',
     nodeId: env.NODE_ID || undefined,
     services: services.length === 0 || services.includes('all') ? null : services,
     smtpUrl: env.SMTP_URL ?? '',
