@@ -84,7 +84,7 @@ describe('onboarding on a cluster over NATS', () => {
     const results = await Promise.all(Array.from({ length: 6 }, (_, i) =>
       full.node.broker.call('merchant-actors.send', { id: reg.body.id, msg: { type: 'set_rate_limit', rate_limit_per_minute: 100 + i } }, { nodeID: i % 2 ? 'worker' : 'full' })));
     expect(results).toHaveLength(6);
-    const doc = await full.node.rt.store.get<{ version: number; rate_limit_per_minute: number }>('merchants', reg.body.id);
+    const doc = await full.node.rt.store.get<{ id: string; version: number; rate_limit_per_minute: number }>('merchants', reg.body.id);
     // created at version 1, then six compare-and-set writes
     expect(doc!.version).toBe(7);
   });
