@@ -1,0 +1,50 @@
+/** Operator commands, shared by the REPL (`npm run repl`) and the script (`npm run operator -- …`). */
+import type { ServiceBroker } from 'moleculer';
+import { loadConfig } from '../config/index.ts';
+import { startNode, type RunningNode } from '../app.ts';
+
+export interface OperatorCommand {
+  name: string;
+  args: string[];
+  /** optional trailing arguments */
+  optional?: string[];
+  description: string;
+  action: string;
+  params(args: Record<string, string | undefined>): Record<string, unknown>;
+}
+
+export const OPERATOR_COMMANDS: OperatorCommand[] = [
+  { name: 'trust-email', args: ['email'], description: 'allow an email address to register', action: 'operators.trustEmail', params: (a) => ({ value: a.email }) },
+  { name: 'untrust-email', args: ['email'], description: 'remove an email address from the allowlist', action: 'operators.untrustEmail', params: (a) => ({ value: a.email }) },
+  { name: 'trust-domain', args: ['domain'], description: 'allow every address of a domain to register', action: 'operators.trustDomain', params: (a) => ({ value: a.domain }) },
+  { name: 'untrust-domain', args: ['domain'], description: 'remove a domain from the allowlist', action: 'operators.untrustDomain', params: (a) => ({ value: a.domain }) },
+  { name: 'list-trust', args: [], description: 'show the trusted emails and domains', action: 'operators.listTrust', params: () => ({}) },
+  { name: 'invite', args: [], optional: ['email', 'days'], description: 'create an invitation token (shown once), optionally bound to an email', action: 'operators.createInvitation', params: (a) => ({ email: a.email, days: a.days ? Number(a.days) : undefined }) },
+  { name: 'create-user', args: ['email'], optional: ['name'], description: 'create a user who registers live merchants with a bearer token (shown once)', action: 'operators.createUser', params: (a) => ({ email: a.email, name: a.name }) },
+  { name: 'set-kyc', args: ['merchant_id', 'status'], description: 'set a merchant\'s KYC status: none, pending, verified or rejected', action: 'operators.setKyc', params: (a) => ({ merchant_id: a.merchant_id, status: a.status }) },
+  { name: 'set-rate-limit', args: ['merchant_id', 'per_minute'], description: 'set a merchant\'s requests per minute', action: 'operators.setRateLimit', params: (a) => ({ merchant_id: a.merchant_id, rate_limit_per_minute: Number(a.per_minute) }) },
+];
+
+/**
+ * A node for operator work: in a cluster it joins over TRANSPORTER and runs nothing itself; embedded,
+ * it opens the same store as the running service (SQLite is safe for several processes) and runs the
+ * operator and merchant-actor services locally.
+ */
+export async function startOperatorNode(env = process.env): Promise<RunningNode> {
+  const base = loadConfig(env);
+  const config = {
+    ...base,
+    nodeId: base.nodeId ? `${base.nodeId}-operator` : `operator-${process.pid}`,
+    services: base.transporter ? [] : ['operators', 'merchant-actors'],
+    logLevel: env.LOG_LEVEL || 'warn',
+  };
+  const node = await startNode(config, { defaultMetrics: false });
+  if (base.transporter) await node.broker.waitForServices(['operators'], 10_000);
+  return node;
+}
+
+export function runCommand(broker: ServiceBroker, cmd: OperatorCommand, values: string[]): Promise<unknown> {
+  const names = [...cmd.args, ...(cmd.optional ?? [])];
+  const args = Object.fromEntries(names.map((n, i) => [n, values[i]]));
+  return broker.call(cmd.action, cmd.params(args));
+}

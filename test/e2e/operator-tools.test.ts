@@ -1,0 +1,54 @@
+/** Operator tools act on the running service's store, effective without a restart. */
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import { startTestNode, type TestNode } from '../helpers/node.ts';
+
+const run = promisify(execFile);
+
+describe('operator script and REPL', () => {
+  let t: TestNode;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    t = await startTestNode();
+    env = { ...process.env, DATA_DIR: t.dataDir, LOG_LEVEL: 'error' };
+  });
+  afterAll(async () => { await t.stop(); });
+
+  const operator = async (...args: string[]) => JSON.parse((await run(process.execPath, ['scripts/operator.ts', ...args], { env })).stdout);
+
+  it('trusts a domain, creates a user and sets KYC while the service runs', async () => {
+    const email = 'owner@live-ops.example';
+    await t.request('POST', '/v1/merchants/email-verification', { body: { email } });
+    expect(t.mailer.codeFor(email)).toBeUndefined();
+    expect(await operator('trust-domain', 'live-ops.example')).toEqual({ trusted_domains: 'live-ops.example', trusted: true });
+    await t.request('POST', '/v1/merchants/email-verification', { body: { email } });
+    expect(t.mailer.codeFor(email)).toMatch(/^\d{6}$/);
+
+    const user = await operator('create-user', 'ops@live-ops.example');
+    expect(user.bearer_token).toMatch(/^usr_/);
+    const reg = await t.request('POST', '/v1/merchants', { bearer: user.bearer_token, body: { name: 'Live' } });
+    expect(reg.status).toBe(201);
+    expect(await operator('set-kyc', reg.body.id, 'verified')).toEqual({ merchant_id: reg.body.id, kyc_status: 'verified' });
+    const me = await t.request('GET', '/v1/me', { key: reg.body.api_key });
+    expect(me.body.kyc_status).toBe('verified');
+  });
+
+  it('refuses bad operator input with a message and exit code 1', async () => {
+    await expect(run(process.execPath, ['scripts/operator.ts', 'set-kyc', 'mer_nope', 'maybe'], { env })).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/status must be one of/) });
+  });
+
+  it('runs the same commands in the REPL', async () => {
+    const child = spawn(process.execPath, ['scripts/repl.ts'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    const deadline = Date.now() + 20_000;
+    while (!out.includes('payments $') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    child.stdin.write('trust-email vip@gmail.com\n');
+    while (!out.includes('"trusted": true') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    child.stdin.write('quit\n');
+    await new Promise((r) => child.once('exit', r));
+    expect(out).toContain('"trusted_emails": "vip@gmail.com"');
+    await t.request('POST', '/v1/merchants/email-verification', { body: { email: 'vip@gmail.com' } });
+    expect(t.mailer.codeFor('vip@gmail.com')).toMatch(/^\d{6}$/);
+  });
+});
