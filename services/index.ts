@@ -10,6 +10,7 @@ import { createMerchantsService } from './merchants.service.ts';
 import { createMerchantActorsService } from './merchant-actors.service.ts';
 import { createOperatorsService } from './operators.service.ts';
 import { createHousekeepingService } from './housekeeping.service.ts';
+import { createWebhooksService } from './webhooks.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -20,4 +21,5 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'merchant-actors': createMerchantActorsService,
   operators: createOperatorsService,
   housekeeping: createHousekeepingService,
+  webhooks: createWebhooksService,
 };
