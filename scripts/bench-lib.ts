@@ -1,0 +1,77 @@
+/** Shared pieces of the benchmarks: a service child process, a bounded load loop, percentiles. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServiceProcess { url: string; dataDir: string; env: NodeJS.ProcessEnv; child: ChildProcess; stop(): Promise<void> }
+
+/** `node index.ts` on a free port with a fresh data dir: the embedded default, as `npm start` runs it. */
+export async function startServiceProcess(env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
+  const fullEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env };
+  const child = spawn(process.execPath, ['index.ts'], { env: fullEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/v1/payment_methods`)).ok) break;
+    } catch { /* not up yet */ }
+    if (Date.now() > deadline) throw new Error('service did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url, dataDir, env: fullEnv, child,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+export interface LoadResult { requests: number; errors: number; seconds: number; perSecond: number; p50: number; p99: number; statuses: Record<number, number> }
+
+/** `total` requests from `concurrency` clients; latency in milliseconds. */
+export async function load(total: number, concurrency: number, send: (i: number) => Promise<number>): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const statuses: Record<number, number> = {};
+  let next = 0;
+  let errors = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < total) {
+      const i = next++;
+      const t0 = performance.now();
+      try {
+        const status = await send(i);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        if (status >= 400) errors++;
+      } catch {
+        errors++;
+      }
+      latencies.push(performance.now() - t0);
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { requests: total, errors, seconds, perSecond: total / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses };
+}
