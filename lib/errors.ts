@@ -49,6 +49,8 @@ export function toEnvelope(err: unknown): { status: number; body: ErrorEnvelope 
     return { status, body: { code: 1, message } };
   }
   let message = typeof e?.message === 'string' && e.message ? e.message : 'bad request';
+  // a store race the handler did not resolve: the request changed nothing and may be retried
+  if (e?.type === 'STORE_CONFLICT') message = 'the resource was changed by a concurrent request; retry';
   if (status === 401 || status === 403) message = e?.type === 'FORBIDDEN' ? message : AUTH_MESSAGE;
   if (e?.type === 'NOT_FOUND' && status === 404 && !(err instanceof ServiceError)) message = 'not found';
   return { status, body: { code: envelopeCode(status), message } };

@@ -16,6 +16,12 @@ export interface CollectionSpec {
   indexes?: IndexSpec[];
   /** field holding an ISO timestamp after which the document counts as absent (idempotency keys, challenges) */
   expiresField?: string;
+  /**
+   * string fields kept in a case-insensitive substring index, so that `find` with `text` over (a subset of)
+   * these fields does not scan the collection (SQLite: an FTS5 trigram table). Results are the same with
+   * or without it; only the speed differs.
+   */
+  textIndex?: string[];
 }
 
 /** Equality on a field, or one of a few comparison operators. Dotted paths reach nested fields. */
@@ -42,7 +48,12 @@ export type WriteOp =
   | { op: 'upsert'; coll: string; doc: Doc }
   | { op: 'delete'; coll: string; id: string };
 
+/** Store races surface to clients as 409 code 5 (see lib/errors.ts) unless the caller handles them. */
+export const STORE_CONFLICT = 'STORE_CONFLICT';
+
 export class DuplicateKeyError extends Error {
+  readonly code = 409;
+  readonly type = STORE_CONFLICT;
   readonly coll: string;
   constructor(coll: string, detail = '') {
     super(`duplicate key in ${coll}${detail ? `: ${detail}` : ''}`);
@@ -52,6 +63,8 @@ export class DuplicateKeyError extends Error {
 }
 
 export class VersionConflictError extends Error {
+  readonly code = 409;
+  readonly type = STORE_CONFLICT;
   readonly coll: string;
   readonly id: string;
   constructor(coll: string, id: string) {

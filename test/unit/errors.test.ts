@@ -22,3 +22,11 @@ describe('error envelope', () => {
     expect(toEnvelope(forbidden('registration is not permitted for this email')).body).toEqual({ code: 7, message: 'registration is not permitted for this email' });
   });
 });
+
+describe('store races', () => {
+  it('surface as 409 code 5 without internals', async () => {
+    const { DuplicateKeyError, VersionConflictError } = await import('../../lib/store/port.ts');
+    expect(toEnvelope(new VersionConflictError('merchants', 'mer_1'))).toEqual({ status: 409, body: { code: 5, message: 'the resource was changed by a concurrent request; retry' } });
+    expect(toEnvelope(new DuplicateKeyError('merchants', 'UNIQUE constraint failed: merchants.id')).body.message).not.toMatch(/UNIQUE/);
+  });
+});
