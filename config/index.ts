@@ -42,6 +42,8 @@ export interface Config {
   /** per-merchant caps in the rail's token units (decimal strings); null means no cap */
   sessionAmountLimit: string | null;
   dailyVolumeLimit: string | null;
+  /** period of the payment-session expiry scanner (SESSION_SCAN_INTERVAL_MS) */
+  sessionScanIntervalMs: number;
   bodyLimit: string;
   chains: {
     ethereum: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
@@ -120,6 +122,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 30, 1),
     sessionAmountLimit: decimalOrNull(env, 'SESSION_AMOUNT_LIMIT'),
     dailyVolumeLimit: decimalOrNull(env, 'DAILY_VOLUME_LIMIT'),
+    sessionScanIntervalMs: int(env, 'SESSION_SCAN_INTERVAL_MS', 1000, 10),
     bodyLimit: env.BODY_LIMIT || '64kb',
     chains,
     rails: buildRails(chains),

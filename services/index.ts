@@ -11,6 +11,9 @@ import { createMerchantActorsService } from './merchant-actors.service.ts';
 import { createOperatorsService } from './operators.service.ts';
 import { createHousekeepingService } from './housekeeping.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
+import { createSessionsService } from './sessions.service.ts';
+import { createSessionActorsService } from './session-actors.service.ts';
+import { createSessionExpiryService } from './session-expiry.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -22,4 +25,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   operators: createOperatorsService,
   housekeeping: createHousekeepingService,
   webhooks: createWebhooksService,
+  sessions: createSessionsService,
+  'session-actors': createSessionActorsService,
+  'session-expiry': createSessionExpiryService,
 };

@@ -1,4 +1,23 @@
 /** Collections of the sessions area. */
 import type { CollectionSpec } from '../port.ts';
 
-export const SESSIONS_COLLECTIONS: CollectionSpec[] = [];
+export const SESSIONS_COLLECTIONS: CollectionSpec[] = [
+  /**
+   * One document per payment session (the session actor's state, actors/payment-session.ts).
+   * address+chain+network is unique (no address is ever handed out twice) and is what the chain
+   * listeners look deposits up by; expiry_due_at is the persisted due time the expiry scanner claims
+   * (null once the session is terminal).
+   */
+  {
+    name: 'payment_sessions',
+    indexes: [
+      { fields: ['address', 'chain', 'network'], unique: true },
+      { fields: ['merchant_id', 'created_at'] },
+      { fields: ['expiry_due_at'] },
+    ],
+  },
+  /** id = chain: the next unreserved BIP-44 / SLIP-0010 address index (lib/addresses.ts) */
+  { name: 'address_indexes' },
+  /** id = <merchant_id>:<chain>:<network>:<token>:<UTC day>: the day's session volume in smallest units (DAILY_VOLUME_LIMIT) */
+  { name: 'session_volume', expiresField: 'expires_at' },
+];

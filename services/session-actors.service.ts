@@ -1,0 +1,27 @@
+/**
+ * Hosts the payment-session actors (actors/payment-session.ts). Callers send messages with
+ * `ctx.call('session-actors.send', { id: <session_id>, msg })`, routed by the session id. After a
+ * committed transition it emits `webhooks.nudge` { event_id } for each webhook row written: only a hint
+ * that lets delivery start at once; the webhook service delivers from the store either way.
+ */
+import type { Context, ServiceSchema } from 'moleculer';
+import type { Runtime } from '../lib/runtime.ts';
+import { actorHostMixin } from '../mixins/actor-host.mixin.ts';
+import { paymentSessionBehavior, type SessionReply } from '../actors/payment-session.ts';
+
+export function createSessionActorsService(rt: Runtime): ServiceSchema {
+  return {
+    name: 'session-actors',
+    mixins: [actorHostMixin(rt, paymentSessionBehavior)],
+    hooks: {
+      after: {
+        send(ctx: Context, res: SessionReply) {
+          for (const event_id of res?.events ?? []) {
+            ctx.emit('webhooks.nudge', { event_id }).catch(() => undefined);
+          }
+          return res;
+        },
+      },
+    },
+  } as unknown as ServiceSchema;
+}
