@@ -37,6 +37,7 @@ const MAX_CAS_RETRIES = 5;
 export const USER_AGENT = 'StablecoinPaymentService-Webhooks/1';
 
 type Meta = { user?: Caller };
+type Logger = { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
 type HttpParams<B = unknown> = { body?: B; params: { session_id: string } };
 
 export function createWebhooksService(rt: Runtime): ServiceSchema {
@@ -44,7 +45,10 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
   const cfg = rt.config.webhooks;
   /** longer than any attempt (its deadline is timeoutMs) plus the writes around it */
   const leaseMs = cfg.timeoutMs * 2 + 5_000;
-  const inFlight = new Map<string, Promise<void>>();
+  /** every background attempt of this node (capacity, and stop waits for them) */
+  const running = new Set<Promise<void>>();
+  /** rows this node holds the lease of, by id: the retry endpoint waits for these */
+  const attempting = new Map<string, Promise<DeliveryDoc>>();
   let timer: NodeJS.Timeout | null = null;
   let scanning = false;
   let stopping = false;
@@ -80,7 +84,7 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
 
   /** Claims one row by id: due pending rows (nudge), or any row not being attempted (manual retry). */
   async function claimOne(id: string, manual: boolean): Promise<DeliveryDoc | null> {
-    if (inFlight.has(id)) return null;
+    if (attempting.has(id)) return null;
     const doc = await store.get<DeliveryDoc>(COLL, id);
     const now = rt.now();
     if (!doc || leaseActive(doc, now)) return null;
@@ -119,8 +123,15 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     }
   }
 
-  /** One attempt of a leased row: sign, dial, log, reschedule or finish. */
-  async function attempt(leased: DeliveryDoc, manual: boolean, logger: { warn(...a: unknown[]): void }): Promise<DeliveryDoc> {
+  /** One attempt of a leased row, visible to the retry endpoint while it runs. */
+  function attempt(leased: DeliveryDoc, manual: boolean, logger: Logger): Promise<DeliveryDoc> {
+    const p = attemptLeased(leased, manual, logger).finally(() => attempting.delete(leased.id));
+    attempting.set(leased.id, p);
+    return p;
+  }
+
+  /** Sign, dial, log, reschedule or finish. */
+  async function attemptLeased(leased: DeliveryDoc, manual: boolean, logger: Logger): Promise<DeliveryDoc> {
     const merchant = await store.get<MerchantState>('merchants', leased.merchant_id);
     const url = merchant?.webhook_url ?? null;
     if (!url) {
@@ -146,9 +157,13 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     };
     attemptsTotal.inc({ result: result.ok ? 'delivered' : 'failed' });
     latency.observe({ result: result.ok ? 'delivered' : 'failed' }, result.latencyMs / 1000);
-    if (!result.ok) logger.warn(`webhook ${leased.id} attempt failed: ${result.error}${result.status ? ` (HTTP ${result.status})` : ''}`);
     return commit(leased, (d) => {
       const out = applyAttempt(d, logged, result.ok, rt.now(), cfg.retryBaseMs);
+      if (!result.ok) {
+        const what = `webhook ${leased.id} attempt ${out.doc.attempts.length} failed: ${result.error}${result.status ? ` (HTTP ${result.status})` : ''}`;
+        if (out.final) logger.warn(`${what}; retry schedule over, event failed`);
+        else logger.info(what);
+      }
       return {
         doc: out.doc,
         ops: [auditOp(d, merchant, out.audit, {
@@ -159,26 +174,26 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     });
   }
 
-  /** Runs an attempt in the background, tracked so that stop waits for it. */
-  function track(id: string, work: () => Promise<unknown>, logger: { warn(...a: unknown[]): void; error(...a: unknown[]): void }): Promise<void> {
-    const p = work()
+  /** Runs work in the background, tracked so that stop waits for it; never rejects. */
+  function track(id: string, work: () => Promise<unknown>, logger: Logger): Promise<void> {
+    const p: Promise<void> = work()
       .then(() => undefined)
       .catch((e) => logger.error(`webhook ${id} delivery error:`, (e as Error).message))
-      .finally(() => inFlight.delete(id));
-    inFlight.set(id, p);
+      .finally(() => running.delete(p));
+    running.add(p);
     return p;
   }
 
-  async function scan(logger: { warn(...a: unknown[]): void; error(...a: unknown[]): void }): Promise<number> {
+  async function scan(logger: Logger): Promise<number> {
     if (scanning || stopping) return 0;
     scanning = true;
     try {
-      const room = MAX_IN_FLIGHT - inFlight.size;
+      const room = MAX_IN_FLIGHT - running.size;
       if (room <= 0) return 0;
       const now = rt.now();
       const rows = await store.claimDue<DeliveryDoc>(COLL, { dueField: 'next_attempt_at', filter: { status: 'pending' }, now, leaseMs, limit: room });
       for (const row of rows) {
-        if (inFlight.has(row.id)) continue;
+        // the claim pushed next_attempt_at; the lease (a CAS on the claimed version) makes it ours alone
         track(row.id, async () => {
           const leased = await lease(row, now);
           if (leased) await attempt(leased, false, logger);
@@ -190,8 +205,8 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     }
   }
 
-  function nudge(id: string, logger: { warn(...a: unknown[]): void; error(...a: unknown[]): void }): Promise<void> {
-    if (stopping || inFlight.size >= MAX_IN_FLIGHT || inFlight.has(id)) return Promise.resolve();
+  function nudge(id: string, logger: Logger): Promise<void> {
+    if (stopping || running.size >= MAX_IN_FLIGHT || attempting.has(id)) return Promise.resolve();
     return track(id, async () => {
       const leased = await claimOne(id, false);
       if (leased) await attempt(leased, false, logger);
@@ -250,7 +265,8 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
             if (events.length === 0) throw notFound('webhook event');
           }
           await Promise.all(events.map((e) => {
-            if (inFlight.has(e.id)) return inFlight.get(e.id);
+            const current = attempting.get(e.id);
+            if (current) return current.catch(() => undefined);
             return track(e.id, async () => {
               const leased = await claimOne(e.id, true);
               if (leased) await attempt(leased, true, this.logger);
@@ -265,7 +281,7 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
         visibility: 'public',
         async handler() {
           const n = await scan(this.logger);
-          await Promise.allSettled([...inFlight.values()]);
+          await Promise.allSettled([...running]);
           return { claimed: n };
         },
       },
@@ -287,7 +303,7 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     async stopped() {
       stopping = true;
       if (timer) clearInterval(timer);
-      await Promise.allSettled([...inFlight.values()]);
+      await Promise.allSettled([...running]);
     },
   } as ServiceSchema;
 }
