@@ -1,0 +1,127 @@
+/**
+ * A node killed between the commit of an outbox row and its delivery: the row is in the store, so a
+ * second node over the same DATA_DIR delivers it, and the receiver sees exactly one successful delivery
+ * of that event id. The first node is a real child process (`node index.ts`) killed with SIGKILL.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
+import { registerMerchant } from '../helpers/merchant.ts';
+import { freePort } from '../helpers/nats.ts';
+import { openStore, type Store } from '../../lib/store/index.ts';
+import { commitEvent, sleep, startReceiver, waitFor, waitForEvent, type Receiver } from '../integration/webhooks-helpers.ts';
+
+interface Child { proc: ChildProcess; url: string; output: () => string }
+
+async function spawnNode(dataDir: string, env: Record<string, string>): Promise<Child> {
+  const port = await freePort();
+  let out = '';
+  const proc = spawn(process.execPath, ['index.ts'], {
+    cwd: process.cwd(),
+    env: {
+      ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'true',
+      LOG_LEVEL: 'warn', POW_DIFFICULTY: '4', ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  proc.stdout!.on('data', (d) => { out += d; });
+  proc.stderr!.on('data', (d) => { out += d; });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`the child node to answer (output so far: ${out})`, async () => {
+    if (proc.exitCode !== null) throw new Error(`child node exited ${proc.exitCode}: ${out}`);
+    try {
+      return (await fetch(`${url}/v1/payment_methods`)).status === 200;
+    } catch {
+      return false;
+    }
+  }, 60_000);
+  return { proc, url, output: () => out };
+}
+
+function kill(child: Child): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.proc.exitCode !== null || child.proc.signalCode !== null) return resolve();
+    child.proc.once('exit', () => resolve());
+    child.proc.kill('SIGKILL');
+  });
+}
+
+describe('a node killed between commit and delivery still delivers, once', () => {
+  const children: Child[] = [];
+  const receivers: Receiver[] = [];
+  const nodes: TestNode[] = [];
+  const stores: Store[] = [];
+  const dirs: string[] = [];
+
+  afterAll(async () => {
+    await Promise.all(children.map(kill));
+    for (const n of nodes) await n.stop();
+    for (const s of stores) await s.close();
+    await Promise.all(receivers.map((r) => r.close()));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  /** A merchant whose webhook_url points at `port` on 127.0.0.1, registered over the given data dir. */
+  async function merchantOn(dataDir: string, port: number) {
+    const t = await startTestNode({ DATA_DIR: dataDir });
+    try {
+      return await registerMerchant(t, { webhook_url: `http://127.0.0.1:${port}/hook` });
+    } finally {
+      await t.stop();
+    }
+  }
+
+  it('first attempt unreachable, node SIGKILLed: a second node delivers the event exactly once', async () => {
+    const dataDir = tempDir();
+    dirs.push(dataDir);
+    const rxPort = await freePort(); // nobody listens yet: the first node's attempt is refused
+    const m = await merchantOn(dataDir, rxPort);
+
+    const child = await spawnNode(dataDir, { WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_RETRY_BASE_MS: '3000', WEBHOOK_TIMEOUT_MS: '2000' });
+    children.push(child);
+    const store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
+    stores.push(store);
+    const ev = await commitEvent(store, m.id);
+    const seen = await waitForEvent(store, ev.id, (d) => d.attempts.length >= 1, 'the child node to make its first attempt');
+    await kill(child);
+    expect(seen.status).toBe('pending');
+    expect(seen.attempts[0]).toMatchObject({ status: null, error: 'connection_refused' });
+
+    const rx = await startReceiver(() => 200, rxPort);
+    receivers.push(rx);
+    const second = await startTestNode({ DATA_DIR: dataDir, WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_RETRY_BASE_MS: '3000' });
+    nodes.push(second);
+    const row = await waitForEvent(second.node.rt.store, ev.id, (d) => d.status === 'delivered', 'the second node to deliver');
+    await sleep(1000); // several more scans: nothing is sent again
+    expect(rx.forEvent(ev.id)).toHaveLength(1);
+    expect(rx.deliveredCount(ev.id)).toBe(1);
+    expect(row.attempts.map((a) => a.error)).toEqual(['connection_refused', null]);
+  });
+
+  it('killed in the middle of an attempt: the lease runs out and another node delivers, once', async () => {
+    const dataDir = tempDir();
+    dirs.push(dataDir);
+    // the first request is held open (the node dies while waiting); later ones are answered 200
+    const rx = await startReceiver((_r, n) => (n === 1 ? 'hang' : 200));
+    receivers.push(rx);
+    const m = await merchantOn(dataDir, rx.port);
+
+    const child = await spawnNode(dataDir, { WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_TIMEOUT_MS: '1000' });
+    children.push(child);
+    const store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
+    stores.push(store);
+    const ev = await commitEvent(store, m.id);
+    await waitFor('the child node to dial', () => rx.forEvent(ev.id).length === 1);
+    await kill(child);
+
+    const second = await startTestNode({ DATA_DIR: dataDir, WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_TIMEOUT_MS: '1000' });
+    nodes.push(second);
+    const row = await waitForEvent(second.node.rt.store, ev.id, (d) => d.status === 'delivered', 'the second node to deliver after the lease');
+    await sleep(1000);
+    expect(rx.forEvent(ev.id)).toHaveLength(2);
+    expect(rx.deliveredCount(ev.id)).toBe(1);
+    // the killed attempt never committed an outcome; the log holds the delivery
+    expect(row.attempts.map((a) => [a.status, a.error])).toEqual([[200, null]]);
+  });
+});
