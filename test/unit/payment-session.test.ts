@@ -25,7 +25,7 @@ function dep(key: string, amount: string, over: Partial<DepositInput> = {}): Dep
 }
 
 type D = Decision<PaymentSessionState, SessionReply>;
-const eventsOf = (d: D) => (d.effects ?? []).filter((e) => e.op === 'insert' && e.coll === 'webhook_events').map((e) => (e as { doc: WebhookEventDoc }).doc);
+const eventsOf = (d: D) => (d.effects ?? []).filter((e) => e.op === 'insert' && e.coll === 'webhook_events').map((e) => (e as unknown as { doc: WebhookEventDoc }).doc);
 const typesOf = (d: D) => eventsOf(d).map((e) => e.event_type);
 
 /** Runs messages in order like the actor host does (a decision without a state changes nothing). */
