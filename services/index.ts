@@ -10,6 +10,8 @@ import { createMerchantsService } from './merchants.service.ts';
 import { createMerchantActorsService } from './merchant-actors.service.ts';
 import { createOperatorsService } from './operators.service.ts';
 import { createHousekeepingService } from './housekeeping.service.ts';
+import { createCheckoutService } from './checkout.service.ts';
+import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
 import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
@@ -24,6 +26,8 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'merchant-actors': createMerchantActorsService,
   operators: createOperatorsService,
   housekeeping: createHousekeepingService,
+  checkout: createCheckoutService,
+  catalog: createCatalogService,
   webhooks: createWebhooksService,
   sessions: createSessionsService,
   'session-actors': createSessionActorsService,
