@@ -1,7 +1,8 @@
 /**
  * A node killed between the commit of an outbox row and its delivery: the row is in the store, so a
  * second node over the same DATA_DIR delivers it, and the receiver sees exactly one successful delivery
- * of that event id. The first node is a real child process (`node index.ts`) killed with SIGKILL.
+ * of that event id. The first node is a real child process (`node index.ts`) killed with SIGKILL; it
+ * commits the event itself (a sandbox session simulated to completion over its HTTP API).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -10,7 +11,10 @@ import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
 import { freePort } from '../helpers/nats.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
-import { commitEvent, sleep, startReceiver, waitFor, waitForEvent, type Receiver } from '../integration/webhooks-helpers.ts';
+import type { DeliveryDoc } from '../../lib/webhooks/delivery.ts';
+import type { RegisteredMerchant } from '../helpers/merchant.ts';
+import { http } from '../helpers/node.ts';
+import { sleep, startReceiver, waitFor, waitForEvent, type Receiver } from '../integration/webhooks-helpers.ts';
 
 interface Child { proc: ChildProcess; url: string; output: () => string }
 
@@ -37,6 +41,19 @@ async function spawnNode(dataDir: string, env: Record<string, string>): Promise<
     }
   }, 60_000);
   return { proc, url, output: () => out };
+}
+
+/** The child node commits the event itself: a sandbox session, simulated to completion over HTTP. */
+async function completeSession(child: Child, m: RegisteredMerchant, store: Store): Promise<{ id: string }> {
+  const created = await http(child.url, 'POST', '/v1/payment_sessions', {
+    key: m.apiKey, body: { amount: 3, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } },
+  });
+  if (created.status !== 201) throw new Error(`session not created: ${created.status} ${created.text}`);
+  const sim = await http(child.url, 'POST', `/v1/payment_sessions/${created.body.session_id}/simulate`, { key: m.apiKey });
+  if (sim.status !== 200) throw new Error(`simulate failed: ${sim.status} ${sim.text}`);
+  const [ev] = await store.find<DeliveryDoc>('webhook_events', { session_id: created.body.session_id });
+  if (!ev) throw new Error('simulate committed no webhook event');
+  return { id: ev.id };
 }
 
 function kill(child: Child): Promise<void> {
@@ -82,7 +99,7 @@ describe('a node killed between commit and delivery still delivers, once', () =>
     children.push(child);
     const store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
     stores.push(store);
-    const ev = await commitEvent(store, m.id);
+    const ev = await completeSession(child, m, store);
     const seen = await waitForEvent(store, ev.id, (d) => d.attempts.length >= 1, 'the child node to make its first attempt');
     await kill(child);
     expect(seen.status).toBe('pending');
@@ -111,7 +128,7 @@ describe('a node killed between commit and delivery still delivers, once', () =>
     children.push(child);
     const store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
     stores.push(store);
-    const ev = await commitEvent(store, m.id);
+    const ev = await completeSession(child, m, store);
     await waitFor('the child node to dial', () => rx.forEvent(ev.id).length === 1);
     await kill(child);
 
