@@ -154,6 +154,8 @@ async function rpcCall<T>(url: string, method: string, params: unknown[], timeou
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** a timer that does not keep the process (or jest) alive */
+const deadlineTimer = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
 export async function startHardhatNode(options: StartHardhatNodeOptions = {}): Promise<HardhatNode> {
   const chainId = options.chainId ?? HARDHAT_CHAIN_ID;
@@ -198,10 +200,10 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
     stopped = true;
     provider?.destroy();
     killGroup(child, "SIGTERM");
-    const gone = await Promise.race([exited.then(() => true), sleep(5_000).then(() => false)]);
+    const gone = await Promise.race([exited.then(() => true), deadlineTimer(5_000).then(() => false)]);
     if (!gone) {
       killGroup(child, "SIGKILL");
-      await Promise.race([exited, sleep(5_000)]);
+      await Promise.race([exited, deadlineTimer(5_000)]);
     }
     child.stdin?.destroy();
     live.delete(child);
