@@ -56,6 +56,20 @@ function where(filter: Filter, params: SQLInputValue[]): string {
   return parts.length ? parts.join(' AND ') : '1';
 }
 
+/** the text a text index keeps for a document: its indexed string fields, lowercased */
+function textBody(doc: Record<string, unknown>, fields: string[]): string {
+  const parts: string[] = [];
+  for (const f of fields) {
+    let v: unknown = doc;
+    for (const k of f.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+    if (typeof v === 'string') parts.push(v.toLowerCase());
+  }
+  return parts.join('\n');
+}
+
+/** a text query on a collection with a text index first scans this many rows in order (cheap for common words) */
+const TEXT_WINDOW = 2000;
+
 function isUniqueViolation(e: unknown): boolean {
   return /UNIQUE constraint failed|PRIMARY KEY/i.test(String((e as Error)?.message));
 }
@@ -64,6 +78,8 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   private db: DatabaseSync;
   private specs = new Map<string, CollectionSpec>();
+  /** collections with a text index: their fields */
+  private text = new Map<string, string[]>();
 
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -76,7 +92,8 @@ export class SqliteStore implements Store {
     for (const spec of specs) {
       this.specs.set(spec.name, spec);
       const t = ident(spec.name);
-      this.db.exec(`CREATE TABLE IF NOT EXISTS ${t} (id TEXT PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0, data TEXT NOT NULL)`);
+      if (spec.textIndex?.length) this.ensureTextTable(spec.name, spec.textIndex);
+      else this.db.exec(`CREATE TABLE IF NOT EXISTS ${t} (id TEXT PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0, data TEXT NOT NULL)`);
       const indexes = [...(spec.indexes ?? [])];
       if (spec.expiresField) indexes.push({ fields: [spec.expiresField] });
       for (const ix of indexes) {
@@ -84,6 +101,55 @@ export class SqliteStore implements Store {
         this.db.exec(`CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${ident(name)} ON ${t} (${ix.fields.map(col).join(', ')})`);
       }
     }
+  }
+
+  /**
+   * A collection with a text index has a stable integer row id (`rid`, which VACUUM keeps) that is the
+   * rowid of its FTS5 trigram table `<name>__text`; writes keep both in one transaction.
+   */
+  private ensureTextTable(name: string, fields: string[]): void {
+    const t = ident(name);
+    const cols = this.db.prepare(`SELECT name FROM pragma_table_info(?)`).all(name) as Array<{ name: string }>;
+    const create = `CREATE TABLE ${t} (rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, version INTEGER NOT NULL DEFAULT 0, data TEXT NOT NULL)`;
+    if (cols.length === 0) this.db.exec(create);
+    else if (!cols.some((c) => c.name === 'rid')) {
+      // created before it had a text index: move the rows into the new shape
+      const old = ident(`${name}__old`);
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        this.db.exec(`ALTER TABLE ${t} RENAME TO ${old}; ${create}; INSERT INTO ${t} (id, version, data) SELECT id, version, data FROM ${old}; DROP TABLE ${old};`);
+        this.db.exec(`DROP TABLE IF EXISTS ${ident(`${name}__text`)}`);
+        this.db.exec('COMMIT');
+      } catch (e) {
+        this.db.exec('ROLLBACK');
+        throw e;
+      }
+    }
+    const fts = ident(`${name}__text`);
+    const exists = this.db.prepare(`SELECT 1 AS x FROM sqlite_master WHERE name = ?`).get(`${name}__text`);
+    if (!exists) {
+      this.db.exec(`CREATE VIRTUAL TABLE ${fts} USING fts5(body, tokenize = 'trigram')`);
+      const rows = this.db.prepare(`SELECT rid, data FROM ${t}`).all() as Array<{ rid: number; data: string }>;
+      const ins = this.db.prepare(`INSERT INTO ${fts} (rowid, body) VALUES (?, ?)`);
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        for (const r of rows) ins.run(r.rid, textBody(JSON.parse(r.data), fields));
+        this.db.exec('COMMIT');
+      } catch (e) {
+        this.db.exec('ROLLBACK');
+        throw e;
+      }
+    }
+    this.text.set(name, fields);
+  }
+
+  /** keeps the text index of a row in step with its document (inside the caller's transaction) */
+  private reindex(coll: string, rid: number | bigint | undefined, doc: Record<string, unknown> | null): void {
+    const fields = this.text.get(coll);
+    if (!fields || rid === undefined) return;
+    const fts = ident(`${coll}__text`);
+    this.db.prepare(`DELETE FROM ${fts} WHERE rowid = ?`).run(rid);
+    if (doc) this.db.prepare(`INSERT INTO ${fts} (rowid, body) VALUES (?, ?)`).run(rid, textBody(doc, fields));
   }
 
   private liveClause(coll: string, params: SQLInputValue[], now = new Date()): string {
@@ -124,13 +190,53 @@ export class SqliteStore implements Store {
   }
 
   async find<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions = {}): Promise<T[]> {
+    const indexed = this.text.get(coll);
+    if (opts.text?.q && indexed && opts.text.fields.every((f) => indexed.includes(f))) return this.findText<T>(coll, filter, opts);
     const { sql, params } = this.select(coll, filter, opts, 'data, version');
-    const dir = opts.desc ? 'DESC' : 'ASC';
-    const order = opts.sort && opts.sort !== 'id' ? `${col(opts.sort)} ${dir}, id ${dir}` : `id ${dir}`;
-    let full = `${sql} ORDER BY ${order}`;
+    let full = `${sql} ORDER BY ${this.order(opts)}`;
     if (opts.limit !== undefined) { full += ' LIMIT ?'; params.push(opts.limit); }
     const rows = this.db.prepare(full).all(...params) as Array<{ data: string; version: number }>;
     return rows.map((r) => this.parse<T>(r)!);
+  }
+
+  private order(opts: FindOptions): string {
+    const dir = opts.desc ? 'DESC' : 'ASC';
+    return opts.sort && opts.sort !== 'id' ? `${col(opts.sort)} ${dir}, id ${dir}` : `id ${dir}`;
+  }
+
+  /**
+   * `find` with `text` on a text-indexed collection. The substring test itself is the same LIKE as
+   * elsewhere; the index only narrows the rows it runs on. First the next TEXT_WINDOW rows in order are
+   * tested (a common word fills the page there at once); when that does not fill the page, the trigram
+   * index yields the candidate rows (a rare word has few).
+   */
+  private findText<T>(coll: string, filter: Filter, opts: FindOptions): T[] {
+    const text = opts.text!;
+    const order = this.order(opts);
+    const q = text.q.toLowerCase();
+    const pattern = `%${q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+    const like = `(${text.fields.map((f) => `lower(${col(f)}) LIKE ? ESCAPE '\\'`).join(' OR ')})`;
+    const likeParams = text.fields.map(() => pattern);
+    const base: SQLInputValue[] = [];
+    const cond = `${where(filter, base)} AND ${this.liveClause(coll, base)}`;
+    const t = ident(coll);
+    const parse = (rows: Array<{ data: string; version: number }>) => rows.map((r) => this.parse<T>(r)!);
+    if (opts.limit !== undefined) {
+      const windowed = this.db.prepare(
+        `SELECT data, version FROM (SELECT id, data, version FROM ${t} WHERE ${cond} ORDER BY ${order} LIMIT ?) WHERE ${like} ORDER BY ${order} LIMIT ?`,
+      ).all(...base, TEXT_WINDOW, ...likeParams, opts.limit) as Array<{ data: string; version: number }>;
+      if (windowed.length >= opts.limit) return parse(windowed);
+      const seen = Number((this.db.prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${t} WHERE ${cond} LIMIT ?)`).get(...base, TEXT_WINDOW) as { n: number }).n);
+      if (seen < TEXT_WINDOW) return parse(windowed);
+    }
+    const fts = ident(`${coll}__text`);
+    // the trigram index answers substrings of 3 or more characters; shorter ones scan its (small) text
+    const short = [...q].length < 3;
+    const candidates = short ? `SELECT rowid FROM ${fts} WHERE instr(body, ?) > 0` : `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?`;
+    const params: SQLInputValue[] = [...base, ...likeParams, short ? q : `"${q.replace(/"/g, '""')}"`];
+    let sql = `SELECT data, version FROM ${t} WHERE ${cond} AND ${like} AND rid IN (${candidates}) ORDER BY ${order}`;
+    if (opts.limit !== undefined) { sql += ' LIMIT ?'; params.push(opts.limit); }
+    return parse(this.db.prepare(sql).all(...params) as Array<{ data: string; version: number }>);
   }
 
   async count(coll: string, filter: Filter): Promise<number> {
@@ -144,10 +250,16 @@ export class SqliteStore implements Store {
         const t = ident(op.coll);
         const f = this.specs.get(op.coll)?.expiresField;
         // an expired record no longer holds its key
-        if (f) this.db.prepare(`DELETE FROM ${t} WHERE id = ? AND ${col(f)} <= ?`).run(op.doc.id, now);
+        const texted = this.text.has(op.coll);
+        if (f) {
+          const gone = this.db.prepare(`DELETE FROM ${t} WHERE id = ? AND ${col(f)} <= ?${texted ? ' RETURNING rid' : ''}`).all(op.doc.id, now) as Array<{ rid: number }>;
+          for (const g of gone) this.reindex(op.coll, g.rid, null);
+        }
         const version = op.doc.version ?? 1;
         try {
-          this.db.prepare(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?)`).run(op.doc.id, version, JSON.stringify({ ...op.doc, version }));
+          const row = this.db.prepare(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?)${texted ? ' RETURNING rid' : ''}`)
+            .all(op.doc.id, version, JSON.stringify({ ...op.doc, version })) as Array<{ rid: number }>;
+          if (texted) this.reindex(op.coll, row[0]?.rid, op.doc);
         } catch (e) {
           if (isUniqueViolation(e)) throw new DuplicateKeyError(op.coll, String((e as Error).message));
           throw e;
@@ -157,15 +269,18 @@ export class SqliteStore implements Store {
       }
       case 'cas': {
         const version = op.expected + 1;
-        let res;
+        let changed: Array<{ rid?: number }>;
+        const texted = this.text.has(op.coll);
         try {
-          res = this.db.prepare(`UPDATE ${ident(op.coll)} SET version = ?, data = ? WHERE id = ? AND version = ?`)
-            .run(version, JSON.stringify({ ...op.doc, version }), op.doc.id, op.expected);
+          const stmt = this.db.prepare(`UPDATE ${ident(op.coll)} SET version = ?, data = ? WHERE id = ? AND version = ?${texted ? ' RETURNING rid' : ''}`);
+          const args = [version, JSON.stringify({ ...op.doc, version }), op.doc.id, op.expected] as SQLInputValue[];
+          changed = texted ? stmt.all(...args) as Array<{ rid: number }> : Array.from({ length: Number(stmt.run(...args).changes) }, () => ({}));
         } catch (e) {
           if (isUniqueViolation(e)) throw new DuplicateKeyError(op.coll, String((e as Error).message));
           throw e;
         }
-        if (Number(res.changes) !== 1) throw new VersionConflictError(op.coll, op.doc.id);
+        if (changed.length !== 1) throw new VersionConflictError(op.coll, op.doc.id);
+        if (texted) this.reindex(op.coll, changed[0].rid, op.doc);
         op.doc.version = version;
         return;
       }
@@ -173,9 +288,11 @@ export class SqliteStore implements Store {
         const t = ident(op.coll);
         const row = this.db.prepare(`SELECT version FROM ${t} WHERE id = ?`).get(op.doc.id) as { version: number } | undefined;
         const version = row ? Number(row.version) + 1 : 1;
+        const texted = this.text.has(op.coll);
         try {
-          this.db.prepare(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, data = excluded.data`)
-            .run(op.doc.id, version, JSON.stringify({ ...op.doc, version }));
+          const rows = this.db.prepare(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, data = excluded.data${texted ? ' RETURNING rid' : ''}`)
+            .all(op.doc.id, version, JSON.stringify({ ...op.doc, version })) as Array<{ rid: number }>;
+          if (texted) this.reindex(op.coll, rows[0]?.rid, op.doc);
         } catch (e) {
           if (isUniqueViolation(e)) throw new DuplicateKeyError(op.coll, String((e as Error).message));
           throw e;
@@ -183,9 +300,12 @@ export class SqliteStore implements Store {
         op.doc.version = version;
         return;
       }
-      case 'delete':
-        this.db.prepare(`DELETE FROM ${ident(op.coll)} WHERE id = ?`).run(op.id);
+      case 'delete': {
+        const texted = this.text.has(op.coll);
+        const gone = this.db.prepare(`DELETE FROM ${ident(op.coll)} WHERE id = ?${texted ? ' RETURNING rid' : ''}`).all(op.id) as Array<{ rid: number }>;
+        for (const g of gone) this.reindex(op.coll, g.rid, null);
         return;
+      }
     }
   }
 
@@ -218,12 +338,14 @@ export class SqliteStore implements Store {
         `SELECT data, version FROM ${ident(coll)} WHERE ${dueCol} <= ? AND ${extra} ORDER BY ${dueCol} LIMIT ?`,
       ).all(...params) as Array<{ data: string; version: number }>;
       const out: T[] = [];
-      const upd = this.db.prepare(`UPDATE ${ident(coll)} SET version = ?, data = ? WHERE id = ?`);
+      const texted = this.text.has(coll);
+      const upd = this.db.prepare(`UPDATE ${ident(coll)} SET version = ?, data = ? WHERE id = ?${texted ? ' RETURNING rid' : ''}`);
       for (const r of rows) {
         const doc = this.parse<T & Record<string, unknown>>(r)!;
         (doc as Record<string, unknown>)[opts.dueField] = until;
         doc.version = (doc.version ?? 0) + 1;
-        upd.run(doc.version, JSON.stringify(doc), doc.id);
+        const changed = upd.all(doc.version, JSON.stringify(doc), doc.id) as Array<{ rid: number }>;
+        if (texted) this.reindex(coll, changed[0]?.rid, doc);
         out.push(doc);
       }
       this.db.exec('COMMIT');
@@ -248,6 +370,9 @@ export class SqliteStore implements Store {
     let n = Number(this.db.prepare('DELETE FROM _counters WHERE expires_at <= ?').run(iso).changes);
     for (const spec of this.specs.values()) {
       if (!spec.expiresField) continue;
+      if (this.text.has(spec.name)) {
+        this.db.prepare(`DELETE FROM ${ident(`${spec.name}__text`)} WHERE rowid IN (SELECT rid FROM ${ident(spec.name)} WHERE ${col(spec.expiresField)} <= ?)`).run(iso);
+      }
       n += Number(this.db.prepare(`DELETE FROM ${ident(spec.name)} WHERE ${col(spec.expiresField)} <= ?`).run(iso).changes);
     }
     return n;

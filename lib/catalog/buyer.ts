@@ -1,0 +1,188 @@
+/**
+ * The buyer side of the catalog, without credentials: discovery of published products (nested with
+ * their published plans and prices) and checkout intents, plus the check a payment session makes
+ * against a checkout snapshot.
+ */
+import type { Runtime } from '../runtime.ts';
+import { badRequest, conflict, notFound, rateLimited } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { validate } from '../validation.ts';
+import { fromSubunits } from '../money.ts';
+import { findRail } from '../../config/rails.ts';
+import type { Filter, WriteOp } from '../store/port.ts';
+import { checkoutMethods, decodeCursor, encodeCursor, parseLimit, sameAmount } from './rules.ts';
+import {
+  CHECKOUT_REFS, COLL, LISTINGS,
+  type CheckoutRefRow, type ListingRow, type PlanRow, type PriceRow, type ProductRow, type StoreRow,
+} from './model.ts';
+import { retrying } from './tx.ts';
+
+/** how long a checkout intent can be turned into a payment session */
+export const CHECKOUT_TTL_MS = 30 * 60_000;
+/** snapshots stay readable this long after expiry (a late session is told "expired", not "unknown") */
+const REF_RETENTION_MS = 7 * 24 * 3600_000;
+/** checkout intents per client (hashed IP) and minute: they write, without credentials */
+const INTENTS_PER_MINUTE = 300;
+
+export interface ReferenceCheck {
+  merchant_id: string;
+  checkout_reference_id: string;
+  amount_subunits: string;
+  chain: string;
+  network: string;
+  token: string;
+}
+
+export class CatalogBuyer {
+  private rt: Runtime;
+
+  constructor(rt: Runtime) {
+    this.rt = rt;
+  }
+
+  private get store() {
+    return this.rt.store;
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // discovery
+
+  async products(rawQuery: unknown) {
+    const query = validate<Record<string, string>>('CatalogDiscoveryQuery', rawQuery ?? {}, 'query');
+    const limit = parseLimit(query.limit);
+    if (typeof limit === 'string') throw badRequest(limit);
+    const filter: Filter = {};
+    if (query.merchant_id !== undefined) filter.merchant_id = query.merchant_id;
+    if (query.sandbox !== undefined) filter.sandbox = query.sandbox === 'true';
+    if (query.cursor !== undefined) {
+      const after = decodeCursor(query.cursor);
+      if (!after) throw badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged');
+      filter.id = { $lt: after };
+    }
+    const q = query.q?.trim();
+    const listings = await this.store.find<ListingRow>(LISTINGS, filter, {
+      desc: true, limit: limit + 1, ...(q ? { text: { q, fields: ['search'] } } : {}),
+    });
+    const page = listings.slice(0, limit);
+    const more = listings.length > limit;
+    return {
+      data: await this.nest(page.map((l) => l.id)),
+      has_more: more,
+      next_cursor: more ? encodeCursor(page[page.length - 1].id) : null,
+    };
+  }
+
+  async product(id: string) {
+    const row = typeof id === 'string' && id.length <= 64 ? await this.store.get<ProductRow>(COLL.product, id) : null;
+    const [nested] = row && row.status === 'published' ? await this.nest([row.id]) : [];
+    if (!nested) throw notFound(`product ${String(id).slice(0, 64)}`);
+    return nested;
+  }
+
+  /**
+   * Published products with their store, published plans and published prices, in the given order.
+   * A product whose store is not published is left out (the listings already exclude it; this also
+   * covers a listing read in the middle of a store's transition).
+   */
+  private async nest(ids: string[]) {
+    if (ids.length === 0) return [];
+    const products = (await this.store.find<ProductRow>(COLL.product, { id: { $in: ids } })).filter((p) => p.status === 'published');
+    const stores = new Map((await this.store.find<StoreRow>(COLL.store, { id: { $in: [...new Set(products.map((p) => p.store_id))] } }))
+      .filter((s) => s.status === 'published').map((s) => [s.id, s]));
+    const visible = products.filter((p) => stores.has(p.store_id));
+    const plans = visible.length ? await this.store.find<PlanRow>(COLL.plan, { product_lineage_id: { $in: visible.map((p) => p.lineage_id) }, status: 'published' }) : [];
+    const prices = plans.length ? await this.store.find<PriceRow>(COLL.price, { plan_lineage_id: { $in: plans.map((p) => p.lineage_id) }, status: 'published' }) : [];
+    const byId = new Map(visible.map((p) => [p.id, p]));
+    return ids.filter((id) => byId.has(id)).map((id) => {
+      const p = byId.get(id)!;
+      const s = stores.get(p.store_id)!;
+      return {
+        id: p.id, store_id: p.store_id, merchant_id: p.merchant_id, sandbox: p.sandbox, name: p.name, slug: p.slug,
+        description: p.description, fulfillment_type: p.fulfillment_type, status: p.status, version: p.version_no,
+        supersedes_product_id: p.supersedes_id,
+        store: { id: s.id, name: s.name, slug: s.slug, description: s.description },
+        plans: plans.filter((pl) => pl.product_lineage_id === p.lineage_id).map((pl) => ({
+          id: pl.id, product_id: p.id, name: pl.name, slug: pl.slug, entitlement: pl.entitlement, status: pl.status,
+          version: pl.version_no, supersedes_plan_id: pl.supersedes_id,
+          prices: prices.filter((pr) => pr.plan_lineage_id === pl.lineage_id).map((pr) => ({
+            id: pr.id, plan_id: pl.id, amount_subunits: pr.amount_subunits, currency_or_token: pr.currency_or_token,
+            decimals: pr.decimals, allowed_payment_methods: pr.allowed_payment_methods, status: pr.status,
+            version: pr.version_no, supersedes_price_id: pr.supersedes_id,
+          })),
+        })),
+      };
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // checkout intents
+
+  async checkoutIntent(priceId: string, rawBody: unknown, clientHash: string) {
+    validate('CatalogEmptyBody', rawBody ?? {});
+    const n = await this.store.increment(`catalog:intent:${clientHash}`, 1, 60_000, this.rt.now());
+    if (n > INTENTS_PER_MINUTE) throw rateLimited('too many checkout intents from this client, retry in a minute');
+    return retrying(async () => {
+      const price = typeof priceId === 'string' && priceId.length <= 64 ? await this.store.get<PriceRow>(COLL.price, priceId) : null;
+      if (!price) throw notFound(`price ${String(priceId).slice(0, 64)}`);
+      if (price.status !== 'published') throw conflict(`price ${price.id} is ${price.status}; only a published price can be checked out`);
+      // the current published versions of its plan and product, and its store: all must be published
+      const plan = await this.store.findOne<PlanRow>(COLL.plan, { lineage_id: price.plan_lineage_id, status: 'published' });
+      if (!plan) throw conflict(`the plan of price ${price.id} (${price.plan_id}) is not published; the merchant must publish it`);
+      const product = await this.store.findOne<ProductRow>(COLL.product, { lineage_id: price.product_lineage_id, status: 'published' });
+      if (!product) throw conflict(`the product of price ${price.id} is not published; the merchant must publish it`);
+      const store = await this.store.get<StoreRow>(COLL.store, product.store_id);
+      if (!store || store.status !== 'published') throw conflict(`the store of price ${price.id} (${product.store_id}) is not published; the merchant must publish it`);
+      const methods = checkoutMethods(price, this.rt.config.rails, product.sandbox);
+      if (methods.length === 0) {
+        const wanted = price.allowed_payment_methods ? price.allowed_payment_methods.join(', ') : `any ${price.currency_or_token} rail`;
+        throw conflict(`price ${price.id} cannot be paid now: none of its payment methods (${wanted}) is an enabled rail${product.sandbox ? ' on testnet, and a sandbox merchant is paid on testnet only' : ''}`);
+      }
+      const now = this.rt.now();
+      const ref: CheckoutRefRow = {
+        id: newId('cref'), merchant_id: price.merchant_id, sandbox: product.sandbox, store_id: store.id, product_id: product.id,
+        plan_id: plan.id, price_id: price.id, amount_subunits: price.amount_subunits, currency_or_token: price.currency_or_token,
+        decimals: price.decimals, allowed_payment_methods: methods, created_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + CHECKOUT_TTL_MS).toISOString(),
+        purge_at: new Date(now.getTime() + CHECKOUT_TTL_MS + REF_RETENTION_MS).toISOString(),
+      };
+      const ops: WriteOp[] = [{ op: 'insert', coll: CHECKOUT_REFS, doc: ref }];
+      // referenced rows are immutable from now on: a PATCH makes a new version
+      for (const [coll, row] of [[COLL.price, price], [COLL.plan, plan], [COLL.product, product]] as const) {
+        if (!row.checkout_referenced) ops.push({ op: 'cas', coll, doc: { ...row, checkout_referenced: true }, expected: row.version! });
+      }
+      await this.store.write(ops);
+      return {
+        checkout_reference_id: ref.id, price_id: ref.price_id, plan_id: ref.plan_id, product_id: ref.product_id,
+        store_id: ref.store_id, merchant_id: ref.merchant_id, amount_subunits: ref.amount_subunits,
+        currency_or_token: ref.currency_or_token, decimals: ref.decimals,
+        allowed_payment_methods: ref.allowed_payment_methods, expires_at: ref.expires_at,
+      };
+    });
+  }
+
+  /** For the sessions area: a session created with metadata.checkout_reference_id must match its snapshot. */
+  async checkReference(p: ReferenceCheck) {
+    for (const f of ['merchant_id', 'checkout_reference_id', 'chain', 'network', 'token'] as const) {
+      if (typeof p?.[f] !== 'string' || p[f].length === 0 || p[f].length > 64) throw badRequest(`${f} must be a non-empty string`);
+    }
+    if (typeof p.amount_subunits !== 'string' || !/^\d{1,80}$/.test(p.amount_subunits)) throw badRequest('amount_subunits must be a string of digits');
+    const id = p.checkout_reference_id;
+    const again = 'resolve the price again with POST /v1/catalog/prices/{price_id}/checkout-intent';
+    const ref = await this.store.get<CheckoutRefRow>(CHECKOUT_REFS, id);
+    if (!ref) throw badRequest(`metadata.checkout_reference_id ${id} is unknown; ${again}`);
+    if (ref.merchant_id !== p.merchant_id) throw badRequest(`metadata.checkout_reference_id ${id} belongs to another merchant; use a checkout intent of one of your own prices`);
+    if (ref.expires_at <= this.rt.now().toISOString()) throw badRequest(`metadata.checkout_reference_id ${id} expired at ${ref.expires_at}; ${again}`);
+    if (!sameAmount(p.amount_subunits, ref.amount_subunits)) {
+      throw badRequest(`the amount does not match checkout reference ${id}: the price is ${fromSubunits(ref.amount_subunits, ref.decimals)} ${ref.currency_or_token} (${ref.amount_subunits} smallest units)`);
+    }
+    const rail = `${p.chain}:${p.network}:${p.token}`;
+    if (!ref.allowed_payment_methods.includes(rail)) {
+      throw badRequest(`${rail} is not a payment method of checkout reference ${id}; use one of ${ref.allowed_payment_methods.join(', ')}`);
+    }
+    if (!findRail(this.rt.config.rails, p.chain, p.network, p.token)) throw badRequest(`${rail} is no longer an enabled rail; ${again}`);
+    return {
+      ok: true as const, checkout_reference_id: ref.id, price_id: ref.price_id, plan_id: ref.plan_id,
+      product_id: ref.product_id, store_id: ref.store_id, amount_subunits: ref.amount_subunits, currency_or_token: ref.currency_or_token,
+    };
+  }
+}
