@@ -1,0 +1,45 @@
+/** Shared pieces of the payment-session tests. */
+import type { TestNode } from '../helpers/node.ts';
+import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
+
+export const ETH_USDC = { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' };
+export const SOL_USDC = { methodID: 0, chain: 'solana', network: 'testnet', token: 'USDC' };
+
+/** A sandbox merchant (or a live one with `bearer`) that the per-minute rate limit does not stop. */
+export async function merchant(t: TestNode, opts: { bearer?: string; webhook_url?: string } = {}): Promise<RegisteredMerchant> {
+  const m = await registerMerchant(t, opts);
+  await t.call('operators.setRateLimit', { merchant_id: m.id, rate_limit_per_minute: 100_000 });
+  return m;
+}
+
+/** A live merchant registered by an operator-created bearer user; KYC verified when asked. */
+export async function liveMerchant(t: TestNode, kyc: 'verified' | 'none' = 'none'): Promise<RegisteredMerchant> {
+  const user = await t.call<{ bearer_token: string }>('operators.createUser', { email: `owner${Date.now()}${Math.random().toString(36).slice(2, 6)}@trusted.test` });
+  const m = await merchant(t, { bearer: user.bearer_token });
+  if (kyc === 'verified') await t.call('operators.setKyc', { merchant_id: m.id, status: 'verified' });
+  return m;
+}
+
+/** The value of abuse_signal_total summed over the series matching `labels`. */
+export async function abuseCount(t: TestNode, labels: Record<string, string>): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^abuse_signal_total\{(.*)\} (\S+)$/.exec(line);
+    if (!m) continue;
+    const got = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => got[k] === v)) sum += Number(m[2]);
+  }
+  return sum;
+}
+
+/** Polls until `check` returns a truthy value (generous deadline; no timing assertions). */
+export async function eventually<T>(what: string, check: () => Promise<T | false | null | undefined> | T | false | null | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
