@@ -85,6 +85,8 @@ export class SqliteStore implements Store {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
     this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = OFF;');
+    // SQLite's lower() folds ASCII only; text search lowercases like JavaScript (and MongoDB's /i) do
+    this.db.function('lower_text', { deterministic: true }, (v) => (typeof v === 'string' ? v.toLowerCase() : v));
     this.db.exec('CREATE TABLE IF NOT EXISTS _counters (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires_at TEXT NOT NULL)');
   }
 
@@ -183,7 +185,7 @@ export class SqliteStore implements Store {
     let sql = `SELECT ${fields} FROM ${ident(coll)} WHERE ${where(filter, params)} AND ${this.liveClause(coll, params)}`;
     if (opts.text && opts.text.q) {
       const pattern = `%${opts.text.q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-      sql += ` AND (${opts.text.fields.map((f) => `lower(${col(f)}) LIKE ? ESCAPE '\\'`).join(' OR ')})`;
+      sql += ` AND (${opts.text.fields.map((f) => `lower_text(${col(f)}) LIKE ? ESCAPE '\\'`).join(' OR ')})`;
       for (let i = 0; i < opts.text.fields.length; i++) params.push(pattern);
     }
     return { sql, params };
@@ -215,7 +217,7 @@ export class SqliteStore implements Store {
     const order = this.order(opts);
     const q = text.q.toLowerCase();
     const pattern = `%${q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-    const like = `(${text.fields.map((f) => `lower(${col(f)}) LIKE ? ESCAPE '\\'`).join(' OR ')})`;
+    const like = `(${text.fields.map((f) => `lower_text(${col(f)}) LIKE ? ESCAPE '\\'`).join(' OR ')})`;
     const likeParams = text.fields.map(() => pattern);
     const base: SQLInputValue[] = [];
     const cond = `${where(filter, base)} AND ${this.liveClause(coll, base)}`;

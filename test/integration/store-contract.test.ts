@@ -36,6 +36,9 @@ const SPECS = [
   { name: 'things', indexes: [{ fields: ['owner', 'created_at'] }, { fields: ['slug'], unique: true }] },
   { name: 'leases', expiresField: 'expires_at' },
   { name: 'jobs', indexes: [{ fields: ['status', 'due_at'] }] },
+  // the same documents with and without a text index must give the same answers
+  { name: 'texted', indexes: [{ fields: ['owner', 'id'] }], expiresField: 'expires_at', textIndex: ['name', 'description'] },
+  { name: 'plain', indexes: [{ fields: ['owner', 'id'] }], expiresField: 'expires_at' },
 ];
 
 describe.each(adapters)('store contract: $name', (adapter) => {
@@ -115,6 +118,51 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     expect(await store.find('things', {}, { text: { q: '_', fields: ['name'] } })).toEqual([]);
     expect(await store.find('things', { missing: null }, { limit: 1 })).toHaveLength(1);
     expect(await store.count('things', { owner: { $ne: 'odd' } })).toBe(13);
+  });
+
+  it('answers text searches the same with a text index as without, through every kind of write', async () => {
+    const words = ['alpha', 'Bravo', 'charlie', 'DELTA', 'echo', 'foxtrot'];
+    const docs = Array.from({ length: 2600 }, (_, i) => ({
+      id: `d${String(i).padStart(5, '0')}`, owner: i % 3 === 0 ? 'a' : 'b',
+      name: `${words[i % 6]} item ${i}${i === 5 || i === 11 ? ' RareZebra' : ''}`,
+      description: i % 7 === 0 ? `about ${words[(i + 1) % 6]} and 100%_off` : null,
+    }));
+    const both = (op: 'insert' | 'upsert', doc: Record<string, unknown> & { id: string }) =>
+      [{ op, coll: 'texted', doc: { ...doc } }, { op, coll: 'plain', doc: { ...doc } }] as never[];
+    for (let i = 0; i < docs.length; i += 500) await store.write(docs.slice(i, i + 500).flatMap((d) => both('insert', d)));
+    const same = async (filter: Record<string, unknown>, q: string, fields: string[], limit?: number, desc = true) => {
+      const opts = { desc, limit, text: { q, fields } };
+      const a = (await store.find('texted', filter as never, opts)).map((d) => d.id);
+      const b = (await store.find('plain', filter as never, opts)).map((d) => d.id);
+      expect([q, a]).toEqual([q, b]);
+      return a;
+    };
+    const check = async () => {
+      for (const q of ['rarezebra', 'ALPHA', 'item 25', 'o', 'zz', '100%_', 'about bravo', 'nothing here', 'ha item 1']) {
+        await same({}, q, ['name', 'description'], 21);
+        await same({}, q, ['name'], 5, false);
+        await same({ owner: 'b' }, q, ['name', 'description'], 21);
+        await same({ id: { $lt: 'd01000' } }, q, ['description'], 50);
+        await same({}, q, ['name', 'description']);
+      }
+    };
+    expect(await same({}, 'RAREZEBRA', ['name'], 10)).toEqual(['d00011', 'd00005']);
+    await check();
+    const d5 = (await store.get('texted', 'd00005'))!;
+    const p5 = (await store.get('plain', 'd00005'))!;
+    await store.write([
+      { op: 'cas', coll: 'texted', doc: { ...d5, name: 'renamed' }, expected: d5.version! },
+      { op: 'cas', coll: 'plain', doc: { ...p5, name: 'renamed' }, expected: p5.version! },
+      ...both('upsert', { id: 'd00020', owner: 'a', name: 'now a RareZebra too', description: null }),
+      ...both('upsert', { id: 'new1', owner: 'b', name: 'brand new rarezebra', description: 'x' }),
+      { op: 'delete', coll: 'texted', id: 'd00011' }, { op: 'delete', coll: 'plain', id: 'd00011' },
+      ...both('insert', { id: 'gone', owner: 'a', name: 'expired rarezebra', expires_at: new Date(Date.now() - 1000).toISOString() }),
+    ]);
+    expect(await same({}, 'rarezebra', ['name'], 10)).toEqual(['new1', 'd00020']);
+    await check();
+    await store.purgeExpired(new Date());
+    await store.write(both('insert', { id: 'gone', owner: 'a', name: 'back again rarezebra' }));
+    expect(await same({}, 'rarezebra', ['name'], 10)).toEqual(['new1', 'gone', 'd00020']);
   });
 
   it('treats expired documents as absent and lets their id be reused', async () => {
