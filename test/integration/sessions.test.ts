@@ -190,7 +190,7 @@ describe('payment sessions over HTTP', () => {
       const res = await t.request('GET', `/v1/payment_sessions/${s.session_id}`, { key: sandbox.apiKey });
       expect(res.body).toMatchObject({ status: 'partial_paid', received_amount: 4, received_amount_subunits: '4000000', explorer_url: 'https://sepolia.etherscan.io/tx/0xaa' });
       expect(res.body.deposits).toEqual([expect.objectContaining({ tx_hash: '0xaa', amount: 4, amount_subunits: '4000000', confirmations: 3, late: false, reverted: false, simulated: false })]);
-      const events = await t.node.rt.store.find<{ event_type: string }>('webhook_events', { session_id: s.session_id });
+      const events = await t.node.rt.store.find<{ id: string; event_type: string }>('webhook_events', { session_id: s.session_id });
       expect(events.map((e) => e.event_type)).toEqual(['payment_session.partial_paid']);
     });
   });
@@ -232,7 +232,7 @@ describe('payment sessions over HTTP', () => {
       const sim = await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: sandbox.apiKey });
       expect(sim.status).toBe(200);
       expect(sim.body).toMatchObject({ status: 'completed', received_amount: 12.5, deposits: [expect.objectContaining({ simulated: true, tx_hash: null, amount: 12.5 })] });
-      const events = await t.node.rt.store.find<{ event_type: string; body: Record<string, unknown> }>('webhook_events', { session_id: s.session_id });
+      const events = await t.node.rt.store.find<{ id: string; event_type: string; body: Record<string, unknown> }>('webhook_events', { session_id: s.session_id });
       expect(events.map((e) => e.event_type)).toEqual(['payment_session.completed']);
       expect(events[0].body).toMatchObject({ session_id: s.session_id, status: 'completed', amount: 12.5, currency: 'USDC', chain: 'ethereum', network: 'testnet' });
     });
@@ -327,7 +327,7 @@ describe('payment session caps', () => {
     const results = await Promise.all(Array.from({ length: 12 }, () => create(m.apiKey, 30)));
     expect(results.filter((r) => r.status === 201)).toHaveLength(8); // 8 × 30 = 240 ≤ 250 < 270
     expect(results.filter((r) => r.status === 400)).toHaveLength(4);
-    const vol = await t.node.rt.store.find<{ sum_subunits: string }>('session_volume', { merchant_id: m.id });
+    const vol = await t.node.rt.store.find<{ id: string; sum_subunits: string }>('session_volume', { merchant_id: m.id });
     expect(vol.map((v) => v.sum_subunits)).toEqual(['240000000']);
   });
 
@@ -335,12 +335,12 @@ describe('payment session caps', () => {
     const m = await merchant(t);
     const ETH = { ...ETH_USDC, token: 'ETH' };
     for (const amount of [100, 100, 49.99999]) expect((await create(m.apiKey, amount, ETH)).status).toBe(201);
-    const vol = await t.node.rt.store.findOne<{ sum_subunits: string }>('session_volume', { merchant_id: m.id });
+    const vol = await t.node.rt.store.findOne<{ id: string; sum_subunits: string }>('session_volume', { merchant_id: m.id });
     expect(vol!.sum_subunits).toBe('249999990000000000000');
     // 0.00001 ETH is left: 100 wei more is refused, the rest itself is accepted
     expect((await create(m.apiKey, 0.0000100000000001, ETH)).status).toBe(400);
     expect((await create(m.apiKey, 0.00001, ETH)).status).toBe(201);
-    expect((await t.node.rt.store.findOne<{ sum_subunits: string }>('session_volume', { merchant_id: m.id }))!.sum_subunits).toBe('250000000000000000000');
+    expect((await t.node.rt.store.findOne<{ id: string; sum_subunits: string }>('session_volume', { merchant_id: m.id }))!.sum_subunits).toBe('250000000000000000000');
   });
 });
 
@@ -390,7 +390,7 @@ describe('payment session expiry', () => {
   });
   afterAll(async () => { await t.stop(); });
   const create = (body: Record<string, unknown> = {}) => t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 5, expires_in: '10s', paymentMethod: ETH_USDC, ...body } });
-  const stored = (id: string) => t.node.rt.store.get<{ status: string; expiry_due_at: string | null }>('payment_sessions', id);
+  const stored = (id: string) => t.node.rt.store.get<{ id: string; status: string; expiry_due_at: string | null }>('payment_sessions', id);
 
   it('the scanner expires a session at expires_at and writes one payment_session.expired row', async () => {
     const s = (await create()).body;
@@ -398,7 +398,7 @@ describe('payment session expiry', () => {
     expect((await stored(s.session_id))!.expiry_due_at).toBe(s.expires_at);
     offset += 11_000;
     await eventually('the scanner to expire the session', async () => (await stored(s.session_id))?.status === 'expired');
-    const events = await t.node.rt.store.find<{ event_type: string; merchant_id: string; body: Record<string, unknown> }>('webhook_events', { session_id: s.session_id });
+    const events = await t.node.rt.store.find<{ id: string; event_type: string; merchant_id: string; body: Record<string, unknown> }>('webhook_events', { session_id: s.session_id });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ event_type: 'payment_session.expired', merchant_id: m.id, body: { event_type: 'payment_session.expired', status: 'expired', amount: 5, currency: 'USDC', chain: 'ethereum', network: 'testnet' } });
     const res = await t.request('GET', `/v1/payment_sessions/${s.session_id}`, { key: m.apiKey });
@@ -419,7 +419,7 @@ describe('payment session expiry', () => {
     const res = await t.request('GET', `/v1/payment_sessions/${s.session_id}`, { key: m.apiKey });
     expect(res.body).toMatchObject({ status: 'expired', received_amount: 5 });
     expect(res.body.deposits.map((d: { tx_hash: string; late: boolean }) => [d.tx_hash, d.late])).toEqual([['0x01', false], ['0x02', true]]);
-    const types = (await t.node.rt.store.find<{ event_type: string }>('webhook_events', { session_id: s.session_id }, { sort: 'created_at' })).map((e) => e.event_type);
+    const types = (await t.node.rt.store.find<{ id: string; event_type: string }>('webhook_events', { session_id: s.session_id }, { sort: 'created_at' })).map((e) => e.event_type);
     expect(types).toEqual(['payment_session.partial_paid', 'payment_session.expired']);
   });
 
