@@ -187,8 +187,12 @@ describe("Solana JSON-RPC harness (LiteSVM) + @solana/web3.js + lib/chains/solan
 
     const owners = new Set([session]);
     const mints = new Set([usdc.mint]);
-    const deposits = [];
-    for (const s of sigs) deposits.push(...extractSolanaDeposits(await parsed(s.signature), { owners, mints }));
+    // getParsedTransactions sends one JSON-RPC batch request
+    const txs = await conn.getParsedTransactions(
+      sigs.map((s) => s.signature),
+      { maxSupportedTransactionVersion: 0, commitment: "confirmed" },
+    );
+    const deposits = txs.flatMap((tx) => extractSolanaDeposits(tx as unknown as ParsedTransactionLike, { owners, mints }));
     expect(deposits.map((d) => [d.signature, d.mint, d.account, d.amount])).toEqual([
       [second, usdc.mint, ata, "1000000"],
       [first, usdc.mint, ata, "1500000"],
