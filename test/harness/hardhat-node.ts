@@ -100,6 +100,8 @@ export interface StartHardhatNodeOptions {
   chainId?: number;
   /** how long to wait for the node to answer eth_chainId (default 90 s: a busy 2-core machine) */
   startTimeoutMs?: number;
+  /** keep Hardhat's per-request console log on (default off: it costs time in benchmarks) */
+  logging?: boolean;
 }
 
 const live = new Set<ChildProcess>();
@@ -234,6 +236,7 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
   }
 
   const url = urlFound!;
+  if (options.logging !== true) await rpcCall(url, "hardhat_setLoggingEnabled", [false]);
   provider = new JsonRpcProvider(url, chainId, { staticNetwork: true, pollingInterval: 50, cacheTimeout: -1 });
   const accounts = hardhatAccounts();
   let automine = true;
