@@ -322,18 +322,18 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
 
       /** GET /v1/payment_sessions/{session_id}: the owner's key; demo sessions without credentials. */
       get: {
-        async handler(ctx: Context<{ params: { id: string } }>) {
-          const s = await readableSession(ctx, ctx.params.params?.id);
+        async handler(ctx: Context<{ params: { session_id: string } }>) {
+          const s = await readableSession(ctx, ctx.params.params?.session_id);
           return presentSession(await current(ctx, s), rt);
         },
       },
 
       /** POST /v1/payment_sessions/{session_id}/simulate */
       simulate: {
-        async handler(ctx: Context<{ params: { id: string } }>) {
+        async handler(ctx: Context<{ params: { session_id: string } }>) {
           const caller = (ctx.meta as Meta).user ?? null;
           const callerId = caller?.kind === 'merchant' ? caller.merchant_id : null;
-          const id = ctx.params.params?.id;
+          const id = ctx.params.params?.session_id;
           const s = typeof id === 'string' ? await store.get<PaymentSessionState>('payment_sessions', id) : null;
           if (!s) throw notFound('payment session');
           if (!s.demo && callerId !== null && callerId !== s.merchant_id) {
