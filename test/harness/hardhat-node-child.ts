@@ -5,6 +5,7 @@
 // Arguments (JSON in argv[2]): { projectRoot, workDir, hostname, port, chainId }; Hardhat's
 // artifacts and cache directories go to workDir, never into the repository.
 // Hardhat prints "Started HTTP and WebSocket JSON-RPC server at http://HOST:PORT/" on stdout.
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createHardhatRuntimeEnvironment } from "hardhat/hre";
 
@@ -19,6 +20,8 @@ interface ChildArgs {
 const args = JSON.parse(process.argv[2] ?? "{}") as ChildArgs;
 
 const exit = (): void => process.exit(0);
+// the work dir is removed however this process ends (stop(), or the parent killed)
+process.on("exit", () => rmSync(args.workDir, { recursive: true, force: true }));
 process.stdin.on("end", exit);
 process.stdin.on("close", exit);
 process.stdin.on("error", exit);
