@@ -15,7 +15,6 @@ import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
 import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
-import { createSessionExpiryService } from './session-expiry.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -31,5 +30,4 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   webhooks: createWebhooksService,
   sessions: createSessionsService,
   'session-actors': createSessionActorsService,
-  'session-expiry': createSessionExpiryService,
 };

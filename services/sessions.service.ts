@@ -22,6 +22,7 @@ import { findRail, railKey, type Rail } from '../config/rails.ts';
 import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/metrics.ts';
 import { isConflict, isDuplicate, type Doc } from '../lib/store/port.ts';
 import { AddressDeriver, AddressIndexAllocator, explorerUrl, loadSeedPhrase, paymentUri, type AddressChain } from '../lib/addresses.ts';
+import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import {
   DEMO_MERCHANT_ID, isDue, isOpen,
   type PaymentSessionState, type SessionMsg, type SessionReply,
@@ -234,6 +235,8 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
 
   return {
     name: 'sessions',
+    // the expiry scanner runs wherever the sessions API runs
+    mixins: [sessionExpiryMixin(rt)],
     actions: {
       /** POST /v1/payment_sessions */
       create: {

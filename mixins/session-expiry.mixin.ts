@@ -4,6 +4,9 @@
  * (the claim pushes their due time by a lease, so other nodes skip them) and sends each one `{type:'expire'}`.
  * A session whose node is gone still expires; a message that arrives twice is harmless; a failed send is
  * retried when the lease ends. Period: SESSION_SCAN_INTERVAL_MS.
+ *
+ * It runs inside the `sessions` service (a mixin), so every node that serves the sessions API also
+ * scans; `sessions.scanExpired` runs one scan at once (operators, tests).
  */
 import type { ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
@@ -13,16 +16,15 @@ const LEASE_MS = 60_000;
 const BATCH = 100;
 const PARALLEL = 10;
 
-export function createSessionExpiryService(rt: Runtime): ServiceSchema {
+export function sessionExpiryMixin(rt: Runtime): Partial<ServiceSchema> {
   let timer: NodeJS.Timeout | null = null;
   let running = false;
   let stopped = false;
 
   return {
-    name: 'session-expiry',
     actions: {
       /** Runs one scan now (tests, operators); returns how many sessions were sent `expire`. */
-      scan: {
+      scanExpired: {
         visibility: 'public',
         handler(this: { scanOnce(): Promise<number> }) {
           return this.scanOnce();
@@ -66,5 +68,5 @@ export function createSessionExpiryService(rt: Runtime): ServiceSchema {
       stopped = true;
       if (timer) clearInterval(timer);
     },
-  } as unknown as ServiceSchema;
+  } as unknown as Partial<ServiceSchema>;
 }
