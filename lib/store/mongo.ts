@@ -67,6 +67,9 @@ export class MongoStore implements Store {
         await c.createIndex(keys, { unique: !!ix.unique, ...partial });
       }
       if (spec.expiresField) await c.createIndex({ [spec.expiresField]: 1 });
+      // spec.textIndex needs nothing here: `find` answers `text` with a case-insensitive regex over the
+      // fields (the same results as SQLite's trigram index), bounded by the indexes of the filter
+
     }
     await this.db.collection('_counters').createIndex({ expires_at: 1 });
   }
