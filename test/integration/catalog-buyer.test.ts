@@ -254,6 +254,14 @@ describe('catalog: buyer side', () => {
       expect((await t.request('POST', `/v1/catalog/prices/${price.id}/checkout-intent`, { body: { amount: 1 } })).status).toBe(400);
     });
 
+    it('concurrent intents for one price each get their own snapshot', async () => {
+      const { price, product } = await c.published();
+      const results = await Promise.all(Array.from({ length: 10 }, () => t.request('POST', `/v1/catalog/prices/${price.id}/checkout-intent`)));
+      expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
+      expect(new Set(results.map((r) => r.body.checkout_reference_id)).size).toBe(10);
+      expect((await c.ok('GET', `/v1/products/${product.id}`)).checkout_referenced).toBe(true);
+    });
+
     it('allowed_payment_methods = the price list (or every rail of the token) ∩ enabled rails ∩ testnet for sandbox', async () => {
       const rails = (await t.request('GET', '/v1/payment_methods')).body.map((r: any) => `${r.chain}:${r.network}:${r.token}`);
       expect(rails).toContain('ethereum:mainnet:USDC');

@@ -210,6 +210,19 @@ describe('catalog: merchant side', () => {
       expect(res.body.message).toMatch(/archived/);
     });
 
+    it('concurrent PATCHes of a published product make distinct versions; concurrent publishes leave one published', async () => {
+      const s = await c.store();
+      const p = await c.product(s.id);
+      await c.publish('products', p.id);
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => c.req('PATCH', `/v1/products/${p.id}`, { name: `Edit ${i}` })));
+      expect(results.map((r) => r.status)).toEqual(Array(6).fill(201));
+      expect(results.map((r) => r.body.version).sort()).toEqual([2, 3, 4, 5, 6, 7]);
+      const published = await Promise.all(results.map((r) => c.req('POST', `/v1/products/${r.body.id}/publish`)));
+      expect(published.map((r) => r.status)).toEqual(Array(6).fill(200));
+      const line = (await c.ok('GET', `/v1/products?store_id=${s.id}&status=published`)).data;
+      expect(line).toHaveLength(1);
+    });
+
     it('a new product version keeps its plans; list filters follow the product line', async () => {
       const { product, plan } = await c.published();
       const v2 = (await c.req('PATCH', `/v1/products/${product.id}`, { name: 'Pro API access v2' })).body;
