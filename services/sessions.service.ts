@@ -14,8 +14,10 @@ import type { Runtime } from '../lib/runtime.ts';
 import type { Caller } from './routes/types.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
-import { badRequest, forbidden, notFound, rateLimited, conflict, unauthorized } from '../lib/errors.ts';
+import { badRequest, forbidden, notFound, rateLimited, conflict, unauthorized, IDEMPOTENCY_MISMATCH } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
+import { canonicalJson, IDEMPOTENCY_WINDOW_MS } from '../lib/idempotency.ts';
+import { sha256Hex } from '../lib/secrets.ts';
 import { AmountError, decimalText, toApiNumber, toSubunits } from '../lib/money.ts';
 import { parseDuration } from '../lib/duration.ts';
 import { findRail, railKey, type Rail } from '../config/rails.ts';
@@ -36,7 +38,7 @@ export const DEMO_DEFAULT_EXPIRES_IN = '15m';
 export const METADATA_MAX_BYTES = 4096;
 const DAY_MS = 86_400_000;
 
-type Meta = { user?: Caller; client?: { ip_hash: string } };
+type Meta = { user?: Caller; client?: { ip_hash: string }; headers?: Record<string, string | undefined> };
 type PaymentMethodInput = { methodID: number; chain: string; token: string; network: string };
 interface CreateBody {
   amount: number;
@@ -46,6 +48,9 @@ interface CreateBody {
   metadata?: Record<string, unknown>;
 }
 interface DemoBody { chain?: string; network?: string; token?: string; amount?: number; expires_in?: string }
+/** Idempotency-Key on creation: the key's record names the session it created (collection `idempotency`). */
+interface IdempotentCreateDoc extends Doc { payload_hash: string; session_id: string; created_at: string; expires_at: string }
+const IDEMPOTENCY_WAIT_MS = 5_000;
 interface VolumeDoc extends Doc { merchant_id: string; rail: string; day: string; sum_subunits: string; expires_at: string }
 
 /** The PaymentSession as the API shows it (spec fields, plus additive exact amounts and deposits). */
@@ -143,7 +148,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   }
 
   async function newSession(ctx: Context, args: {
-    merchant_id: string; sandbox: boolean; demo: boolean; environment: Environment; rail: Rail;
+    id?: string; merchant_id: string; sandbox: boolean; demo: boolean; environment: Environment; rail: Rail;
     expected: bigint; expiresMs: number; metadata: Record<string, unknown>;
   }): Promise<PaymentSessionState> {
     const chain = args.rail.chain as AddressChain;
@@ -151,7 +156,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     const now = rt.now();
     const at = now.toISOString();
     const session: PaymentSessionState = {
-      id: newId('ps'),
+      id: args.id ?? newId('ps'),
       merchant_id: args.merchant_id, demo: args.demo, sandbox: args.sandbox, environment: args.environment,
       method_id: 0, chain: args.rail.chain, network: args.rail.network, token: args.rail.token, decimals: args.rail.decimals,
       expected_subunits: args.expected.toString(), received_subunits: '0',
@@ -215,6 +220,30 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     }
   }
 
+  /**
+   * Idempotency-Key: the same key and payload within 24 hours answers with the session the first request
+   * created (as it is now); another payload is a 409. The key is reserved, with the id of the session to
+   * create, before anything is written; a creation that fails frees it again.
+   */
+  function idempotencyRecordId(merchantId: string, key: string): string {
+    return `sessions.create:${merchantId}:${sha256Hex(key)}`;
+  }
+
+  async function replayIdempotent(ctx: Context, recordId: string, payloadHash: string): Promise<PaymentSessionState | null> {
+    const rec = await store.get<IdempotentCreateDoc>('idempotency', recordId);
+    if (!rec) return null;
+    if (rec.payload_hash !== payloadHash) throw conflict(IDEMPOTENCY_MISMATCH);
+    const deadline = Date.now() + IDEMPOTENCY_WAIT_MS;
+    for (;;) {
+      const s = await store.get<PaymentSessionState>('payment_sessions', rec.session_id);
+      if (s) return s;
+      // the first request is still creating it (or failed and is about to free the key)
+      if (Date.now() > deadline || !(await store.get('idempotency', recordId))) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw conflict('a request with this Idempotency-Key is still in progress; retry it');
+  }
+
   async function readableSession(ctx: Context, id: string): Promise<PaymentSessionState> {
     const caller = (ctx.meta as Meta).user ?? null;
     const s = typeof id === 'string' ? await store.get<PaymentSessionState>('payment_sessions', id) : null;
@@ -244,6 +273,16 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           const caller = (ctx.meta as Meta).user;
           if (caller?.kind !== 'merchant') throw unauthorized();
           const body = validate<CreateBody>('CreatePaymentSessionRequest', ctx.params.body);
+          const idemKey = (ctx.meta as Meta).headers?.['idempotency-key'];
+          if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255)) throw badRequest('Idempotency-Key must be 1 to 255 characters');
+          const idem = idemKey ? { id: idempotencyRecordId(caller.merchant_id, idemKey), hash: sha256Hex(canonicalJson(body)) } : null;
+          if (idem) {
+            const earlier = await replayIdempotent(ctx, idem.id, idem.hash);
+            if (earlier) {
+              created(ctx, `/v1/payment_sessions/${earlier.id}`);
+              return presentSession(await current(ctx, earlier), rt);
+            }
+          }
           if (body.paymentMethod && body.payment_method && JSON.stringify(body.paymentMethod) !== JSON.stringify(body.payment_method)) {
             throw badRequest('send paymentMethod only (payment_method is its legacy name); the two differ');
           }
@@ -279,14 +318,34 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           if (metadata.checkout_reference_id !== undefined) {
             await checkCheckoutReference(ctx, caller.merchant_id, metadata.checkout_reference_id, expected, rail);
           }
-          const release = config.dailyVolumeLimit !== null ? await reserveDailyVolume(caller.merchant_id, environment, rail, expected) : null;
+          const sessionId = newId('ps');
+          if (idem) {
+            const now = rt.now();
+            const rec: IdempotentCreateDoc = {
+              id: idem.id, payload_hash: idem.hash, session_id: sessionId,
+              created_at: now.toISOString(), expires_at: new Date(now.getTime() + IDEMPOTENCY_WINDOW_MS).toISOString(),
+            };
+            try {
+              await store.write([{ op: 'insert', coll: 'idempotency', doc: rec }]);
+            } catch (e) {
+              if (!isDuplicate(e)) throw e;
+              // a concurrent request with the same key won the reservation: answer with its session
+              const winner = await replayIdempotent(ctx, idem.id, idem.hash);
+              if (!winner) throw conflict('a request with this Idempotency-Key is still in progress; retry it');
+              created(ctx, `/v1/payment_sessions/${winner.id}`);
+              return presentSession(winner, rt);
+            }
+          }
+          let release: (() => Promise<void>) | null = null;
           let session: PaymentSessionState;
           try {
+            release = config.dailyVolumeLimit !== null ? await reserveDailyVolume(caller.merchant_id, environment, rail, expected) : null;
             session = await newSession(ctx, {
-              merchant_id: caller.merchant_id, sandbox: caller.sandbox, demo: false, environment, rail, expected, expiresMs, metadata,
+              id: sessionId, merchant_id: caller.merchant_id, sandbox: caller.sandbox, demo: false, environment, rail, expected, expiresMs, metadata,
             });
           } catch (e) {
             await release?.().catch((err) => this.logger.warn('daily volume not released:', (err as Error).message));
+            if (idem) await store.write([{ op: 'delete', coll: 'idempotency', id: idem.id }]).catch(() => undefined);
             throw e;
           }
           created(ctx, `/v1/payment_sessions/${session.id}`);

@@ -163,6 +163,41 @@ describe('payment sessions over HTTP', () => {
     });
   });
 
+  describe('Idempotency-Key', () => {
+    const withKey = (key: string, idem: string, body: unknown) => t.request('POST', '/v1/payment_sessions', { key, body, headers: { 'Idempotency-Key': idem } });
+
+    it('answers a retried request with the session the first one created; another payload is 409', async () => {
+      const first = await withKey(sandbox.apiKey, 'order-1001', ok({ metadata: { order: 1001 } }));
+      expect(first.status).toBe(201);
+      const retry = await withKey(sandbox.apiKey, 'order-1001', { metadata: { order: 1001 }, paymentMethod: ETH_USDC, expires_in: '15m', amount: 12.5 });
+      expect(retry.status).toBe(201);
+      expect(retry.body.session_id).toBe(first.body.session_id);
+      expect(retry.headers.get('location')).toBe(`/v1/payment_sessions/${first.body.session_id}`);
+      const changed = await withKey(sandbox.apiKey, 'order-1001', ok({ amount: 13 }));
+      expect(changed.status).toBe(409);
+      expect(changed.body).toEqual({ code: 5, message: 'idempotency key was already used with a different payload' });
+      // keys are scoped to the merchant
+      const theirs = await withKey(other.apiKey, 'order-1001', ok({ metadata: { order: 1001 } }));
+      expect(theirs.status).toBe(201);
+      expect(theirs.body.session_id).not.toBe(first.body.session_id);
+      expect((await withKey(sandbox.apiKey, 'x'.repeat(256), ok())).status).toBe(400);
+    });
+
+    it('creates one session for concurrent requests with one key', async () => {
+      const before = await t.node.rt.store.count('payment_sessions', { merchant_id: other.id });
+      const results = await Promise.all(Array.from({ length: 8 }, () => withKey(other.apiKey, 'burst-7', ok({ amount: 7 }))));
+      expect(results.map((r) => r.status)).toEqual(Array(8).fill(201));
+      expect(new Set(results.map((r) => r.body.session_id)).size).toBe(1);
+      expect(await t.node.rt.store.count('payment_sessions', { merchant_id: other.id })).toBe(before + 1);
+    });
+
+    it('frees the key when the creation is refused', async () => {
+      const mainnet = await withKey(sandbox.apiKey, 'retry-after-fix', ok({ paymentMethod: { ...ETH_USDC, network: 'mainnet' } }));
+      expect(mainnet.status).toBe(403);
+      expect((await withKey(sandbox.apiKey, 'retry-after-fix', ok())).status).toBe(201);
+    });
+  });
+
   describe('read', () => {
     it('answers the owner, hides the session from another merchant (404) and from anonymous callers (401)', async () => {
       const s = (await create(sandbox.apiKey, ok({ metadata: { cart: 9 } }))).body;
@@ -314,12 +349,15 @@ describe('payment session caps', () => {
     const over = await create(m.apiKey, 50.000001);
     expect(over.status).toBe(400);
     expect(over.body.message).toMatch(/daily volume limit of 250 USDC on ethereum testnet reached: 50 USDC left/);
-    expect((await create(m.apiKey, 50)).status).toBe(201); // exactly the cap
+    // refused after its Idempotency-Key was reserved: the key is free again
+    const keyed = (amount: number) => t.request('POST', '/v1/payment_sessions', { key: m.apiKey, headers: { 'Idempotency-Key': 'cap-1' }, body: { amount, expires_in: '15m', paymentMethod: ETH_USDC } });
+    expect((await keyed(60)).status).toBe(400);
+    expect((await keyed(50)).status).toBe(201); // exactly the cap
     expect((await create(m.apiKey, 0.01)).status).toBe(400);
     // another rail and another merchant have their own volume
     expect((await create(m.apiKey, 100, SOL_USDC)).status).toBe(201);
     expect((await create((await merchant(t)).apiKey, 100)).status).toBe(201);
-    expect(await abuseCount(t, { signal: 'limit_violation', outcome: 'daily_volume_limit_exceeded' })).toBe(before + 2);
+    expect(await abuseCount(t, { signal: 'limit_violation', outcome: 'daily_volume_limit_exceeded' })).toBe(before + 3);
   });
 
   it('holds under concurrent creations (no more than the cap is ever granted)', async () => {
