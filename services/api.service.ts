@@ -138,6 +138,12 @@ export function createApiService(rt: Runtime): ServiceSchema {
         if (bearerHeader !== undefined && (mode === 'key-or-bearer' || mode === 'bearer-optional')) {
           const user = await resolveBearer(rt.store, bearerHeader);
           if (!user) throw unauthorized();
+          // a bearer user gets the default merchant limit, counted per user
+          const count = await rt.store.increment(`rate:${user.id}`, 1, 60_000, rt.now());
+          if (count > rt.config.rateLimitPerMinute) {
+            rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment: 'live' });
+            throw rateLimited(`rate limit of ${rt.config.rateLimitPerMinute} requests per minute exceeded, retry later`);
+          }
           return { kind: 'bearer', user_id: user.id, email: user.email };
         }
         if (mode === 'optional' || mode === 'bearer-optional') return null;

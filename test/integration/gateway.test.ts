@@ -90,6 +90,22 @@ describe('gateway', () => {
   });
 });
 
+describe('bearer rate limit', () => {
+  it('limits a bearer user to the default per-minute limit', async () => {
+    const t = await startTestNode({ RATE_LIMIT_PER_MINUTE: '3' });
+    try {
+      const { bearer_token } = await t.call('operators.createUser', { email: 'ops@bearer.example' });
+      const reg = await t.request('POST', '/v1/merchants', { bearer: bearer_token, body: { name: 'B', sandbox: true } });
+      expect(reg.status).toBe(201);
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await t.request('GET', '/v1/stores', { bearer: bearer_token })).status);
+      expect(statuses).toEqual([200, 200, 429]);
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
 describe('metrics on their own port', () => {
   it('serves /metrics on METRICS_PORT and not on the API port', async () => {
     const { freePort } = await import('../helpers/nats.ts');

@@ -2,7 +2,7 @@
 import type { CollectionSpec } from '../port.ts';
 
 export const MERCHANT_COLLECTIONS: CollectionSpec[] = [
-  { name: 'merchants', indexes: [{ fields: ['email'] }] },
+  { name: 'merchants', indexes: [{ fields: ['email'] }, { fields: ['owner_user_id'] }] },
   /** id = sha256 of the API key; kind active|previous; a previous key carries expires_at */
   { name: 'api_keys', indexes: [{ fields: ['merchant_id'] }], expiresField: 'expires_at' },
   { name: 'registration_intents', expiresField: 'expires_at' },
