@@ -204,20 +204,17 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     return () => change(-amount, false);
   }
 
-  /** Catalog checkout: the catalog service verifies that the session matches the checkout reference. */
+  /**
+   * Catalog checkout: the catalog service checks that the session matches the checkout reference (merchant,
+   * amount, rail, not expired) and answers a 4xx otherwise. Fails closed: without a reachable catalog
+   * service the creation is refused (503), never created unchecked.
+   */
   async function checkCheckoutReference(ctx: Context, merchantId: string, ref: unknown, amount: bigint, rail: Rail): Promise<void> {
     if (typeof ref !== 'string' || ref === '') throw badRequest('metadata.checkout_reference_id must be a non-empty string');
-    try {
-      await ctx.call('catalog.checkCheckoutReference', {
-        merchant_id: merchantId, checkout_reference_id: ref, amount_subunits: amount.toString(),
-        chain: rail.chain, network: rail.network, token: rail.token,
-      });
-    } catch (e) {
-      // TEMPORARY (for the lead's wiring check): tolerated ONLY while the catalog service does not
-      // provide catalog.checkCheckoutReference yet. Every other error (a 4xx mismatch) is the answer.
-      if ((e as { type?: string })?.type === 'SERVICE_NOT_FOUND' || (e as Error)?.name === 'ServiceNotFoundError') return;
-      throw e;
-    }
+    await ctx.call('catalog.checkCheckoutReference', {
+      merchant_id: merchantId, checkout_reference_id: ref, amount_subunits: amount.toString(),
+      chain: rail.chain, network: rail.network, token: rail.token,
+    });
   }
 
   /**

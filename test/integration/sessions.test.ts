@@ -388,6 +388,20 @@ describe('catalog checkout references', () => {
   beforeAll(async () => {
     // every service but the catalog, which a stub replaces
     t = await startTestNode({ SERVICES: Object.keys(SERVICE_FACTORIES).filter((n) => n !== 'catalog').join(',') });
+  });
+  afterAll(async () => { await t.stop(); });
+
+  it('fails closed while no catalog service is reachable: 503 and nothing created', async () => {
+    const m = await merchant(t);
+    const res = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '15m', paymentMethod: SOL_USDC, metadata: { checkout_reference_id: 'chk_any' } } });
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe(1);
+    expect(await t.node.rt.store.count('payment_sessions', { merchant_id: m.id })).toBe(0);
+    // without a checkout reference the catalog is not needed
+    expect((await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '15m', paymentMethod: SOL_USDC } })).status).toBe(201);
+  });
+
+  it('asks catalog.checkCheckoutReference before creating; its refusal is the answer and nothing is created', async () => {
     t.node.broker.createService({
       name: 'catalog',
       actions: {
@@ -401,10 +415,6 @@ describe('catalog checkout references', () => {
       },
     });
     await t.node.broker.waitForServices(['catalog']);
-  });
-  afterAll(async () => { await t.stop(); });
-
-  it('asks catalog.checkCheckoutReference before creating; its refusal is the answer and nothing is created', async () => {
     const m = await merchant(t);
     const body = (ref: string) => ({ amount: 12.5, expires_in: '15m', paymentMethod: SOL_USDC, metadata: { checkout_reference_id: ref } });
     const good = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: body('chk_good') });
