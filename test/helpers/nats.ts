@@ -3,7 +3,10 @@
  * started here (Debian's nats-server) on a free port and stopped when the test process exits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
+import { freePort } from './ports.ts';
+
+export { freePort };
 import { existsSync } from 'node:fs';
 
 let started: ChildProcess | null = null;
@@ -20,16 +23,6 @@ function answers(port: number, host = '127.0.0.1', timeoutMs = 1000): Promise<bo
   });
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export async function ensureNats(): Promise<string> {
   if (url) return url;

@@ -1,6 +1,7 @@
 /** The gateway's contract: error envelope, JSON only, body limit, unknown routes, rate limit, rails, metrics. */
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
+import { freePort } from '../helpers/ports.ts';
 
 describe('gateway', () => {
   let t: TestNode;
@@ -108,7 +109,6 @@ describe('bearer rate limit', () => {
 
 describe('metrics on their own port', () => {
   it('serves /metrics on METRICS_PORT and not on the API port', async () => {
-    const { freePort } = await import('../helpers/nats.ts');
     const port = await freePort();
     const t = await startTestNode({ METRICS_PORT: String(port) });
     try {
