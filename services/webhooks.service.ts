@@ -52,6 +52,8 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
   let timer: NodeJS.Timeout | null = null;
   let scanning = false;
   let stopping = false;
+  /** the last scan filled every free slot: more rows may be due, claim again as slots free up */
+  let backlog = false;
 
   const attemptsTotal = new Counter({
     name: 'webhook_delivery_attempts_total',
@@ -179,7 +181,11 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     const p: Promise<void> = work()
       .then(() => undefined)
       .catch((e) => logger.error(`webhook ${id} delivery error:`, (e as Error).message))
-      .finally(() => running.delete(p));
+      .finally(() => {
+        running.delete(p);
+        // refill in batches once half the slots are free, rather than one row at a time
+        if (backlog && !scanning && !stopping && running.size <= MAX_IN_FLIGHT / 2) scan(logger).catch((e) => logger.warn('webhook scan failed:', (e as Error).message));
+      });
     running.add(p);
     return p;
   }
@@ -189,9 +195,13 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     scanning = true;
     try {
       const room = MAX_IN_FLIGHT - running.size;
-      if (room <= 0) return 0;
+      if (room <= 0) {
+        backlog = true;
+        return 0;
+      }
       const now = rt.now();
       const rows = await store.claimDue<DeliveryDoc>(COLL, { dueField: 'next_attempt_at', filter: { status: 'pending' }, now, leaseMs, limit: room });
+      backlog = rows.length === room;
       for (const row of rows) {
         // the claim pushed next_attempt_at; the lease (a CAS on the claimed version) makes it ours alone
         track(row.id, async () => {
