@@ -87,6 +87,8 @@ export function presentEvent(doc: DeliveryDoc) {
     event_id: doc.id,
     event_type: doc.event_type,
     status: doc.status,
+    /** exactly what is sent (the signature covers its JSON serialization) */
+    body: doc.body,
     created_at: doc.created_at,
     delivered_at: doc.delivered_at,
     next_attempt_at: doc.status === 'pending' ? doc.next_attempt_at : null,

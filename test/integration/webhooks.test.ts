@@ -91,7 +91,7 @@ describe('webhook delivery (one node, real HTTP receivers)', () => {
     expect(log.body).toEqual({
       session_id: ev.sessionId,
       events: [{
-        event_id: ev.id, event_type: 'payment_session.partial_paid', status: 'delivered', created_at: row.created_at,
+        event_id: ev.id, event_type: 'payment_session.partial_paid', status: 'delivered', body: row.body, created_at: row.created_at,
         delivered_at: row.delivered_at, next_attempt_at: null,
         attempts: [
           { at: expect.any(String), status: 500, latency_ms: expect.any(Number), error: 'http_error' },

@@ -105,7 +105,7 @@ describe('applyAttempt', () => {
     const doc = applyAttempt(row(), { ...fail(T0, 302), error: 'redirect', manual: true }, false, T0, BASE, noJitter).doc;
     const shown = presentEvent(doc);
     expect(shown).toEqual({
-      event_id: doc.id, event_type: 'payment_session.completed', status: 'pending', created_at: T0.toISOString(), delivered_at: null,
+      event_id: doc.id, event_type: 'payment_session.completed', status: 'pending', body: doc.body, created_at: T0.toISOString(), delivered_at: null,
       next_attempt_at: doc.next_attempt_at, attempts: [{ at: T0.toISOString(), status: 302, latency_ms: 3, error: 'redirect', manual: true }],
     });
   });
