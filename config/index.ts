@@ -44,6 +44,8 @@ export interface Config {
   dailyVolumeLimit: string | null;
   /** period of the payment-session expiry scanner (SESSION_SCAN_INTERVAL_MS) */
   sessionScanIntervalMs: number;
+  /** chain listeners: poll period (CHAIN_POLL_INTERVAL_MS) and listener lease TTL (CHAIN_LEASE_TTL_MS) */
+  listeners: { pollIntervalMs: number; leaseTtlMs: number };
   bodyLimit: string;
   chains: {
     ethereum: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
@@ -123,6 +125,10 @@ export function loadConfig(env: Env = process.env): Config {
     sessionAmountLimit: decimalOrNull(env, 'SESSION_AMOUNT_LIMIT'),
     dailyVolumeLimit: decimalOrNull(env, 'DAILY_VOLUME_LIMIT'),
     sessionScanIntervalMs: int(env, 'SESSION_SCAN_INTERVAL_MS', 1000, 10),
+    listeners: {
+      pollIntervalMs: int(env, 'CHAIN_POLL_INTERVAL_MS', 3000, 10),
+      leaseTtlMs: int(env, 'CHAIN_LEASE_TTL_MS', 15_000, 100),
+    },
     bodyLimit: env.BODY_LIMIT || '64kb',
     chains,
     rails: buildRails(chains),

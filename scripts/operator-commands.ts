@@ -22,6 +22,19 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
   { name: 'invite', args: [], optional: ['email', 'days'], description: 'create an invitation token (shown once), optionally bound to an email', action: 'operators.createInvitation', params: (a) => ({ email: a.email, days: a.days ? Number(a.days) : undefined }) },
   { name: 'create-user', args: ['email'], optional: ['name'], description: 'create a user who registers live merchants with a bearer token (shown once)', action: 'operators.createUser', params: (a) => ({ email: a.email, name: a.name }) },
   { name: 'set-kyc', args: ['merchant_id', 'status'], description: 'set a merchant\'s KYC status: none, pending, verified or rejected', action: 'operators.setKyc', params: (a) => ({ merchant_id: a.merchant_id, status: a.status }) },
+  {
+    name: 'deposits', args: [], optional: ['filter', 'limit'],
+    description: 'chain deposits, newest first; filter: --orphans, a status (seen, credited, reverted, orphan) or a session id',
+    action: 'operators.listDeposits',
+    params: (a) => {
+      const f = a.filter;
+      const limit = a.limit ? Number(a.limit) : undefined;
+      if (!f || f === 'all') return { limit };
+      if (f === '--orphans' || f === 'orphans') return { orphans: true, limit };
+      if (f.startsWith('ps_')) return { session_id: f, limit };
+      return { status: f, limit };
+    },
+  },
   { name: 'set-rate-limit', args: ['merchant_id', 'per_minute'], description: 'set a merchant\'s requests per minute', action: 'operators.setRateLimit', params: (a) => ({ merchant_id: a.merchant_id, rate_limit_per_minute: Number(a.per_minute) }) },
 ];
 

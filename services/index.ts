@@ -15,6 +15,8 @@ import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
 import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
+import { createEthereumListenerService } from './ethereum-listener.service.ts';
+import { createSolanaListenerService } from './solana-listener.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -30,4 +32,6 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   webhooks: createWebhooksService,
   sessions: createSessionsService,
   'session-actors': createSessionActorsService,
+  'ethereum-listener': createEthereumListenerService,
+  'solana-listener': createSolanaListenerService,
 };

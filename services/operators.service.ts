@@ -10,6 +10,7 @@ import { newId, randomToken } from '../lib/ids.ts';
 import { sha256Hex } from '../lib/secrets.ts';
 import { normalizeEmail } from '../lib/trust.ts';
 import type { KycStatus, MerchantMsg } from '../actors/merchant.ts';
+import { DEPOSIT_STATUSES, type DepositDoc, type DepositStatus } from '../lib/chains/deposits.ts';
 
 const KYC: KycStatus[] = ['none', 'pending', 'verified', 'rejected'];
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -87,6 +88,28 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
           const { merchant } = await ctx.call<{ merchant: { id: string; kyc_status: string } }, unknown>('merchant-actors.send', { id: ctx.params.merchant_id, msg });
           await store.write([audit('operator.kyc.set', { merchant_id: merchant.id, status: merchant.kyc_status })]);
           return { merchant_id: merchant.id, kyc_status: merchant.kyc_status };
+        },
+      },
+      /**
+       * Deposits the chain listeners stored (newest first): `status` (seen, credited, reverted, orphan;
+       * `orphans: true` is status orphan), `session_id`, `chain`, `network`; `limit` 1..1000 (default 50).
+       */
+      listDeposits: {
+        visibility: 'public',
+        async handler(ctx: Context<{ status?: string; orphans?: boolean; session_id?: string; chain?: string; network?: string; limit?: number }>) {
+          const p = ctx.params ?? {};
+          const status = p.orphans ? 'orphan' : p.status;
+          if (status !== undefined && !DEPOSIT_STATUSES.includes(status as DepositStatus)) throw badRequest(`status must be one of ${DEPOSIT_STATUSES.join(', ')}`);
+          const limit = p.limit === undefined ? 50 : Number(p.limit);
+          if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest('limit must be an integer from 1 to 1000');
+          const filter: Record<string, string> = {};
+          if (status) filter.status = status;
+          for (const k of ['session_id', 'chain', 'network'] as const) if (typeof p[k] === 'string' && p[k]) filter[k] = p[k]!;
+          const deposits = await store.find<DepositDoc>('deposits', filter, { sort: 'created_at', desc: true, limit });
+          return {
+            deposits: deposits.map(({ version: _v, ...d }) => d),
+            count: deposits.length,
+          };
         },
       },
       setRateLimit: {

@@ -1,0 +1,124 @@
+/**
+ * What the two listener services share (services/ethereum-listener.service.ts,
+ * services/solana-listener.service.ts): per configured network a scanner run under that network's lease
+ * (lib/chains/runner.ts), one address book per chain, the deposit ledger, and the redelivery scanner
+ * that runs on every node with the service (claims are atomic, so nodes never deliver the same claim).
+ * Broker-free: the service passes `send` (session-actors.send) and its logger.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Runtime } from '../runtime.ts';
+import { Lease } from './lease.ts';
+import { RailRunner, type RunnerStatus } from './runner.ts';
+import { DepositLedger, type SendToSession } from './deposits.ts';
+import { SessionAddressBook } from './address-book.ts';
+import type { ChainNetworkConfig } from '../../config/index.ts';
+
+export type Logger = { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
+
+export interface Scanner<S> {
+  readonly network: string;
+  pass(stillHolding: () => Promise<boolean>): Promise<S>;
+  /** called when this node (re)takes the lease */
+  reset?(): void;
+  close(): void;
+}
+
+export interface ListenerSetOptions<S> {
+  chain: 'ethereum' | 'solana';
+  rt: Runtime;
+  nodeId: string;
+  send: SendToSession;
+  log: Logger;
+  /** how long after expires_at a session address stays watched */
+  keepAfterExpiryMs: number;
+  makeScanner(network: 'testnet' | 'mainnet', cfg: ChainNetworkConfig, deps: { book: SessionAddressBook; ledger: DepositLedger }): Scanner<S>;
+}
+
+export class ListenerSet<S> {
+  readonly chain: 'ethereum' | 'solana';
+  readonly ledger: DepositLedger;
+  readonly book: SessionAddressBook;
+  readonly runners = new Map<string, RailRunner<S>>();
+  private readonly scanners = new Map<string, Scanner<S>>();
+  private readonly rt: Runtime;
+  private readonly log: Logger;
+  private redeliveryTimer: NodeJS.Timeout | null = null;
+  private redelivering: Promise<unknown> | null = null;
+  private stopped = false;
+
+  constructor(o: ListenerSetOptions<S>) {
+    this.chain = o.chain;
+    this.rt = o.rt;
+    this.log = o.log;
+    const now = () => o.rt.now();
+    this.ledger = new DepositLedger(o.rt.store, { send: o.send, now, log: o.log });
+    this.book = new SessionAddressBook(o.rt.store, o.chain, { keepAfterExpiryMs: o.keepAfterExpiryMs, now });
+    // one owner id per service instance: two nodes in one process may share a Moleculer node id
+    const owner = `${o.nodeId}:${randomBytes(4).toString('hex')}`;
+    for (const network of ['testnet', 'mainnet'] as const) {
+      const cfg = o.rt.config.chains[o.chain][network];
+      if (!cfg.rpcUrl) continue;
+      const scanner = o.makeScanner(network, cfg, { book: this.book, ledger: this.ledger });
+      this.scanners.set(network, scanner);
+      const lease = new Lease(o.rt.store, `${o.chain}:${network}`, owner, o.rt.config.listeners.leaseTtlMs, now);
+      this.runners.set(network, new RailRunner<S>({
+        name: `${o.chain}-listener ${network}`, lease, intervalMs: o.rt.config.listeners.pollIntervalMs, log: o.log,
+        pass: (stillHolding) => scanner.pass(stillHolding),
+        onAcquire: () => scanner.reset?.(),
+      }));
+    }
+  }
+
+  get networks(): string[] {
+    return [...this.runners.keys()];
+  }
+
+  start(): void {
+    this.stopped = false;
+    for (const r of this.runners.values()) r.start();
+    if (this.runners.size === 0) return;
+    const tick = () => {
+      if (this.stopped) return;
+      this.redelivering = this.redeliverNow()
+        .catch((e) => this.log.warn(`${this.chain} deposit redelivery failed:`, (e as Error).message))
+        .finally(() => {
+          this.redelivering = null;
+          if (!this.stopped) {
+            this.redeliveryTimer = setTimeout(tick, this.rt.config.listeners.pollIntervalMs);
+            this.redeliveryTimer.unref();
+          }
+        });
+    };
+    this.redeliveryTimer = setTimeout(tick, this.rt.config.listeners.pollIntervalMs);
+    this.redeliveryTimer.unref();
+  }
+
+  /** Delivers every due deposit of the chain now; returns how many were claimed. */
+  async redeliverNow(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.ledger.redeliverDue(this.chain);
+      total += n;
+      if (n < 100 || this.stopped) return total;
+    }
+  }
+
+  /** One pass on each network now (where this node holds the lease). */
+  async pollNow(): Promise<Record<string, S | null>> {
+    const out: Record<string, S | null> = {};
+    for (const [network, r] of this.runners) out[network] = await r.runOnce();
+    return out;
+  }
+
+  status(): Record<string, RunnerStatus<S>> {
+    return Object.fromEntries([...this.runners].map(([n, r]) => [n, r.status()]));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.redeliveryTimer) clearTimeout(this.redeliveryTimer);
+    await Promise.all([...this.runners.values()].map((r) => r.stop()));
+    await this.redelivering;
+    for (const s of this.scanners.values()) s.close();
+  }
+}

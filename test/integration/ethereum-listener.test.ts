@@ -1,0 +1,204 @@
+/**
+ * The Ethereum listener against a real local chain (Hardhat's node) with TestUSDC deployed from
+ * contracts/TestUSDC.sol: sessions created over HTTP are paid with ethers from funded accounts and move by
+ * themselves (exact, two parts, over, ETH), webhooks arrive signed, a second ERC-20 never moves a session
+ * and is an orphan for operators, a reorg takes a counted deposit back, a payment after expiry is
+ * recorded as late.
+ */
+import { Transaction, Wallet } from 'ethers';
+import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
+import { startTestNode, type TestNode } from '../helpers/node.ts';
+import { merchant } from './sessions-helpers.ts';
+import { startReceiver, type Receiver } from './webhooks-helpers.ts';
+import { verifyWebhook } from '../../lib/webhooks/verify.ts';
+import type { RegisteredMerchant } from '../helpers/merchant.ts';
+import { RAILS, createSession, depositsOf, getSession, sessionWhen, until, webhooksOf } from './chain-listener-helpers.ts';
+
+jest.setTimeout(180_000);
+
+describe('Ethereum listener on a local Hardhat chain', () => {
+  let chain: HardhatNode;
+  let usdc: TestUsdc;
+  let other: TestUsdc;
+  let t: TestNode;
+  let rx: Receiver;
+  let m: RegisteredMerchant;
+  let offset = 0;
+  const now = () => new Date(Date.now() + offset);
+
+  beforeAll(async () => {
+    chain = await startHardhatNode();
+    usdc = await chain.deployTestUsdc();
+    other = await chain.deployTestUsdc(); // another ERC-20 with the same symbol: not the configured contract
+    for (const i of [1, 2, 3, 4]) await usdc.mint(chain.accounts[i]!.address, 1_000_000_000n);
+    await other.mint(chain.accounts[5]!.address, 1_000_000_000n);
+    rx = await startReceiver();
+    t = await startTestNode({
+      ETHEREUM_TESTNET_RPC_URL: chain.url,
+      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      CHAIN_POLL_INTERVAL_MS: '100',
+      WEBHOOK_SCAN_INTERVAL_MS: '100',
+      SESSION_SCAN_INTERVAL_MS: '100',
+    }, { now });
+    m = await merchant(t, { webhook_url: rx.url });
+  });
+
+  afterAll(async () => {
+    await t?.stop();
+    await rx?.close();
+    await chain?.stop();
+  });
+
+  it('an exact USDC payment completes the session, with a verified webhook and the paying tx on the session', async () => {
+    const s = await createSession(t, m, RAILS.ethUsdc, 12.5);
+    expect(s.status).toBe('pending');
+    const { receipt } = await usdc.transfer(1, s.address, 12_500_000n);
+    const done = await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
+    expect(done.received_amount).toBe(12.5);
+    expect(done.completed_at).toEqual(expect.any(String));
+    expect(done.deposits).toEqual([expect.objectContaining({
+      tx_hash: receipt!.hash, index: 0, amount: 12.5, amount_subunits: '12500000', token: 'USDC',
+      confirmations: expect.any(Number), late: false, counted: true, reverted: false, simulated: false,
+    })]);
+    expect(done.deposits[0].confirmations).toBeGreaterThanOrEqual(1);
+    expect(done.explorer_url).toContain(receipt!.hash);
+
+    const [hook] = await until('the completed webhook', () => webhooksOf(rx, s.session_id).length > 0 && webhooksOf(rx, s.session_id));
+    expect(hook!.headers['x-service-event']).toBe('payment_session.completed');
+    expect(verifyWebhook(hook!.raw, String(hook!.headers['x-service-signature']), m.webhookSecret)).toBe(true);
+    expect(JSON.parse(hook!.raw)).toEqual(expect.objectContaining({
+      event_type: 'payment_session.completed', session_id: s.session_id, status: 'completed', amount: 12.5, currency: 'USDC', chain: 'ethereum', network: 'testnet',
+    }));
+
+    // stored first, then credited: the deposit record names the session and the block
+    const [dep] = await depositsOf(t, s.session_id);
+    expect(dep).toEqual(expect.objectContaining({
+      id: `ethereum:testnet:${receipt!.hash}:0`, status: 'credited', delivered: true, session_id: s.session_id,
+      token: 'USDC', amount_subunits: '12500000', block_number: receipt!.blockNumber, block_hash: receipt!.blockHash, to_address: s.address,
+    }));
+  });
+
+  it('two parts: partial_paid, then completed, with a webhook for each', async () => {
+    const s = await createSession(t, m, RAILS.ethUsdc, 10);
+    await usdc.transfer(2, s.address, 4_000_000n);
+    const partial = await sessionWhen(t, m, s.session_id, 'partial payment', (x) => x.status === 'partial_paid');
+    expect(partial.received_amount).toBe(4);
+    await until('the partial_paid webhook', () => webhooksOf(rx, s.session_id).some((r) => r.headers['x-service-event'] === 'payment_session.partial_paid'));
+    const { receipt } = await usdc.transfer(2, s.address, 6_000_000n);
+    const done = await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
+    expect(done.received_amount).toBe(10);
+    expect(done.deposits.map((d: any) => d.amount)).toEqual([4, 6]);
+    expect(done.explorer_url).toContain(receipt!.hash);
+    const hooks = await until('both webhooks', () => webhooksOf(rx, s.session_id).length >= 2 && webhooksOf(rx, s.session_id));
+    expect(hooks.map((r) => r.headers['x-service-event'])).toEqual(['payment_session.partial_paid', 'payment_session.completed']);
+  });
+
+  it('an overpayment completes the session and stays visible', async () => {
+    const s = await createSession(t, m, RAILS.ethUsdc, 5);
+    await usdc.transfer(3, s.address, 7_500_000n);
+    const done = await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
+    expect(done.expected_amount).toBe(5);
+    expect(done.received_amount).toBe(7.5);
+    expect(done.received_amount_subunits).toBe('7500000');
+  });
+
+  it('several Transfer logs of one transaction are separate deposits (tx, log index)', async () => {
+    const a = await createSession(t, m, RAILS.ethUsdc, 1);
+    const b = await createSession(t, m, RAILS.ethUsdc, 2);
+    const { receipt } = await usdc.transferBatch(4, [a.address, b.address, a.address], [600_000n, 2_000_000n, 400_000n]);
+    const doneA = await sessionWhen(t, m, a.session_id, 'a completed', (x) => x.status === 'completed');
+    const doneB = await sessionWhen(t, m, b.session_id, 'b completed', (x) => x.status === 'completed');
+    expect(doneA.deposits.map((d: any) => [d.tx_hash, d.index, d.amount])).toEqual([[receipt!.hash, 0, 0.6], [receipt!.hash, 2, 0.4]]);
+    expect(doneB.deposits.map((d: any) => [d.tx_hash, d.index, d.amount])).toEqual([[receipt!.hash, 1, 2]]);
+  });
+
+  it('ETH: a plain transfer pays an ETH session', async () => {
+    const s = await createSession(t, m, RAILS.eth, 0.25);
+    const { receipt } = await chain.sendEth(2, s.address, 250_000_000_000_000_000n);
+    const done = await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
+    expect(done.received_amount).toBe(0.25);
+    expect(done.deposits).toEqual([expect.objectContaining({ tx_hash: receipt!.hash, index: -1, token: 'ETH', amount_subunits: '250000000000000000', counted: true })]);
+    expect(done.explorer_url).toContain(receipt!.hash);
+  });
+
+  it('another ERC-20, or ETH sent to a USDC session, never moves it and is an orphan operators see', async () => {
+    const s = await createSession(t, m, RAILS.ethUsdc, 5);
+    const wrongToken = await other.transfer(5, s.address, 5_000_000n);
+    const wrongAsset = await chain.sendEth(5, s.address, 10n ** 18n);
+    const orphans = await until('both orphans', async () => {
+      const list = (await t.call<{ deposits: any[] }>('operators.listDeposits', { orphans: true, session_id: s.session_id })).deposits;
+      return list.length === 2 && list;
+    });
+    expect(orphans.map((d) => [d.tx_hash, d.orphan_reason, d.token, d.token_contract]).sort()).toEqual([
+      [wrongAsset.hash, 'wrong_token', 'ETH', null],
+      [wrongToken.hash, 'wrong_token', null, other.address],
+    ].sort());
+    expect(orphans.every((d) => d.status === 'orphan' && d.delivered === true)).toBe(true);
+    // the listener is past those blocks, and the session did not move
+    const after = await getSession(t, m, s.session_id);
+    expect(after.status).toBe('pending');
+    expect(after.received_amount).toBe(0);
+    expect(after.deposits).toEqual([]);
+    expect(webhooksOf(rx, s.session_id)).toEqual([]);
+    // the operator listing of all orphans shows them too
+    const all = (await t.call<{ deposits: any[] }>('operators.listDeposits', { status: 'orphan' })).deposits;
+    expect(all.map((d) => d.tx_hash)).toEqual(expect.arrayContaining([wrongToken.hash, wrongAsset.hash]));
+  });
+
+  it('a reorg takes a counted deposit back; the same transaction mined again on the new branch counts again', async () => {
+    const s = await createSession(t, m, RAILS.ethUsdc, 8);
+    const snap = await chain.snapshot();
+    const { receipt } = await usdc.transfer(1, s.address, 8_000_000n);
+    const raw = Transaction.from((await chain.provider.getTransaction(receipt!.hash))!).serialized;
+    await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
+    await until('the completed webhook', () => webhooksOf(rx, s.session_id).length === 1);
+    // the block with the payment leaves the chain; other blocks take its place
+    expect(await chain.revert(snap)).toBe(true);
+    await chain.sendEth(6, Wallet.createRandom().address, 1n);
+    await chain.mine(2);
+    const back = await sessionWhen(t, m, s.session_id, 'the revert', (x) => x.status === 'pending');
+    expect(back.received_amount).toBe(0);
+    expect(back.completed_at).toBeUndefined();
+    expect(back.deposits).toEqual([expect.objectContaining({ tx_hash: receipt!.hash, reverted: true, counted: true })]);
+    expect(back.explorer_url).not.toContain(receipt!.hash);
+    const [dep] = await depositsOf(t, s.session_id);
+    expect(dep).toEqual(expect.objectContaining({ status: 'reverted', reverted_at: expect.any(String), delivered: true }));
+
+    // the same signed transaction is broadcast again and lands in a block of the new branch
+    const hash = await chain.rpc<string>('eth_sendRawTransaction', [raw]);
+    expect(hash).toBe(receipt!.hash);
+    const mined = await until('the new receipt', () => chain.receipt(hash));
+    expect(mined.blockHash).not.toBe(receipt!.blockHash);
+    const done = await sessionWhen(t, m, s.session_id, 'completion again', (x) => x.status === 'completed');
+    expect(done.received_amount).toBe(8);
+    expect(done.deposits).toEqual([expect.objectContaining({ tx_hash: hash, reverted: false, counted: true })]);
+    expect(done.explorer_url).toContain(hash);
+    const [again] = await depositsOf(t, s.session_id);
+    expect(again).toEqual(expect.objectContaining({ status: 'credited', block_hash: mined.blockHash, block_number: mined.blockNumber }));
+    await until('a second completed webhook', () => webhooksOf(rx, s.session_id).length === 2);
+    expect(webhooksOf(rx, s.session_id).map((r) => r.headers['x-service-event'])).toEqual(['payment_session.completed', 'payment_session.completed']);
+  });
+
+  it('the listener exposes its state to operators', async () => {
+    const status = await t.call<Record<string, any>>('ethereum-listener.status');
+    expect(status.testnet).toEqual(expect.objectContaining({ holding: true, last_error: null }));
+    expect(status.testnet.passes).toBeGreaterThan(0);
+    expect(status.testnet.last_stats.cursor).toBeGreaterThanOrEqual((await chain.blockNumber()) - 5);
+    expect(await t.call('solana-listener.status')).toEqual({});
+  });
+
+  // last: it moves the node's clock two hours ahead
+  it('a payment after expiry is recorded as late and the session stays expired', async () => {
+    const s = await createSession(t, m, RAILS.ethUsdc, 3);
+    offset += 2 * 3_600_000;
+    await sessionWhen(t, m, s.session_id, 'expiry', (x) => x.status === 'expired');
+    const { receipt } = await usdc.transfer(3, s.address, 3_000_000n);
+    const late = await sessionWhen(t, m, s.session_id, 'the late deposit', (x) => x.deposits.length === 1);
+    expect(late.status).toBe('expired');
+    expect(late.deposits[0]).toEqual(expect.objectContaining({ tx_hash: receipt!.hash, late: true, counted: true, amount: 3 }));
+    expect(late.received_amount).toBe(3);
+    const [dep] = await depositsOf(t, s.session_id);
+    expect(dep).toEqual(expect.objectContaining({ status: 'credited', credit_result: 'late' }));
+  });
+});
