@@ -185,6 +185,7 @@ export class EthereumRailListener {
         id: this.cursorId, chain: 'ethereum', network: this.network, block: Math.max(-1, target - this.o.startLookback), hashes: [], updated_at: '',
       });
     }
+    if (!Number.isInteger(cursor.block) || cursor.block < -1) cursor = { ...cursor, block: -1 };
     cursor = await this.checkReorg(cursor, stats);
     await this.o.book.refresh();
     while (cursor.block < target) {
