@@ -109,12 +109,12 @@ describe('a node killed between commit and delivery still delivers, once', () =>
     receivers.push(rx);
     const second = await startTestNode({ DATA_DIR: dataDir, WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_RETRY_BASE_MS: '3000' });
     nodes.push(second);
-    const row = await waitForEvent(second.node.rt.store, ev.id, (d) => d.status === 'delivered', 'the second node to deliver');
+    const row = await waitForEvent(second.node.rt.store, ev.id, (d) => d.status === 'delivered', 'the second node to deliver', 60_000);
     await sleep(1000); // several more scans: nothing is sent again
     expect(rx.forEvent(ev.id)).toHaveLength(1);
     expect(rx.deliveredCount(ev.id)).toBe(1);
     expect(row.attempts.map((a) => a.error)).toEqual(['connection_refused', null]);
-  });
+  }, 120_000);
 
   it('killed in the middle of an attempt: the lease runs out and another node delivers, once', async () => {
     const dataDir = tempDir();
@@ -124,7 +124,9 @@ describe('a node killed between commit and delivery still delivers, once', () =>
     receivers.push(rx);
     const m = await merchantOn(dataDir, rx.port);
 
-    const child = await spawnNode(dataDir, { WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_TIMEOUT_MS: '1000' });
+    // the attempt's deadline (3 s) leaves ample time to kill the node while it waits; its lease is then
+    // 2 × 3 s + 5 s, after which the second node may take the row
+    const child = await spawnNode(dataDir, { WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_TIMEOUT_MS: '3000' });
     children.push(child);
     const store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
     stores.push(store);
@@ -134,11 +136,11 @@ describe('a node killed between commit and delivery still delivers, once', () =>
 
     const second = await startTestNode({ DATA_DIR: dataDir, WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_TIMEOUT_MS: '1000' });
     nodes.push(second);
-    const row = await waitForEvent(second.node.rt.store, ev.id, (d) => d.status === 'delivered', 'the second node to deliver after the lease');
+    const row = await waitForEvent(second.node.rt.store, ev.id, (d) => d.status === 'delivered', 'the second node to deliver after the lease', 60_000);
     await sleep(1000);
     expect(rx.forEvent(ev.id)).toHaveLength(2);
     expect(rx.deliveredCount(ev.id)).toBe(1);
     // the killed attempt never committed an outcome; the log holds the delivery
     expect(row.attempts.map((a) => [a.status, a.error])).toEqual([[200, null]]);
-  });
+  }, 120_000);
 });
