@@ -288,8 +288,9 @@ function revert(d: Draft, key: string): Decision<PaymentSessionState, SessionRep
 function simulate(d: Draft, callerMerchantId: string | null): Decision<PaymentSessionState, SessionReply> {
   const { s, now } = d;
   const mayComplete = s.demo || (s.sandbox && callerMerchantId !== null && callerMerchantId === s.merchant_id);
-  if (!mayComplete) return finish(d, { refused: 'blocked_non_demo' });
+  // a session past its deadline expires whatever the simulation's outcome
   expireIfDue(d);
+  if (!mayComplete) return finish(d, { refused: 'blocked_non_demo' });
   if (!isOpen(s.status)) return finish(d, { refused: 'blocked_non_pending' });
   const missing = BigInt(s.expected_subunits) - receivedOf(s.deposits);
   const n = s.deposits.filter((x) => x.simulated).length;
