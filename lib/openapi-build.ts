@@ -20,6 +20,11 @@ export function buildOpenapi(root = process.cwd()): Json {
         base.components[kind][name] = value;
       }
     }
+    for (const [name, item] of Object.entries(frag.webhooks ?? {})) {
+      base.webhooks = base.webhooks ?? {};
+      if (base.webhooks[name]) throw new Error(`${file}: webhooks.${name} is defined twice`);
+      base.webhooks[name] = item;
+    }
     for (const tag of frag.tags ?? []) base.tags.push(tag);
   }
   base.paths = Object.fromEntries(Object.entries(base.paths).sort(([a], [b]) => a.localeCompare(b)));

@@ -19,7 +19,7 @@ import { checkWebhookUrl } from '../lib/net-guard.ts';
 import { keyHash, newApiKey, newWebhookSecret } from '../lib/auth.ts';
 import { Idempotency } from '../lib/idempotency.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
-import { liveSecrets, type MerchantMsg, type MerchantReply, type MerchantState } from '../actors/merchant.ts';
+import { type MerchantMsg, type MerchantReply, type MerchantState } from '../actors/merchant.ts';
 
 const INTENT_TTL_MS = 30 * 60_000;
 const CODE_TTL_MS = 10 * 60_000;
@@ -307,15 +307,6 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
         },
       },
 
-      /** Internal: the webhook secrets that sign now (plain), for the webhook sender. */
-      signingSecrets: {
-        visibility: 'public',
-        async handler(ctx: Context<{ merchant_id: string }>) {
-          const m = await store.get<MerchantState>('merchants', ctx.params.merchant_id);
-          if (!m) throw notFound('merchant');
-          return liveSecrets(m, rt.now()).map((s) => rt.keyring.open(s.sealed));
-        },
-      },
     },
   } as ServiceSchema;
 }

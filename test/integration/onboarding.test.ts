@@ -6,6 +6,7 @@ import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
 import { solvePow, verifyPow } from '../../lib/pow.ts';
+import { liveSecrets, type MerchantState } from '../../actors/merchant.ts';
 
 const AUTH = { code: 7, message: 'missing or invalid authorization header' };
 
@@ -269,11 +270,12 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     const rot = await t.request('POST', '/v1/me/credentials/rotate', { key: m.apiKey, body: { credential: 'webhook_secret' } });
     expect(rot.status).toBe(200);
     expect(rot.body.webhook_secret).toMatch(/^whsec_/);
-    const live: string[] = await t.call('merchants.signingSecrets', { merchant_id: m.id });
-    expect(live).toEqual([rot.body.webhook_secret, m.webhookSecret]);
+    // the secrets that sign now, as the webhook sender reads them (sealed at rest)
+    const signing = async () => liveSecrets((await t.node.rt.store.get<MerchantState>('merchants', m.id))!, new Date()).map((x) => t.node.rt.keyring.open(x.sealed));
+    expect(await signing()).toEqual([rot.body.webhook_secret, m.webhookSecret]);
     const rev = await t.request('POST', '/v1/me/credentials/revoke', { key: m.apiKey, body: { credential: 'webhook_secret' } });
     expect(rev.body.revoked).toBe(true);
-    expect(await t.call('merchants.signingSecrets', { merchant_id: m.id })).toEqual([rot.body.webhook_secret]);
+    expect(await signing()).toEqual([rot.body.webhook_secret]);
     const bad = await t.request('POST', '/v1/me/credentials/rotate', { key: m.apiKey, body: { credential: 'password' } });
     expect(bad.status).toBe(400);
   });
