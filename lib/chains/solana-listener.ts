@@ -17,9 +17,10 @@
  * - every deposit is recorded (insert by key solana:<network>:<signature>:<account index>) and delivered;
  *   the address's cursor moves only after that, so a restart re-reads and doubles nothing.
  *
- * Cost: two getSignaturesForAddress calls per watched address per pass (plus one getTransaction per
- * new transaction). Sessions before expires_at are polled on every pass; after it (late payments, kept
- * until the address book's window ends) on every latePollEvery-th pass.
+ * Cost: two getSignaturesForAddress calls per watched address per pass, sent as JSON-RPC batches of
+ * batchSize (plus one getTransaction per new transaction, and store writes only for addresses with new
+ * signatures). Sessions before expires_at are polled on every pass; after it (late payments, kept until
+ * the address book's window ends) on every latePollEvery-th pass.
  */
 import { Connection, PublicKey, type Finality, type ConfirmedSignatureInfo } from '@solana/web3.js';
 import {
@@ -50,8 +51,13 @@ export interface SolanaListenerOptions {
   store: Store;
   book: SessionAddressBook;
   ledger: DepositLedger;
-  /** addresses polled at once (default 16) */
+  /** owners processed at once (default 16) */
   parallel?: number;
+  /**
+   * getSignaturesForAddress calls per JSON-RPC batch request (default 100; 1 turns batching off). A
+   * provider that refuses batches is detected on the first one and then asked one address at a time.
+   */
+  batchSize?: number;
   /** addresses past expires_at are polled on every n-th pass (default 10) */
   latePollEvery?: number;
   now?: () => Date;
@@ -68,6 +74,8 @@ export interface SolPassStats {
 }
 
 const PAGE = 1000;
+
+interface AddressNews { address: string; cursor: SolCursorDoc | null; sigs: ConfirmedSignatureInfo[] }
 const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID]);
 
 export class SolanaRailListener {
@@ -81,6 +89,8 @@ export class SolanaRailListener {
   private readonly cursors = new Map<string, SolCursorDoc | null>();
   private readonly atas = new Map<string, string>();
   private passes = 0;
+  private batching: boolean;
+  private rpcId = 0;
 
   constructor(opts: SolanaListenerOptions) {
     this.o = opts;
@@ -90,6 +100,7 @@ export class SolanaRailListener {
     this.now = opts.now ?? (() => new Date());
     this.log = opts.log ?? console;
     this.mint = opts.usdcMint ? new PublicKey(opts.usdcMint) : null;
+    this.batching = (opts.batchSize ?? 100) > 1;
   }
 
   /** Forget cached cursors (another node may have moved them while it held the lease). */
@@ -139,22 +150,42 @@ export class SolanaRailListener {
     this.cursors.set(address, doc);
   }
 
-  /** signatures newer than the address's cursor, newest first */
-  private async newSignatures(address: string, cursor: SolCursorDoc | null): Promise<ConfirmedSignatureInfo[]> {
-    const out: ConfirmedSignatureInfo[] = [];
-    let before: string | undefined;
-    for (;;) {
-      const page = await this.conn.getSignaturesForAddress(
-        new PublicKey(address), { limit: PAGE, ...(cursor ? { until: cursor.signature } : {}), ...(before ? { before } : {}) }, this.finality,
-      );
-      out.push(...page);
-      if (page.length < PAGE) return out;
-      before = page[page.length - 1]!.signature;
-    }
-  }
-
   async slot(): Promise<number> {
     return this.conn.getSlot(this.finality);
+  }
+
+  /**
+   * The first page of new signatures of many addresses in JSON-RPC batch requests (raw fetch: web3.js
+   * 1.x has no public batch call for this method). null for an address whose call failed.
+   */
+  private async firstPages(addresses: Array<{ address: string; cursor: SolCursorDoc | null }>): Promise<Array<ConfirmedSignatureInfo[] | null>> {
+    if (!this.batching) {
+      return Promise.all(addresses.map(({ address, cursor }) => this.newSignaturesPage(address, cursor).catch(() => null)));
+    }
+    const body = addresses.map(({ address, cursor }) => ({
+      jsonrpc: '2.0', id: ++this.rpcId, method: 'getSignaturesForAddress',
+      params: [address, { limit: PAGE, commitment: this.finality, ...(cursor ? { until: cursor.signature } : {}) }],
+    }));
+    const res = await fetch(this.o.rpcUrl, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000),
+    });
+    const json = (await res.json().catch(() => null)) as Array<{ id: number; result?: ConfirmedSignatureInfo[]; error?: unknown }> | null;
+    if (!Array.isArray(json)) {
+      this.batching = false;
+      this.log.warn(`solana ${this.network}: the RPC node refused a batch request (HTTP ${res.status}); asking one address at a time`);
+      return this.firstPages(addresses);
+    }
+    const byId = new Map(json.map((r) => [r.id, r]));
+    return body.map((b) => {
+      const r = byId.get(b.id);
+      return r && Array.isArray(r.result) ? r.result : null;
+    });
+  }
+
+  private newSignaturesPage(address: string, cursor: SolCursorDoc | null, before?: string): Promise<ConfirmedSignatureInfo[]> {
+    return this.conn.getSignaturesForAddress(
+      new PublicKey(address), { limit: PAGE, ...(cursor ? { until: cursor.signature } : {}), ...(before ? { before } : {}) }, this.finality,
+    );
   }
 
   async pass(stillHolding: () => Promise<boolean> = async () => true): Promise<SolPassStats> {
@@ -167,40 +198,78 @@ export class SolanaRailListener {
     const stats: SolPassStats = { watched: mine.length, polled: 0, signatures: 0, transactions: 0, deposits: 0, failed: 0 };
     if (due.length === 0) return stats;
     const slotNow = await this.slot();
-    const seen = new Set<string>();
+
+    // 1. new signatures of every due address and its USDC account, in batches
+    const targets: Array<{ entry: WatchedAddress; address: string }> = [];
+    for (const entry of due) {
+      targets.push({ entry, address: entry.address });
+      const ata = this.ata(entry.address);
+      if (ata) targets.push({ entry, address: ata });
+    }
+    const batchSize = Math.max(1, this.o.batchSize ?? 100);
+    const chunks: Array<typeof targets> = [];
+    for (let i = 0; i < targets.length; i += batchSize) chunks.push(targets.slice(i, i + batchSize));
+    const news = new Map<WatchedAddress, AddressNews[]>();
+    const failedOwners = new Set<WatchedAddress>();
     let holding = true;
     let lastLeaseCheck = Date.now();
-    await forEachLimited(due, this.o.parallel ?? 16, async (entry) => {
+    await forEachLimited(chunks, 4, async (chunk) => {
       if (!holding) return;
       if (Date.now() - lastLeaseCheck > 1000) {
         lastLeaseCheck = Date.now();
         holding = await stillHolding();
         if (!holding) return;
       }
+      const withCursors = [];
+      for (const t of chunk) withCursors.push({ ...t, cursor: await this.cursor(t.address) });
+      let pages: Array<ConfirmedSignatureInfo[] | null>;
       try {
-        await this.pollOwner(entry, slotNow, seen, stats);
+        pages = await this.firstPages(withCursors);
+      } catch (e) {
+        this.log.warn(`solana ${this.network}: a signature batch failed, retried next pass:`, (e as Error).message);
+        pages = withCursors.map(() => null);
+      }
+      for (let i = 0; i < withCursors.length; i++) {
+        const t = withCursors[i]!;
+        let sigs = pages[i];
+        try {
+          // a full page: walk further back to the cursor (rare: a busy address)
+          while (sigs && sigs.length > 0 && sigs.length % PAGE === 0) {
+            const more = await this.newSignaturesPage(t.address, t.cursor, sigs[sigs.length - 1]!.signature);
+            sigs = sigs.concat(more);
+            if (more.length < PAGE) break;
+          }
+        } catch {
+          sigs = null;
+        }
+        if (sigs === null) failedOwners.add(t.entry);
+        else if (sigs.length > 0) news.set(t.entry, [...(news.get(t.entry) ?? []), { address: t.address, cursor: t.cursor, sigs }]);
+      }
+    });
+    if (!holding) return stats;
+    stats.polled = due.length;
+    stats.failed = failedOwners.size;
+    if (failedOwners.size) this.log.warn(`solana ${this.network}: ${failedOwners.size} addresses could not be asked for signatures; retried next pass`);
+
+    // 2. the owners with something new: read, record, deliver, then move their cursors
+    const seen = new Set<string>();
+    await forEachLimited([...news.entries()].filter(([e]) => !failedOwners.has(e)), this.o.parallel ?? 16, async ([entry, lists]) => {
+      if (!holding) return;
+      try {
+        await this.processOwner(lists, slotNow, seen, stats);
       } catch (e) {
         if (e instanceof CursorLostError) {
           holding = false;
           throw e;
         }
         stats.failed++;
-        this.log.warn(`solana ${this.network}: polling ${entry.address} failed, retried next pass:`, (e as Error).message);
+        this.log.warn(`solana ${this.network}: reading deposits of ${entry.address} failed, retried next pass:`, (e as Error).message);
       }
     });
     return stats;
   }
 
-  private async pollOwner(entry: WatchedAddress, slotNow: number, seen: Set<string>, stats: SolPassStats): Promise<void> {
-    stats.polled++;
-    const addresses = [entry.address];
-    const ata = this.ata(entry.address);
-    if (ata) addresses.push(ata);
-    const lists: Array<{ address: string; cursor: SolCursorDoc | null; sigs: ConfirmedSignatureInfo[] }> = [];
-    for (const address of addresses) {
-      const cursor = await this.cursor(address);
-      lists.push({ address, cursor, sigs: await this.newSignatures(address, cursor) });
-    }
+  private async processOwner(lists: AddressNews[], slotNow: number, seen: Set<string>, stats: SolPassStats): Promise<void> {
     const bySig = new Map<string, ConfirmedSignatureInfo>();
     for (const l of lists) for (const s of l.sigs) bySig.set(s.signature, s);
     stats.signatures += bySig.size;
@@ -232,7 +301,7 @@ export class SolanaRailListener {
       }
     }
     for (const d of owed) await this.o.ledger.deliver(d.id, d);
-    for (const l of lists) if (l.sigs.length > 0) await this.saveCursor(l.address, l.cursor, l.sigs[0]!);
+    for (const l of lists) await this.saveCursor(l.address, l.cursor, l.sigs[0]!);
   }
 
   close(): void {

@@ -5,7 +5,14 @@
  * orphans that never move a session.
  */
 import { startSolanaRpc, type MintInfo, type SolanaRpcHarness } from '../harness/solana-rpc.ts';
-import { startTestNode, type TestNode } from '../helpers/node.ts';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
+import { openStore } from '../../lib/store/index.ts';
+import { SessionAddressBook, sessionIdAt } from '../../lib/chains/address-book.ts';
+import { DepositLedger } from '../../lib/chains/deposits.ts';
+import { SolanaRailListener } from '../../lib/chains/solana-listener.ts';
+import type { SessionMsg } from '../../actors/payment-session.ts';
 import { merchant } from './sessions-helpers.ts';
 import { startReceiver, type Receiver } from './webhooks-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
@@ -144,5 +151,28 @@ describe('Solana listener on the LiteSVM RPC harness', () => {
     await morePasses(3);
     expect((await depositsOf(t, s.session_id))).toHaveLength(1);
     expect((await getSession(t, m, s.session_id)).deposits).toHaveLength(1);
+  });
+
+  it('without JSON-RPC batches (batchSize 1) the scanner finds the same deposits one address at a time', async () => {
+    const dir = tempDir('sol-nobatch-');
+    const store = await openStore(`sqlite:${join(dir, 'db.sqlite')}`);
+    try {
+      const owner = (await sol.newWallet(0n)).address;
+      const id = `${sessionIdAt(Date.now())}nobatch000000000`;
+      await store.write([{ op: 'insert', coll: 'payment_sessions', doc: { id, chain: 'solana', network: 'testnet', token: 'USDC', address: owner, expires_at: new Date(Date.now() + 3_600_000).toISOString() } }]);
+      const sent: SessionMsg[] = [];
+      const ledger = new DepositLedger(store, { send: async (_id, msg) => { sent.push(msg); return { session: {} as any, events: [], changed: true, credit: 'credited' }; }, log: { warn: () => undefined } });
+      const book = new SessionAddressBook(store, 'solana', { keepAfterExpiryMs: 0 });
+      const scanner = new SolanaRailListener({ network: 'testnet', rpcUrl: sol.url, usdcMint: usdc.mint, commitment: 'confirmed', store, book, ledger, batchSize: 1, log: { info: () => undefined, warn: () => undefined, error: () => undefined } });
+      const sig = await sol.transferToken(payer, owner, usdc.mint, 1_250_000n);
+      sol.advanceSlots(2);
+      const stats = await scanner.pass();
+      expect(stats).toEqual(expect.objectContaining({ watched: 1, polled: 1, failed: 0, deposits: 1 }));
+      expect(sent).toEqual([{ type: 'credit', deposit: expect.objectContaining({ key: expect.stringContaining(sig), amount_subunits: '1250000', token: 'USDC' }) }]);
+      expect((await scanner.pass()).deposits).toBe(0);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
