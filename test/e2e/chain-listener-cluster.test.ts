@@ -7,6 +7,7 @@
  *   the other takes over and the next payment is found by it.
  */
 import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
@@ -104,6 +105,12 @@ describe('Ethereum listener: restart and lease', () => {
     expect(events.map((e) => e.event_type).sort()).toEqual(['payment_session.completed', 'payment_session.partial_paid']);
     await until('the webhooks of s1', () => webhooksOf(rx, s1.session_id).length === 2);
     await b.stop();
+
+    // the operator tool reads the same store: s1's two deposits, newest first
+    const out = execFileSync('npm', ['run', '--silent', 'operator', '--', 'deposits', s1.session_id], { env: { ...process.env, DATA_DIR: dir, LOG_LEVEL: 'warn' }, encoding: 'utf8' });
+    const listed = JSON.parse(out.slice(out.indexOf('{')));
+    expect(listed.count).toBe(2);
+    expect(listed.deposits.map((d: any) => [d.status, d.amount_subunits])).toEqual([['credited', '6000000'], ['credited', '4000000']]);
   });
 
   it('two nodes: one holds the lease; when it stops the other takes over and finds the next payment', async () => {
