@@ -38,6 +38,7 @@ export class RailRunner<S> {
   private lastPassAt: string | null = null;
   private lastPassMs: number | null = null;
   private lastError: string | null = null;
+  private lastLoggedAt = 0;
   private lastStats: S | null = null;
 
   constructor(opts: RunnerOptions<S>) {
@@ -86,8 +87,14 @@ export class RailRunner<S> {
       this.lastError = null;
       return stats;
     } catch (e) {
-      this.lastError = (e as Error)?.message ?? String(e);
-      this.o.log.warn(`${this.o.name}: pass failed, retried next interval:`, this.lastError);
+      const message = (e as Error)?.message ?? String(e);
+      // the same failure on every pass (an RPC node down) is logged once a minute, not every interval
+      const now = Date.now();
+      if (message !== this.lastError || now - this.lastLoggedAt >= 60_000) {
+        this.lastLoggedAt = now;
+        this.o.log.warn(`${this.o.name}: pass failed, retried every interval:`, message);
+      }
+      this.lastError = message;
       return null;
     }
   }
