@@ -33,13 +33,4 @@ export async function abuseCount(t: TestNode, labels: Record<string, string>): P
   return sum;
 }
 
-/** Polls until `check` returns a truthy value (generous deadline; no timing assertions). */
-export async function eventually<T>(what: string, check: () => Promise<T | false | null | undefined> | T | false | null | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { eventually } from '../helpers/wait.ts';

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { webhookEventOp, type WebhookEventType } from '../../lib/webhooks/event.ts';
 import type { DeliveryDoc } from '../../lib/webhooks/delivery.ts';
 import type { Store } from '../../lib/store/port.ts';
+import { eventually } from '../helpers/wait.ts';
 
 export interface Received {
   path: string;
@@ -80,18 +81,10 @@ export async function commitEvent(store: Store, merchantId: string, opts: { sess
 
 export const getEvent = (store: Store, id: string) => store.get<DeliveryDoc>('webhook_events', id);
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { eventually as waitFor };
 
 export async function waitForEvent(store: Store, id: string, pred: (d: DeliveryDoc) => boolean, what = 'the event', timeoutMs = 30_000): Promise<DeliveryDoc> {
-  return waitFor(what, async () => {
+  return eventually(what, async () => {
     const d = await getEvent(store, id);
     return d && pred(d) ? d : null;
   }, timeoutMs);
