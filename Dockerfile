@@ -2,7 +2,7 @@
 FROM node:24-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=optional --ignore-scripts=false
+RUN npm ci --omit=dev --ignore-scripts
 COPY . .
 ENV HOST=0.0.0.0 PORT=3000
 EXPOSE 3000
