@@ -13,6 +13,11 @@
  * overpayments and late payments are still recorded on it (DESIGN.md: a late payment is never dropped
  * while its address is watched). Entries of every network of the chain are kept: a payment on one
  * network to an address of a session on another is recorded as an orphan (wrong network).
+ *
+ * Every entry carries `seq`, the order in which this book learned of it (incremental refresh, full
+ * reload or first load alike): a scanner that remembers the highest seq it has handled finds the
+ * addresses that are new to it (lib/chains/ethereum-backfill.ts then looks for payments they already
+ * got in blocks the scanner had passed while it did not know them).
  */
 import type { Store } from '../store/port.ts';
 
@@ -23,6 +28,10 @@ export interface WatchedAddress {
   network: string;
   token: string;
   expires_ms: number;
+  /** the session's created_at (ms); null when the document has none */
+  created_ms: number | null;
+  /** when this book learned of the address: increases with every new entry, kept across reloads */
+  seq: number;
 }
 
 interface SessionRow {
@@ -32,6 +41,7 @@ interface SessionRow {
   token: string;
   address: string;
   expires_at: string;
+  created_at?: string;
   [k: string]: unknown;
 }
 
@@ -74,6 +84,7 @@ export class SessionAddressBook {
   private map = new Map<string, WatchedAddress>();
   private lastRefreshMs = 0;
   private lastFullMs = 0;
+  private seqCounter = 0;
   /** documents read from the store by the last refresh (benchmarks) */
   lastRead = 0;
 
@@ -96,6 +107,11 @@ export class SessionAddressBook {
     return this.map.size;
   }
 
+  /** the highest `seq` given so far (0: none) */
+  get lastSeq(): number {
+    return this.seqCounter;
+  }
+
   /** Brings the map up to date (see the file header); cheap when few sessions were created since. */
   async refresh(): Promise<void> {
     const nowMs = this.now().getTime();
@@ -103,6 +119,7 @@ export class SessionAddressBook {
     const wall = Date.now();
     const full = this.lastFullMs === 0 || wall - this.lastFullMs >= this.fullReloadMs;
     const from = full ? wall - MAX_SESSION_LIFETIME_MS - this.keepAfterExpiryMs - this.overlapMs : this.lastRefreshMs - this.overlapMs;
+    const previous = this.map;
     const next = full ? new Map<string, WatchedAddress>() : this.map;
     this.lastRead = 0;
     let after: string | null = null;
@@ -118,8 +135,13 @@ export class SessionAddressBook {
         const expires = Date.parse(s.expires_at);
         if (typeof s.address !== 'string' || !Number.isFinite(expires)) continue;
         if (expires + this.keepAfterExpiryMs <= nowMs) continue;
-        next.set(this.normalize(s.address), {
+        const key = this.normalize(s.address);
+        const known = previous.get(key);
+        const created = typeof s.created_at === 'string' ? Date.parse(s.created_at) : NaN;
+        next.set(key, {
           session_id: s.id, address: s.address, network: s.network, token: s.token, expires_ms: expires,
+          created_ms: Number.isFinite(created) ? created : null,
+          seq: known && known.session_id === s.id ? known.seq : ++this.seqCounter,
         });
       }
       if (page.length < this.pageSize) break;

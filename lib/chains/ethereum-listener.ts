@@ -26,10 +26,16 @@
  * 3. Every deposit is recorded (lib/chains/deposits.ts: insert by key, a replay is ignored) and then
  *    delivered to its session; the cursor advances (compare-and-set) only after the range's deposits are
  *    stored, so a crash or restart re-reads the range and doubles nothing.
+ *
+ * Before the scan, addresses the address book learned of since this scanner last looked (all of them
+ * after start-up or a lease take-over) are backfilled: the blocks already processed since their sessions
+ * were created are searched for payments to them (lib/chains/ethereum-backfill.ts), which go through the
+ * same record-then-deliver path. The cursor never moves back for this.
  */
 import { FetchRequest, JsonRpcProvider, getAddress } from 'ethers';
 import { addressTopic, decodeTransferLog, getLogsChunked, TRANSFER_TOPIC, type LogFilter, type LogLike } from './erc20.ts';
 import { DepositLedger, forEachLimited, type DepositDoc, type FoundDeposit } from './deposits.ts';
+import { ethDeposit, findMissedDeposits, transferDeposit, type BackfillStats } from './ethereum-backfill.ts';
 import type { SessionAddressBook } from './address-book.ts';
 import { isConflict, isDuplicate, type Doc, type Store } from '../store/port.ts';
 
@@ -40,8 +46,8 @@ export interface EthCursorDoc extends Doc {
   network: string;
   /** the last processed block (−1: none yet) */
   block: number;
-  /** [number, hash] of recently processed blocks, ascending */
-  hashes: Array<[number, string]>;
+  /** [number, hash, timestamp (s)] of recently processed blocks, ascending (older cursors: no timestamp) */
+  hashes: Array<[number, string, number?]>;
   updated_at: string;
 }
 
@@ -65,6 +71,12 @@ export interface EthereumListenerOptions {
   topicFilterMax?: number;
   /** parallel block reads / deliveries (default 8) */
   parallel?: number;
+  /** backfill: the window starts this long before the new session's created_at (default 2 min) */
+  backfillMarginMs?: number;
+  /** backfill: at most this many processed blocks are searched for logs (default 1,000) */
+  backfillMaxBlocks?: number;
+  /** backfill: at most this many processed blocks are read in full for ETH (default 150) */
+  backfillMaxEthBlocks?: number;
   rpcTimeoutMs?: number;
   now?: () => Date;
   log?: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
@@ -82,10 +94,14 @@ export interface EthPassStats {
   reverted: number;
   /** fork point when a reorg was found */
   fork: number | null;
+  /** this pass's backfill of addresses new to the scanner, if any */
+  backfill: BackfillStats | null;
+  /** since the scanner started: backfills run, deposits they found (already counted ones included) */
+  backfills: { runs: number; deposits: number };
 }
 
-interface RawTx { hash: string; from: string; to: string | null; value: string }
-interface RawBlock { number: string; hash: string; parentHash: string; timestamp: string; transactions: Array<RawTx | string> }
+export interface RawTx { hash: string; from: string; to: string | null; value: string }
+export interface RawBlock { number: string; hash: string; parentHash: string; timestamp: string; transactions: Array<RawTx | string> }
 
 export class ChainMovedError extends Error {
   constructor(message: string) {
@@ -111,10 +127,14 @@ export class EthereumRailListener {
   private readonly usdc: string | null;
   private provider: JsonRpcProvider | null = null;
   private readonly log: NonNullable<EthereumListenerOptions['log']>;
+  /** the address book entries up to this seq have been backfilled (0: none, e.g. after start-up) */
+  private backfilledSeq = 0;
+  private readonly backfills = { runs: 0, deposits: 0 };
 
   constructor(opts: EthereumListenerOptions) {
     this.o = {
       maxBlockRange: 500, keepBlocks: 128, startLookback: 64, topicFilterMax: 500, parallel: 8, rpcTimeoutMs: 30_000,
+      backfillMarginMs: 120_000, backfillMaxBlocks: 1000, backfillMaxEthBlocks: 150,
       ...opts,
     } as EthereumRailListener['o'];
     this.network = opts.network;
@@ -138,6 +158,11 @@ export class EthereumRailListener {
     }
     this.provider = new JsonRpcProvider(req, chainId, { staticNetwork: true, cacheTimeout: -1, batchMaxCount: 50 });
     return this.provider;
+  }
+
+  /** this node (re)took the lease: another holder may have passed payments to addresses it did not know */
+  reset(): void {
+    this.backfilledSeq = 0;
   }
 
   close(): void {
@@ -178,7 +203,9 @@ export class EthereumRailListener {
   async pass(stillHolding: () => Promise<boolean> = async () => true): Promise<EthPassStats> {
     const head = await this.head();
     const target = head - Math.max(1, this.o.confirmations) + 1;
-    const stats: EthPassStats = { head, target, cursor: -1, blocks: 0, logs: 0, deposits: 0, reverted: 0, fork: null };
+    const stats: EthPassStats = {
+      head, target, cursor: -1, blocks: 0, logs: 0, deposits: 0, reverted: 0, fork: null, backfill: null, backfills: { ...this.backfills },
+    };
     let cursor = await this.loadCursor();
     if (!cursor) {
       cursor = await this.saveCursor({
@@ -188,6 +215,7 @@ export class EthereumRailListener {
     if (!Number.isInteger(cursor.block) || cursor.block < -1) cursor = { ...cursor, block: -1 };
     cursor = await this.checkReorg(cursor, stats);
     await this.o.book.refresh();
+    await this.backfill(cursor, head, stats);
     while (cursor.block < target) {
       if (!(await stillHolding())) break;
       const from = cursor.block + 1;
@@ -224,6 +252,43 @@ export class EthereumRailListener {
     return this.saveCursor({ ...cursor, block: Math.min(cursor.block, fork), hashes: kept.slice(0, keep) });
   }
 
+  /** Backfills the address book entries this scanner has not handled yet (lib/chains/ethereum-backfill.ts). */
+  private async backfill(cursor: EthCursorDoc, head: number, stats: EthPassStats): Promise<void> {
+    const upTo = this.o.book.lastSeq;
+    const fresh = this.o.book.entries().filter((e) => e.seq > this.backfilledSeq);
+    if (fresh.length > 0) {
+      const p = await this.rpc();
+      const { found, stats: b } = await findMissedDeposits({
+        network: this.network, usdc: this.usdc,
+        block: (n, full) => this.block(n, full),
+        logs: (filter, from, to) => getLogsChunked(p, filter, from, to, { maxBlockRange: this.o.maxBlockRange }),
+        receipt: async (hash) => (await p.send('eth_getTransactionReceipt', [hash])) as { status?: string; blockHash?: string } | null,
+      }, fresh, cursor, head, {
+        marginMs: this.o.backfillMarginMs, maxBlocks: this.o.backfillMaxBlocks, maxEthBlocks: this.o.backfillMaxEthBlocks,
+        topicMax: this.o.topicFilterMax, parallel: this.o.parallel,
+      });
+      const recorded = await this.recordAndDeliver(found);
+      stats.backfill = b;
+      this.backfills.runs++;
+      this.backfills.deposits += found.length;
+      stats.backfills = { ...this.backfills };
+      if (recorded > 0) this.log.warn(`ethereum ${this.network}: backfill found ${recorded} deposit(s) in blocks ${b.from}..${b.to} to addresses learned late`);
+    }
+    this.backfilledSeq = upTo;
+  }
+
+  /** Stores deposits (chain order; a known key is a duplicate and ignored), then delivers the new ones. */
+  private async recordAndDeliver(found: FoundDeposit[]): Promise<number> {
+    found.sort((a, b) => a.block_number - b.block_number || a.index - b.index);
+    const owed: DepositDoc[] = [];
+    for (const f of found) {
+      const doc = await this.o.ledger.record(f, this.o.book.get(f.to_address));
+      if (doc) owed.push(doc);
+    }
+    await this.deliverAll(owed);
+    return owed.length;
+  }
+
   private async scanRange(cursor: EthCursorDoc, from: number, to: number, head: number, stats: EthPassStats): Promise<EthCursorDoc> {
     const book = this.o.book;
     const watched = book.entries();
@@ -255,12 +320,7 @@ export class EthereumRailListener {
         if (!t || t.removed || !book.has(t.to)) continue;
         const b = blocks.get(t.blockNumber);
         if (!b || b.hash !== t.blockHash) throw new ChainMovedError(`log of block ${t.blockNumber} is from another branch`);
-        const isUsdc = this.usdc !== null && t.token === this.usdc;
-        found.push({
-          chain: 'ethereum', network: this.network, tx_hash: t.transactionHash, index: t.logIndex, to_address: t.to, from_address: t.from,
-          account: null, token: isUsdc ? 'USDC' : null, token_contract: t.token, amount_subunits: t.amount,
-          block_number: t.blockNumber, block_hash: t.blockHash, block_time_ms: Number(b.timestamp) * 1000, confirmations: head - t.blockNumber + 1,
-        });
+        found.push(transferDeposit(this.network, this.usdc, t, Number(b.timestamp), head));
       }
       // native ETH: plain transactions to a session address
       const candidates: Array<{ tx: RawTx; block: RawBlock; n: number }> = [];
@@ -275,25 +335,18 @@ export class EthereumRailListener {
         const receipt = (await (await this.rpc()).send('eth_getTransactionReceipt', [tx.hash])) as { status?: string; blockHash?: string } | null;
         if (!receipt || receipt.blockHash !== block.hash) throw new ChainMovedError(`receipt of ${tx.hash} is not in block ${n}`);
         if (Number(receipt.status) !== 1) return;
-        found.push({
-          chain: 'ethereum', network: this.network, tx_hash: tx.hash, index: -1, to_address: getAddress(tx.to!), from_address: getAddress(tx.from),
-          account: null, token: 'ETH', token_contract: null, amount_subunits: BigInt(tx.value).toString(),
-          block_number: n, block_hash: block.hash, block_time_ms: Number(block.timestamp) * 1000, confirmations: head - n + 1,
-        });
+        found.push(ethDeposit(this.network, tx, block, head));
       });
     }
 
     // store first (chain order), then deliver
-    found.sort((a, b) => a.block_number - b.block_number || a.index - b.index);
-    const owed: DepositDoc[] = [];
-    for (const f of found) {
-      const doc = await this.o.ledger.record(f, book.get(f.to_address));
-      if (doc) owed.push(doc);
-    }
+    await this.recordAndDeliver(found);
     stats.deposits += found.length;
-    await this.deliverAll(owed);
 
-    const hashes: Array<[number, string]> = [...cursor.hashes.filter(([n]) => n < from), ...numbers.map((n) => [n, blocks.get(n)!.hash] as [number, string])];
+    const hashes: EthCursorDoc['hashes'] = [
+      ...cursor.hashes.filter(([n]) => n < from),
+      ...numbers.map((n): [number, string, number] => [n, blocks.get(n)!.hash, Number(blocks.get(n)!.timestamp)]),
+    ];
     return this.saveCursor({ ...cursor, block: to, hashes: hashes.slice(-this.o.keepBlocks) });
   }
 

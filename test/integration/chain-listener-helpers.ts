@@ -59,3 +59,27 @@ export const webhooksOf = (rx: Receiver, sessionId: string): Received[] =>
 export async function depositsOf(t: TestNode, sessionId: string): Promise<any[]> {
   return (await t.call<{ deposits: any[] }>('operators.listDeposits', { session_id: sessionId, limit: 1000 })).deposits;
 }
+
+/**
+ * Holds back the next session document the node writes (the actor's `create`), as a slow commit or a
+ * lagging replica would: `session` resolves with the document (id, created_at, address) while nothing of
+ * it is in the store yet; `release()` lets the write through. Other writes are not touched.
+ */
+export function holdNextSessionCommit(t: TestNode): { session: Promise<any>; release(): void } {
+  const store = t.node.rt.store;
+  const write = store.write;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  let captured!: (doc: any) => void;
+  const session = new Promise<any>((r) => { captured = r; });
+  store.write = async function (this: unknown, ops) {
+    const insert = ops.find((o) => o.op === 'insert' && o.coll === 'payment_sessions');
+    if (insert && insert.op === 'insert') {
+      store.write = write;
+      captured(insert.doc);
+      await gate;
+    }
+    return write.call(store, ops);
+  };
+  return { session, release };
+}

@@ -3,7 +3,9 @@
  * contracts/TestUSDC.sol: sessions created over HTTP are paid with ethers from funded accounts and move by
  * themselves (exact, two parts, over, ETH), webhooks arrive signed, a second ERC-20 never moves a session
  * and is an orphan for operators, a reorg takes a counted deposit back, a payment after expiry is
- * recorded as late.
+ * recorded as late. A session that becomes visible only after the listener passed the block that paid
+ * it (USDC and ETH) is backfilled and credited once; a backfill over already credited deposits (after a
+ * lease take-over) counts nothing twice.
  */
 import { Transaction, Wallet } from 'ethers';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
@@ -12,7 +14,7 @@ import { merchant } from './sessions-helpers.ts';
 import { startReceiver, type Receiver } from './webhooks-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
-import { RAILS, createSession, depositsOf, getSession, sessionWhen, until, webhooksOf } from './chain-listener-helpers.ts';
+import { RAILS, createSession, depositsOf, getSession, holdNextSessionCommit, sessionWhen, until, webhooksOf } from './chain-listener-helpers.ts';
 
 jest.setTimeout(180_000);
 
@@ -178,6 +180,111 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     expect(again).toEqual(expect.objectContaining({ status: 'credited', block_hash: mined.blockHash, block_number: mined.blockNumber }));
     await until('a second completed webhook', () => webhooksOf(rx, s.session_id).length === 2);
     expect(webhooksOf(rx, s.session_id).map((r) => r.headers['x-service-event'])).toEqual(['payment_session.completed', 'payment_session.completed']);
+  });
+
+  const listener = async () => (await t.call<Record<string, any>>('ethereum-listener.status')).testnet;
+  /** waits until the listener's cursor is at or past `block`, then for two more passes */
+  const passedBlock = async (block: number) => {
+    const st = await until(`the cursor past block ${block}`, async () => {
+      const x = await listener();
+      return x.last_stats?.cursor >= block && x;
+    });
+    await until('two more passes', async () => (await listener()).passes >= st.passes + 2);
+  };
+  const backfilled = new Map<string, { hash: string; block: number }>();
+
+  it('late commit, USDC: a session written after the listener passed its payment block is backfilled, credited once, completed with a webhook', async () => {
+    const held = holdNextSessionCommit(t);
+    const creating = createSession(t, m, RAILS.ethUsdc, 6);
+    const doc = await held.session;
+    const { receipt } = await usdc.transfer(2, doc.address, 6_000_000n);
+    const block = (await chain.provider.getBlock(receipt!.blockNumber))!;
+    expect(Date.parse(doc.created_at)).toBeLessThanOrEqual(block.timestamp * 1000 + 1000);
+    await passedBlock(receipt!.blockNumber);
+    // the scan went past the payment without knowing the address
+    expect(await depositsOf(t, doc.id)).toEqual([]);
+
+    held.release();
+    const s = await creating;
+    expect(s.session_id).toBe(doc.id);
+    const done = await sessionWhen(t, m, s.session_id, 'completion by the backfill', (x) => x.status === 'completed');
+    expect(done.received_amount).toBe(6);
+    expect(done.deposits).toEqual([expect.objectContaining({ tx_hash: receipt!.hash, index: 0, amount: 6, token: 'USDC', late: false, counted: true })]);
+    const [hook] = await until('the completed webhook', () => webhooksOf(rx, s.session_id).length > 0 && webhooksOf(rx, s.session_id));
+    expect(hook!.headers['x-service-event']).toBe('payment_session.completed');
+    expect(verifyWebhook(hook!.raw, String(hook!.headers['x-service-signature']), m.webhookSecret)).toBe(true);
+    // once: one stored deposit, one webhook, also after more passes
+    await passedBlock(await chain.blockNumber());
+    expect(await depositsOf(t, s.session_id)).toEqual([expect.objectContaining({
+      id: `ethereum:testnet:${receipt!.hash}:0`, status: 'credited', block_number: receipt!.blockNumber, session_id: s.session_id,
+    })]);
+    expect((await getSession(t, m, s.session_id)).deposits).toHaveLength(1);
+    expect(webhooksOf(rx, s.session_id)).toHaveLength(1);
+    backfilled.set(s.session_id, { hash: receipt!.hash, block: receipt!.blockNumber });
+  });
+
+  it('late commit, ETH: a plain transfer the listener passed before the session was visible is backfilled and completes it', async () => {
+    const held = holdNextSessionCommit(t);
+    const creating = createSession(t, m, RAILS.eth, 0.5);
+    const doc = await held.session;
+    const { receipt } = await chain.sendEth(3, doc.address, 500_000_000_000_000_000n);
+    await chain.mine(3); // the payment is not even in the newest blocks any more
+    await passedBlock(receipt!.blockNumber + 3);
+    expect(await depositsOf(t, doc.id)).toEqual([]);
+
+    held.release();
+    const s = await creating;
+    const done = await sessionWhen(t, m, s.session_id, 'completion by the backfill', (x) => x.status === 'completed');
+    expect(done.received_amount).toBe(0.5);
+    expect(done.deposits).toEqual([expect.objectContaining({ tx_hash: receipt!.hash, index: -1, token: 'ETH', amount_subunits: '500000000000000000', counted: true })]);
+    await until('the completed webhook', () => webhooksOf(rx, s.session_id).length === 1);
+    await passedBlock(await chain.blockNumber());
+    expect(await depositsOf(t, s.session_id)).toEqual([expect.objectContaining({ status: 'credited', index: -1, block_number: receipt!.blockNumber })]);
+    expect(webhooksOf(rx, s.session_id)).toHaveLength(1);
+    backfilled.set(s.session_id, { hash: receipt!.hash, block: receipt!.blockNumber });
+  });
+
+  it('a backfill over already credited deposits (all addresses, after a lease take-over) counts nothing twice', async () => {
+    expect(backfilled.size).toBe(2);
+    // a partially paid session whose deposit the scan found normally
+    const p = await createSession(t, m, RAILS.ethUsdc, 10);
+    await usdc.transfer(4, p.address, 4_000_000n);
+    await sessionWhen(t, m, p.session_id, 'partial payment', (x) => x.status === 'partial_paid');
+    const ids = [...backfilled.keys(), p.session_id];
+    const before = await Promise.all(ids.map(async (id) => ({ deposits: await depositsOf(t, id), session: await getSession(t, m, id), hooks: webhooksOf(rx, id).length })));
+    const runs = (await listener()).last_stats.backfills as { runs: number; deposits: number };
+
+    // another node holds the lease for a moment; when this one takes it back it backfills every address
+    await until('the lease taken by another node', async () => {
+      const lease = await t.node.rt.store.get<any>('listener_leases', 'ethereum:testnet');
+      try {
+        await t.node.rt.store.write([{ op: 'cas', coll: 'listener_leases', doc: { ...lease, owner: 'another-node', expires_at: new Date(Date.now() + 1500).toISOString() }, expected: lease.version }]);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    await until('the lease back and a backfill', async () => {
+      const x = await listener();
+      return x.holding && x.last_stats.backfills.runs > runs.runs;
+    });
+    const after = (await listener()).last_stats.backfills;
+    // it found the credited deposits again: the three above at least
+    expect(after.deposits - runs.deposits).toBeGreaterThanOrEqual(3);
+    await passedBlock(await chain.blockNumber());
+
+    for (const [i, id] of ids.entries()) {
+      const deposits = await depositsOf(t, id);
+      expect(deposits).toEqual(before[i]!.deposits); // not one field written again
+      const s = await getSession(t, m, id);
+      expect(s.received_amount).toBe(before[i]!.session.received_amount);
+      expect(s.deposits).toEqual(before[i]!.session.deposits);
+      expect(webhooksOf(rx, id)).toHaveLength(before[i]!.hooks);
+    }
+    // the partial session still completes normally
+    await usdc.transfer(4, p.address, 6_000_000n);
+    const done = await sessionWhen(t, m, p.session_id, 'completion', (x) => x.status === 'completed');
+    expect(done.deposits.map((d: any) => d.amount)).toEqual([4, 6]);
   });
 
   it('the listener exposes its state to operators', async () => {

@@ -2,7 +2,7 @@
  * The deposit ledger (lib/chains/deposits.ts) and the listener lease (lib/chains/lease.ts) on a real
  * SQLite store, with the session actor's real transition function behind a fake `send`: classification,
  * replay, delivery retries, a revert racing an in-flight credit, a reorged transaction found again, and
- * lease take-over by expiry.
+ * lease take-over by expiry; the address book numbering new entries, and the Ethereum backfill window.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +14,9 @@ import { SessionAddressBook, sessionIdAt } from '../../lib/chains/address-book.t
 import { decideSession, type PaymentSessionState, type SessionMsg, type SessionReply } from '../../actors/payment-session.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import type { WatchedAddress } from '../../lib/chains/address-book.ts';
+import { findMissedDeposits, type BackfillChain } from '../../lib/chains/ethereum-backfill.ts';
+import { addressTopic, TRANSFER_TOPIC } from '../../lib/chains/erc20.ts';
+import { getAddress } from 'ethers';
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z');
 
@@ -60,7 +63,7 @@ function fakeActor() {
   };
 }
 
-const target: WatchedAddress = { session_id: 'ps_1', address: '0xAbC', network: 'testnet', token: 'USDC', expires_ms: T0 + 3_600_000 };
+const target: WatchedAddress = { session_id: 'ps_1', address: '0xAbC', network: 'testnet', token: 'USDC', expires_ms: T0 + 3_600_000, created_ms: T0, seq: 1 };
 
 function found(over: Partial<FoundDeposit> = {}): FoundDeposit {
   return {
@@ -282,4 +285,86 @@ describe('session address book', () => {
     expect(book.has('0xAbCd')).toBe(false);
     expect(book.entries()).toEqual([]);
   });
+
+  it('numbers every address it learns (incremental refresh or full reload), keeping the number of one it knew', async () => {
+    const wall = Date.now();
+    let now = wall;
+    const book = new SessionAddressBook(store, 'ethereum', { keepAfterExpiryMs: 60_000, now: () => new Date(now), overlapMs: 5000, fullReloadMs: 60_000 });
+    await put(`${sessionIdAt(wall - 1000)}aaaaaaaaaaaaaaaa`, '0xA1', now + 3_600_000);
+    await book.refresh();
+    expect(book.get('0xA1')!.seq).toBe(1);
+    expect(book.lastSeq).toBe(1);
+    // written late by a node whose clock is 10 minutes behind: the incremental refresh misses it
+    await put(`${sessionIdAt(wall - 600_000)}bbbbbbbbbbbbbbbb`, '0xB2', now + 3_600_000);
+    await book.refresh();
+    expect(book.has('0xB2')).toBe(false);
+    expect(book.lastSeq).toBe(1);
+    // the full reload finds it as a new entry; the known one keeps its number
+    const spy = jest.spyOn(Date, 'now').mockReturnValue(wall + 61_000);
+    try {
+      await book.refresh();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(book.get('0xA1')!.seq).toBe(1);
+    expect(book.get('0xB2')!.seq).toBe(2);
+    expect(book.entries().filter((e) => e.seq > 1).map((e) => e.address)).toEqual(['0xB2']);
+  });
 });
+
+describe('Ethereum backfill window', () => {
+  // a chain of blocks 0..99, block n at time 1000 + 12 n seconds; one USDC transfer to bob in block 40
+  const bob = getAddress('0x0000000000000000000000000000000000000b0b');
+  const usdc = getAddress('0x000000000000000000000000000000000000dc01');
+  const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+  const calls = { headers: 0, logs: [] as Array<[number, number]>, full: 0 };
+  const chain: BackfillChain = {
+    network: 'testnet', usdc,
+    block: async (n, full) => {
+      if (full) calls.full++;
+      else calls.headers++;
+      return n >= 0 && n < 100 ? { number: `0x${n.toString(16)}`, hash: hash(n), parentHash: hash(n - 1), timestamp: `0x${(1000 + 12 * n).toString(16)}`, transactions: [] } : null;
+    },
+    logs: async (filter, from, to) => {
+      calls.logs.push([from, to]);
+      expect(filter.topics?.[2]).toEqual([addressTopic(bob)]);
+      return 40 >= from && 40 <= to
+        ? [{ address: usdc, topics: [TRANSFER_TOPIC, addressTopic(usdc), addressTopic(bob)], data: `0x${(5n).toString(16).padStart(64, '0')}`, blockNumber: 40, blockHash: hash(40), transactionHash: hash(999), index: 3 }]
+        : [];
+    },
+    receipt: async () => null,
+  };
+  const entry = (createdS: number | null, token = 'USDC'): WatchedAddress => ({
+    session_id: 'ps_x', address: bob, network: 'testnet', token, expires_ms: Infinity, created_ms: createdS === null ? null : createdS * 1000, seq: 1,
+  });
+  const limits = { marginMs: 24_000, maxBlocks: 50, maxEthBlocks: 10, topicMax: 500, parallel: 4 };
+  beforeEach(() => {
+    calls.headers = 0;
+    calls.logs = [];
+    calls.full = 0;
+  });
+
+  it('starts at the first processed block at or after created_at − margin and finds the missed transfer', async () => {
+    // created at the time of block 42, margin 2 blocks: the window is 40..90
+    const { found, stats } = await findMissedDeposits(chain, [entry(1000 + 12 * 42)], { block: 90, hashes: [] }, 95, { ...limits, maxBlocks: 60 });
+    expect([stats.from, stats.to]).toEqual([40, 90]);
+    expect(calls.logs).toEqual([[40, 90]]);
+    expect(calls.headers).toBeLessThanOrEqual(8); // a binary search, not a walk
+    expect(found).toEqual([expect.objectContaining({ tx_hash: hash(999), index: 3, token: 'USDC', amount_subunits: '5', block_number: 40, confirmations: 56 })]);
+    expect(calls.full).toBe(0); // no ETH session: no full block reads
+  });
+
+  it('is capped at maxBlocks below the cursor, ETH at maxEthBlocks, and empty for a session newer than the cursor', async () => {
+    const old = await findMissedDeposits(chain, [entry(null, 'ETH')], { block: 90, hashes: [] }, 95, limits);
+    expect([old.stats.from, old.stats.to, old.stats.eth_from]).toEqual([41, 90, 81]);
+    expect(calls.full).toBe(10);
+    expect(old.found).toEqual([]);
+    const kept: Array<[number, string, number]> = [[89, hash(89), 1000 + 12 * 89], [90, hash(90), 1000 + 12 * 90]];
+    calls.headers = 0;
+    const fresh = await findMissedDeposits(chain, [entry(1000 + 12 * 99)], { block: 90, hashes: kept }, 95, limits);
+    expect(fresh.stats.from).toBe(91);
+    expect(fresh.found).toEqual([]);
+    expect(calls.headers).toBe(0); // the cursor's block time was kept: no RPC for a fresh session
+  });
+});
+

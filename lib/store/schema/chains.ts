@@ -23,7 +23,7 @@ export const CHAINS_COLLECTIONS: CollectionSpec[] = [
   },
   /**
    * Listener progress. Ethereum: id = ethereum:<network>, the last processed confirmed block and the
-   * hashes of the recent processed blocks (reorg checks). Solana: id = solana:<network>:<address>, the
+   * [number, hash, time] of the recent processed blocks (reorg checks; the backfill's window start). Solana: id = solana:<network>:<address>, the
    * newest processed signature of that address (a session address or its USDC token account).
    */
   { name: 'listener_cursors' },
