@@ -18,6 +18,7 @@ import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSyn
 import { resolve } from 'node:path';
 import { HDNodeWallet, Mnemonic, SigningKey, encodeBase58, getAddress, getBytes, keccak256 } from 'ethers';
 import { isConflict, isDuplicate, type Doc, type Store } from './store/port.ts';
+import { fromSubunits } from './money.ts';
 
 export type AddressChain = 'ethereum' | 'solana';
 
@@ -258,13 +259,6 @@ function solanaCluster(network: string, rpcUrl = ''): string | null {
   return /testnet/i.test(rpcUrl) ? 'testnet' : 'devnet';
 }
 
-/** Decimal token units of smallest units, without float arithmetic. */
-function unitsText(subunits: string, decimals: number): string {
-  const s = BigInt(subunits).toString().padStart(decimals + 1, '0');
-  const whole = s.slice(0, s.length - decimals);
-  const frac = decimals ? s.slice(s.length - decimals).replace(/0+$/, '') : '';
-  return frac ? `${whole}.${frac}` : whole;
-}
 
 /**
  * What a wallet scans: an EIP-681 URI on Ethereum (the ERC-20 `transfer` form for USDC when its contract
@@ -280,7 +274,7 @@ export function paymentUri(t: LinkTarget): string {
     return `ethereum:${t.address}@${chainId}`;
   }
   if (t.chain === 'solana') {
-    const amount = unitsText(t.amount_subunits, t.decimals);
+    const amount = fromSubunits(t.amount_subunits, t.decimals);
     if (t.token === 'SOL') return `solana:${t.address}?amount=${amount}`;
     if (t.token_contract) return `solana:${t.address}?amount=${amount}&spl-token=${t.token_contract}`;
     return `solana:${t.address}`;

@@ -23,6 +23,7 @@ import { parseDuration } from '../lib/duration.ts';
 import { findRail, railKey, type Rail } from '../config/rails.ts';
 import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/metrics.ts';
 import { isConflict, isDuplicate, type Doc } from '../lib/store/port.ts';
+import { AddressWorkers } from '../lib/address-workers.ts';
 import { AddressDeriver, AddressIndexAllocator, explorerUrl, loadSeedPhrase, paymentUri, type AddressChain } from '../lib/addresses.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import {
@@ -107,6 +108,7 @@ function limitSubunits(limit: string, decimals: number): bigint {
 export function createSessionsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
   let deriver: AddressDeriver;
+  let workers: AddressWorkers;
   const allocator = new AddressIndexAllocator(store);
 
   function signal(signal: AbuseSignal, outcome: AbuseOutcome, environment: Environment, rail?: { chain: string; network: string; token: string }) {
@@ -153,6 +155,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   }): Promise<PaymentSessionState> {
     const chain = args.rail.chain as AddressChain;
     const index = await allocator.next(chain);
+    const address = await workers.derive(chain, index);
     const now = rt.now();
     const at = now.toISOString();
     const session: PaymentSessionState = {
@@ -160,7 +163,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       merchant_id: args.merchant_id, demo: args.demo, sandbox: args.sandbox, environment: args.environment,
       method_id: 0, chain: args.rail.chain, network: args.rail.network, token: args.rail.token, decimals: args.rail.decimals,
       expected_subunits: args.expected.toString(), received_subunits: '0',
-      address: deriver.address(chain, index), address_index: index, key_fingerprint: deriver.fingerprint,
+      address, address_index: index, key_fingerprint: deriver.fingerprint,
       status: 'pending', metadata: args.metadata,
       expires_at: new Date(now.getTime() + args.expiresMs).toISOString(), expiry_due_at: null,
       completed_at: null, expired_at: null, created_at: at, updated_at: at, deposits: [], events: [],
@@ -428,11 +431,15 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     created() {
       const seed = loadSeedPhrase(config.dataDir);
       deriver = new AddressDeriver(seed.phrase);
+      workers = new AddressWorkers(seed.phrase);
       if (seed.source === 'created') this.logger.info(`created a new testnet seed in ${config.dataDir}/seed (key fingerprint ${deriver.fingerprint}); set SEED_MNEMONIC to use your own`);
       if (seed.source !== 'env' && config.rails.some((r) => r.network === 'mainnet')) {
         this.logger.warn('mainnet rails are enabled but deposit addresses come from the generated seed in DATA_DIR: set SEED_MNEMONIC from your own key management');
       }
     },
+
+    async stopped() {
+      await workers?.close();
+    },
   } as ServiceSchema;
 }
-

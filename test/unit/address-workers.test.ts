@@ -1,0 +1,20 @@
+/** The worker pool derives exactly the addresses the in-process deriver does. */
+import { AddressWorkers } from '../../lib/address-workers.ts';
+import { AddressDeriver } from '../../lib/addresses.ts';
+
+const PHRASE = 'test test test test test test test test test test test junk';
+
+describe('address workers (piscina)', () => {
+  const workers = new AddressWorkers(PHRASE);
+  afterAll(() => workers.close());
+
+  it('derives the same Ethereum and Solana addresses off the event loop', async () => {
+    const local = new AddressDeriver(PHRASE);
+    const indexes = [0, 1, 2, 19, 20, 1000];
+    const eth = await Promise.all(indexes.map((i) => workers.derive('ethereum', i)));
+    const sol = await Promise.all(indexes.map((i) => workers.derive('solana', i)));
+    expect(eth[0]).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266');
+    expect(eth).toEqual(indexes.map((i) => local.ethereum(i)));
+    expect(sol).toEqual(indexes.map((i) => local.solana(i)));
+  });
+});
