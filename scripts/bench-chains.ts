@@ -28,7 +28,7 @@ import { Contract, getAddress, hexlify } from 'ethers';
 import { PublicKey } from '@solana/web3.js';
 import { loadConfig } from '../config/index.ts';
 import { startNode } from '../app.ts';
-import type { Mail, Mailer } from '../lib/mail.ts';
+import { api, CapturingMailer } from '../test/helpers/node.ts';
 import { solvePow } from '../lib/pow.ts';
 import { openStore, type Store, type WriteOp } from '../lib/store/index.ts';
 import { SessionAddressBook, sessionIdAt } from '../lib/chains/address-book.ts';
@@ -61,23 +61,7 @@ function heap(): number {
 }
 const heapText = (bytes: number) => (bytes < 1048576 ? '< 1 MB' : `${(bytes / 1048576).toFixed(1)} MB`);
 
-class InProcessMailer implements Mailer {
-  sent: Mail[] = [];
-  async send(mail: Mail) {
-    this.sent.push(mail);
-  }
-}
 
-async function api(base: string, method: string, path: string, body?: unknown, key?: string): Promise<any> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...(key ? { 'X-API-Key': key } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
 
 // ---------------------------------------------------------------------------------------------------
 // 1. inclusion → webhook latency
@@ -85,7 +69,7 @@ async function api(base: string, method: string, path: string, body?: unknown, k
 
 async function latency(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Promise<number[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-chains-'));
-  const mailer = new InProcessMailer();
+  const mailer = new CapturingMailer();
   const node = await startNode(loadConfig({
     PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', POW_DIFFICULTY: '8', WEBHOOK_ALLOW_PRIVATE: 'true',
     ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',

@@ -21,7 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { Contract } from 'ethers';
 import { loadConfig } from '../config/index.ts';
 import { startNode, type RunningNode } from '../app.ts';
-import type { Mail, Mailer } from '../lib/mail.ts';
+import { api, CapturingMailer } from '../test/helpers/node.ts';
 import { solvePow } from '../lib/pow.ts';
 import { verifyWebhook } from '../lib/webhooks/verify.ts';
 import { startHardhatNode, type HardhatNode } from '../test/harness/hardhat-node.ts';
@@ -30,25 +30,9 @@ const TIMEOUT_MS = Number(process.env.DEMO_TIMEOUT_MS ?? 180_000);
 const say = (line: string) => console.log(line);
 const step = (n: number, text: string) => say(`\n[${n}/6] ${text}`);
 
-class InProcessMailer implements Mailer {
-  sent: Mail[] = [];
-  async send(mail: Mail): Promise<void> {
-    this.sent.push(mail);
-  }
-}
 
 interface Hook { raw: string; headers: http.IncomingHttpHeaders; verified: boolean; error?: string }
 
-async function api(base: string, method: string, path: string, body?: unknown, key?: string): Promise<any> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...(key ? { 'X-API-Key': key } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
 
 async function main(): Promise<void> {
   let chain: HardhatNode | null = null;
@@ -71,7 +55,7 @@ async function main(): Promise<void> {
     say(`  buyer      ${buyer.address} holds 100 USDC`);
 
     step(2, 'starting the payment service with the chain configured');
-    const mailer = new InProcessMailer();
+    const mailer = new CapturingMailer();
     const config = loadConfig({
       PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', POW_DIFFICULTY: '16',
       WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_SCAN_INTERVAL_MS: '200',
@@ -112,7 +96,7 @@ async function main(): Promise<void> {
     await node.broker.call('operators.trustDomain', { value: 'demo-shop.test' });
     say('  operator   trusted the domain demo-shop.test');
     const intent = await api(base, 'POST', '/v1/merchants/email-verification', { email });
-    const code = /\b(\d{6})\b/.exec([...mailer.sent].reverse().find((m) => m.to === email)?.text ?? '')?.[1];
+    const code = mailer.codeFor(email);
     if (!code) throw new Error('no verification code was sent');
     say(`  email      code ${code} sent to ${email}`);
     await api(base, 'POST', '/v1/merchants/email-verification/confirm', { registration_intent_id: intent.registration_intent_id, code });

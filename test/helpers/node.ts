@@ -42,6 +42,13 @@ export async function http<T = any>(baseUrl: string, method: string, path: strin
   return { status: res.status, body: parsed as T, headers: res.headers, text };
 }
 
+/** Like http(), but returns the body and throws on a status of 300 or more (scripts, fixtures). */
+export async function api<T = any>(baseUrl: string, method: string, path: string, body?: unknown, key?: string): Promise<T> {
+  const res = await http<T>(baseUrl, method, path, { body, key });
+  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${res.text}`);
+  return res.body;
+}
+
 /** A mailer that keeps what it sends, for tests without an SMTP receiver. */
 export class CapturingMailer implements Mailer {
   sent: Mail[] = [];
