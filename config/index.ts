@@ -77,8 +77,9 @@ function decimalOrNull(env: Env, name: string): string | null {
   return v;
 }
 
-function commitment(v: string | undefined): ChainNetworkConfig['commitment'] {
-  const c = (v ?? 'confirmed').trim();
+/** mainnet defaults to finalized: a deposit that counts must not be rolled back with its slot */
+function commitment(v: string | undefined, network: 'TESTNET' | 'MAINNET'): ChainNetworkConfig['commitment'] {
+  const c = (v || (network === 'MAINNET' ? 'finalized' : 'confirmed')).trim();
   if (c !== 'processed' && c !== 'confirmed' && c !== 'finalized') throw new Error('SOLANA_*_COMMITMENT must be processed, confirmed or finalized');
   return c;
 }
@@ -90,7 +91,7 @@ export function loadConfig(env: Env = process.env): Config {
     rpcUrl: env[`${prefix}_${network}_RPC_URL`] ?? '',
     usdcToken: env[`${prefix}_${network}_${prefix === 'ETHEREUM' ? 'USDC_ADDRESS' : 'USDC_MINT'}`] ?? '',
     confirmations: int(env, `${prefix}_${network}_CONFIRMATIONS`, network === 'MAINNET' ? 12 : 2),
-    commitment: commitment(env[`${prefix}_${network}_COMMITMENT`]),
+    commitment: commitment(env[`${prefix}_${network}_COMMITMENT`], network),
   });
   const chains = {
     ethereum: { testnet: chain('ETHEREUM', 'TESTNET'), mainnet: chain('ETHEREUM', 'MAINNET') },
