@@ -54,9 +54,22 @@ interface IdempotentCreateDoc extends Doc { payload_hash: string; session_id: st
 const IDEMPOTENCY_WAIT_MS = 5_000;
 interface VolumeDoc extends Doc { merchant_id: string; rail: string; day: string; sum_subunits: string; expires_at: string }
 
+/**
+ * The Ethereum block the listener has processed up to (head − depth + 1), when the session has deposits
+ * in blocks: their confirmations keep growing after the credit, and a reader should see today's count.
+ */
+export async function processedBlock(rt: Pick<Runtime, 'store'>, s: PaymentSessionState): Promise<number | undefined> {
+  if (s.chain !== 'ethereum' || !s.deposits.some((d) => d.block_number !== null)) return undefined;
+  const cursor = await rt.store.get<{ id: string; block: number }>('listener_cursors', `ethereum:${s.network}`);
+  return cursor && cursor.block >= 0 ? cursor.block : undefined;
+}
+
 /** The PaymentSession as the API shows it (spec fields, plus additive exact amounts and deposits). */
-export function presentSession(s: PaymentSessionState, rt: Pick<Runtime, 'config'>) {
+export function presentSession(s: PaymentSessionState, rt: Pick<Runtime, 'config'>, processed?: number) {
   const net = rt.config.chains[s.chain as AddressChain]?.[s.network as 'testnet' | 'mainnet'];
+  const depth = s.chain === 'ethereum' ? (net as { confirmations?: number } | undefined)?.confirmations ?? 1 : 0;
+  const confirmationsOf = (d: PaymentSessionState['deposits'][number]) =>
+    processed !== undefined && d.block_number !== null && !d.reverted ? Math.max(d.confirmations, processed - d.block_number + depth) : d.confirmations;
   const target = {
     chain: s.chain, network: s.network, token: s.token, decimals: s.decimals, address: s.address,
     amount_subunits: s.expected_subunits, token_contract: s.token === 'USDC' ? net?.usdcToken ?? '' : '', rpc_url: net?.rpcUrl ?? '',
@@ -89,7 +102,7 @@ export function presentSession(s: PaymentSessionState, rt: Pick<Runtime, 'config
       amount: toApiNumber(d.amount_subunits, s.decimals),
       amount_subunits: d.amount_subunits,
       token: d.token,
-      confirmations: d.confirmations,
+      confirmations: confirmationsOf(d),
       detected_at: d.detected_at,
       late: d.late,
       counted: d.counted,
@@ -385,8 +398,8 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       /** GET /v1/payment_sessions/{session_id}: the owner's key; demo sessions without credentials. */
       get: {
         async handler(ctx: Context<{ params: { session_id: string } }>) {
-          const s = await readableSession(ctx, ctx.params.params?.session_id);
-          return presentSession(await current(ctx, s), rt);
+          const s = await current(ctx, await readableSession(ctx, ctx.params.params?.session_id));
+          return presentSession(s, rt, await processedBlock(rt, s));
         },
       },
 

@@ -79,6 +79,11 @@ describe('Ethereum listener on a local Hardhat chain', () => {
       id: `ethereum:testnet:${receipt!.hash}:0`, status: 'credited', delivered: true, session_id: s.session_id,
       token: 'USDC', amount_subunits: '12500000', block_number: receipt!.blockNumber, block_hash: receipt!.blockHash, to_address: s.address,
     }));
+
+    // confirmations keep counting after the credit: the session shows today's depth
+    await chain.mine(5);
+    const deeper = await sessionWhen(t, m, s.session_id, 'five more confirmations', (x) => x.deposits[0].confirmations >= done.deposits[0].confirmations + 5);
+    expect(deeper.deposits[0].confirmations).toBe((await chain.blockNumber()) - receipt!.blockNumber + 1);
   });
 
   it('two parts: partial_paid, then completed, with a webhook for each', async () => {
