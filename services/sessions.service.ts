@@ -296,7 +296,8 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
               return presentSession(await current(ctx, earlier), rt);
             }
           }
-          if (body.paymentMethod && body.payment_method && JSON.stringify(body.paymentMethod) !== JSON.stringify(body.payment_method)) {
+          const [a, b] = [body.paymentMethod, body.payment_method];
+          if (a && b && (a.methodID !== b.methodID || a.chain !== b.chain || a.network !== b.network || a.token !== b.token)) {
             throw badRequest('send paymentMethod only (payment_method is its legacy name); the two differ');
           }
           const pm = body.paymentMethod ?? body.payment_method;
@@ -357,6 +358,8 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
               id: sessionId, merchant_id: caller.merchant_id, sandbox: caller.sandbox, demo: false, environment, rail, expected, expiresMs, metadata,
             });
           } catch (e) {
+            // the actor may have committed before its reply was lost: that session keeps its volume and key
+            if (await store.get('payment_sessions', sessionId).catch(() => null)) throw e;
             await release?.().catch((err) => this.logger.warn('daily volume not released:', (err as Error).message));
             if (idem) await store.write([{ op: 'delete', coll: 'idempotency', id: idem.id }]).catch(() => undefined);
             throw e;

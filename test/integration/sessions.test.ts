@@ -73,6 +73,9 @@ describe('payment sessions over HTTP', () => {
     it('accepts the legacy payment_method key, the bounds of expires_in and metadata of exactly 4KB', async () => {
       expect((await create(sandbox.apiKey, { amount: 1, expires_in: '1h', payment_method: SOL_USDC })).status).toBe(201);
       expect((await create(sandbox.apiKey, { amount: 1, expires_in: '1h', payment_method: SOL_USDC, paymentMethod: SOL_USDC })).status).toBe(201);
+      // the same rail written in another key order is the same rail
+      const reordered = { token: 'USDC', network: 'testnet', chain: 'solana', methodID: 0 };
+      expect((await create(sandbox.apiKey, { amount: 1, expires_in: '1h', payment_method: reordered, paymentMethod: SOL_USDC })).status).toBe(201);
       for (const expires_in of ['10s', '15m', '45m', '1h', '7d']) expect((await create(sandbox.apiKey, ok({ expires_in }))).status).toBe(201);
       const filler = 'x'.repeat(4096 - JSON.stringify({ note: '' }).length);
       expect((await create(sandbox.apiKey, ok({ metadata: { note: filler } }))).status).toBe(201);

@@ -1,0 +1,61 @@
+/**
+ * A session creation whose actor committed but whose reply was lost (a time-out, a node gone after the
+ * write): the session exists, so its daily volume stays reserved and its Idempotency-Key keeps naming it.
+ */
+import type { Context } from 'moleculer';
+import { startTestNode, type TestNode } from '../helpers/node.ts';
+import { SERVICE_FACTORIES } from '../../services/index.ts';
+import { createSessionActorsService } from '../../services/session-actors.service.ts';
+import { ETH_USDC, merchant } from './sessions-helpers.ts';
+
+describe('session creation whose reply is lost after the commit', () => {
+  let t: TestNode;
+  let loseNextReply = false;
+
+  beforeAll(async () => {
+    t = await startTestNode({
+      DAILY_VOLUME_LIMIT: '100',
+      SERVICES: Object.keys(SERVICE_FACTORIES).filter((n) => n !== 'session-actors').join(','),
+    });
+    // the real session actors, whose reply is lost once the state is committed when asked to
+    const schema = createSessionActorsService(t.node.rt) as unknown as { hooks: { after: { send(ctx: Context, res: unknown): unknown } } };
+    const after = schema.hooks.after.send;
+    schema.hooks.after.send = function (this: unknown, ctx: Context, res: unknown) {
+      const out = after.call(this, ctx, res);
+      if (loseNextReply && (ctx.params as { msg: { type: string } }).msg.type === 'create') {
+        loseNextReply = false;
+        throw new Error('reply lost');
+      }
+      return out;
+    };
+    t.node.broker.createService(schema as never);
+    await t.node.broker.waitForServices(['session-actors']);
+  });
+  afterAll(async () => { await t.stop(); });
+
+  const body = { amount: 60, expires_in: '15m', paymentMethod: ETH_USDC };
+
+  it('keeps the daily volume of the session it created', async () => {
+    const m = await merchant(t);
+    loseNextReply = true;
+    const lost = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body });
+    expect(lost.status).toBeGreaterThanOrEqual(500);
+    expect(await t.node.rt.store.count('payment_sessions', { merchant_id: m.id })).toBe(1);
+    // 60 of the 100 are taken by the session that exists: another 60 is over the cap
+    const next = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body });
+    expect(next.status).toBe(400);
+    expect(await t.node.rt.store.count('payment_sessions', { merchant_id: m.id })).toBe(1);
+  });
+
+  it('answers the retry with the same Idempotency-Key with the session already created', async () => {
+    const m = await merchant(t);
+    const headers = { 'Idempotency-Key': 'lost-reply-1' };
+    loseNextReply = true;
+    const lost = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body, headers });
+    expect(lost.status).toBeGreaterThanOrEqual(500);
+    const retried = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body, headers });
+    expect(retried.status).toBe(201);
+    const stored = await t.node.rt.store.find<{ id: string }>('payment_sessions', { merchant_id: m.id });
+    expect(stored.map((s) => s.id)).toEqual([retried.body.session_id]);
+  });
+});
