@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { conflict, IDEMPOTENCY_MISMATCH } from './errors.ts';
-import { isDuplicate, type Doc, type Store, type WriteOp } from './store/port.ts';
+import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from './store/port.ts';
 import { openWith, sealWith } from './keyring.ts';
 import { sha256Hex } from './secrets.ts';
 
@@ -75,7 +75,7 @@ export class Idempotency {
 
   /**
    * Runs `create` unless the key was used; `create` must include `record(req, response)` in its write.
-   * A lost race on the record replays the winner's response.
+   * A lost race (on the record, or on a row the winner changed first) replays the winner's response.
    */
   async run<T>(req: IdempotencyRequest, create: () => Promise<T>): Promise<T> {
     const earlier = await this.replay<T>(req);
@@ -83,7 +83,7 @@ export class Idempotency {
     try {
       return await create();
     } catch (e) {
-      if (isDuplicate(e) && e.coll === 'idempotency') {
+      if ((isDuplicate(e) && e.coll === 'idempotency') || isConflict(e)) {
         const winner = await this.replay<T>(req);
         if (winner !== undefined) return winner;
       }
