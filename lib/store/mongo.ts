@@ -21,7 +21,10 @@ function toMongoFilter(filter: Filter): Document {
     const c: Document = {};
     if (cond.$in) c.$in = cond.$in;
     if ('$ne' in cond) c.$ne = cond.$ne;
-    for (const k of ['$lt', '$lte', '$gt', '$gte', '$exists'] as const) if (cond[k] !== undefined) c[k] = cond[k];
+    for (const k of ['$lt', '$lte', '$gt', '$gte'] as const) if (cond[k] !== undefined) c[k] = cond[k];
+    // as in SQLite (json_extract gives NULL for both), a field holding null counts as absent
+    if (cond.$exists === true) c.$nin = [null];
+    if (cond.$exists === false) c.$not = { $ne: null };
     out[f] = c;
   }
   return out;

@@ -120,6 +120,15 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     expect(await store.count('things', { owner: { $ne: 'odd' } })).toBe(13);
   });
 
+  it('treats a field holding null like a missing one, in equality, $ne and $exists', async () => {
+    await store.write([{ id: 'n1', tag: null }, { id: 'n2' }, { id: 'n3', tag: 'x' }].map((doc) => ({ op: 'insert' as const, coll: 'things', doc })));
+    const ids = async (filter: Record<string, unknown>) => (await store.find('things', filter as never)).map((d) => d.id);
+    expect(await ids({ tag: null })).toEqual(['n1', 'n2']);
+    expect(await ids({ tag: { $exists: false } })).toEqual(['n1', 'n2']);
+    expect(await ids({ tag: { $ne: null } })).toEqual(['n3']);
+    expect(await ids({ tag: { $exists: true } })).toEqual(['n3']);
+  });
+
   it('answers text searches the same with a text index as without, through every kind of write', async () => {
     const words = ['alpha', 'Bravo', 'charlie', 'DELTA', 'echo', 'foxtrot'];
     const docs = Array.from({ length: 2600 }, (_, i) => ({
