@@ -38,7 +38,6 @@ import { toApiNumber } from '../lib/money.ts';
 import { badRequest, notFound } from '../lib/errors.ts';
 
 export type SessionStatus = 'pending' | 'partial_paid' | 'completed' | 'expired';
-export const SESSION_STATUSES: SessionStatus[] = ['pending', 'partial_paid', 'completed', 'expired'];
 /** statuses the expiry scanner looks at */
 export const OPEN_STATUSES: SessionStatus[] = ['pending', 'partial_paid'];
 
@@ -144,7 +143,6 @@ export interface SessionReply {
   credit?: 'credited' | 'duplicate' | 'late' | 'ignored';
 }
 
-export const isTerminal = (s: SessionStatus) => s === 'completed' || s === 'expired';
 export const isOpen = (s: SessionStatus) => s === 'pending' || s === 'partial_paid';
 
 /** The sum of counted, non-reverted deposits. */

@@ -70,7 +70,8 @@ export function applyAttempt(doc: DeliveryDoc, attempt: LoggedAttempt, ok: boole
     return { doc: { ...base, status: 'delivered', delivered_at: now.toISOString(), next_attempt_at: null }, audit: 'delivered', final: false };
   }
   if (doc.status !== 'pending') return { doc: { ...base, next_attempt_at: null }, audit: 'failed', final: false };
-  const failures = attempts.filter((a) => a.error !== null).length;
+  // the schedule's own failures: a manual redelivery does not move it on
+  const failures = attempts.filter((a) => a.error !== null && !a.manual).length;
   const next = nextAttemptAt(new Date(doc.created_at), failures, now, baseMs, random);
   if (!next) return { doc: { ...base, status: 'failed', next_attempt_at: null }, audit: 'failed', final: true };
   return { doc: { ...base, status: 'pending', next_attempt_at: next.toISOString() }, audit: 'failed', final: false };

@@ -97,6 +97,14 @@ describe('applyAttempt', () => {
     expect(applyAttempt(failed, ok(T0), true, T0, BASE).doc.status).toBe('delivered');
   });
 
+  it('manual redeliveries that fail do not move the automatic schedule on', () => {
+    let doc = applyAttempt(row(), fail(T0), false, T0, BASE, noJitter).doc;
+    for (let i = 0; i < 5; i++) doc = applyAttempt(doc, { ...fail(T0), manual: true }, false, T0, BASE, noJitter).doc;
+    const second = applyAttempt(doc, fail(T0), false, T0, BASE, noJitter).doc;
+    // the second scheduled failure waits the second delay of the schedule (1 min), not the seventh (1 h)
+    expect(second.next_attempt_at).toBe(new Date(T0.getTime() + 2 * BASE).toISOString());
+  });
+
   it('skip: no webhook_url, nothing more is scheduled', () => {
     expect(applySkip(row())).toMatchObject({ status: 'skipped', next_attempt_at: null, lease_until: null });
   });
