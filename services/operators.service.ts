@@ -62,6 +62,7 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
           const email = ctx.params.email ? normalizeEmail(ctx.params.email) : null;
           if (email && !EMAIL.test(email)) throw badRequest('not a valid email');
           const days = Number(ctx.params.days ?? 7);
+          if (!(days > 0 && days <= 3650)) throw badRequest('days must be a positive number of days, at most 3650');
           const expires_at = new Date(rt.now().getTime() + days * 86_400_000).toISOString();
           const id = sha256Hex(token);
           await store.write([{ op: 'insert', coll: 'invitations', doc: { id, email, expires_at, used_by: null, created_at: at() } }, audit('operator.invitation.created', { invitation_id: id.slice(0, 12) })]);

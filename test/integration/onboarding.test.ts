@@ -184,6 +184,14 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     expect(smtp.mails.length).toBe(before);
   });
 
+  it('refuses an invitation whose validity is not a positive number of days, creating nothing', async () => {
+    const before = await t.node.rt.store.count('invitations', {});
+    for (const days of ['abc', -1, 0, 1e9]) {
+      await expect(t.call('operators.createInvitation', { days })).rejects.toMatchObject({ code: 400, message: expect.stringMatching(/days/) });
+    }
+    expect(await t.node.rt.store.count('invitations', {})).toBe(before);
+  });
+
   it('refuses unknown fields and a non-sandbox registration without a bearer token', async () => {
     const unknown = await t.request('POST', '/v1/merchants', { body: { name: 'X', sandbox: true, color: 'red' } });
     expect(unknown.status).toBe(400);
