@@ -80,12 +80,6 @@ export class ActorHost<S extends Doc, M, R> {
     return run;
   }
 
-  /** Forgets the cached state of an actor (its document was written elsewhere). */
-  invalidate(id: string): void {
-    const act = this.active.get(id);
-    if (act) act.loaded = false;
-  }
-
   private async process(id: string, act: Activation<S>, msg: M): Promise<R> {
     for (let attempt = 0; ; attempt++) {
       if (!act.loaded) {
