@@ -36,6 +36,8 @@ export const EXPIRES_IN_MIN_MS = 10_000;
 export const EXPIRES_IN_MAX_MS = 7 * 86_400_000;
 export const DEMO_EXPIRES_IN_MAX_MS = 3_600_000;
 export const DEMO_DEFAULT_EXPIRES_IN = '15m';
+/** demo sessions are for trying the flow: no amount beyond this many token units */
+export const DEMO_AMOUNT_MAX = 1000;
 export const METADATA_MAX_BYTES = 4096;
 const DAY_MS = 86_400_000;
 
@@ -387,8 +389,11 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           if (!rail) {
             throw badRequest(`no testnet rail matches ${body.chain ?? '*'}:testnet:${body.token ?? '*'}; choose one from GET /v1/payment_methods`);
           }
-          const amount = body.amount ?? (rail.token === 'USDC' ? 1 : Number(toApiNumber(toSubunits(rail.min_amount, rail.decimals) * 100n, rail.decimals)));
-          const expected = parseAmount(amount, rail);
+          // default: 1 USDC, or a hundred times the rail's minimum
+          const expected = body.amount === undefined
+            ? (rail.token === 'USDC' ? toSubunits(1, rail.decimals) : toSubunits(rail.min_amount, rail.decimals) * 100n)
+            : parseAmount(body.amount, rail);
+          if (expected > toSubunits(DEMO_AMOUNT_MAX, rail.decimals)) throw badRequest(`demo sessions take at most ${DEMO_AMOUNT_MAX} ${rail.token}`);
           const expiresMs = parseExpiresIn(body.expires_in ?? DEMO_DEFAULT_EXPIRES_IN, DEMO_EXPIRES_IN_MAX_MS, '1h');
           const session = await newSession(ctx, {
             merchant_id: DEMO_MERCHANT_ID, sandbox: true, demo: true, environment: 'demo', rail, expected, expiresMs, metadata: {},
