@@ -151,6 +151,18 @@ export class CatalogBuyer {
         if (!row.checkout_referenced) ops.push({ op: 'cas', coll, doc: { ...row, checkout_referenced: true }, expected: row.version! });
       }
       await this.store.write(ops);
+      // An archive racing this intent (another request, another node) may have committed between the reads
+      // above and the write. Statuses only move forward (published → archived), so rows still published
+      // now were published when the snapshot was taken; otherwise the snapshot is withdrawn.
+      const rows = await Promise.all([
+        this.store.get<PriceRow>(COLL.price, price.id), this.store.get<PlanRow>(COLL.plan, plan.id),
+        this.store.get<ProductRow>(COLL.product, product.id), this.store.get<StoreRow>(COLL.store, store.id),
+      ]);
+      const gone = rows.find((r) => !r || r.status !== 'published');
+      if (gone !== undefined) {
+        await this.store.write([{ op: 'delete', coll: CHECKOUT_REFS, id: ref.id }]);
+        throw conflict(`${gone ? gone.id : 'a row of this price'} was archived while the checkout intent was made; it is no longer offered`);
+      }
       return {
         checkout_reference_id: ref.id, price_id: ref.price_id, plan_id: ref.plan_id, product_id: ref.product_id,
         store_id: ref.store_id, merchant_id: ref.merchant_id, amount_subunits: ref.amount_subunits,

@@ -77,4 +77,26 @@ describe('catalog → checkout intent → payment session', () => {
     expect(foreign.body.message).toMatch(/belongs to another merchant/);
     expect((await create(m.apiKey, {})).status).toBe(201);
   });
+
+  it('withdraws a checkout intent whose store was archived while it was being made', async () => {
+    const { store, price } = await c.published();
+    const rt = t.node.rt;
+    const write = rt.store.write.bind(rt.store);
+    // the archive commits between the intent's reads and its write, as a concurrent request could
+    rt.store.write = async (ops) => {
+      if (ops.some((op) => op.op === 'insert' && op.coll === 'catalog_checkout_refs')) {
+        rt.store.write = write;
+        expect((await c.req('POST', `/v1/stores/${store.id}/archive`)).status).toBe(200);
+      }
+      return write(ops);
+    };
+    try {
+      const res = await t.request('POST', `/v1/catalog/prices/${price.id}/checkout-intent`);
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({ code: 5, message: expect.stringMatching(/archived while the checkout intent was made/) });
+      expect(await rt.store.count('catalog_checkout_refs', { price_id: price.id })).toBe(0);
+    } finally {
+      rt.store.write = write;
+    }
+  });
 });
