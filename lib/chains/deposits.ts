@@ -6,7 +6,8 @@
  *   restarted listener, another node, an overlapping pass) is a duplicate and changes nothing.
  * - Classification, before anything is delivered: the deposit's token must be the session's token on
  *   the session's network; otherwise it is an `orphan` (wrong_token, wrong_network, unknown_address) that
- *   never moves a session and is listed for operators (`operators.listDeposits`).
+ *   never moves a session and is listed for operators (`operators.listDeposits`). So is `dust`: less than a
+ *   tenth of the rail's min_amount, which keeps spam transfers from growing a session's record.
  * - Delivery: `credit` (status seen → credited) or `revert` (status reverted) to the session actor. The
  *   actor dedups by key, so a redelivery is harmless. A failed delivery is retried by the scanner
  *   (`next_delivery_at`, claimed atomically, any node). After sending, the deliverer marks the document
@@ -27,7 +28,7 @@ export const DEPOSITS = 'deposits';
 
 export type DepositStatus = 'seen' | 'credited' | 'reverted' | 'orphan';
 export const DEPOSIT_STATUSES: DepositStatus[] = ['seen', 'credited', 'reverted', 'orphan'];
-export type OrphanReason = 'wrong_token' | 'wrong_network' | 'unknown_address';
+export type OrphanReason = 'wrong_token' | 'wrong_network' | 'unknown_address' | 'dust';
 
 /** A deposit as a chain scanner reports it. */
 export interface FoundDeposit {
@@ -98,10 +99,11 @@ export function messageFor(d: Pick<DepositDoc, 'status' | 'session_id'>): 'credi
   return d.status === 'reverted' ? 'revert' : 'credit';
 }
 
-export function classify(found: FoundDeposit, target: WatchedAddress | undefined): { status: 'seen' | 'orphan'; reason: OrphanReason | null } {
+export function classify(found: FoundDeposit, target: WatchedAddress | undefined, dustBelow = 0n): { status: 'seen' | 'orphan'; reason: OrphanReason | null } {
   if (!target) return { status: 'orphan', reason: 'unknown_address' };
   if (target.network !== found.network) return { status: 'orphan', reason: 'wrong_network' };
   if (found.token === null || found.token !== target.token) return { status: 'orphan', reason: 'wrong_token' };
+  if (BigInt(found.amount_subunits) < dustBelow) return { status: 'orphan', reason: 'dust' };
   return { status: 'seen', reason: null };
 }
 
@@ -115,6 +117,8 @@ export interface LedgerOptions {
   /** the scanner's claim lease (default 30 s) */
   claimLeaseMs?: number;
   log?: { warn(...args: unknown[]): void };
+  /** smallest units below which a deposit of this rail is dust (0n: none) */
+  dustBelow?: (network: string, token: string) => bigint;
 }
 
 function errorText(e: unknown): string {
@@ -131,6 +135,7 @@ export class DepositLedger {
   private readonly send: SendToSession;
   private readonly now: () => Date;
   private readonly graceMs: number;
+  private dustBelow: (network: string, token: string) => bigint;
   private readonly claimLeaseMs: number;
   private readonly log: { warn(...args: unknown[]): void };
 
@@ -139,6 +144,7 @@ export class DepositLedger {
     this.send = opts.send;
     this.now = opts.now ?? (() => new Date());
     this.graceMs = opts.deliveryGraceMs ?? 10_000;
+    this.dustBelow = opts.dustBelow ?? (() => 0n);
     this.claimLeaseMs = opts.claimLeaseMs ?? 30_000;
     this.log = opts.log ?? console;
   }
@@ -150,7 +156,7 @@ export class DepositLedger {
   async record(found: FoundDeposit, target: WatchedAddress | undefined): Promise<DepositDoc | null> {
     const now = this.now();
     const at = now.toISOString();
-    const { status, reason } = classify(found, target);
+    const { status, reason } = classify(found, target, found.token ? this.dustBelow(found.network, found.token) : 0n);
     const blockTime = found.block_time_ms !== null ? new Date(Math.min(found.block_time_ms, now.getTime())).toISOString() : null;
     const doc: DepositDoc = {
       id: depositKey(found),

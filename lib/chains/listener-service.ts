@@ -12,6 +12,8 @@ import { RailRunner, type RunnerStatus } from './runner.ts';
 import { DepositLedger, type SendToSession } from './deposits.ts';
 import { SessionAddressBook } from './address-book.ts';
 import type { ChainNetworkConfig } from '../../config/index.ts';
+import { findRail } from '../../config/rails.ts';
+import { toSubunits } from '../money.ts';
 
 export type Logger = { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
 
@@ -51,7 +53,12 @@ export class ListenerSet<S> {
     this.rt = o.rt;
     this.log = o.log;
     const now = () => o.rt.now();
-    this.ledger = new DepositLedger(o.rt.store, { send: o.send, now, log: o.log });
+    // dust: less than a tenth of the rail's min_amount (lib/chains/deposits.ts)
+    const dustBelow = (network: string, token: string) => {
+      const rail = findRail(o.rt.config.rails, o.chain, network, token);
+      return rail ? toSubunits(rail.min_amount, rail.decimals) / 10n : 0n;
+    };
+    this.ledger = new DepositLedger(o.rt.store, { send: o.send, now, log: o.log, dustBelow });
     this.book = new SessionAddressBook(o.rt.store, o.chain, { keepAfterExpiryMs: o.keepAfterExpiryMs, now });
     // one owner id per service instance: two nodes in one process may share a Moleculer node id
     const owner = `${o.nodeId}:${randomBytes(4).toString('hex')}`;

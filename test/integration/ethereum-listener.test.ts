@@ -153,6 +153,20 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     expect(all.map((d) => d.tx_hash)).toEqual(expect.arrayContaining([wrongToken.hash, wrongAsset.hash]));
   });
 
+  it('dust (less than a tenth of the rail minimum) never moves a session and is an orphan', async () => {
+    const s = await createSession(t, m, RAILS.ethUsdc, 1);
+    const dust = await usdc.transfer(1, s.address, 999n); // 0.000999 USDC; the minimum is 0.01
+    const [orphan] = await until('the dust orphan', async () => {
+      const list = (await t.call<{ deposits: any[] }>('operators.listDeposits', { orphans: true, session_id: s.session_id })).deposits;
+      return list.length === 1 && list;
+    });
+    expect(orphan).toMatchObject({ tx_hash: dust.hash, orphan_reason: 'dust', amount_subunits: '999', status: 'orphan' });
+    const { receipt } = await usdc.transfer(1, s.address, 1_000_000n);
+    const done = await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
+    expect(done.deposits.map((d: any) => d.tx_hash)).toEqual([receipt!.hash]);
+    expect(done.received_amount).toBe(1);
+  });
+
   it('a reorg takes a counted deposit back; the same transaction mined again on the new branch counts again', async () => {
     const s = await createSession(t, m, RAILS.ethUsdc, 8);
     const snap = await chain.snapshot();

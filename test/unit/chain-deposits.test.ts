@@ -96,6 +96,9 @@ describe('deposit ledger', () => {
     expect(classify(found({ network: 'mainnet' }), target)).toEqual({ status: 'orphan', reason: 'wrong_network' });
     expect(classify(found({ token: null }), target)).toEqual({ status: 'orphan', reason: 'wrong_token' });
     expect(classify(found({ token: 'ETH' }), target)).toEqual({ status: 'orphan', reason: 'wrong_token' });
+    const amount = BigInt(found().amount_subunits);
+    expect(classify(found(), target, amount + 1n)).toEqual({ status: 'orphan', reason: 'dust' });
+    expect(classify(found(), target, amount)).toEqual({ status: 'seen', reason: null });
   });
 
   it('stores first, delivers once; a replay is ignored', async () => {
