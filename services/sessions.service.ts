@@ -24,6 +24,7 @@ import { findRail, railKey, type Rail } from '../config/rails.ts';
 import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/metrics.ts';
 import { isConflict, isDuplicate, type Doc } from '../lib/store/port.ts';
 import { AddressWorkers } from '../lib/address-workers.ts';
+import { AddressPool } from '../lib/address-pool.ts';
 import { AddressDeriver, AddressIndexAllocator, explorerUrl, loadSeedPhrase, paymentUri, type AddressChain } from '../lib/addresses.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import {
@@ -124,6 +125,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
   let deriver: AddressDeriver;
   let workers: AddressWorkers;
+  let addresses: AddressPool;
   const allocator = new AddressIndexAllocator(store);
 
   function signal(signal: AbuseSignal, outcome: AbuseOutcome, environment: Environment, rail?: { chain: string; network: string; token: string }) {
@@ -169,8 +171,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     expected: bigint; expiresMs: number; metadata: Record<string, unknown>;
   }): Promise<PaymentSessionState> {
     const chain = args.rail.chain as AddressChain;
-    const index = await allocator.next(chain);
-    const address = await workers.derive(chain, index);
+    const { index, address } = await addresses.take(chain);
     const now = rt.now();
     const at = now.toISOString();
     const session: PaymentSessionState = {
@@ -453,13 +454,22 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       const seed = loadSeedPhrase(config.dataDir);
       deriver = new AddressDeriver(seed.phrase);
       workers = new AddressWorkers(seed.phrase);
+      addresses = new AddressPool(allocator, workers);
       if (seed.source === 'created') this.logger.info(`created a new testnet seed in ${config.dataDir}/seed (key fingerprint ${deriver.fingerprint}); set SEED_MNEMONIC to use your own`);
       if (seed.source !== 'env' && config.rails.some((r) => r.network === 'mainnet')) {
         this.logger.warn('mainnet rails are enabled but deposit addresses come from the generated seed in DATA_DIR: set SEED_MNEMONIC from your own key management');
       }
     },
 
+    started() {
+      // derive the first addresses now, so that the first sessions do not wait for them
+      for (const chain of new Set(config.rails.map((r) => r.chain as AddressChain))) {
+        addresses.warm(chain).catch((e) => this.logger.warn(`${chain} addresses not derived ahead:`, (e as Error).message));
+      }
+    },
+
     async stopped() {
+      await addresses?.stop();
       await workers?.close();
     },
   } as ServiceSchema;
