@@ -6,7 +6,7 @@
  * start `pending` (reserving the debit) and end `posted` or `voided`; transfers are never deleted.
  */
 import { createHash } from 'node:crypto';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../core/errors.ts';
 import type { Doc, Store, WriteOp } from '../store/port.ts';
 import {
   ACCOUNTS, TRANSFERS, WALLET_TXS, available, newAccount, parseAccountId, walletOfAccount, type LedgerAccount,

@@ -3,7 +3,7 @@
  * completing and failing it are each one atomic write with the ledger change.
  * Status only moves forward: pending → processing → completed | failed (pending may fail directly).
  */
-import { newId } from '../ids.ts';
+import { newId } from '../core/ids.ts';
 import type { Doc, WriteOp } from '../store/port.ts';
 
 export const PAYOUTS = 'payouts';

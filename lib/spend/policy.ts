@@ -8,7 +8,7 @@
  *   → 6 policy present, unexpired, mainnet allowed by it, rail in its limits → 7 denylist → 8 allowlist
  *   (targets, API domains) → 9 per-attempt cap → 10 window caps (pending + posted spends) → 11 approval.
  */
-import { parseDuration } from '../duration.ts';
+import { parseDuration } from '../core/duration.ts';
 
 /** Stable reason codes, in rule order. */
 export const REASONS = {
