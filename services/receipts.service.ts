@@ -7,7 +7,7 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Caller } from './routes/types.ts';
-import { conflict, notFound, unauthorized } from '../lib/errors.ts';
+import { conflict, notFound, unauthorized } from '../lib/core/errors.ts';
 import { NoReceiptError, ReceiptWorkers, etagOf, notModified, receiptFor } from '../lib/receipts/index.ts';
 import type { PaymentSessionState } from '../actors/payment-session.ts';
 

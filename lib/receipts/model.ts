@@ -3,7 +3,7 @@
  * always yields the same document: every field is already a display string, amounts exact (BigInt
  * decimal text, never floating point), timestamps in UTC.
  */
-import { fromSubunits } from '../money.ts';
+import { fromSubunits } from '../core/money.ts';
 import { explorerUrl } from '../addresses.ts';
 import type { PaymentSessionState } from '../../actors/payment-session.ts';
 import type { RecordedRate } from '../rates/types.ts';
