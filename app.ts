@@ -8,12 +8,12 @@ import { brokerOptions } from './moleculer.config.ts';
 import { openStore } from './lib/store/index.ts';
 import { createMailer, type Mailer } from './lib/mail.ts';
 import { Metrics } from './lib/metrics.ts';
-import { Keyring } from './lib/keyring.ts';
+import { Keyring } from './lib/core/keyring.ts';
 import type { Runtime } from './lib/runtime.ts';
 import { SERVICE_FACTORIES } from './services/index.ts';
-import { seedTrust } from './lib/trust.ts';
+import { seedTrust } from './lib/onboarding/trust.ts';
 import { clusterKeyFrom } from './lib/cluster/sealed-transport.ts';
-import { ensureDataDir } from './lib/data-dir.ts';
+import { ensureDataDir } from './lib/core/data-dir.ts';
 
 export interface RunningNode {
   broker: ServiceBroker;

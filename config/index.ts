@@ -50,6 +50,17 @@ export interface Config {
   /** chain listeners: poll period (CHAIN_POLL_INTERVAL_MS) and listener lease TTL (CHAIN_LEASE_TTL_MS) */
   listeners: { pollIntervalMs: number; leaseTtlMs: number };
   bodyLimit: string;
+  /** money out (lib/chains/broadcast, gas-wallet, sweeps): see README "Sweeps, payouts and gas wallets" */
+  moneyOut: {
+    /** GAS_WALLET_MIN_ETH / GAS_WALLET_MIN_SOL: below this (token units) a gas wallet is low */
+    gasWalletMin: { ethereum: string; solana: string };
+    /** BROADCAST_POLL_INTERVAL_MS: how often pending transactions are checked and sweeps looked for */
+    pollIntervalMs: number;
+    /** BROADCAST_REBROADCAST_MS: an unconfirmed transaction's same bytes are sent again after this */
+    rebroadcastMs: number;
+    /** BROADCAST_BUMP_AFTER_MS: an Ethereum transaction still not mined is replaced (same nonce, +25% gas price) */
+    bumpAfterMs: number;
+  };
   chains: {
     ethereum: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
     solana: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
@@ -167,6 +178,12 @@ export function loadConfig(env: Env = process.env): Config {
       leaseTtlMs: int(env, 'CHAIN_LEASE_TTL_MS', 15_000, 100),
     },
     bodyLimit: env.BODY_LIMIT || '64kb',
+    moneyOut: {
+      gasWalletMin: { ethereum: decimalOrNull(env, 'GAS_WALLET_MIN_ETH') ?? '0.01', solana: decimalOrNull(env, 'GAS_WALLET_MIN_SOL') ?? '0.05' },
+      pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),
+      rebroadcastMs: int(env, 'BROADCAST_REBROADCAST_MS', 15_000, 10),
+      bumpAfterMs: int(env, 'BROADCAST_BUMP_AFTER_MS', 120_000, 10),
+    },
     chains,
     rails: buildRails(chains),
   };

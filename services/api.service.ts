@@ -8,10 +8,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import ApiGateway from 'moleculer-web';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { ServiceError, rateLimited, toEnvelope, unauthorized } from '../lib/errors.ts';
+import { ServiceError, rateLimited, toEnvelope, unauthorized } from '../lib/core/errors.ts';
 import { resolveApiKey, resolveBearer } from '../lib/auth.ts';
 import { openapiPath } from '../lib/validation.ts';
-import { sha256Hex } from '../lib/secrets.ts';
+import { sha256Hex } from '../lib/core/secrets.ts';
 import { ROUTES } from './routes/index.ts';
 import type { AuthMode, Caller } from './routes/types.ts';
 

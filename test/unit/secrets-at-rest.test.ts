@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applySecretFiles } from '../../config/index.ts';
-import { ensureDataDir } from '../../lib/data-dir.ts';
+import { ensureDataDir } from '../../lib/core/data-dir.ts';
 import { clusterKeyFrom, commandOf, openPacket, sealPacket } from '../../lib/cluster/sealed-transport.ts';
 import { randomBytes } from 'node:crypto';
 
