@@ -21,7 +21,7 @@ import { HDNodeWallet, Mnemonic, encodeBase58, getAddress, getBytes, keccak256 }
 // where the native build cannot load, the package falls back to its JavaScript implementation itself
 import secp256k1 from 'secp256k1';
 import { isConflict, isDuplicate, type Doc, type Store } from './store/port.ts';
-import { fromSubunits } from './money.ts';
+import { fromSubunits } from './core/money.ts';
 
 export type AddressChain = 'ethereum' | 'solana';
 

@@ -8,10 +8,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import ApiGateway from 'moleculer-web';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { ServiceError, rateLimited, toEnvelope, unauthorized } from '../lib/errors.ts';
+import { ServiceError, rateLimited, toEnvelope, unauthorized } from '../lib/core/errors.ts';
 import { resolveApiKey, resolveBearer } from '../lib/auth.ts';
 import { openapiPath } from '../lib/validation.ts';
-import { sha256Hex } from '../lib/secrets.ts';
+import { sha256Hex } from '../lib/core/secrets.ts';
 import { ROUTES } from './routes/index.ts';
 import type { AuthMode, Caller } from './routes/types.ts';
 
@@ -88,10 +88,12 @@ export function createApiService(rt: Runtime): ServiceSchema {
               ip_hash: sha256Hex(req.socket.remoteAddress ?? '').slice(0, 32),
               user_agent_hash: sha256Hex(req.headers['user-agent'] ?? '').slice(0, 32),
             };
-            // the few request headers actions read: Idempotency-Key (creates), X-Merchant-Id (bearer callers)
+            // the few request headers actions read: Idempotency-Key (creates), X-Merchant-Id (bearer callers),
+            // If-None-Match (receipts)
             (ctx.meta as Record<string, unknown>).headers = {
               'idempotency-key': req.headers['idempotency-key'],
               'x-merchant-id': req.headers['x-merchant-id'],
+              'if-none-match': req.headers['if-none-match'],
             };
             if (!BODY_METHODS.has(req.method ?? '')) return;
             const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;

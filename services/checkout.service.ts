@@ -6,8 +6,8 @@
 import QRCode from 'qrcode';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { notFound } from '../lib/errors.ts';
-import { fromSubunits } from '../lib/money.ts';
+import { notFound } from '../lib/core/errors.ts';
+import { fromSubunits } from '../lib/core/money.ts';
 import { PAGE_HEADERS, renderCheckout } from '../lib/checkout/page.ts';
 import { presentSession } from './sessions.service.ts';
 import type { PaymentSessionState } from '../actors/payment-session.ts';
@@ -47,6 +47,7 @@ export function createCheckoutService(rt: Runtime): ServiceSchema {
             title: merchant ? `Pay ${merchant.name}` : 'Demo checkout',
             expected_amount: fromSubunits(s.expected_subunits, s.decimals),
             received_amount: fromSubunits(s.received_subunits, s.decimals),
+            paid: BigInt(s.received_subunits) > 0n,
             qr_svg: await QRCode.toString(v.qr_data, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }),
           });
         },
