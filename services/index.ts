@@ -17,6 +17,9 @@ import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
+import { createAgentsService } from './agents.service.ts';
+import { createAgentWalletActorsService } from './agent-wallet-actors.service.ts';
+import { createX402Service } from './x402.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
@@ -35,5 +38,8 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'session-actors': createSessionActorsService,
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
+  agents: createAgentsService,
+  'agent-wallet-actors': createAgentWalletActorsService,
+  x402: createX402Service,
   treasury: createTreasuryService,
 };

@@ -19,6 +19,9 @@ export const ID_PREFIXES = {
   cref: 'checkout reference',
   wal: 'wallet',
   po: 'payout',
+  pol: 'agent spend policy (one version)',
+  sa: 'agent spend attempt',
+  x402: 'x402 payment challenge',
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;
