@@ -6,6 +6,7 @@ import { CATALOG_COLLECTIONS } from './schema/catalog.ts';
 import { CHAINS_COLLECTIONS } from './schema/chains.ts';
 import { WEBHOOKS_COLLECTIONS } from './schema/webhooks.ts';
 import { LEDGER_COLLECTIONS } from './schema/ledger.ts';
+import { BROADCAST_COLLECTIONS } from './schema/broadcast.ts';
 import { AGENTS_COLLECTIONS } from './schema/agents.ts';
 
 export const COLLECTIONS: CollectionSpec[] = [
@@ -15,5 +16,6 @@ export const COLLECTIONS: CollectionSpec[] = [
   ...CHAINS_COLLECTIONS,
   ...WEBHOOKS_COLLECTIONS,
   ...LEDGER_COLLECTIONS,
+  ...BROADCAST_COLLECTIONS,
   ...AGENTS_COLLECTIONS,
 ];
