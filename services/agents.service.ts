@@ -9,6 +9,7 @@ import { PublicKey } from '@solana/web3.js';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Doc } from '../lib/store/port.ts';
 import type { Caller } from './routes/types.ts';
+import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, notFound, unauthorized } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
@@ -198,7 +199,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
           let a = reply.attempt!;
           if (reply.created) signal(ctx, a);
           a = await executeNow(ctx, a);
-          (ctx.meta as Record<string, unknown>).$statusCode = reply.created ? 201 : 200;
+          if (reply.created) created(ctx, `/v1/agent-wallets/${wallet.id}/spend-attempts/${a.id}`);
           return presentAttempt(await withPayout(a));
         },
       },

@@ -6,6 +6,7 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Doc } from '../lib/store/port.ts';
 import type { Caller } from './routes/types.ts';
+import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, conflict, forbidden, notFound, unauthorized, ServiceError } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
@@ -16,7 +17,9 @@ import { loadSeedPhrase } from '../lib/addresses.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
 import { buildChallenge, encodeHeader } from '../lib/x402/challenge.ts';
 import { ProofError } from '../lib/x402/proof.ts';
-import { X402Settler, type ChainEndpoints } from '../lib/x402/settle.ts';
+import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
+import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
+import { gasWalletRef } from '../lib/chains/gas-wallet.ts';
 import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc } from '../lib/x402/redeem.ts';
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
 
@@ -38,22 +41,27 @@ const TTL_MAX_MS = 86_400_000;
 export function createX402Service(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
   let signer: PoolSigner | null = null;
-  let settler: X402Settler | null = null;
   let redeemer: X402Redeemer | null = null;
   let scanner: DueScanner<RedemptionDoc> | null = null;
   let broker: { call: Context['call'] } | null = null;
 
-  function endpoints(chain: string, network: string): ChainEndpoints | null {
-    const c = config.chains[chain as 'ethereum' | 'solana']?.[network as 'testnet' | 'mainnet'];
-    return c?.rpcUrl ? { rpcUrl: c.rpcUrl, confirmations: c.confirmations, commitment: c.commitment } : null;
+  const rpcUrl = (chain: string, network: string) => config.chains[chain as 'ethereum' | 'solana']?.[network as 'testnet' | 'mainnet']?.rpcUrl || null;
+
+  function gasWallet(chain: 'ethereum' | 'solana', network: string): string {
+    signer ??= new PoolSigner(loadSeedPhrase(config.dataDir).phrase);
+    return signer.address(gasWalletRef(chain, network));
   }
 
   function engine(): X402Redeemer {
     if (!redeemer) {
-      signer = new PoolSigner(loadSeedPhrase(config.dataDir).phrase);
-      settler = new X402Settler(signer);
+      signer ??= new PoolSigner(loadSeedPhrase(config.dataDir).phrase);
+      // the outbox's own scanner runs where payouts run; this instance only creates and moves x402 rows
+      const broadcaster = new Broadcaster({
+        store, driver: configuredDrivers(config, signer), now: () => rt.now(),
+        pollIntervalMs: config.moneyOut.pollIntervalMs, rebroadcastMs: config.moneyOut.rebroadcastMs, bumpAfterMs: config.moneyOut.bumpAfterMs,
+      });
       redeemer = new X402Redeemer({
-        store, settler, endpoints, now: () => rt.now(), settleTimeoutMs: config.agents.settleTimeoutMs,
+        store, broadcaster, rpcUrl, gasWallet, now: () => rt.now(), settleTimeoutMs: config.agents.settleTimeoutMs,
         executeAttempt: (attempt_id, wallet_id) => broker!.call('agents.execute', { attempt_id, wallet_id }) as Promise<SpendAttemptDoc>,
       });
     }
@@ -123,11 +131,24 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           };
           await store.write([{ op: 'insert', coll: CHALLENGES, doc }]);
           const challenge = buildChallenge({ id: doc.id, network: rail.network, amount_subunits: amount, asset, pay_to: wallet.address, resource: b.resource, description: b.description });
-          (ctx.meta as Record<string, unknown>).$statusCode = 201;
-          engine();
+          created(ctx, `/v1/x402/challenges/${doc.id}`);
           return {
             challenge_id: doc.id, expires_at: doc.expires_at, challenge, header: encodeHeader(challenge),
-            chain: rail.chain, fee_payer: settler!.gasWallet(rail.chain, rail.network),
+            chain: rail.chain, fee_payer: gasWallet(rail.chain, rail.network),
+          };
+        },
+      },
+      getChallenge: {
+        visibility: 'published',
+        async handler(ctx: Context<Http>) {
+          const caller = merchantOf(ctx);
+          const c = await store.get<ChallengeDoc>(CHALLENGES, ctx.params.params?.challenge_id ?? '');
+          if (!c || c.merchant_id !== caller.merchant_id) throw notFound('challenge');
+          const challenge = buildChallenge({ id: c.id, network: c.network as 'testnet', amount_subunits: c.amount_subunits, asset: c.asset, pay_to: c.pay_to, resource: c.resource, description: c.description ?? undefined });
+          const expired = c.status === 'open' && c.expires_at <= rt.now().toISOString();
+          return {
+            challenge_id: c.id, status: expired ? 'expired' : c.status, expires_at: c.expires_at, redeemed_at: c.redeemed_at,
+            challenge, header: encodeHeader(challenge), chain: c.chain, fee_payer: gasWallet(c.chain, c.network),
           };
         },
       },

@@ -3,8 +3,9 @@
  *
  * - The redemption row's id is the challenge id and its `proof_key` is unique: of concurrent redeems exactly
  *   one insert wins; every other proof for that challenge, and the same proof again, is refused.
- * - On-chain proofs are signed by the gas wallet first and the signed bytes and hash are written with the
- *   row (status `settling`) before the first send; a retry or the scanner re-sends the same bytes.
+ * - On-chain proofs go through the transaction outbox (lib/chains/broadcast): the gas wallet's signed
+ *   transaction (row `x402:<challenge id>` in `chain_txs`) is written in the same write as the redemption
+ *   row (status `settling`), before the first send; it is re-sent unchanged until it lands.
  * - Settle before serving: only a confirmed settlement answers `settled`. One that does not confirm within
  *   the wait answers `pending` (never a fresh 402: the payer must not pay twice); the same proof presented
  *   again later gets the resource once the settlement confirms, exactly once (`served`).
@@ -18,7 +19,9 @@ import { retryOnConflict } from '../core/retry.ts';
 import { LedgerBatch, accountId, walletAccount } from '../ledger/index.ts';
 import { encodeHeader } from './challenge.ts';
 import { decodeProof, verifyEip3009, verifySolana, ProofError, type ChallengeTerms, type Proof } from './proof.ts';
-import type { ChainEndpoints, X402Settler } from './settle.ts';
+import { domainSeparator, eip3009Intent, solanaCosignIntent } from './settle.ts';
+import { CHAIN_TXS, type ChainTxDoc } from '../chains/broadcast/types.ts';
+import type { Broadcaster } from '../chains/broadcast/outbox.ts';
 import type { SpendAttemptDoc } from '../spend/attempts.ts';
 
 export const CHALLENGES = 'x402_challenges';
@@ -48,7 +51,8 @@ export interface RedemptionDoc extends Doc {
   status: 'settling' | 'settled' | 'failed';
   /** the resource was answered for this payment (once) */
   served: boolean;
-  raw: string | null;
+  /** the outbox row carrying the settlement (on-chain proofs) */
+  chain_tx_id: string | null;
   tx_hash: string | null;
   spend_attempt_id: string | null;
   next_check_at: string | null;
@@ -70,8 +74,11 @@ export interface RedeemResult {
 
 export interface RedeemDeps {
   store: Store;
-  settler: X402Settler;
-  endpoints(chain: string, network: string): ChainEndpoints | null;
+  broadcaster: Broadcaster;
+  /** the RPC URL of a chain and network (null: not configured) */
+  rpcUrl(chain: string, network: string): string | null;
+  /** the gas wallet address (the Solana fee payer) */
+  gasWallet(chain: 'ethereum' | 'solana', network: string): string;
   now(): Date;
   /** runs a pending agent spend's ledger execution now (the agent-wallet actor) */
   executeAttempt(attemptId: string, walletId: string): Promise<SpendAttemptDoc>;
@@ -111,45 +118,42 @@ export class X402Redeemer {
     if (challenge.expires_at <= now.toISOString()) throw new ProofError('challenge_expired', 'the challenge has expired; ask for a new one');
 
     if (proof.kind === 'agent_wallet') return this.redeemAgent(challenge, proof, proofHash);
-    const ep = this.d.endpoints(challenge.chain, challenge.network);
-    if (!ep) throw new ProofError('wrong_network', `${challenge.chain} ${challenge.network} is not configured`);
+    const rpcUrl = this.d.rpcUrl(challenge.chain, challenge.network);
+    if (!rpcUrl) throw new ProofError('wrong_network', `${challenge.chain} ${challenge.network} is not configured`);
     let payer: string;
     let proofKey: string;
-    let prepared: { raw: string; hash: string };
+    let intent: ReturnType<typeof eip3009Intent>;
     if (proof.kind === 'eip3009') {
       if (challenge.chain !== 'ethereum') throw new ProofError('wrong_asset', 'the challenge is not on Ethereum');
-      const separator = await this.d.settler.domainSeparator(ep, challenge.asset);
-      ({ payer, proof_key: proofKey } = verifyEip3009(proof, challenge, separator, Math.floor(now.getTime() / 1000)));
-      try {
-        prepared = await this.d.settler.prepareEip3009(ep, challenge.network, challenge.asset, proof.authorization, proof.signature);
-      } catch (e) {
-        throw new ProofError('settlement_failed', `the token refuses the authorization: ${String((e as { shortMessage?: string }).shortMessage ?? (e as Error).message).slice(0, 160)}`);
-      }
+      ({ payer, proof_key: proofKey } = verifyEip3009(proof, challenge, await domainSeparator(rpcUrl, challenge.asset), Math.floor(now.getTime() / 1000)));
+      intent = eip3009Intent(challenge.network, challenge.asset, proof.authorization, proof.signature);
     } else {
-      const v = verifySolana(proof, challenge, this.d.settler.gasWallet('solana', challenge.network));
-      payer = v.payer;
-      proofKey = v.proof_key;
-      prepared = await this.d.settler.prepareSolana(challenge.network, v.tx);
+      const v = verifySolana(proof, challenge, this.d.gasWallet('solana', challenge.network));
+      ({ payer, proof_key: proofKey } = v);
+      intent = solanaCosignIntent(challenge.network, v.tx, v.payer, challenge.pay_to);
     }
+    const txId = `x402:${challenge.id}`;
     const row: RedemptionDoc = {
       id: challenge.id, merchant_id: merchantId, proof_key: proofKey, proof_hash: proofHash, kind: proof.kind, payer,
-      chain: challenge.chain, network: challenge.network, status: 'settling', served: false, raw: prepared.raw, tx_hash: prepared.hash,
+      chain: challenge.chain, network: challenge.network, status: 'settling', served: false, chain_tx_id: txId, tx_hash: null,
       spend_attempt_id: null, next_check_at: new Date(now.getTime() + 5_000).toISOString(), failure_reason: null,
       created_at: now.toISOString(), settled_at: null,
     };
+    let created: boolean;
     try {
-      await store.write([{ op: 'insert', coll: REDEMPTIONS, doc: row }]);
+      // the signed transaction and the redemption in one write: the redemption exists iff the bytes do
+      ({ created } = await this.d.broadcaster.create(
+        { id: txId, chain: challenge.chain, network: challenge.network, purpose: 'x402', ref: challenge.id, intent },
+        async () => ((await store.get(REDEMPTIONS, challenge.id)) ? [] : [{ op: 'insert', coll: REDEMPTIONS, doc: row }]),
+      ));
     } catch (e) {
-      if (isDuplicate(e)) throw new ProofError('already_redeemed', 'this challenge or proof has already been redeemed');
-      throw e;
+      if (await store.get(REDEMPTIONS, challenge.id)) throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
+      // Ethereum signs after a simulation (estimateGas): a refused authorization ends here, nothing written
+      throw new ProofError('settlement_failed', `the settlement cannot be made: ${String((e as { shortMessage?: string }).shortMessage ?? (e as Error).message).slice(0, 160)}`);
     }
-    try {
-      await this.d.settler.send(challenge.chain as 'ethereum' | 'solana', ep, prepared.raw);
-    } catch (e) {
-      await this.fail(challenge.id, String((e as Error).message).slice(0, 200));
-      throw new ProofError('settlement_failed', 'the chain refused the settlement');
-    }
-    return this.await(challenge, ep, true);
+    const mine = await store.get<RedemptionDoc>(REDEMPTIONS, challenge.id);
+    if (!created || !mine || mine.proof_hash !== proofHash) throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
+    return this.await(challenge, true);
   }
 
   /** The same proof again: serve a settlement that finished after its redeem answered pending, once. */
@@ -160,9 +164,7 @@ export class X402Redeemer {
       if (r.served) throw new ProofError('already_redeemed', 'this proof has already been redeemed');
       return this.serveOnce(c);
     }
-    const ep = this.d.endpoints(c.chain, c.network)!;
-    if (r.raw) await this.d.settler.send(c.chain as 'ethereum' | 'solana', ep, r.raw).catch(() => undefined);
-    return this.await(c, ep, true);
+    return this.await(c, true);
   }
 
   private async serveOnce(c: ChallengeDoc): Promise<RedeemResult> {
@@ -174,51 +176,55 @@ export class X402Redeemer {
     });
   }
 
-  /** Waits for the settlement to confirm (or fail) up to the timeout; then answers pending. */
-  private async await(c: ChallengeDoc, ep: ChainEndpoints, serve: boolean): Promise<RedeemResult> {
+  /** Moves the outbox row on until it is final or the wait is over; then settles, fails or answers pending. */
+  private async await(c: ChallengeDoc, serve: boolean): Promise<RedeemResult> {
     const deadline = Date.now() + this.d.settleTimeoutMs;
     for (;;) {
       const r = (await this.d.store.get<RedemptionDoc>(REDEMPTIONS, c.id))!;
       if (r.status === 'settled') return serve ? this.serveOnce(c) : this.result(c, r);
-      if (r.status === 'failed') throw new ProofError('settlement_failed', 'the settlement failed on chain');
-      const st = await this.d.settler.status(c.chain as 'ethereum' | 'solana', ep, r.tx_hash!).catch(() => 'unknown' as const);
-      if (st === 'confirmed') {
-        const done = await this.finish(c.id, serve);
-        if (serve && !done.served) return this.serveOnce(c);
-        return this.result(c, done);
-      }
-      if (st === 'failed') {
-        await this.fail(c.id, 'the settlement transaction failed on chain');
-        throw new ProofError('settlement_failed', 'the settlement failed on chain');
-      }
+      if (r.status === 'failed') throw new ProofError('settlement_failed', `the settlement failed on chain: ${r.failure_reason ?? ''}`);
+      const tx = await this.d.broadcaster.process(r.chain_tx_id!).catch(() => null) ?? await this.d.store.get<ChainTxDoc>(CHAIN_TXS, r.chain_tx_id!);
+      const done = tx ? await this.settleFrom(r, tx, serve) : null;
+      if (done) return done.mine || !serve ? this.result(c, done.doc) : this.serveOnce(c);
       if (Date.now() >= deadline) return this.result(c, r);
-      await new Promise((res) => setTimeout(res, this.d.pollMs ?? 250));
+      await new Promise((res) => setTimeout(res, this.d.pollMs ?? 100));
     }
   }
 
+  /** A final outbox row decides the redemption: confirmed settles it, failed fails it. */
+  private async settleFrom(r: RedemptionDoc, tx: ChainTxDoc, serve: boolean): Promise<{ doc: RedemptionDoc; mine: boolean } | null> {
+    if (tx.status === 'confirmed') return this.finish(r.id, serve, tx.tx_hash);
+    if (tx.status === 'failed') {
+      await this.fail(r.id, tx.failure_reason ?? 'failed on chain');
+      throw new ProofError('settlement_failed', `the settlement failed on chain: ${tx.failure_reason ?? ''}`);
+    }
+    return null;
+  }
+
   /** Settled: consume the challenge and credit the merchant's wallet, in one write. */
-  private async finish(challengeId: string, serve: boolean): Promise<RedemptionDoc> {
+  /** `mine`: this call settled it (and served it when `serve`); otherwise it was settled before. */
+  private async finish(challengeId: string, serve: boolean, txHash: string): Promise<{ doc: RedemptionDoc; mine: boolean }> {
     const { store } = this.d;
     return retryOnConflict(async () => {
       const r = (await store.get<RedemptionDoc>(REDEMPTIONS, challengeId))!;
-      if (r.status !== 'settling') return r;
+      if (r.status !== 'settling') return { doc: r, mine: false };
       const c = (await store.get<ChallengeDoc>(CHALLENGES, challengeId))!;
       const now = this.d.now();
       const at = now.toISOString();
       const asset = `${c.chain}:${c.network}:${c.token}`;
       const b = new LedgerBatch(store, now);
       await b.transfer({
-        id: `x402:${c.id}`, kind: 'deposit', asset, amount: c.amount_subunits, tx_hash: r.tx_hash ?? undefined,
+        id: `x402:${c.id}`, kind: 'deposit', asset, amount: c.amount_subunits, tx_hash: txHash,
         debit_account: accountId('sys:chain', asset), credit_account: walletAccount(c.wallet_id, asset),
       });
-      const next: RedemptionDoc = { ...r, status: 'settled', served: serve, settled_at: at, next_check_at: null };
+      const next: RedemptionDoc = { ...r, status: 'settled', served: serve, tx_hash: txHash, settled_at: at, next_check_at: null };
       const ops: WriteOp[] = [
         { op: 'cas', coll: REDEMPTIONS, doc: next, expected: r.version ?? 0 },
         { op: 'cas', coll: CHALLENGES, doc: { ...c, status: 'redeemed', redeemed_at: at }, expected: c.version ?? 0 },
         ...b.ops(),
       ];
       await store.write(ops);
-      return next;
+      return { doc: next, mine: true };
     });
   }
 
@@ -247,7 +253,7 @@ export class X402Redeemer {
     const at = now.toISOString();
     const row: RedemptionDoc = {
       id: c.id, merchant_id: c.merchant_id, proof_key: `agent:${a.id}`, proof_hash: proofHash, kind: 'agent_wallet', payer: a.agent_wallet_id,
-      chain: c.chain, network: c.network, status: 'settled', served: true, raw: null, tx_hash: null, spend_attempt_id: a.id,
+      chain: c.chain, network: c.network, status: 'settled', served: true, chain_tx_id: null, tx_hash: null, spend_attempt_id: a.id,
       next_check_at: null, failure_reason: null, created_at: at, settled_at: at,
     };
     try {
@@ -262,14 +268,10 @@ export class X402Redeemer {
     return this.result(c, row);
   }
 
-  /** The scanner's step for a redemption still settling: re-send the same bytes, then settle or fail it. */
+  /** The scanner's step for a redemption still settling: move its outbox row on, then settle or fail it. */
   async check(r: RedemptionDoc): Promise<void> {
-    const c = await this.d.store.get<ChallengeDoc>(CHALLENGES, r.id);
-    const ep = c && this.d.endpoints(c.chain, c.network);
-    if (!c || !ep || r.status !== 'settling') return;
-    const st = await this.d.settler.status(c.chain as 'ethereum' | 'solana', ep, r.tx_hash!);
-    if (st === 'confirmed') await this.finish(c.id, false);
-    else if (st === 'failed') await this.fail(c.id, 'the settlement transaction failed on chain');
-    else if (r.raw) await this.d.settler.send(c.chain as 'ethereum' | 'solana', ep, r.raw).catch(() => undefined);
+    if (r.status !== 'settling' || !r.chain_tx_id) return;
+    const tx = await this.d.broadcaster.process(r.chain_tx_id).catch(() => null) ?? await this.d.store.get<ChainTxDoc>(CHAIN_TXS, r.chain_tx_id);
+    if (tx) await this.settleFrom(r, tx, false).catch((e) => { if (!(e instanceof ProofError)) throw e; });
   }
 }

@@ -12,5 +12,6 @@ export const AGENTS_ROUTES: RouteDef[] = [
   { method: 'POST', path: `${W}/spend-attempts/:attempt_id/approve`, action: 'agents.approveAttempt', auth: 'key' },
   { method: 'POST', path: `${W}/spend-attempts/:attempt_id/deny`, action: 'agents.denyAttempt', auth: 'key' },
   { method: 'POST', path: '/v1/x402/challenges', action: 'x402.createChallenge', auth: 'key' },
+  { method: 'GET', path: '/v1/x402/challenges/:challenge_id', action: 'x402.getChallenge', auth: 'key' },
   { method: 'POST', path: '/v1/x402/redeem', action: 'x402.redeem', auth: 'key' },
 ];
