@@ -109,6 +109,13 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
     return m;
   }
 
+  /**
+   * The key that made the request: rotating or revoking needs the active one (the merchant actor checks),
+   * since a key in its rotation overlap (perhaps the leaked one being replaced) could otherwise rotate
+   * again and revoke the owner's new key, keeping the account.
+   */
+  const callerKeyId = (ctx: Context): string => ((ctx.meta as Meta).user as { key_id?: string } | undefined)?.key_id ?? '';
+
   return {
     name: 'merchants',
     actions: {
@@ -287,11 +294,11 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const overlapUntil = new Date(rt.now().getTime() + ROTATION_OVERLAP_MS).toISOString();
           if ((body.credential ?? 'api_key') === 'api_key') {
             const apiKey = newApiKey(m.sandbox);
-            await callActor(ctx, m.id, { type: 'rotate_api_key', new_key_id: keyHash(apiKey), new_key_prefix: apiKey.slice(0, 20), overlap_until: overlapUntil });
+            await callActor(ctx, m.id, { type: 'rotate_api_key', new_key_id: keyHash(apiKey), new_key_prefix: apiKey.slice(0, 20), overlap_until: overlapUntil, by_key_id: callerKeyId(ctx) });
             return { credential: 'api_key', api_key: apiKey, previous_api_key_expires_at: overlapUntil };
           }
           const secret = newWebhookSecret();
-          await callActor(ctx, m.id, { type: 'rotate_webhook_secret', sealed: rt.keyring.seal(secret), overlap_until: overlapUntil });
+          await callActor(ctx, m.id, { type: 'rotate_webhook_secret', sealed: rt.keyring.seal(secret), overlap_until: overlapUntil, by_key_id: callerKeyId(ctx) });
           return { credential: 'webhook_secret', webhook_secret: secret, previous_webhook_secret_expires_at: overlapUntil };
         },
       },
@@ -302,7 +309,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const body = validate<{ credential?: 'api_key' | 'webhook_secret' }>('RevokeCredentialsRequest', ctx.params.body ?? {});
           const m = await currentMerchant(ctx);
           const credential = body.credential ?? 'api_key';
-          const reply = await callActor(ctx, m.id, { type: 'revoke_previous', credential });
+          const reply = await callActor(ctx, m.id, { type: 'revoke_previous', credential, by_key_id: callerKeyId(ctx) });
           return { credential, revoked: reply.revoked ?? false };
         },
       },

@@ -259,6 +259,14 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     expect(me.status).toBe(200);
     expect(me.body.previous_api_key_expires_at).toBe(rot.body.previous_api_key_expires_at);
 
+    // the rotated-out key still reads, but cannot rotate again or revoke the new key (account takeover)
+    for (const [path, body] of [['rotate', {}], ['revoke', { credential: 'api_key' }], ['rotate', { credential: 'webhook_secret' }]] as const) {
+      const takeover = await t.request('POST', `/v1/me/credentials/${path}`, { key: m.apiKey, body });
+      expect(takeover.status).toBe(403);
+      expect(takeover.body.message).toMatch(/only the active API key/);
+    }
+    expect((await t.request('GET', '/v1/me', { key: rot.body.api_key })).status).toBe(200);
+
     const rev = await t.request('POST', '/v1/me/credentials/revoke', { key: rot.body.api_key, body: { credential: 'api_key' } });
     expect(rev.body).toEqual({ credential: 'api_key', revoked: true });
     const old = await t.request('GET', '/v1/me', { key: m.apiKey });
