@@ -419,8 +419,9 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           const id = ctx.params.params?.session_id;
           const s = typeof id === 'string' ? await store.get<PaymentSessionState>('payment_sessions', id) : null;
           if (!s) throw notFound('payment session');
-          if (!s.demo && callerId !== null && callerId !== s.merchant_id) {
-            // another merchant's session: as unknown as on GET, and still an attempt on a non-demo session
+          if (!s.demo && callerId !== s.merchant_id) {
+            // anonymous or another merchant's: as unknown as on GET (a 403 would tell that the id exists),
+            // and still an attempt on a non-demo session
             signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
             throw notFound('payment session');
           }

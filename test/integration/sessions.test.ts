@@ -285,10 +285,13 @@ describe('payment sessions over HTTP', () => {
         sandboxNonPending: await count('blocked_non_pending', 'sandbox'), demoNonPending: await count('blocked_non_pending', 'demo'),
       };
       const s = (await create(sandbox.apiKey, ok())).body;
-      // without credentials: a sandbox session is not a demo session
+      // without credentials a sandbox session is not a demo session, and the answer is the one for an
+      // unknown id: an anonymous caller cannot learn which session ids exist
       const anon = await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`);
-      expect(anon.status).toBe(403);
-      expect(anon.body).toEqual({ code: 7, message: expect.stringMatching(/owning merchant's X-API-Key/) });
+      const unknown = await t.request('POST', `/v1/payment_sessions/ps_${s.session_id.slice(3, -4)}zzzz/simulate`);
+      expect(anon.status).toBe(404);
+      expect(anon.body).toEqual(unknown.body);
+      expect(unknown.status).toBe(404);
       // another merchant: as unknown as on GET
       expect((await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: other.apiKey })).status).toBe(404);
       // a live merchant's own session
