@@ -12,6 +12,7 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Caller } from './routes/types.ts';
+import { networkRefusal } from '../lib/core/environment.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, forbidden, notFound, rateLimited, conflict, unauthorized, IDEMPOTENCY_MISMATCH } from '../lib/core/errors.ts';
@@ -316,11 +317,12 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
             throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`);
           }
+          const refusal = networkRefusal(caller.sandbox, rail.network);
+          if (refusal) {
+            if (rail.network === 'mainnet') signal('limit_violation', 'mainnet_kyc_required', environment, rail);
+            throw forbidden(refusal);
+          }
           if (rail.network === 'mainnet') {
-            if (caller.sandbox) {
-              signal('limit_violation', 'mainnet_kyc_required', environment, rail);
-              throw forbidden('sandbox merchants can use testnet rails only; use network testnet, or a live merchant account for mainnet');
-            }
             const merchant = await store.get<{ kyc_status?: string } & Doc>('merchants', caller.merchant_id);
             if (merchant?.kyc_status !== 'verified') {
               signal('limit_violation', 'mainnet_kyc_required', environment, rail);
