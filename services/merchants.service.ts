@@ -74,8 +74,10 @@ export function presentMerchant(m: MerchantState, secrets: { api_key?: string; w
 
 export function createMerchantsService(rt: Runtime): ServiceSchema {
   const { store } = rt;
-  const idempotency = new Idempotency(store);
-  const codeHash = (intentId: string, code: string) => hmacHex(intentId, code);
+  const idempotency = new Idempotency(store, rt.keyring);
+  // keyed by a server secret: the intent id is public, so an HMAC under it alone is brute-forced offline
+  const codeKey = rt.keyring.derive('email-code');
+  const codeHash = (intentId: string, code: string) => hmacHex(codeKey, `${intentId}:${code}`);
 
   async function limitClient(ctx: Context, step: string) {
     const ip = (ctx.meta as Meta).client?.ip_hash ?? 'unknown';
