@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildRails, type Rail } from './rails.ts';
+import { loadRatesConfig, type RatesConfig } from './rates.ts';
 
 export interface ChainNetworkConfig {
   rpcUrl: string;
@@ -66,6 +67,8 @@ export interface Config {
     solana: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
   };
   rails: Rail[];
+  /** spot rates (config/rates.ts): RATE_SOURCES, RATES_* */
+  rates: RatesConfig;
 }
 
 export interface ClusterConfig {
@@ -186,5 +189,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     chains,
     rails: buildRails(chains),
+    rates: loadRatesConfig(env),
   };
 }
