@@ -35,6 +35,19 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
       return { status: f, limit };
     },
   },
+  {
+    name: 'alerts', args: [], optional: ['filter', 'limit'],
+    description: 'operational alerts, newest first; filter: an alert type, a merchant id or an ISO time (since)',
+    action: 'alerts.list',
+    params: (a) => {
+      const f = a.filter;
+      const limit = a.limit ? Number(a.limit) : undefined;
+      if (!f || f === 'all') return { limit };
+      if (f.startsWith('mer_')) return { merchant_id: f, limit };
+      if (/^\d{4}-\d{2}-\d{2}/.test(f)) return { since: f, limit };
+      return { type: f, limit };
+    },
+  },
   { name: 'set-rate-limit', args: ['merchant_id', 'per_minute'], description: 'set a merchant\'s requests per minute', action: 'operators.setRateLimit', params: (a) => ({ merchant_id: a.merchant_id, rate_limit_per_minute: Number(a.per_minute) }) },
 ];
 
@@ -48,7 +61,7 @@ export async function startOperatorNode(env = process.env): Promise<RunningNode>
   const config = {
     ...base,
     nodeId: base.nodeId ? `${base.nodeId}-operator` : `operator-${process.pid}`,
-    services: base.transporter ? [] : ['operators', 'merchant-actors'],
+    services: base.transporter ? [] : ['operators', 'merchant-actors', 'alerts'],
     logLevel: env.LOG_LEVEL || 'warn',
   };
   const node = await startNode(config, { defaultMetrics: false });

@@ -5,6 +5,7 @@ import { SESSIONS_COLLECTIONS } from './schema/sessions.ts';
 import { CATALOG_COLLECTIONS } from './schema/catalog.ts';
 import { CHAINS_COLLECTIONS } from './schema/chains.ts';
 import { WEBHOOKS_COLLECTIONS } from './schema/webhooks.ts';
+import { OPS_COLLECTIONS } from './schema/ops.ts';
 
 export const COLLECTIONS: CollectionSpec[] = [
   ...MERCHANT_COLLECTIONS,
@@ -12,4 +13,5 @@ export const COLLECTIONS: CollectionSpec[] = [
   ...CATALOG_COLLECTIONS,
   ...CHAINS_COLLECTIONS,
   ...WEBHOOKS_COLLECTIONS,
+  ...OPS_COLLECTIONS,
 ];
