@@ -8,10 +8,10 @@ import { brokerOptions } from './moleculer.config.ts';
 import { openStore } from './lib/store/index.ts';
 import { createMailer, type Mailer } from './lib/mail.ts';
 import { Metrics } from './lib/metrics.ts';
-import { Keyring } from './lib/keyring.ts';
+import { Keyring } from './lib/core/keyring.ts';
 import type { Runtime } from './lib/runtime.ts';
 import { SERVICE_FACTORIES } from './services/index.ts';
-import { seedTrust } from './lib/trust.ts';
+import { seedTrust } from './lib/onboarding/trust.ts';
 
 export interface RunningNode {
   broker: ServiceBroker;

@@ -5,7 +5,7 @@
 import type { ActorBehavior, Decision } from './runtime.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
 import type { ApiKeyDoc } from '../lib/auth.ts';
-import { notFound } from '../lib/errors.ts';
+import { notFound } from '../lib/core/errors.ts';
 
 export type KycStatus = 'none' | 'pending' | 'verified' | 'rejected';
 

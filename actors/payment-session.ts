@@ -34,8 +34,8 @@ import type { ActorBehavior, Decision } from './runtime.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
 import type { Environment } from '../lib/metrics.ts';
 import { webhookEventOp, type WebhookEventType } from '../lib/webhooks/event.ts';
-import { toApiNumber } from '../lib/money.ts';
-import { badRequest, notFound } from '../lib/errors.ts';
+import { toApiNumber } from '../lib/core/money.ts';
+import { badRequest, notFound } from '../lib/core/errors.ts';
 
 export type SessionStatus = 'pending' | 'partial_paid' | 'completed' | 'expired';
 /** statuses the expiry scanner looks at */

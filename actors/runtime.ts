@@ -4,7 +4,7 @@
  * and retries the message), and idle deactivation so memory stays bounded.
  */
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../lib/store/port.ts';
-import { rateLimited } from '../lib/errors.ts';
+import { rateLimited } from '../lib/core/errors.ts';
 
 export interface Decision<S extends Doc, R> {
   /** the actor's next state; omitted when the message changes nothing */

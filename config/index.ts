@@ -4,7 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { buildRails, type Rail } from './rails.ts';
-import { parseDuration } from '../lib/duration.ts';
+import { parseDuration } from '../lib/core/duration.ts';
 
 export interface ChainNetworkConfig {
   rpcUrl: string;
@@ -50,6 +50,17 @@ export interface Config {
   bodyLimit: string;
   /** operational alerts (lib/ops/alerts): thresholds, dedup, destinations */
   alerts: AlertsConfig;
+  /** money out (lib/chains/broadcast, gas-wallet, sweeps): see README "Sweeps, payouts and gas wallets" */
+  moneyOut: {
+    /** GAS_WALLET_MIN_ETH / GAS_WALLET_MIN_SOL: below this (token units) a gas wallet is low */
+    gasWalletMin: { ethereum: string; solana: string };
+    /** BROADCAST_POLL_INTERVAL_MS: how often pending transactions are checked and sweeps looked for */
+    pollIntervalMs: number;
+    /** BROADCAST_REBROADCAST_MS: an unconfirmed transaction's same bytes are sent again after this */
+    rebroadcastMs: number;
+    /** BROADCAST_BUMP_AFTER_MS: an Ethereum transaction still not mined is replaced (same nonce, +25% gas price) */
+    bumpAfterMs: number;
+  };
   chains: {
     ethereum: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
     solana: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
@@ -200,6 +211,12 @@ export function loadConfig(env: Env = process.env): Config {
     },
     bodyLimit: env.BODY_LIMIT || '64kb',
     alerts: alertsConfig(env),
+    moneyOut: {
+      gasWalletMin: { ethereum: decimalOrNull(env, 'GAS_WALLET_MIN_ETH') ?? '0.01', solana: decimalOrNull(env, 'GAS_WALLET_MIN_SOL') ?? '0.05' },
+      pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),
+      rebroadcastMs: int(env, 'BROADCAST_REBROADCAST_MS', 15_000, 10),
+      bumpAfterMs: int(env, 'BROADCAST_BUMP_AFTER_MS', 120_000, 10),
+    },
     chains,
     rails: buildRails(chains),
   };

@@ -18,7 +18,7 @@ import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSyn
 import { resolve } from 'node:path';
 import { HDNodeWallet, Mnemonic, SigningKey, encodeBase58, getAddress, getBytes, keccak256 } from 'ethers';
 import { isConflict, isDuplicate, type Doc, type Store } from './store/port.ts';
-import { fromSubunits } from './money.ts';
+import { fromSubunits } from './core/money.ts';
 
 export type AddressChain = 'ethereum' | 'solana';
 

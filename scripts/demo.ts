@@ -22,7 +22,7 @@ import { Contract } from 'ethers';
 import { loadConfig } from '../config/index.ts';
 import { startNode, type RunningNode } from '../app.ts';
 import { api, CapturingMailer } from '../test/helpers/node.ts';
-import { solvePow } from '../lib/pow.ts';
+import { solvePow } from '../lib/onboarding/pow.ts';
 import { verifyWebhook } from '../lib/webhooks/verify.ts';
 import { startHardhatNode, type HardhatNode } from '../test/harness/hardhat-node.ts';
 

@@ -5,7 +5,7 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { badRequest } from '../lib/errors.ts';
+import { badRequest } from '../lib/core/errors.ts';
 import { ALERT_DELIVERIES, ALERTS, type AlertDeliveryDoc, type AlertDoc } from '../lib/ops/alerts/engine.ts';
 import { ALERT_TYPES, type AlertType } from '../lib/ops/alerts/rules.ts';
 import { deliverDue, httpAlertSender } from '../lib/ops/alerts/delivery.ts';

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import ApiGateway from 'moleculer-web';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { ServiceError, rateLimited, toEnvelope, unauthorized } from '../lib/errors.ts';
+import { ServiceError, rateLimited, toEnvelope, unauthorized } from '../lib/core/errors.ts';
 import { resolveApiKey, resolveBearer } from '../lib/auth.ts';
 import { openapiPath } from '../lib/validation.ts';
 import { opsHasher } from '../lib/ops/hash.ts';

@@ -6,8 +6,8 @@
 import QRCode from 'qrcode';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { notFound } from '../lib/errors.ts';
-import { fromSubunits } from '../lib/money.ts';
+import { notFound } from '../lib/core/errors.ts';
+import { fromSubunits } from '../lib/core/money.ts';
 import { PAGE_HEADERS, renderCheckout } from '../lib/checkout/page.ts';
 import { presentSession } from './sessions.service.ts';
 import type { PaymentSessionState } from '../actors/payment-session.ts';

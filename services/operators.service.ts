@@ -5,12 +5,12 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { badRequest } from '../lib/errors.ts';
-import { newId, randomToken } from '../lib/ids.ts';
-import { sha256Hex } from '../lib/secrets.ts';
-import { normalizeEmail } from '../lib/trust.ts';
+import { badRequest } from '../lib/core/errors.ts';
+import { newId, randomToken } from '../lib/core/ids.ts';
+import { sha256Hex } from '../lib/core/secrets.ts';
+import { normalizeEmail } from '../lib/onboarding/trust.ts';
 import type { KycStatus, MerchantMsg } from '../actors/merchant.ts';
-import { DEPOSIT_STATUSES, type DepositDoc, type DepositStatus } from '../lib/chains/deposits.ts';
+import { DEPOSIT_STATUSES, type DepositDoc, type DepositStatus } from '../lib/chains/deposit-inbox.ts';
 
 const KYC: KycStatus[] = ['none', 'pending', 'verified', 'rejected'];
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

@@ -4,10 +4,10 @@
  * against a checkout snapshot.
  */
 import type { Runtime } from '../runtime.ts';
-import { badRequest, conflict, notFound, rateLimited } from '../errors.ts';
-import { newId } from '../ids.ts';
+import { badRequest, conflict, notFound, rateLimited } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
 import { validate } from '../validation.ts';
-import { fromSubunits } from '../money.ts';
+import { fromSubunits } from '../core/money.ts';
 import { findRail } from '../../config/rails.ts';
 import type { Filter, WriteOp } from '../store/port.ts';
 import { checkoutMethods, decodeCursor, encodeCursor, parseLimit, sameAmount } from './rules.ts';

@@ -4,9 +4,9 @@
  * Every state change is one atomic store write; a lost compare-and-set race re-reads and decides again.
  */
 import type { Runtime } from '../runtime.ts';
-import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
-import { newId } from '../ids.ts';
-import { Idempotency } from '../idempotency.ts';
+import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { Idempotency } from '../core/idempotency.ts';
 import { validate } from '../validation.ts';
 import type { Doc, Filter, WriteOp } from '../store/port.ts';
 import type { Rail } from '../../config/rails.ts';

@@ -18,7 +18,7 @@
  * |         | products: deleted; else 409   | children: deleted (200); otherwise 409 (archive instead)   |
  */
 import { buildRails, findRail, railKey, type Rail } from '../../config/rails.ts';
-import { fromSubunits, toSubunits } from '../money.ts';
+import { fromSubunits, toSubunits } from '../core/money.ts';
 
 export type Kind = 'store' | 'product' | 'plan' | 'price';
 export type Status = 'draft' | 'published' | 'archived';

@@ -1,7 +1,7 @@
 /**
  * What the two listener services share (services/ethereum-listener.service.ts,
  * services/solana-listener.service.ts): per configured network a scanner run under that network's lease
- * (lib/chains/runner.ts), one address book per chain, the deposit ledger, and the redelivery scanner
+ * (lib/chains/runner.ts), one address book per chain, the deposit inbox, and the redelivery scanner
  * that runs on every node with the service (claims are atomic, so nodes never deliver the same claim).
  * Broker-free: the service passes `send` (session-actors.send) and its logger.
  */
@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import type { Runtime } from '../runtime.ts';
 import { Lease } from './lease.ts';
 import { RailRunner, type RunnerStatus } from './runner.ts';
-import { DepositLedger, type SendToSession } from './deposits.ts';
+import { DepositInbox, type SendToSession } from './deposit-inbox.ts';
 import { SessionAddressBook } from './address-book.ts';
 import type { ChainNetworkConfig } from '../../config/index.ts';
 import { findRail } from '../../config/rails.ts';
-import { toSubunits } from '../money.ts';
+import { toSubunits } from '../core/money.ts';
 
 export type Logger = { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
 
@@ -33,12 +33,12 @@ export interface ListenerSetOptions<S> {
   log: Logger;
   /** how long after expires_at a session address stays watched */
   keepAfterExpiryMs: number;
-  makeScanner(network: 'testnet' | 'mainnet', cfg: ChainNetworkConfig, deps: { book: SessionAddressBook; ledger: DepositLedger }): Scanner<S>;
+  makeScanner(network: 'testnet' | 'mainnet', cfg: ChainNetworkConfig, deps: { book: SessionAddressBook; inbox: DepositInbox }): Scanner<S>;
 }
 
 export class ListenerSet<S> {
   readonly chain: 'ethereum' | 'solana';
-  readonly ledger: DepositLedger;
+  readonly inbox: DepositInbox;
   readonly book: SessionAddressBook;
   readonly runners = new Map<string, RailRunner<S>>();
   private readonly scanners = new Map<string, Scanner<S>>();
@@ -53,19 +53,19 @@ export class ListenerSet<S> {
     this.rt = o.rt;
     this.log = o.log;
     const now = () => o.rt.now();
-    // dust: less than a tenth of the rail's min_amount (lib/chains/deposits.ts)
+    // dust: less than a tenth of the rail's min_amount (lib/chains/deposit-inbox.ts)
     const dustBelow = (network: string, token: string) => {
       const rail = findRail(o.rt.config.rails, o.chain, network, token);
       return rail ? toSubunits(rail.min_amount, rail.decimals) / 10n : 0n;
     };
-    this.ledger = new DepositLedger(o.rt.store, { send: o.send, now, log: o.log, dustBelow });
+    this.inbox = new DepositInbox(o.rt.store, { send: o.send, now, log: o.log, dustBelow });
     this.book = new SessionAddressBook(o.rt.store, o.chain, { keepAfterExpiryMs: o.keepAfterExpiryMs, now });
     // one owner id per service instance: two nodes in one process may share a Moleculer node id
     const owner = `${o.nodeId}:${randomBytes(4).toString('hex')}`;
     for (const network of ['testnet', 'mainnet'] as const) {
       const cfg = o.rt.config.chains[o.chain][network];
       if (!cfg.rpcUrl) continue;
-      const scanner = o.makeScanner(network, cfg, { book: this.book, ledger: this.ledger });
+      const scanner = o.makeScanner(network, cfg, { book: this.book, inbox: this.inbox });
       this.scanners.set(network, scanner);
       const lease = new Lease(o.rt.store, `${o.chain}:${network}`, owner, o.rt.config.listeners.leaseTtlMs, now);
       this.runners.set(network, new RailRunner<S>({
@@ -104,7 +104,7 @@ export class ListenerSet<S> {
   async redeliverNow(): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = await this.ledger.redeliverDue(this.chain);
+      const n = await this.inbox.redeliverDue(this.chain);
       total += n;
       if (n < 100 || this.stopped) return total;
     }

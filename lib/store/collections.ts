@@ -6,6 +6,7 @@ import { CATALOG_COLLECTIONS } from './schema/catalog.ts';
 import { CHAINS_COLLECTIONS } from './schema/chains.ts';
 import { WEBHOOKS_COLLECTIONS } from './schema/webhooks.ts';
 import { OPS_COLLECTIONS } from './schema/ops.ts';
+import { LEDGER_COLLECTIONS } from './schema/ledger.ts';
 
 export const COLLECTIONS: CollectionSpec[] = [
   ...MERCHANT_COLLECTIONS,
@@ -14,4 +15,5 @@ export const COLLECTIONS: CollectionSpec[] = [
   ...CHAINS_COLLECTIONS,
   ...WEBHOOKS_COLLECTIONS,
   ...OPS_COLLECTIONS,
+  ...LEDGER_COLLECTIONS,
 ];

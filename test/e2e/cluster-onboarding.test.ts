@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { ensureNats } from '../helpers/nats.ts';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
-import { solvePow } from '../../lib/pow.ts';
+import { solvePow } from '../../lib/onboarding/pow.ts';
 
 describe('onboarding on a cluster over NATS', () => {
   let dir: string;

@@ -1,5 +1,5 @@
 /** Registers a merchant through the public four-step flow, as a client would. */
-import { solvePow } from '../../lib/pow.ts';
+import { solvePow } from '../../lib/onboarding/pow.ts';
 import type { TestNode } from './node.ts';
 
 export interface RegisteredMerchant {

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
-import { solvePow } from '../../lib/pow.ts';
+import { solvePow } from '../../lib/onboarding/pow.ts';
 import { commitEvent, waitForEvent } from './webhooks-helpers.ts';
 
 /** The four registration steps, returning the last answer whatever it is. */

@@ -1,7 +1,7 @@
 /** The catalog's pure rules: the state table, price validation against rails, checkout methods, cursors. */
 import fc from 'fast-check';
 import { buildRails, railKey, type Rail } from '../../config/rails.ts';
-import { newId } from '../../lib/ids.ts';
+import { newId } from '../../lib/core/ids.ts';
 import {
   archiveOutcome, checkoutMethods, checkPriceTerms, decodeCursor, deleteOutcome, encodeCursor, knownRails,
   parseLimit, patchOutcome, publishOutcome, sameAmount, searchText, type Kind, type Status,

@@ -1,7 +1,7 @@
 /** Idempotency.run against a real (in-memory SQLite) store: races between requests with one key. */
 import { SqliteStore } from '../../lib/store/sqlite.ts';
 import { VersionConflictError } from '../../lib/store/port.ts';
-import { Idempotency, type IdempotencyRequest } from '../../lib/idempotency.ts';
+import { Idempotency, type IdempotencyRequest } from '../../lib/core/idempotency.ts';
 import { COLLECTIONS } from '../../lib/store/collections.ts';
 
 describe('Idempotency.run', () => {

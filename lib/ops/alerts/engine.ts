@@ -13,7 +13,7 @@
  *   write (`alert_deliveries`, delivered by delivery.ts from any node), so an alert is never lost between
  *   being raised and being sent.
  */
-import { newId } from '../../ids.ts';
+import { newId } from '../../core/ids.ts';
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../../store/port.ts';
 import type { AlertsConfig } from '../../../config/index.ts';
 import { exceeds, plan, renotifyDue, sameAlert, SEVERITY, type AlertType, type Check, type Observation, type Severity } from './rules.ts';

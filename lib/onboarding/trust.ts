@@ -3,8 +3,8 @@
  * its domain on the trusted domain allowlist. Both live in the store (operators change them without a
  * restart) and are seeded from TRUSTED_EMAILS and TRUSTED_EMAIL_DOMAINS at start.
  */
-import type { Config } from '../config/index.ts';
-import type { Store } from './store/port.ts';
+import type { Config } from '../../config/index.ts';
+import type { Store } from '../store/port.ts';
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 export const emailDomain = (email: string) => normalizeEmail(email).split('@').pop() ?? '';

@@ -11,7 +11,7 @@
  *   `listener_cursors`, id solana:<network>:<address>);
  * - each new, successful transaction is read with getTransaction (jsonParsed,
  *   maxSupportedTransactionVersion 0) and its deposits are extracted from balance changes
- *   (lib/chains/solana-parse.ts): SOL to a session address, and SPL tokens to token accounts owned by a
+ *   (lib/chains/solana/parse.ts): SOL to a session address, and SPL tokens to token accounts owned by a
  *   session address. A token account of the configured mint under the classic SPL Token program is USDC;
  *   any other mint or program is recorded as an orphan (wrong token) and never moves a session.
  * - every deposit is recorded (insert by key solana:<network>:<signature>:<account index>) and delivered;
@@ -26,11 +26,12 @@ import { Connection, PublicKey, type Finality, type ConfirmedSignatureInfo } fro
 import {
   ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID, extractSolanaDeposits, keyToString,
   type ParsedTransactionLike,
-} from './solana-parse.ts';
-import { DepositLedger, forEachLimited, type DepositDoc, type FoundDeposit } from './deposits.ts';
-import type { SessionAddressBook, WatchedAddress } from './address-book.ts';
-import { CURSORS, CursorLostError } from './ethereum-listener.ts';
-import { isConflict, isDuplicate, type Doc, type Store } from '../store/port.ts';
+} from './parse.ts';
+import { DepositInbox, type DepositDoc, type FoundDeposit } from '../deposit-inbox.ts';
+import { forEachLimited } from '../../core/concurrency.ts';
+import type { SessionAddressBook, WatchedAddress } from '../address-book.ts';
+import { CURSORS, CursorLostError } from '../cursor.ts';
+import { isConflict, isDuplicate, type Doc, type Store } from '../../store/port.ts';
 
 export interface SolCursorDoc extends Doc {
   chain: 'solana';
@@ -50,7 +51,7 @@ export interface SolanaListenerOptions {
   commitment: 'processed' | 'confirmed' | 'finalized';
   store: Store;
   book: SessionAddressBook;
-  ledger: DepositLedger;
+  inbox: DepositInbox;
   /** owners processed at once (default 16) */
   parallel?: number;
   /**
@@ -295,12 +296,12 @@ export class SolanaRailListener {
           block_number: d.slot, block_hash: null, block_time_ms: d.blockTime !== null ? d.blockTime * 1000 : null,
           confirmations: Math.max(1, slotNow - d.slot + 1),
         };
-        const doc = await this.o.ledger.record(found, this.o.book.get(d.owner));
+        const doc = await this.o.inbox.record(found, this.o.book.get(d.owner));
         if (doc) owed.push(doc);
         stats.deposits++;
       }
     }
-    for (const d of owed) await this.o.ledger.deliver(d.id, d);
+    for (const d of owed) await this.o.inbox.deliver(d.id, d);
     for (const l of lists) await this.saveCursor(l.address, l.cursor, l.sigs[0]!);
   }
 

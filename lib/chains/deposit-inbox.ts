@@ -109,7 +109,7 @@ export function classify(found: FoundDeposit, target: WatchedAddress | undefined
 
 export type SendToSession = (sessionId: string, msg: SessionMsg) => Promise<SessionReply>;
 
-export interface LedgerOptions {
+export interface DepositInboxOptions {
   send: SendToSession;
   now?: () => Date;
   /** a stored, not yet delivered deposit becomes due for the scanner after this (default 10 s) */
@@ -130,7 +130,7 @@ function isNotFound(e: unknown): boolean {
   return x?.code === 404 && x?.type === 'NOT_FOUND';
 }
 
-export class DepositLedger {
+export class DepositInbox {
   private readonly store: Store;
   private readonly send: SendToSession;
   private readonly now: () => Date;
@@ -139,7 +139,7 @@ export class DepositLedger {
   private readonly claimLeaseMs: number;
   private readonly log: { warn(...args: unknown[]): void };
 
-  constructor(store: Store, opts: LedgerOptions) {
+  constructor(store: Store, opts: DepositInboxOptions) {
     this.store = store;
     this.send = opts.send;
     this.now = opts.now ?? (() => new Date());
@@ -320,16 +320,4 @@ export class DepositLedger {
     }
     return due.length;
   }
-}
-
-/** Runs `fn` over `items` with at most `parallel` in flight, in order of start. */
-export async function forEachLimited<T>(items: readonly T[], parallel: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(parallel, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await fn(items[i]!, i);
-    }
-  });
-  await Promise.all(workers);
 }

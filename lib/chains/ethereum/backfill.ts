@@ -5,7 +5,7 @@
  * with its own, fresh book; a session committed just after the pass's refresh). The cursor never goes
  * back, so without this such a payment would never be seen.
  *
- * For a batch of new addresses (lib/chains/ethereum-listener.ts calls this at the start of a pass with
+ * For a batch of new addresses (lib/chains/ethereum/listener.ts calls this at the start of a pass with
  * the book entries it has not handled yet):
  * - Window: from the first block whose timestamp is ≥ the oldest session's created_at − marginMs, but
  *   never more than maxBlocks below the cursor, up to the cursor (blocks the scanner has processed).
@@ -23,9 +23,10 @@
  */
 import { getAddress } from 'ethers';
 import { addressTopic, decodeTransferLog, TRANSFER_TOPIC, type Erc20Transfer, type LogFilter, type LogLike } from './erc20.ts';
-import { forEachLimited, type FoundDeposit } from './deposits.ts';
-import type { WatchedAddress } from './address-book.ts';
-import { ChainMovedError, type RawBlock, type RawTx } from './ethereum-listener.ts';
+import type { FoundDeposit } from '../deposit-inbox.ts';
+import { forEachLimited } from '../../core/concurrency.ts';
+import type { WatchedAddress } from '../address-book.ts';
+import { ChainMovedError, type RawBlock, type RawTx } from './blocks.ts';
 
 export interface BackfillLimits {
   /** the window starts this long before the oldest new session's created_at (clock differences) */

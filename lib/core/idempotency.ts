@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { conflict, IDEMPOTENCY_MISMATCH } from './errors.ts';
-import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from './store/port.ts';
+import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
 import { openWith, sealWith } from './keyring.ts';
 import { sha256Hex } from './secrets.ts';
 

@@ -23,23 +23,24 @@
  *    - Consistency: the blocks read must chain (parentHash) onto the cursor's last block and each log's
  *      block hash must be the block read at that height; otherwise the chain moved during the pass, the
  *      pass stops without moving the cursor, and the next pass's reorg check sorts it out.
- * 3. Every deposit is recorded (lib/chains/deposits.ts: insert by key, a replay is ignored) and then
+ * 3. Every deposit is recorded (lib/chains/deposit-inbox.ts: insert by key, a replay is ignored) and then
  *    delivered to its session; the cursor advances (compare-and-set) only after the range's deposits are
  *    stored, so a crash or restart re-reads the range and doubles nothing.
  *
  * Before the scan, addresses the address book learned of since this scanner last looked (all of them
  * after start-up or a lease take-over) are backfilled: the blocks already processed since their sessions
- * were created are searched for payments to them (lib/chains/ethereum-backfill.ts), which go through the
+ * were created are searched for payments to them (lib/chains/ethereum/backfill.ts), which go through the
  * same record-then-deliver path. The cursor never moves back for this.
  */
 import { FetchRequest, JsonRpcProvider, getAddress } from 'ethers';
 import { addressTopic, decodeTransferLog, getLogsChunked, TRANSFER_TOPIC, type LogFilter, type LogLike } from './erc20.ts';
-import { DepositLedger, forEachLimited, type DepositDoc, type FoundDeposit } from './deposits.ts';
-import { ethDeposit, findMissedDeposits, transferDeposit, type BackfillStats } from './ethereum-backfill.ts';
-import type { SessionAddressBook } from './address-book.ts';
-import { isConflict, isDuplicate, type Doc, type Store } from '../store/port.ts';
-
-export const CURSORS = 'listener_cursors';
+import { DepositInbox, type DepositDoc, type FoundDeposit } from '../deposit-inbox.ts';
+import { forEachLimited } from '../../core/concurrency.ts';
+import { ethDeposit, findMissedDeposits, transferDeposit, type BackfillStats } from './backfill.ts';
+import type { SessionAddressBook } from '../address-book.ts';
+import { isConflict, isDuplicate, type Doc, type Store } from '../../store/port.ts';
+import { CURSORS, CursorLostError } from '../cursor.ts';
+import { ChainMovedError, type RawBlock, type RawTx } from './blocks.ts';
 
 export interface EthCursorDoc extends Doc {
   chain: 'ethereum';
@@ -60,7 +61,7 @@ export interface EthereumListenerOptions {
   confirmations: number;
   store: Store;
   book: SessionAddressBook;
-  ledger: DepositLedger;
+  inbox: DepositInbox;
   /** largest block range of one step (default 500) */
   maxBlockRange?: number;
   /** how many recent block hashes are kept for reorg checks (default 128) */
@@ -98,23 +99,6 @@ export interface EthPassStats {
   backfill: BackfillStats | null;
   /** since the scanner started: backfills run, deposits they found (already counted ones included) */
   backfills: { runs: number; deposits: number };
-}
-
-export interface RawTx { hash: string; from: string; to: string | null; value: string }
-export interface RawBlock { number: string; hash: string; parentHash: string; timestamp: string; transactions: Array<RawTx | string> }
-
-export class ChainMovedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ChainMovedError';
-  }
-}
-
-export class CursorLostError extends Error {
-  constructor() {
-    super('the cursor was moved by another node (lease lost)');
-    this.name = 'CursorLostError';
-  }
 }
 
 const hex = (n: number) => `0x${n.toString(16)}`;
@@ -245,14 +229,14 @@ export class EthereumRailListener {
     if (keep === 0) this.log.error(`ethereum ${this.network}: reorg deeper than the ${kept.length} kept blocks; rescanning from block ${fork + 1}`);
     else this.log.warn(`ethereum ${this.network}: reorg; blocks above ${fork} left the canonical chain`);
     // the store first: deposits above the fork are reverted before the cursor moves back
-    const reverted = await this.o.ledger.revertAbove('ethereum', this.network, fork);
+    const reverted = await this.o.inbox.revertAbove('ethereum', this.network, fork);
     stats.fork = fork;
     stats.reverted += reverted.length;
     await this.deliverAll(reverted);
     return this.saveCursor({ ...cursor, block: Math.min(cursor.block, fork), hashes: kept.slice(0, keep) });
   }
 
-  /** Backfills the address book entries this scanner has not handled yet (lib/chains/ethereum-backfill.ts). */
+  /** Backfills the address book entries this scanner has not handled yet (lib/chains/ethereum/backfill.ts). */
   private async backfill(cursor: EthCursorDoc, head: number, stats: EthPassStats): Promise<void> {
     const upTo = this.o.book.lastSeq;
     const fresh = this.o.book.entries().filter((e) => e.seq > this.backfilledSeq);
@@ -282,7 +266,7 @@ export class EthereumRailListener {
     found.sort((a, b) => a.block_number - b.block_number || a.index - b.index);
     const owed: DepositDoc[] = [];
     for (const f of found) {
-      const doc = await this.o.ledger.record(f, this.o.book.get(f.to_address));
+      const doc = await this.o.inbox.record(f, this.o.book.get(f.to_address));
       if (doc) owed.push(doc);
     }
     await this.deliverAll(owed);
@@ -358,7 +342,7 @@ export class EthereumRailListener {
       bySession.set(k, [...(bySession.get(k) ?? []), d]);
     }
     await forEachLimited([...bySession.values()], this.o.parallel, async (list) => {
-      for (const d of list) await this.o.ledger.deliver(d.id, d);
+      for (const d of list) await this.o.inbox.deliver(d.id, d);
     });
   }
 }
