@@ -8,7 +8,7 @@
  * holds waits (the caller keeps it due and says so in its status) instead of failing.
  */
 import type { Config } from '../../config/index.ts';
-import { fromSubunits, toSubunits } from '../money.ts';
+import { fromSubunits, toSubunits } from '../core/money.ts';
 import { nativeBalance } from './clients.ts';
 import { networkIndex, type KeyChain, type KeyRef } from './keys.ts';
 import type { MoneyOutMetrics } from './metrics.ts';
