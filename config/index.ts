@@ -2,6 +2,7 @@
  * One typed configuration object, read from the environment with defaults (DESIGN.md: Configuration
  * contract). The names are a contract: black-box tests drive the service through them.
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildRails, type Rail } from './rails.ts';
 import { parseDuration } from '../lib/core/duration.ts';
@@ -22,6 +23,8 @@ export interface Config {
   dataDir: string;
   storeUrl: string;
   transporter: string;
+  /** the cluster transport: NATS credentials and TLS, and the key that seals every packet between nodes */
+  cluster: ClusterConfig;
   /** Moleculer namespace: nodes talk only to nodes of the same namespace */
   namespace: string;
   nodeId: string | undefined;
@@ -96,6 +99,16 @@ export interface AlertsConfig {
   timeoutMs: number;
 }
 
+export interface ClusterConfig {
+  /** CLUSTER_SECRET; empty: the sealing key is derived from the master key every node shares */
+  secret: string;
+  natsUser: string;
+  natsPassword: string;
+  natsToken: string;
+  /** PEM file paths; a CA alone verifies the server, cert+key authenticate this node (mutual TLS) */
+  tls: { caFile: string; certFile: string; keyFile: string } | null;
+}
+
 type Env = Record<string, string | undefined>;
 
 function windowThreshold(env: Env, name: string, dflt: string): WindowThreshold {
@@ -133,6 +146,20 @@ function alertsConfig(env: Env): AlertsConfig {
     scanIntervalMs: int(env, 'ALERT_SCAN_INTERVAL_MS', 2000, 10),
     timeoutMs: int(env, 'ALERT_TIMEOUT_MS', 10_000, 100),
   };
+}
+
+/**
+ * Docker/Kubernetes secrets: for each secret variable NAME, NAME_FILE names a file holding its value.
+ * Applied to the process environment at start-up, before anything reads it.
+ */
+export const SECRET_VARIABLES = ['MASTER_KEY', 'SEED_MNEMONIC', 'CLUSTER_SECRET', 'NATS_PASSWORD', 'NATS_TOKEN', 'SMTP_URL', 'METRICS_TOKEN', 'ALERT_WEBHOOK_SECRET'] as const;
+
+export function applySecretFiles(env: Env = process.env): void {
+  for (const name of SECRET_VARIABLES) {
+    const file = env[`${name}_FILE`];
+    if (!file || (env[name] ?? '') !== '') continue;
+    env[name] = readFileSync(file, 'utf8').trim();
+  }
 }
 
 const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
@@ -184,6 +211,15 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     storeUrl: env.STORE_URL || `sqlite:${resolve(dataDir, 'service.db')}`,
     transporter: env.TRANSPORTER ?? '',
+    cluster: {
+      secret: env.CLUSTER_SECRET ?? '',
+      natsUser: env.NATS_USER ?? '',
+      natsPassword: env.NATS_PASSWORD ?? '',
+      natsToken: env.NATS_TOKEN ?? '',
+      tls: env.NATS_TLS_CA_FILE || env.NATS_TLS_CERT_FILE
+        ? { caFile: env.NATS_TLS_CA_FILE ?? '', certFile: env.NATS_TLS_CERT_FILE ?? '', keyFile: env.NATS_TLS_KEY_FILE ?? '' }
+        : null,
+    },
     namespace: env.NAMESPACE || 'payments',
     nodeId: env.NODE_ID || undefined,
     services: services.length === 0 || services.includes('all') ? null : services,

@@ -11,6 +11,7 @@ import { createMerchantActorsService } from './merchant-actors.service.ts';
 import { createOperatorsService } from './operators.service.ts';
 import { createHousekeepingService } from './housekeeping.service.ts';
 import { createCheckoutService } from './checkout.service.ts';
+import { createReceiptsService } from './receipts.service.ts';
 import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
 import { createSessionsService } from './sessions.service.ts';
@@ -30,6 +31,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   operators: createOperatorsService,
   housekeeping: createHousekeepingService,
   checkout: createCheckoutService,
+  receipts: createReceiptsService,
   catalog: createCatalogService,
   webhooks: createWebhooksService,
   sessions: createSessionsService,

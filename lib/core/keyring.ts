@@ -3,7 +3,7 @@
  * under the master key: MASTER_KEY (64 hex chars; the same on every node of a cluster), or, in the
  * embedded default, a key created on first start in DATA_DIR/master.key.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -31,12 +31,9 @@ export class Keyring {
     return new Keyring(Buffer.from(readFileSync(file, 'utf8').trim(), 'hex'));
   }
 
-  /**
-   * A key for one purpose derived from the master key (HMAC-SHA256 of the label): keyed hashes of IPs and
-   * request bodies in alerts, the audit chain. The same on every node that shares MASTER_KEY.
-   */
-  derive(label: string): Buffer {
-    return createHmac('sha256', this.key).update(`derive:${label}`).digest();
+  /** A 32-byte key for one purpose, derived from the master key (HKDF-SHA256); `salt` binds it further. */
+  derive(purpose: string, salt: string | Buffer = ''): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, salt, `payments:${purpose}`, 32));
   }
 
   seal(plaintext: string): string {
