@@ -8,8 +8,9 @@ import { Connection, PublicKey } from '@solana/web3.js';
 const providers = new Map<string, Promise<JsonRpcProvider>>();
 const connections = new Map<string, Connection>();
 
-export const TOKEN_PROGRAM_ID = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
-export const ASSOCIATED_TOKEN_PROGRAM_ID = 'ATokenGPvbdGVxr1b2hvZbsiqW5xQw5Byh2ZB2vbFa8oR';
+import { ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID } from './solana/parse.ts';
+
+export { ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID };
 
 export function ethProvider(rpcUrl: string, timeoutMs = 15_000): Promise<JsonRpcProvider> {
   let p = providers.get(rpcUrl);

@@ -112,7 +112,7 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
   it('keeps the email code under a server secret: the stored hash cannot be brute-forced from the public intent id', async () => {
     const intent = await start('erin@trusted.example');
     const code = await smtp.waitForCode('erin@trusted.example');
-    const stored = await t.node.rt.store.get<{ code_hash: string }>('registration_intents', intent);
+    const stored = await t.node.rt.store.get<{ id: string; code_hash: string }>('registration_intents', intent);
     expect(stored!.code_hash).toMatch(/^[0-9a-f]{64}$/);
     // the old scheme (HMAC keyed by the intent id) would let 10^6 offline guesses find the code
     expect(stored!.code_hash).not.toBe(hmacHex(intent, code));
