@@ -377,3 +377,22 @@ export function paymentSessionBehaviorWithRates(lookup: CompletionRateLookup): A
     },
   };
 }
+
+/** Resolves a credit or revert message to what the deposit inbox owes the session (lib/chains/deposit-inbox.ts). */
+export type DepositResolver = (sessionId: string, msg: SessionMsg) => Promise<SessionMsg>;
+
+/**
+ * The session actor credits only deposits recorded in the store's deposit inbox: a credit message names a
+ * key, and the record (read in the actor's turn) supplies the amount, token and confirmations.
+ */
+export function creditingFromInbox(
+  behavior: ActorBehavior<PaymentSessionState, SessionMsg, SessionReply>, resolve: DepositResolver,
+): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
+  return {
+    collection: behavior.collection,
+    async handle(state, msg, now) {
+      const resolved = state && (msg.type === 'credit' || msg.type === 'revert') ? await resolve(state.id, msg) : msg;
+      return behavior.handle(state, resolved, now);
+    },
+  };
+}
