@@ -29,6 +29,9 @@
  *   received still equals the sum of deposits. Refusals: blocked_non_demo, blocked_non_pending.
  * - Every named transition (partial_paid, completed, expired) writes its webhook outbox row in the same
  *   atomic write as the state (lib/webhooks/event.ts); demo sessions have no merchant and get none.
+ * - Settlement: every deposit that becomes counted credits the merchant's default wallet of the chain
+ *   and network once (ledger transfer keyed by the deposit key), and a revert takes it back, in the same
+ *   atomic write (`sessionBehavior(settle)`, lib/wallets/settlement.ts).
  */
 import type { ActorBehavior, Decision } from './runtime.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
@@ -339,6 +342,43 @@ export function decideSession(state: PaymentSessionState | null, msg: SessionMsg
     default:
       throw badRequest(`unknown session message ${(msg as { type?: unknown }).type}`);
   }
+}
+
+/**
+ * Settlement (issue 9): the ledger writes for deposits that became counted (credited) or stopped counting
+ * (reverted) in a decision; committed in the same atomic write as the session's state.
+ */
+export type SettlementHook = (s: PaymentSessionState, credited: DepositRecord[], reverted: DepositRecord[], now: Date) => Promise<WriteOp[]>;
+
+/** Deposits that count now and did not before (credited), and the reverse (reverted). */
+export function settlementChanges(before: Map<string, boolean>, after: DepositRecord[]): { credited: DepositRecord[]; reverted: DepositRecord[] } {
+  const credited: DepositRecord[] = [];
+  const reverted: DepositRecord[] = [];
+  for (const d of after) {
+    const was = before.get(d.key) === true;
+    const is = d.counted && !d.reverted;
+    if (is && !was) credited.push(d);
+    if (was && !is) reverted.push(d);
+  }
+  return { credited, reverted };
+}
+
+/** The actor's behaviour; with a settlement hook every counted deposit of a merchant's session settles. */
+export function sessionBehavior(settle?: SettlementHook): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
+  return {
+    collection: 'payment_sessions',
+    // two sessions settling into one wallet race on its ledger account's first insert: decide again
+    retryDuplicatesIn: ['ledger_accounts', 'ledger_transfers', 'wallet_transactions'],
+    async handle(state, msg, now) {
+      const before = new Map((state?.deposits ?? []).map((d) => [d.key, d.counted && !d.reverted]));
+      const decision = decideSession(state, msg, now);
+      if (!settle || !decision.state || decision.state.demo) return decision;
+      const { credited, reverted } = settlementChanges(before, decision.state.deposits);
+      if (!credited.length && !reverted.length) return decision;
+      const ops = await settle(decision.state, credited, reverted, now);
+      return { ...decision, effects: [...(decision.effects ?? []), ...ops] };
+    },
+  };
 }
 
 export const paymentSessionBehavior: ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> = {

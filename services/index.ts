@@ -19,6 +19,8 @@ import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
+import { createWalletsService } from './wallets.service.ts';
+import { createPayoutsService } from './payouts.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -38,4 +40,6 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
   treasury: createTreasuryService,
+  wallets: createWalletsService,
+  payouts: createPayoutsService,
 };
