@@ -38,6 +38,7 @@ import type { Doc, WriteOp } from '../lib/store/port.ts';
 import type { Environment } from '../lib/metrics.ts';
 import { webhookEventOp, type WebhookEventType } from '../lib/webhooks/event.ts';
 import { toApiNumber } from '../lib/core/money.ts';
+import type { RecordedRate } from '../lib/rates/types.ts';
 import { badRequest, notFound } from '../lib/core/errors.ts';
 
 export type SessionStatus = 'pending' | 'partial_paid' | 'completed' | 'expired';
@@ -123,6 +124,8 @@ export interface PaymentSessionState extends Doc {
   deposits: DepositRecord[];
   /** webhook events this session has written, oldest first */
   events: SessionEventRef[];
+  /** the spot rate of the token when the session completed (lib/rates), when one was known; absent otherwise */
+  completion_rate?: RecordedRate & { stale: boolean };
 }
 
 export type SessionMsg =
@@ -363,19 +366,35 @@ export function settlementChanges(before: Map<string, boolean>, after: DepositRe
   return { credited, reverted };
 }
 
-/** The actor's behaviour; with a settlement hook every counted deposit of a merchant's session settles. */
-export function sessionBehavior(settle?: SettlementHook): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
+/**
+ * The actor's behaviour with its extras: `rates` records the token's rate on a completion (below);
+ * `settle` makes every counted deposit of a merchant's session settle in the same write.
+ */
+export function sessionBehavior(opts: { settle?: SettlementHook; rates?: CompletionRateLookup } = {}): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
   return {
     collection: 'payment_sessions',
     // two sessions settling into one wallet race on its ledger account's first insert: decide again
     retryDuplicatesIn: ['ledger_accounts', 'ledger_transfers', 'wallet_transactions'],
     async handle(state, msg, now) {
-      const before = new Map((state?.deposits ?? []).map((d) => [d.key, d.counted && !d.reverted]));
+      // decideSession changes the state it is given: remember what the extras compare with first
+      const completedBefore = state?.completed_at ?? null;
+      const counted = new Map((state?.deposits ?? []).map((d) => [d.key, d.counted && !d.reverted]));
       const decision = decideSession(state, msg, now);
-      if (!settle || !decision.state || decision.state.demo) return decision;
-      const { credited, reverted } = settlementChanges(before, decision.state.deposits);
+      const s = decision.state;
+      if (!s) return decision;
+      if (opts.rates) {
+        if (s.status === 'completed' && s.completed_at !== completedBefore) {
+          const rate = await opts.rates(s.token, now).catch(() => null);
+          if (rate) s.completion_rate = rate;
+          else delete s.completion_rate;
+        } else if (s.status !== 'completed' && s.completion_rate) {
+          delete s.completion_rate;
+        }
+      }
+      if (!opts.settle || s.demo) return decision;
+      const { credited, reverted } = settlementChanges(counted, s.deposits);
       if (!credited.length && !reverted.length) return decision;
-      const ops = await settle(decision.state, credited, reverted, now);
+      const ops = await opts.settle(s, credited, reverted, now);
       return { ...decision, effects: [...(decision.effects ?? []), ...ops] };
     },
   };
@@ -385,3 +404,15 @@ export const paymentSessionBehavior: ActorBehavior<PaymentSessionState, SessionM
   collection: 'payment_sessions',
   handle: decideSession,
 };
+
+/** Where a completing session finds its rate: the shared store cache only, never a network call in the turn. */
+export type CompletionRateLookup = (base: string, now: Date) => Promise<(RecordedRate & { stale: boolean }) | null>;
+
+/**
+ * The behavior with the completion rate: a transition to completed records the token's rate at that moment
+ * in the same write (so receipts and reports show the fiat value at payment time); a session that leaves
+ * completed (a reorg) drops it, and a new completion records the rate of its own time.
+ */
+export function paymentSessionBehaviorWithRates(lookup: CompletionRateLookup): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
+  return sessionBehavior({ rates: lookup });
+}

@@ -9,12 +9,17 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import { actorHostMixin } from '../mixins/actor-host.mixin.ts';
 import { sessionBehavior, type SessionReply } from '../actors/payment-session.ts';
+import { cachedRate } from '../lib/rates/engine.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { settlementEffects } from '../lib/wallets/settlement.ts';
 
 export function createSessionActorsService(rt: Runtime): ServiceSchema {
   const wallets = openWalletDirectory(rt.store, rt.config.dataDir, () => rt.now());
-  const behavior = sessionBehavior((s, credited, reverted, now) => settlementEffects(rt.store, wallets, s, credited, reverted, now));
+  const behavior = sessionBehavior({
+    // a completion records the token's USD rate from the shared cache (one store read, no network call)
+    rates: (token, now) => cachedRate(rt.store, rt.config.rates, token, 'USD', now),
+    settle: (s, credited, reverted, now) => settlementEffects(rt.store, wallets, s, credited, reverted, now),
+  });
   return {
     name: 'session-actors',
     mixins: [actorHostMixin(rt, behavior)],
