@@ -19,6 +19,7 @@ import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
+import { createMoneyOutService } from './money-out.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -38,4 +39,5 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
   treasury: createTreasuryService,
+  'money-out': createMoneyOutService,
 };

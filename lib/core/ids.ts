@@ -19,6 +19,7 @@ export const ID_PREFIXES = {
   cref: 'checkout reference',
   wal: 'wallet',
   po: 'payout',
+  swp: 'settlement sweep',
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;
