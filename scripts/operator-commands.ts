@@ -43,6 +43,10 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     action: 'treasury.gasWallets', params: () => ({}),
     format: (r) => (r as GasWalletInfo[]).map(gasWalletLine).join('\n'),
   },
+  {
+    name: 'reconcile', args: [], description: 'compare every wallet\'s ledger balance with its on-chain balance and list the differences',
+    action: 'treasury.reconcile', params: () => ({}),
+  },
   { name: 'set-rate-limit', args: ['merchant_id', 'per_minute'], description: 'set a merchant\'s requests per minute', action: 'operators.setRateLimit', params: (a) => ({ merchant_id: a.merchant_id, rate_limit_per_minute: Number(a.per_minute) }) },
 ];
 

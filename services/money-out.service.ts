@@ -13,9 +13,8 @@ import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
 import { CHAIN_TXS } from '../lib/chains/broadcast/types.ts';
 import { GasWallets } from '../lib/chains/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
-import { SWEEPS, Sweeper, type SweepDoc } from '../lib/chains/sweeps.ts';
+import { SWEEPS, Sweeper } from '../lib/chains/sweeps.ts';
 import { PayoutExecutor } from '../lib/chains/payout-executor.ts';
-import { DueScanner } from '../lib/core/due-scanner.ts';
 
 const GAS_CHECK_EVERY_MS = 5 * 60_000;
 
@@ -23,11 +22,8 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
   let signer: PoolSigner | null = null;
   let broadcaster: Broadcaster | null = null;
   let sweeper: Sweeper | null = null;
-  let sweepScanner: DueScanner<SweepDoc> | null = null;
   let payouts: PayoutExecutor | null = null;
-  let timer: NodeJS.Timeout | null = null;
   let gasTimer: NodeJS.Timeout | null = null;
-  let discovering: Promise<unknown> | null = null;
   const cfg = rt.config.moneyOut;
   const anyChain = () => Object.values(rt.config.chains).some((c) => c.testnet.rpcUrl || c.mainnet.rpcUrl);
 
@@ -39,8 +35,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         visibility: 'public',
         async handler() {
           if (!broadcaster) return { sweeps: 0, payouts: 0, transactions: 0 };
-          await sweeper!.discover();
-          const s = await sweepScanner!.scanOnce();
+          const s = await sweeper!.scanOnce();
           const p = await payouts!.scanOnce();
           const t = await broadcaster.scanOnce();
           return { sweeps: s, payouts: p, transactions: t };
@@ -66,30 +61,19 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       const gas = new GasWallets({ config: rt.config, keys: signer, metrics, log });
       const now = () => rt.now();
       broadcaster = new Broadcaster({ store: rt.store, driver, pollIntervalMs: cfg.pollIntervalMs, rebroadcastMs: cfg.rebroadcastMs, bumpAfterMs: cfg.bumpAfterMs, now, log, metrics });
-      sweeper = new Sweeper({ store: rt.store, config: rt.config, broadcaster, driver, gas, now, log });
+      sweeper = new Sweeper({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
       payouts = new PayoutExecutor({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
-      const sw = sweeper;
-      sweepScanner = new DueScanner<SweepDoc>({
-        name: 'sweeps', store: rt.store, coll: SWEEPS, dueField: 'next_check_at', filter: { status: 'waiting' },
-        leaseMs: 60_000, intervalMs: cfg.pollIntervalMs, now, log, handle: (s) => sw.step(s),
-      });
       broadcaster.start();
       payouts.start();
-      sweepScanner.start();
-      timer = setInterval(() => {
-        if (discovering) return;
-        discovering = sw.discover().catch((e) => log.warn('sweep discovery failed:', (e as Error).message)).finally(() => { discovering = null; });
-      }, cfg.pollIntervalMs);
-      timer.unref();
+      sweeper.start();
       const checkGas = () => gas.list().catch((e) => log.warn('gas wallet check failed:', (e as Error).message));
       void checkGas();
       gasTimer = setInterval(checkGas, GAS_CHECK_EVERY_MS);
       gasTimer.unref();
     },
     async stopped() {
-      if (timer) clearInterval(timer);
       if (gasTimer) clearInterval(gasTimer);
-      await Promise.all([broadcaster?.stop(), payouts?.stop(), sweepScanner?.stop(), discovering]);
+      await Promise.all([broadcaster?.stop(), payouts?.stop(), sweeper?.stop()]);
       await signer?.close();
     },
   } as ServiceSchema;

@@ -19,6 +19,7 @@
  *   sweep smaller than its fee waits (`amount_below_fee`) for more deposits to the address.
  */
 import { newId } from '../core/ids.ts';
+import { DueScanner } from '../core/due-scanner.ts';
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
 import { LedgerBatch, accountId, settlementId, walletOfAccount, type LedgerTransfer } from '../ledger/index.ts';
 import type { Config } from '../../config/index.ts';
@@ -80,17 +81,49 @@ export interface SweeperDeps {
   retryMs?: number;
   /** new transactions per stage before a sweep fails for an operator to look at (default 5) */
   maxAttempts?: number;
+  /** scanner period (BROADCAST_POLL_INTERVAL_MS) */
+  pollIntervalMs: number;
 }
 
 const TOKEN_OF_ASSET = (asset: string) => asset.split(':')[2]!;
 
 export class Sweeper {
   private d: SweeperDeps;
+  private scanner: DueScanner<SweepDoc>;
+  private timer: NodeJS.Timeout | null = null;
+  private discovering: Promise<unknown> | null = null;
 
   constructor(d: SweeperDeps) {
     this.d = d;
     d.broadcaster.hook('sweep_topup', (doc) => this.onTopupFinal(doc));
     d.broadcaster.hook('sweep', (doc) => this.onMoveFinal(doc));
+    this.scanner = new DueScanner<SweepDoc>({
+      name: 'sweeps', store: d.store, coll: SWEEPS, dueField: 'next_check_at', filter: { status: 'waiting' },
+      leaseMs: 60_000, intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log, handle: (s) => this.step(s),
+    });
+  }
+
+  /** discovery and the due sweeps, every pollIntervalMs */
+  start(): void {
+    this.scanner.start();
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.discovering) return;
+      this.discovering = this.discover().catch((e) => this.log().warn('sweep discovery failed:', (e as Error).message)).finally(() => { this.discovering = null; });
+    }, this.d.pollIntervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await Promise.all([this.scanner.stop(), this.discovering]);
+  }
+
+  /** one round now: new sweeps, then the due ones */
+  async scanOnce(): Promise<number> {
+    await this.discover();
+    return this.scanner.scanOnce();
   }
 
   private now(): Date {
