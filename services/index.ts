@@ -12,12 +12,14 @@ import { createOperatorsService } from './operators.service.ts';
 import { createHousekeepingService } from './housekeeping.service.ts';
 import { createCheckoutService } from './checkout.service.ts';
 import { createReceiptsService } from './receipts.service.ts';
+import { createRatesService } from './rates.service.ts';
 import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
 import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
+import { createAlertsService } from './alerts.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
 import { createMoneyOutService } from './money-out.service.ts';
 
@@ -32,12 +34,14 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   housekeeping: createHousekeepingService,
   checkout: createCheckoutService,
   receipts: createReceiptsService,
+  rates: createRatesService,
   catalog: createCatalogService,
   webhooks: createWebhooksService,
   sessions: createSessionsService,
   'session-actors': createSessionActorsService,
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
+  alerts: createAlertsService,
   treasury: createTreasuryService,
   'money-out': createMoneyOutService,
 };

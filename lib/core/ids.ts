@@ -20,6 +20,9 @@ export const ID_PREFIXES = {
   wal: 'wallet',
   po: 'payout',
   swp: 'settlement sweep',
+  alt: 'operational alert',
+  ald: 'alert delivery (outbox row)',
+  owe: 'alert window event (one counted event of a sliding window)',
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;
