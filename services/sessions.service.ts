@@ -12,6 +12,7 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Caller } from './routes/types.ts';
+import { networkRefusal } from '../lib/core/environment.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, forbidden, notFound, rateLimited, conflict, unauthorized, IDEMPOTENCY_MISMATCH } from '../lib/core/errors.ts';
@@ -326,11 +327,12 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
             throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`);
           }
+          const refusal = networkRefusal(caller.sandbox, rail.network);
+          if (refusal) {
+            if (rail.network === 'mainnet') await signal('limit_violation', 'mainnet_kyc_required', environment, rail, { ctx, merchant_id: caller.merchant_id });
+            throw forbidden(refusal);
+          }
           if (rail.network === 'mainnet') {
-            if (caller.sandbox) {
-              await signal('limit_violation', 'mainnet_kyc_required', environment, rail, { ctx, merchant_id: caller.merchant_id });
-              throw forbidden('sandbox merchants can use testnet rails only; use network testnet, or a live merchant account for mainnet');
-            }
             const merchant = await store.get<{ kyc_status?: string } & Doc>('merchants', caller.merchant_id);
             if (merchant?.kyc_status !== 'verified') {
               await signal('limit_violation', 'mainnet_kyc_required', environment, rail, { ctx, merchant_id: caller.merchant_id });
@@ -435,9 +437,10 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
             requestContext(rt, ctx, { merchant_id: s.demo ? null : s.merchant_id, environment: s.environment, chain: s.chain, network: s.network, session_id: s.id, last_error_code: nonDemo ? 'blocked_non_demo' : null }),
             this.logger,
           );
-          if (!s.demo && callerId !== null && callerId !== s.merchant_id) {
+          if (!s.demo && callerId !== s.merchant_id) {
             await report(true);
-            // another merchant's session: as unknown as on GET, and still an attempt on a non-demo session
+            // anonymous or another merchant's: as unknown as on GET (a 403 would tell that the id exists),
+            // and still an attempt on a non-demo session
             void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
             throw notFound('payment session');
           }
