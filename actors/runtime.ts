@@ -18,6 +18,11 @@ export interface Decision<S extends Doc, R> {
 
 export interface ActorBehavior<S extends Doc, M, R> {
   collection: string;
+  /**
+   * collections whose duplicate key on an effect means another writer got there first (a ledger account
+   * created concurrently): reload and decide again, like a version conflict
+   */
+  retryDuplicatesIn?: string[];
   /** decides from the current state (null when the actor has no document yet); must not write */
   handle(state: S | null, msg: M, now: Date): Decision<S, R> | Promise<Decision<S, R>>;
 }
@@ -101,7 +106,8 @@ export class ActorHost<S extends Doc, M, R> {
       try {
         await this.store.write(ops);
       } catch (e) {
-        const lostRace = isConflict(e) || (isDuplicate(e) && !current && (e as { coll: string }).coll === this.behavior.collection);
+        const dupColl = isDuplicate(e) ? e.coll : null;
+        const lostRace = isConflict(e) || (dupColl !== null && ((!current && dupColl === this.behavior.collection) || !!this.behavior.retryDuplicatesIn?.includes(dupColl)));
         if (lostRace && attempt < this.opts.maxRetries) {
           act.loaded = false; // another node wrote first: reload and decide again
           // jittered backoff, so that two holders of one actor stop colliding

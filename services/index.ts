@@ -22,6 +22,8 @@ import { createSolanaListenerService } from './solana-listener.service.ts';
 import { createAlertsService } from './alerts.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
 import { createMoneyOutService } from './money-out.service.ts';
+import { createWalletsService } from './wallets.service.ts';
+import { createPayoutsService } from './payouts.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -44,4 +46,6 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   alerts: createAlertsService,
   treasury: createTreasuryService,
   'money-out': createMoneyOutService,
+  wallets: createWalletsService,
+  payouts: createPayoutsService,
 };

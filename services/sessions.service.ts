@@ -19,7 +19,7 @@ import { badRequest, forbidden, notFound, rateLimited, conflict, unauthorized, I
 import { newId } from '../lib/core/ids.ts';
 import { canonicalJson, IDEMPOTENCY_WINDOW_MS } from '../lib/core/idempotency.ts';
 import { sha256Hex } from '../lib/core/secrets.ts';
-import { AmountError, decimalText, toApiNumber, toSubunits } from '../lib/core/money.ts';
+import { AmountError, floorSubunits, toApiNumber, toSubunits } from '../lib/core/money.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 import { findRail, railKey, type Rail } from '../config/rails.ts';
 import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/metrics.ts';
@@ -117,12 +117,6 @@ export function presentSession(s: PaymentSessionState, rt: Pick<Runtime, 'config
   };
 }
 
-/** Largest whole number of smallest units not above a decimal limit (a cap with more decimals than the token). */
-function limitSubunits(limit: string, decimals: number): bigint {
-  const [whole, frac = ''] = decimalText(limit).split('.');
-  return BigInt(whole + frac.slice(0, decimals).padEnd(decimals, '0'));
-}
-
 export function createSessionsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
   let deriver: AddressDeriver;
@@ -203,7 +197,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
    * returns the release used when the session is not created after all.
    */
   async function reserveDailyVolume(ctx: Context, merchantId: string, environment: Environment, rail: Rail, amount: bigint): Promise<() => Promise<void>> {
-    const limit = limitSubunits(config.dailyVolumeLimit!, rail.decimals);
+    const limit = floorSubunits(config.dailyVolumeLimit!, rail.decimals);
     const now = rt.now();
     const day = now.toISOString().slice(0, 10);
     const id = `${merchantId}:${railKey(rail)}:${day}`;
@@ -339,7 +333,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
               throw forbidden('mainnet payment sessions require KYC verification of the merchant; complete KYC with the operator, or use network testnet');
             }
           }
-          if (config.sessionAmountLimit !== null && expected > limitSubunits(config.sessionAmountLimit, rail.decimals)) {
+          if (config.sessionAmountLimit !== null && expected > floorSubunits(config.sessionAmountLimit, rail.decimals)) {
             await signal('limit_violation', 'amount_limit_exceeded', environment, rail, { ctx, merchant_id: caller.merchant_id });
             throw badRequest(`amount exceeds the per-session limit of ${config.sessionAmountLimit} ${rail.token}; lower the amount or split the payment`);
           }
