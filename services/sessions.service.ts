@@ -12,13 +12,14 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Caller } from './routes/types.ts';
+import { networkRefusal } from '../lib/core/environment.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, forbidden, notFound, rateLimited, conflict, unauthorized, IDEMPOTENCY_MISMATCH } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { canonicalJson, IDEMPOTENCY_WINDOW_MS } from '../lib/core/idempotency.ts';
 import { sha256Hex } from '../lib/core/secrets.ts';
-import { AmountError, decimalText, toApiNumber, toSubunits } from '../lib/core/money.ts';
+import { AmountError, floorSubunits, toApiNumber, toSubunits } from '../lib/core/money.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 import { findRail, railKey, type Rail } from '../config/rails.ts';
 import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/metrics.ts';
@@ -26,6 +27,7 @@ import { isConflict, isDuplicate, type Doc } from '../lib/store/port.ts';
 import { AddressWorkers } from '../lib/address-workers.ts';
 import { AddressDeriver, AddressIndexAllocator, explorerUrl, loadSeedPhrase, paymentUri, type AddressChain } from '../lib/addresses.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
+import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import {
   DEMO_MERCHANT_ID, isDue, isOpen,
   type PaymentSessionState, type SessionMsg, type SessionReply,
@@ -90,6 +92,7 @@ export function presentSession(s: PaymentSessionState, rt: Pick<Runtime, 'config
     expires_at: s.expires_at,
     ...(s.completed_at ? { completed_at: s.completed_at } : {}),
     ...(s.expired_at ? { expired_at: s.expired_at } : {}),
+    ...(s.completion_rate ? { completion_rate: s.completion_rate } : {}),
     created_at: s.created_at,
     updated_at: s.updated_at,
     demo: s.demo,
@@ -114,23 +117,25 @@ export function presentSession(s: PaymentSessionState, rt: Pick<Runtime, 'config
   };
 }
 
-/** Largest whole number of smallest units not above a decimal limit (a cap with more decimals than the token). */
-function limitSubunits(limit: string, decimals: number): bigint {
-  const [whole, frac = ''] = decimalText(limit).split('.');
-  return BigInt(whole + frac.slice(0, decimals).padEnd(decimals, '0'));
-}
-
 export function createSessionsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
   let deriver: AddressDeriver;
   let workers: AddressWorkers;
   const allocator = new AddressIndexAllocator(store);
 
-  function signal(signal: AbuseSignal, outcome: AbuseOutcome, environment: Environment, rail?: { chain: string; network: string; token: string }) {
+  const alerts = nodeAlerts(rt);
+
+  /** The metric, and for limit violations the alert (awaited: the alert is stored before the 4xx answers). */
+  async function signal(signal: AbuseSignal, outcome: AbuseOutcome, environment: Environment, rail?: { chain: string; network: string; token: string }, at?: { ctx: Context; merchant_id: string | null; session_id?: string }) {
     rt.metrics.signal({
       signal, outcome, environment,
       chain: rail?.chain as AbuseLabels['chain'], network: rail?.network as AbuseLabels['network'], token: rail?.token as AbuseLabels['token'],
     });
+    if (signal !== 'limit_violation' || !at) return;
+    const ctxInfo = requestContext(rt, at.ctx, {
+      merchant_id: at.merchant_id, environment, chain: rail?.chain, network: rail?.network, session_id: at.session_id, last_error_code: outcome,
+    });
+    await alerts.report({ kind: 'limit', merchant_id: at.merchant_id, source: ctxInfo.source_ip_hash ?? 'unknown' }, ctxInfo, at.ctx.service?.logger);
   }
 
   function send(ctx: Context, id: string, msg: SessionMsg): Promise<SessionReply> {
@@ -191,8 +196,8 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
    * Adds the amount to the merchant's volume of the day on this rail if it stays within the cap;
    * returns the release used when the session is not created after all.
    */
-  async function reserveDailyVolume(merchantId: string, environment: Environment, rail: Rail, amount: bigint): Promise<() => Promise<void>> {
-    const limit = limitSubunits(config.dailyVolumeLimit!, rail.decimals);
+  async function reserveDailyVolume(ctx: Context, merchantId: string, environment: Environment, rail: Rail, amount: bigint): Promise<() => Promise<void>> {
+    const limit = floorSubunits(config.dailyVolumeLimit!, rail.decimals);
     const now = rt.now();
     const day = now.toISOString().slice(0, 10);
     const id = `${merchantId}:${railKey(rail)}:${day}`;
@@ -202,7 +207,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
         const doc = await store.get<VolumeDoc>('session_volume', id);
         const used = BigInt(doc?.sum_subunits ?? '0');
         if (check && used + delta > limit) {
-          signal('limit_violation', 'daily_volume_limit_exceeded', environment, rail);
+          await signal('limit_violation', 'daily_volume_limit_exceeded', environment, rail, { ctx, merchant_id: merchantId });
           const left = limit > used ? limit - used : 0n;
           throw badRequest(`daily volume limit of ${config.dailyVolumeLimit} ${rail.token} on ${rail.chain} ${rail.network} reached: ${toApiNumber(left, rail.decimals)} ${rail.token} left today (UTC); lower the amount or try again tomorrow`);
         }
@@ -316,19 +321,20 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
             throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`);
           }
+          const refusal = networkRefusal(caller.sandbox, rail.network);
+          if (refusal) {
+            if (rail.network === 'mainnet') await signal('limit_violation', 'mainnet_kyc_required', environment, rail, { ctx, merchant_id: caller.merchant_id });
+            throw forbidden(refusal);
+          }
           if (rail.network === 'mainnet') {
-            if (caller.sandbox) {
-              signal('limit_violation', 'mainnet_kyc_required', environment, rail);
-              throw forbidden('sandbox merchants can use testnet rails only; use network testnet, or a live merchant account for mainnet');
-            }
             const merchant = await store.get<{ kyc_status?: string } & Doc>('merchants', caller.merchant_id);
             if (merchant?.kyc_status !== 'verified') {
-              signal('limit_violation', 'mainnet_kyc_required', environment, rail);
+              await signal('limit_violation', 'mainnet_kyc_required', environment, rail, { ctx, merchant_id: caller.merchant_id });
               throw forbidden('mainnet payment sessions require KYC verification of the merchant; complete KYC with the operator, or use network testnet');
             }
           }
-          if (config.sessionAmountLimit !== null && expected > limitSubunits(config.sessionAmountLimit, rail.decimals)) {
-            signal('limit_violation', 'amount_limit_exceeded', environment, rail);
+          if (config.sessionAmountLimit !== null && expected > floorSubunits(config.sessionAmountLimit, rail.decimals)) {
+            await signal('limit_violation', 'amount_limit_exceeded', environment, rail, { ctx, merchant_id: caller.merchant_id });
             throw badRequest(`amount exceeds the per-session limit of ${config.sessionAmountLimit} ${rail.token}; lower the amount or split the payment`);
           }
           if (metadata.checkout_reference_id !== undefined) {
@@ -355,7 +361,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           let release: (() => Promise<void>) | null = null;
           let session: PaymentSessionState;
           try {
-            release = config.dailyVolumeLimit !== null ? await reserveDailyVolume(caller.merchant_id, environment, rail, expected) : null;
+            release = config.dailyVolumeLimit !== null ? await reserveDailyVolume(ctx, caller.merchant_id, environment, rail, expected) : null;
             session = await newSession(ctx, {
               id: sessionId, merchant_id: caller.merchant_id, sandbox: caller.sandbox, demo: false, environment, rail, expected, expiresMs, metadata,
             });
@@ -419,20 +425,29 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           const id = ctx.params.params?.session_id;
           const s = typeof id === 'string' ? await store.get<PaymentSessionState>('payment_sessions', id) : null;
           if (!s) throw notFound('payment session');
-          if (!s.demo && callerId !== null && callerId !== s.merchant_id) {
-            // another merchant's session: as unknown as on GET, and still an attempt on a non-demo session
-            signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
+          // every call counts towards simulation_abuse (per merchant and per session); refused non-demo calls alert at once
+          const report = (nonDemo: boolean) => alerts.report(
+            { kind: 'simulate', merchant_id: s.demo ? null : s.merchant_id, session_id: s.id, non_demo: nonDemo },
+            requestContext(rt, ctx, { merchant_id: s.demo ? null : s.merchant_id, environment: s.environment, chain: s.chain, network: s.network, session_id: s.id, last_error_code: nonDemo ? 'blocked_non_demo' : null }),
+            this.logger,
+          );
+          if (!s.demo && callerId !== s.merchant_id) {
+            await report(true);
+            // anonymous or another merchant's: as unknown as on GET (a 403 would tell that the id exists),
+            // and still an attempt on a non-demo session
+            void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
             throw notFound('payment session');
           }
           const reply = await send(ctx, s.id, { type: 'simulate', caller_merchant_id: callerId });
+          await report(reply.refused === 'blocked_non_demo');
           if (reply.refused === 'blocked_non_demo') {
-            signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
+            void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
             throw forbidden(s.sandbox
               ? 'simulate on a sandbox session needs the owning merchant\'s X-API-Key'
               : 'simulate works only on demo sessions and sandbox sessions; a live session completes with an on-chain payment');
           }
           if (reply.refused === 'blocked_non_pending') {
-            signal('simulation_abuse', 'blocked_non_pending', s.environment, s);
+            void signal('simulation_abuse', 'blocked_non_pending', s.environment, s);
             throw conflict(`the session is ${reply.session.status}; simulate completes only pending or partially paid sessions`);
           }
           return presentSession(reply.session, rt);
