@@ -14,6 +14,7 @@ import { parseDuration } from '../lib/core/duration.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
 import { findRail, railKey } from '../config/rails.ts';
 import { loadSeedPhrase } from '../lib/addresses.ts';
+import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
 import { buildChallenge, encodeHeader } from '../lib/x402/challenge.ts';
 import { ProofError } from '../lib/x402/proof.ts';
@@ -44,6 +45,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
   let redeemer: X402Redeemer | null = null;
   let scanner: DueScanner<RedemptionDoc> | null = null;
   let broker: { call: Context['call'] } | null = null;
+  const wallets = openWalletDirectory(store, config.dataDir, () => rt.now());
 
   const rpcUrl = (chain: string, network: string) => config.chains[chain as 'ethereum' | 'solana']?.[network as 'testnet' | 'mainnet']?.rpcUrl || null;
 
@@ -118,9 +120,8 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const ttl = parseDuration(b.expires_in ?? CHALLENGE_TTL_DEFAULT);
           if (ttl === null || ttl < TTL_MIN_MS || ttl > TTL_MAX_MS) throw badRequest('expires_in must be a duration such as 30s, 5m or 1h, from 10s to 24h');
           const { amount, price_id } = await amountOf(b, caller.merchant_id, rail);
-          const wallets = await store.find<{ id: string; type: string; address: string; is_default?: boolean }>('wallets', { merchant_id: caller.merchant_id, chain: rail.chain, network: rail.network, type: 'merchant' });
-          const wallet = wallets.find((w) => w.is_default) ?? wallets[0];
-          if (!wallet) throw conflict(`you have no wallet on ${rail.chain} ${rail.network} to be paid into; create one with POST /v1/wallets`);
+          // paid into the merchant's settlement wallet, where session deposits go too
+          const wallet = await wallets.defaultWallet(caller.merchant_id, rail.chain, rail.network);
           const asset = rail.token === 'USDC' ? config.chains[rail.chain][rail.network].usdcToken : rail.token;
           if (!asset) throw badRequest(`no USDC ${rail.chain === 'ethereum' ? 'contract' : 'mint'} is configured for ${rail.chain} ${rail.network}`);
           const now = rt.now();

@@ -1,38 +1,41 @@
-/** Agent-wallet fixtures for tests: wallets and their money. */
+/** Agent-wallet fixtures through the public API: wallets, sandbox money in them, balances. */
 import type { TestNode } from '../helpers/node.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
-import { LedgerBatch, accountId, walletAccount } from '../../lib/ledger/index.ts';
-import { newId } from '../../lib/core/ids.ts';
-import { Wallet } from 'ethers';
-import { Keypair } from '@solana/web3.js';
 
 export const RAIL = 'ethereum:testnet:USDC';
 
 export interface WalletRef { id: string; address: string; chain: string; network: string; type: string }
 
-/** A wallet of the merchant (TEMPORARY: written to the store until POST /v1/wallets lands on main). */
+async function ok<T = any>(t: TestNode, method: string, path: string, key: string, body?: unknown): Promise<T> {
+  const r = await t.request(method, path, { key, body });
+  if (r.status >= 300) throw new Error(`${method} ${path} answered ${r.status}: ${r.text}`);
+  return r.body as T;
+}
+
 export async function createWallet(t: TestNode, m: RegisteredMerchant, type: 'agent' | 'merchant', chain = 'ethereum', network = 'testnet'): Promise<WalletRef> {
-  const address = chain === 'ethereum' ? Wallet.createRandom().address : Keypair.generate().publicKey.toBase58();
-  const isDefault = type === 'merchant' && !(await t.node.rt.store.get('wallets', '') ) && (await t.node.rt.store.count('wallets', { merchant_id: m.id, chain, network, is_default: true })) === 0;
-  const doc = {
-    id: newId('wal'), merchant_id: m.id, type, name: null, chain, network, address, derivation_index: Math.floor(Math.random() * 1e9),
-    is_default: isDefault, ...(isDefault ? { default_key: `${m.id}:${chain}:${network}` } : {}), created_at: new Date().toISOString(),
-  };
-  await t.node.rt.store.write([{ op: 'insert', coll: 'wallets', doc }]);
-  return { id: doc.id, address, chain, network, type };
+  const w = await ok<WalletRef>(t, 'POST', '/v1/wallets', m.apiKey, { type, chain, network });
+  return { id: w.id, address: w.address, chain, network, type };
 }
 
-/** Money in a wallet (TEMPORARY: a simulated-deposit ledger transfer until the wallets API can fund one). */
-export async function fund(t: TestNode, walletId: string, amount: bigint, asset = RAIL, simulated = false): Promise<void> {
-  const b = new LedgerBatch(t.node.rt.store);
-  await b.transfer({ id: newId('evt'), kind: 'deposit', asset, amount, debit_account: accountId(simulated ? 'sys:simulated' : 'sys:chain', asset), credit_account: walletAccount(walletId, asset, simulated) });
-  await t.node.rt.store.write(b.ops());
+/**
+ * Puts sandbox (simulated) USDC into a wallet the way a merchant does: a sandbox session completed by
+ * simulate settles into the merchant's default wallet, and a payout to the wallet's address moves it there.
+ */
+export async function fund(t: TestNode, m: RegisteredMerchant, w: WalletRef, subunits: bigint): Promise<void> {
+  const session = await ok(t, 'POST', '/v1/payment_sessions', m.apiKey, {
+    amount: Number(subunits) / 1e6, expires_in: '1h', paymentMethod: { methodID: 0, chain: w.chain, token: 'USDC', network: w.network },
+  });
+  await ok(t, 'POST', `/v1/payment_sessions/${session.session_id}/simulate`, m.apiKey);
+  const wallets = await ok<{ data: Array<WalletRef & { is_default: boolean }> }>(t, 'GET', '/v1/wallets?limit=100', m.apiKey);
+  const source = wallets.data.find((x) => x.is_default && x.chain === w.chain && x.network === w.network)!;
+  if (source.id === w.id) return;
+  await ok(t, 'POST', '/v1/payouts', m.apiKey, { wallet_id: source.id, token: 'USDC', destination: w.address, amount_subunits: subunits.toString() });
 }
 
-export async function balanceOf(t: TestNode, walletId: string, asset = RAIL, simulated = false): Promise<{ available: bigint; pending_debits: bigint }> {
-  const a = await t.node.rt.store.get<{ id: string; credits_posted: string; debits_posted: string; debits_pending: string }>('ledger_accounts', walletAccount(walletId, asset, simulated));
-  if (!a) return { available: 0n, pending_debits: 0n };
-  return { available: BigInt(a.credits_posted) - BigInt(a.debits_posted) - BigInt(a.debits_pending), pending_debits: BigInt(a.debits_pending) };
+/** available USDC of a wallet (on-chain plus simulated), in smallest units */
+export async function balanceOf(t: TestNode, m: RegisteredMerchant, walletId: string, token = 'USDC'): Promise<bigint> {
+  const w = await ok<{ balances: Array<{ token: string; available_subunits: string }> }>(t, 'GET', `/v1/wallets/${walletId}`, m.apiKey);
+  return BigInt(w.balances.find((b) => b.token === token)?.available_subunits ?? '0');
 }
 
 export const POLICY = {

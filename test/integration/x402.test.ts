@@ -39,9 +39,6 @@ beforeAll(async () => {
     SOLANA_TESTNET_RPC_URL: sol.url, SOLANA_TESTNET_USDC_MINT: mint.mint, RATE_LIMIT_PER_MINUTE: '100000', CHAIN_POLL_INTERVAL_MS: '60000',
   }, { now: () => new Date(Date.now() + skewMs) });
   m = await registerMerchant(t);
-  ethWallet = await createWallet(t, m, 'merchant', 'ethereum', 'testnet');
-  solWallet = await createWallet(t, m, 'merchant', 'solana', 'testnet');
-  await sol.createAssociatedTokenAccount(solWallet.address, mint.mint);
   const opts = { serviceUrl: t.url, apiKey: m.apiKey, description: 'one report' };
   const payEth = requirePayment({ ...opts, amount_subunits: '1250000', paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' } });
   const paySol = requirePayment({ ...opts, amount_subunits: '2000000', paymentMethod: { chain: 'solana', network: 'testnet', token: 'USDC' } });
@@ -54,6 +51,13 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // challenges pay into the merchant's settlement (default) wallet of the chain, created on first need
+  await challengeFor('/warmup');
+  await challengeFor('/sol/warmup');
+  const list = (await t.request('GET', '/v1/wallets?limit=100', { key: m.apiKey })).body.data as Array<WalletRef & { is_default: boolean }>;
+  ethWallet = list.find((w) => w.is_default && w.chain === 'ethereum')!;
+  solWallet = list.find((w) => w.is_default && w.chain === 'solana')!;
+  await sol.createAssociatedTokenAccount(solWallet.address, mint.mint);
 }, 180_000);
 
 afterAll(async () => {
@@ -95,7 +99,7 @@ describe('EIP-3009 authorization signed by an outside key (Hardhat)', () => {
     const receipt = decodeHeader(paid.headers.get('payment-response'));
     expect(receipt).toMatchObject({ success: true, challenge_id: challenge.memo, payer: outside.address });
     expect(await usdc.balanceOf(ethWallet.address)).toBe(1_250_000n);
-    expect((await balanceOf(t, ethWallet.id)).available).toBe(1_250_000n);
+    expect(await balanceOf(t, m, ethWallet.id)).toBe(1_250_000n);
 
     const replay = await fetch(`${base}/report?id=1`, { headers: { 'X-Service-Payment': proof } });
     expect(replay.status).toBe(402);
@@ -147,7 +151,7 @@ describe('Solana payer (LiteSVM)', () => {
     expect(await paid.text()).toBe('paid content of /sol/data');
     expect(await sol.tokenBalance(solWallet.address, mint.mint)).toBe(2_000_000n);
     expect(await sol.tokenBalance(payer.publicKey.toBase58(), mint.mint)).toBe(8_000_000n);
-    expect((await balanceOf(t, solWallet.id, 'solana:testnet:USDC')).available).toBe(2_000_000n);
+    expect(await balanceOf(t, m, solWallet.id)).toBe(2_000_000n);
     const replay = await Promise.all([1, 2, 3].map(() => fetch(`${base}/sol/data`, { headers: { 'X-Service-Payment': proof } })));
     expect(replay.map((r) => r.status)).toEqual([402, 402, 402]);
     expect(await sol.tokenBalance(solWallet.address, mint.mint)).toBe(2_000_000n);
@@ -158,18 +162,18 @@ describe('payingFetch with an agent wallet', () => {
   let agent: WalletRef;
   beforeAll(async () => {
     agent = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
-    await fund(t, agent.id, 10_000_000n);
+    await fund(t, m, agent, 10_000_000n);
     await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: POLICY });
   });
 
   it('meets the 402 with a spend attempt and gets the resource; the ledger moves once; the proof cannot be replayed', async () => {
-    const before = (await balanceOf(t, ethWallet.id)).available;
+    const before = await balanceOf(t, m, ethWallet.id);
     const paying = payingFetch(m.apiKey, agent.id, { serviceUrl: t.url });
     const r = await paying(`${base}/agent/report`);
     expect(r.status).toBe(200);
     expect(await r.text()).toBe('paid content of /agent/report');
-    expect((await balanceOf(t, agent.id)).available).toBe(10_000_000n - 1_250_000n);
-    expect((await balanceOf(t, ethWallet.id)).available).toBe(before + 1_250_000n);
+    expect(await balanceOf(t, m, agent.id)).toBe(10_000_000n - 1_250_000n);
+    expect(await balanceOf(t, m, ethWallet.id)).toBe(before + 1_250_000n);
     const list = await t.request('GET', `/v1/agent-wallets/${agent.id}/spend-attempts`, { key: m.apiKey });
     const a = list.body.data[0];
     expect(a).toMatchObject({ status: 'pending', target: ethWallet.address, settlement: { status: 'settled', execution: 'ledger' } });
