@@ -1,0 +1,16 @@
+/** Who may see and simulate a session: pure rules, the facade turns a refusal into its HTTP error. */
+import type { Caller } from '../core/request-meta.ts';
+import type { PaymentSessionState } from '../../actors/payment-session.ts';
+
+/**
+ * Reading: the owning merchant; anyone with a valid key for demo sessions; without credentials only demo
+ * sessions (nothing tells an anonymous caller whether another id exists: 401, not 404).
+ */
+export function readAccess(s: PaymentSessionState | null, caller: Caller | undefined): 'ok' | 'not_found' | 'unauthorized' {
+  if (caller?.kind === 'merchant') return s && (s.merchant_id === caller.merchant_id || s.demo) ? 'ok' : 'not_found';
+  return s && s.demo ? 'ok' : 'unauthorized';
+}
+
+/** Simulating another merchant's live or sandbox session looks like an unknown id (and is an abuse signal). */
+export const simulateHidden = (s: PaymentSessionState, callerMerchantId: string | null): boolean =>
+  !s.demo && callerMerchantId !== null && callerMerchantId !== s.merchant_id;
