@@ -12,6 +12,8 @@ import { Keyring } from './lib/core/keyring.ts';
 import type { Runtime } from './lib/runtime.ts';
 import { SERVICE_FACTORIES } from './services/index.ts';
 import { seedTrust } from './lib/onboarding/trust.ts';
+import { clusterKeyFrom } from './lib/cluster/sealed-transport.ts';
+import { ensureDataDir } from './lib/core/data-dir.ts';
 
 export interface RunningNode {
   broker: ServiceBroker;
@@ -28,14 +30,17 @@ export interface NodeOptions {
 }
 
 export async function startNode(config: Config, opts: NodeOptions = {}): Promise<RunningNode> {
+  ensureDataDir(config);
+  const keyring = Keyring.load(config.dataDir);
   const store = await openStore(config.storeUrl);
-  const broker = new ServiceBroker(brokerOptions(config));
+  const clusterKey = config.cluster.secret ? clusterKeyFrom(config.cluster.secret) : keyring.derive('cluster-transport');
+  const broker = new ServiceBroker(brokerOptions(config, clusterKey));
   const rt: Runtime = {
     config,
     store,
     mailer: opts.mailer ?? createMailer(config.smtpUrl, config.mailFrom, broker.getLogger('mail')),
     metrics: new Metrics({ defaults: opts.defaultMetrics ?? true }),
-    keyring: Keyring.load(config.dataDir),
+    keyring,
     now: opts.now ?? (() => new Date()),
   };
   await seedTrust(store, config);

@@ -2,6 +2,7 @@
  * One typed configuration object, read from the environment with defaults (DESIGN.md: Configuration
  * contract). The names are a contract: black-box tests drive the service through them.
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildRails, type Rail } from './rails.ts';
 
@@ -21,6 +22,8 @@ export interface Config {
   dataDir: string;
   storeUrl: string;
   transporter: string;
+  /** the cluster transport: NATS credentials and TLS, and the key that seals every packet between nodes */
+  cluster: ClusterConfig;
   /** Moleculer namespace: nodes talk only to nodes of the same namespace */
   namespace: string;
   nodeId: string | undefined;
@@ -47,6 +50,17 @@ export interface Config {
   /** chain listeners: poll period (CHAIN_POLL_INTERVAL_MS) and listener lease TTL (CHAIN_LEASE_TTL_MS) */
   listeners: { pollIntervalMs: number; leaseTtlMs: number };
   bodyLimit: string;
+  /** money out (lib/chains/broadcast, gas-wallet, sweeps): see README "Sweeps, payouts and gas wallets" */
+  moneyOut: {
+    /** GAS_WALLET_MIN_ETH / GAS_WALLET_MIN_SOL: below this (token units) a gas wallet is low */
+    gasWalletMin: { ethereum: string; solana: string };
+    /** BROADCAST_POLL_INTERVAL_MS: how often pending transactions are checked and sweeps looked for */
+    pollIntervalMs: number;
+    /** BROADCAST_REBROADCAST_MS: an unconfirmed transaction's same bytes are sent again after this */
+    rebroadcastMs: number;
+    /** BROADCAST_BUMP_AFTER_MS: an Ethereum transaction still not mined is replaced (same nonce, +25% gas price) */
+    bumpAfterMs: number;
+  };
   chains: {
     ethereum: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
     solana: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
@@ -54,7 +68,31 @@ export interface Config {
   rails: Rail[];
 }
 
+export interface ClusterConfig {
+  /** CLUSTER_SECRET; empty: the sealing key is derived from the master key every node shares */
+  secret: string;
+  natsUser: string;
+  natsPassword: string;
+  natsToken: string;
+  /** PEM file paths; a CA alone verifies the server, cert+key authenticate this node (mutual TLS) */
+  tls: { caFile: string; certFile: string; keyFile: string } | null;
+}
+
 type Env = Record<string, string | undefined>;
+
+/**
+ * Docker/Kubernetes secrets: for each secret variable NAME, NAME_FILE names a file holding its value.
+ * Applied to the process environment at start-up, before anything reads it.
+ */
+export const SECRET_VARIABLES = ['MASTER_KEY', 'SEED_MNEMONIC', 'CLUSTER_SECRET', 'NATS_PASSWORD', 'NATS_TOKEN', 'SMTP_URL', 'METRICS_TOKEN'] as const;
+
+export function applySecretFiles(env: Env = process.env): void {
+  for (const name of SECRET_VARIABLES) {
+    const file = env[`${name}_FILE`];
+    if (!file || (env[name] ?? '') !== '') continue;
+    env[name] = readFileSync(file, 'utf8').trim();
+  }
+}
 
 const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
 
@@ -105,6 +143,15 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     storeUrl: env.STORE_URL || `sqlite:${resolve(dataDir, 'service.db')}`,
     transporter: env.TRANSPORTER ?? '',
+    cluster: {
+      secret: env.CLUSTER_SECRET ?? '',
+      natsUser: env.NATS_USER ?? '',
+      natsPassword: env.NATS_PASSWORD ?? '',
+      natsToken: env.NATS_TOKEN ?? '',
+      tls: env.NATS_TLS_CA_FILE || env.NATS_TLS_CERT_FILE
+        ? { caFile: env.NATS_TLS_CA_FILE ?? '', certFile: env.NATS_TLS_CERT_FILE ?? '', keyFile: env.NATS_TLS_KEY_FILE ?? '' }
+        : null,
+    },
     namespace: env.NAMESPACE || 'payments',
     nodeId: env.NODE_ID || undefined,
     services: services.length === 0 || services.includes('all') ? null : services,
@@ -131,6 +178,12 @@ export function loadConfig(env: Env = process.env): Config {
       leaseTtlMs: int(env, 'CHAIN_LEASE_TTL_MS', 15_000, 100),
     },
     bodyLimit: env.BODY_LIMIT || '64kb',
+    moneyOut: {
+      gasWalletMin: { ethereum: decimalOrNull(env, 'GAS_WALLET_MIN_ETH') ?? '0.01', solana: decimalOrNull(env, 'GAS_WALLET_MIN_SOL') ?? '0.05' },
+      pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),
+      rebroadcastMs: int(env, 'BROADCAST_REBROADCAST_MS', 15_000, 10),
+      bumpAfterMs: int(env, 'BROADCAST_BUMP_AFTER_MS', 120_000, 10),
+    },
     chains,
     rails: buildRails(chains),
   };

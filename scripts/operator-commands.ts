@@ -2,6 +2,7 @@
 import type { ServiceBroker } from 'moleculer';
 import { loadConfig } from '../config/index.ts';
 import { startNode, type RunningNode } from '../app.ts';
+import { gasWalletLine, type GasWalletInfo } from '../lib/chains/gas-wallet.ts';
 
 export interface OperatorCommand {
   name: string;
@@ -10,6 +11,8 @@ export interface OperatorCommand {
   optional?: string[];
   description: string;
   action: string;
+  /** prints the result as text instead of JSON */
+  format?(result: unknown): string;
   params(args: Record<string, string | undefined>): Record<string, unknown>;
 }
 
@@ -35,6 +38,11 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
       return { status: f, limit };
     },
   },
+  {
+    name: 'gas-wallets', args: [], description: 'the platform gas wallets: one line per chain and network, `<chain> <network> <address> <balance>`',
+    action: 'treasury.gasWallets', params: () => ({}),
+    format: (r) => (r as GasWalletInfo[]).map(gasWalletLine).join('\n'),
+  },
   { name: 'set-rate-limit', args: ['merchant_id', 'per_minute'], description: 'set a merchant\'s requests per minute', action: 'operators.setRateLimit', params: (a) => ({ merchant_id: a.merchant_id, rate_limit_per_minute: Number(a.per_minute) }) },
 ];
 
@@ -48,7 +56,7 @@ export async function startOperatorNode(env = process.env): Promise<RunningNode>
   const config = {
     ...base,
     nodeId: base.nodeId ? `${base.nodeId}-operator` : `operator-${process.pid}`,
-    services: base.transporter ? [] : ['operators', 'merchant-actors'],
+    services: base.transporter ? [] : ['operators', 'merchant-actors', 'treasury'],
     logLevel: env.LOG_LEVEL || 'warn',
   };
   const node = await startNode(config, { defaultMetrics: false });

@@ -88,10 +88,12 @@ export function createApiService(rt: Runtime): ServiceSchema {
               ip_hash: sha256Hex(req.socket.remoteAddress ?? '').slice(0, 32),
               user_agent_hash: sha256Hex(req.headers['user-agent'] ?? '').slice(0, 32),
             };
-            // the few request headers actions read: Idempotency-Key (creates), X-Merchant-Id (bearer callers)
+            // the few request headers actions read: Idempotency-Key (creates), X-Merchant-Id (bearer callers),
+            // If-None-Match (receipts)
             (ctx.meta as Record<string, unknown>).headers = {
               'idempotency-key': req.headers['idempotency-key'],
               'x-merchant-id': req.headers['x-merchant-id'],
+              'if-none-match': req.headers['if-none-match'],
             };
             if (!BODY_METHODS.has(req.method ?? '')) return;
             const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;

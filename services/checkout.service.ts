@@ -38,6 +38,7 @@ export function createCheckoutService(rt: Runtime): ServiceSchema {
             title: merchant ? `Pay ${merchant.name}` : 'Demo checkout',
             expected_amount: fromSubunits(s.expected_subunits, s.decimals),
             received_amount: fromSubunits(s.received_subunits, s.decimals),
+            paid: BigInt(s.received_subunits) > 0n,
             qr_svg: await QRCode.toString(v.qr_data, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }),
           });
         },

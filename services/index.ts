@@ -11,12 +11,14 @@ import { createMerchantActorsService } from './merchant-actors.service.ts';
 import { createOperatorsService } from './operators.service.ts';
 import { createHousekeepingService } from './housekeeping.service.ts';
 import { createCheckoutService } from './checkout.service.ts';
+import { createReceiptsService } from './receipts.service.ts';
 import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
 import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
+import { createTreasuryService } from './treasury.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -28,10 +30,12 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   operators: createOperatorsService,
   housekeeping: createHousekeepingService,
   checkout: createCheckoutService,
+  receipts: createReceiptsService,
   catalog: createCatalogService,
   webhooks: createWebhooksService,
   sessions: createSessionsService,
   'session-actors': createSessionActorsService,
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
+  treasury: createTreasuryService,
 };

@@ -3,7 +3,7 @@
  * under the master key: MASTER_KEY (64 hex chars; the same on every node of a cluster), or, in the
  * embedded default, a key created on first start in DATA_DIR/master.key.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -29,6 +29,11 @@ export class Keyring {
       }
     }
     return new Keyring(Buffer.from(readFileSync(file, 'utf8').trim(), 'hex'));
+  }
+
+  /** A 32-byte key for one purpose, derived from the master key (HKDF-SHA256); `salt` binds it further. */
+  derive(purpose: string, salt: string | Buffer = ''): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, salt, `payments:${purpose}`, 32));
   }
 
   seal(plaintext: string): string {

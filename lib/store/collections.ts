@@ -5,6 +5,8 @@ import { SESSIONS_COLLECTIONS } from './schema/sessions.ts';
 import { CATALOG_COLLECTIONS } from './schema/catalog.ts';
 import { CHAINS_COLLECTIONS } from './schema/chains.ts';
 import { WEBHOOKS_COLLECTIONS } from './schema/webhooks.ts';
+import { LEDGER_COLLECTIONS } from './schema/ledger.ts';
+import { BROADCAST_COLLECTIONS } from './schema/broadcast.ts';
 
 export const COLLECTIONS: CollectionSpec[] = [
   ...MERCHANT_COLLECTIONS,
@@ -12,4 +14,6 @@ export const COLLECTIONS: CollectionSpec[] = [
   ...CATALOG_COLLECTIONS,
   ...CHAINS_COLLECTIONS,
   ...WEBHOOKS_COLLECTIONS,
+  ...LEDGER_COLLECTIONS,
+  ...BROADCAST_COLLECTIONS,
 ];

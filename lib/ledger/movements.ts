@@ -1,0 +1,129 @@
+/**
+ * The service's money movements as ledger transfers. Each adds to a LedgerBatch (or returns ops) that the
+ * caller commits in the same write as the state change causing it. Transfer ids are the idempotency keys:
+ * `set:<deposit key>` for a settlement, `rev:<deposit key>` / `loss:<deposit key>` for its reversal,
+ * the payout id for a payout.
+ */
+import type { Store, WriteOp } from '../store/port.ts';
+import { accountId, available, walletAccount } from './accounts.ts';
+import { LedgerBatch, LedgerError, type TransferRefs } from './transfers.ts';
+
+export const settlementId = (depositKey: string) => `set:${depositKey}`;
+export const reversalId = (depositKey: string) => `rev:${depositKey}`;
+export const lossId = (depositKey: string) => `loss:${depositKey}`;
+
+export interface SettlementSpec {
+  depositKey: string;
+  walletId: string;
+  asset: string;
+  amount: bigint | string;
+  sessionId?: string;
+  txHash?: string;
+  /** sandbox money with no chain behind it: available at once, in the wallet's simulated sub-account */
+  simulated?: boolean;
+}
+
+/**
+ * Credits a counted deposit to the merchant's wallet, once per deposit key. On-chain money is pending
+ * (it still sits at the deposit address) until the sweep posts it (`settlementPostOps`); simulated money
+ * is posted at once.
+ */
+export async function addSettlement(b: LedgerBatch, s: SettlementSpec): Promise<boolean> {
+  const refs: TransferRefs = {};
+  if (s.sessionId) refs.session_id = s.sessionId;
+  if (s.txHash) refs.tx_hash = s.txHash;
+  if (s.simulated) refs.simulated = true;
+  return b.transfer({
+    id: settlementId(s.depositKey), kind: 'settlement', asset: s.asset, amount: s.amount, pending: !s.simulated,
+    debit_account: accountId(s.simulated ? 'sys:simulated' : 'sys:chain', s.asset),
+    credit_account: walletAccount(s.walletId, s.asset, !!s.simulated), ...refs,
+  });
+}
+
+export async function settlementOps(store: Store, s: SettlementSpec, now?: Date): Promise<WriteOp[]> {
+  const b = new LedgerBatch(store, now);
+  await addSettlement(b, s);
+  return b.ops();
+}
+
+/** Posts a deposit's pending settlement once its sweep is confirmed (the money is in the wallet's address). */
+export async function settlementPostOps(store: Store, depositKey: string, refs?: Pick<TransferRefs, 'tx_hash'>, now?: Date): Promise<WriteOp[]> {
+  const b = new LedgerBatch(store, now);
+  await b.post(settlementId(depositKey), refs);
+  return b.ops();
+}
+
+/**
+ * Takes a reorged deposit's credit back. A settlement still pending is voided (the money never became
+ * available). A posted one is reversed by a new transfer of what the wallet still holds; whatever the
+ * wallet already spent is booked to `sys:losses` (a reversal never drives a wallet below zero).
+ * Does nothing for a deposit that was never settled or is already reversed.
+ */
+export async function addSettlementReversal(b: LedgerBatch, depositKey: string): Promise<boolean> {
+  const t = await b.transferDoc(settlementId(depositKey));
+  if (!t || t.status === 'voided') return false;
+  if (t.status === 'pending') return b.void(t.id);
+  if ((await b.transferDoc(reversalId(depositKey))) || (await b.transferDoc(lossId(depositKey)))) return false;
+  const amount = BigInt(t.amount);
+  const wallet = await b.account(t.credit_account);
+  const have = available(wallet);
+  const back = have < amount ? (have > 0n ? have : 0n) : amount;
+  const refs: TransferRefs = {};
+  if (t.session_id) refs.session_id = t.session_id;
+  if (t.tx_hash) refs.tx_hash = t.tx_hash;
+  if (t.simulated) refs.simulated = true;
+  if (back > 0n) {
+    await b.transfer({ id: reversalId(depositKey), kind: 'settlement_reversal', asset: t.asset, amount: back, debit_account: t.credit_account, credit_account: t.debit_account, ...refs });
+  }
+  if (amount > back) {
+    await b.transfer({ id: lossId(depositKey), kind: 'loss', asset: t.asset, amount: amount - back, debit_account: accountId('sys:losses', t.asset), credit_account: t.debit_account, ...refs });
+  }
+  return true;
+}
+
+export async function settlementReversalOps(store: Store, depositKey: string, now?: Date): Promise<WriteOp[]> {
+  const b = new LedgerBatch(store, now);
+  await addSettlementReversal(b, depositKey);
+  return b.ops();
+}
+
+export interface PayoutTransferSpec {
+  payoutId: string;
+  walletId: string;
+  asset: string;
+  amount: bigint | string;
+  /** a payout of simulated sandbox money: posted at once, never broadcast */
+  simulated?: boolean;
+  /** a destination that is one of this service's wallets: settles inside the ledger at once */
+  toWalletId?: string;
+}
+
+/**
+ * The ledger side of accepting a payout (transfer id = payout id):
+ * - to one of our wallets: a posted `transfer` into that wallet (same sub-account kind: simulated money
+ *   stays simulated);
+ * - simulated: a posted `payout` to `sys:simulated`;
+ * - on chain: a pending `payout` to `sys:payouts` that reserves the amount; the executor posts it when the
+ *   transaction is confirmed and voids it when it cannot land (`postPendingOps` / `voidPendingOps`).
+ * Throws LedgerError `insufficient_funds` when the source sub-account cannot cover it.
+ */
+export async function addPayout(b: LedgerBatch, p: PayoutTransferSpec): Promise<boolean> {
+  const sim = !!p.simulated;
+  const from = walletAccount(p.walletId, p.asset, sim);
+  const refs: TransferRefs = { payout_id: p.payoutId };
+  if (sim) refs.simulated = true;
+  if (p.toWalletId) {
+    if (p.toWalletId === p.walletId) throw new LedgerError('invalid_transfer', 'a payout cannot go to its own wallet');
+    return b.transfer({ id: p.payoutId, kind: 'transfer', asset: p.asset, amount: p.amount, debit_account: from, credit_account: walletAccount(p.toWalletId, p.asset, sim), ...refs });
+  }
+  return b.transfer({
+    id: p.payoutId, kind: 'payout', asset: p.asset, amount: p.amount, pending: !sim,
+    debit_account: from, credit_account: accountId(sim ? 'sys:simulated' : 'sys:payouts', p.asset), ...refs,
+  });
+}
+
+export async function payoutOps(store: Store, p: PayoutTransferSpec, now?: Date): Promise<WriteOp[]> {
+  const b = new LedgerBatch(store, now);
+  await addPayout(b, p);
+  return b.ops();
+}
