@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildRails, type Rail } from './rails.ts';
+import { parseDuration } from '../lib/core/duration.ts';
 
 export interface ChainNetworkConfig {
   rpcUrl: string;
@@ -50,6 +51,8 @@ export interface Config {
   /** chain listeners: poll period (CHAIN_POLL_INTERVAL_MS) and listener lease TTL (CHAIN_LEASE_TTL_MS) */
   listeners: { pollIntervalMs: number; leaseTtlMs: number };
   bodyLimit: string;
+  /** operational alerts (lib/ops/alerts): thresholds, dedup, destinations */
+  alerts: AlertsConfig;
   /** money out (lib/chains/broadcast, gas-wallet, sweeps): see README "Sweeps, payouts and gas wallets" */
   moneyOut: {
     /** GAS_WALLET_MIN_ETH / GAS_WALLET_MIN_SOL: below this (token units) a gas wallet is low */
@@ -68,6 +71,34 @@ export interface Config {
   rails: Rail[];
 }
 
+/** "more than `count` in `windowMs`" */
+export interface WindowThreshold { count: number; windowMs: number }
+
+export interface AlertsConfig {
+  /** successful registrations per source or agent (ALERT_REGISTRATION_SPIKE, default 10/10m) */
+  registrations: WindowThreshold;
+  /** failed registrations per source (ALERT_REGISTRATION_FAILED, default 5/5m) */
+  failedRegistrations: WindowThreshold;
+  /** failed webhook attempts per merchant (ALERT_WEBHOOK_FAILURES, default 20/10m) */
+  webhookFailures: WindowThreshold;
+  /** failure rate in percent per merchant (ALERT_WEBHOOK_FAILURE_RATE, default 50/15m) */
+  webhookFailureRate: WindowThreshold;
+  /** attempts in the rate window before the rate counts (ALERT_WEBHOOK_RATE_MIN_ATTEMPTS, default 10) */
+  webhookRateMinAttempts: number;
+  /** simulate calls per merchant or session (ALERT_SIMULATE_CALLS, default 10/10m) */
+  simulateCalls: WindowThreshold;
+  /** window of the "any" rules (non-demo simulate, limit violations) for dedup (ALERT_ANY_WINDOW, 10m) */
+  anyWindowMs: number;
+  /** an open alert is sent again no sooner than this (ALERT_RENOTIFY_INTERVAL, default 1h) */
+  renotifyMs: number;
+  webhookUrl: string;
+  webhookSecret: string;
+  alertmanagerUrl: string;
+  /** period of the alert delivery scanner (ALERT_SCAN_INTERVAL_MS) */
+  scanIntervalMs: number;
+  timeoutMs: number;
+}
+
 export interface ClusterConfig {
   /** CLUSTER_SECRET; empty: the sealing key is derived from the master key every node shares */
   secret: string;
@@ -80,11 +111,48 @@ export interface ClusterConfig {
 
 type Env = Record<string, string | undefined>;
 
+function windowThreshold(env: Env, name: string, dflt: string): WindowThreshold {
+  const raw = (env[name] || dflt).trim();
+  const m = /^(\d{1,9})\/(\d{1,6}[smhd])$/.exec(raw);
+  const windowMs = m ? parseDuration(m[2]) : null;
+  if (!m || windowMs === null || windowMs <= 0) throw new Error(`${name} must be <count>/<duration>, e.g. ${dflt}`);
+  return { count: Number(m[1]), windowMs };
+}
+
+function duration(env: Env, name: string, dflt: string): number {
+  const ms = parseDuration(env[name] || dflt);
+  if (ms === null || ms <= 0) throw new Error(`${name} must be a duration such as ${dflt}`);
+  return ms;
+}
+
+function alertsConfig(env: Env): AlertsConfig {
+  const webhookUrl = env.ALERT_WEBHOOK_URL ?? '';
+  const webhookSecret = env.ALERT_WEBHOOK_SECRET ?? '';
+  if (webhookUrl && webhookSecret.length < 16) throw new Error('ALERT_WEBHOOK_URL needs ALERT_WEBHOOK_SECRET (at least 16 characters) to sign alerts');
+  const rate = windowThreshold(env, 'ALERT_WEBHOOK_FAILURE_RATE', '50/15m');
+  if (rate.count > 100) throw new Error('ALERT_WEBHOOK_FAILURE_RATE is a percentage (0 to 100) per window');
+  return {
+    registrations: windowThreshold(env, 'ALERT_REGISTRATION_SPIKE', '10/10m'),
+    failedRegistrations: windowThreshold(env, 'ALERT_REGISTRATION_FAILED', '5/5m'),
+    webhookFailures: windowThreshold(env, 'ALERT_WEBHOOK_FAILURES', '20/10m'),
+    webhookFailureRate: rate,
+    webhookRateMinAttempts: int(env, 'ALERT_WEBHOOK_RATE_MIN_ATTEMPTS', 10, 1),
+    simulateCalls: windowThreshold(env, 'ALERT_SIMULATE_CALLS', '10/10m'),
+    anyWindowMs: duration(env, 'ALERT_ANY_WINDOW', '10m'),
+    renotifyMs: duration(env, 'ALERT_RENOTIFY_INTERVAL', '1h'),
+    webhookUrl,
+    webhookSecret,
+    alertmanagerUrl: (env.ALERTMANAGER_URL ?? '').replace(/\/+$/, ''),
+    scanIntervalMs: int(env, 'ALERT_SCAN_INTERVAL_MS', 2000, 10),
+    timeoutMs: int(env, 'ALERT_TIMEOUT_MS', 10_000, 100),
+  };
+}
+
 /**
  * Docker/Kubernetes secrets: for each secret variable NAME, NAME_FILE names a file holding its value.
  * Applied to the process environment at start-up, before anything reads it.
  */
-export const SECRET_VARIABLES = ['MASTER_KEY', 'SEED_MNEMONIC', 'CLUSTER_SECRET', 'NATS_PASSWORD', 'NATS_TOKEN', 'SMTP_URL', 'METRICS_TOKEN'] as const;
+export const SECRET_VARIABLES = ['MASTER_KEY', 'SEED_MNEMONIC', 'CLUSTER_SECRET', 'NATS_PASSWORD', 'NATS_TOKEN', 'SMTP_URL', 'METRICS_TOKEN', 'ALERT_WEBHOOK_SECRET'] as const;
 
 export function applySecretFiles(env: Env = process.env): void {
   for (const name of SECRET_VARIABLES) {
@@ -178,6 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
       leaseTtlMs: int(env, 'CHAIN_LEASE_TTL_MS', 15_000, 100),
     },
     bodyLimit: env.BODY_LIMIT || '64kb',
+    alerts: alertsConfig(env),
     moneyOut: {
       gasWalletMin: { ethereum: decimalOrNull(env, 'GAS_WALLET_MIN_ETH') ?? '0.01', solana: decimalOrNull(env, 'GAS_WALLET_MIN_SOL') ?? '0.05' },
       pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),

@@ -39,6 +39,19 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     },
   },
   {
+    name: 'alerts', args: [], optional: ['filter', 'limit'],
+    description: 'operational alerts, newest first; filter: an alert type, a merchant id or an ISO time (since)',
+    action: 'alerts.list',
+    params: (a) => {
+      const f = a.filter;
+      const limit = a.limit ? Number(a.limit) : undefined;
+      if (!f || f === 'all') return { limit };
+      if (f.startsWith('mer_')) return { merchant_id: f, limit };
+      if (/^\d{4}-\d{2}-\d{2}/.test(f)) return { since: f, limit };
+      return { type: f, limit };
+    },
+  },
+  {
     name: 'gas-wallets', args: [], description: 'the platform gas wallets: one line per chain and network, `<chain> <network> <address> <balance>`',
     action: 'treasury.gasWallets', params: () => ({}),
     format: (r) => (r as GasWalletInfo[]).map(gasWalletLine).join('\n'),
@@ -56,7 +69,7 @@ export async function startOperatorNode(env = process.env): Promise<RunningNode>
   const config = {
     ...base,
     nodeId: base.nodeId ? `${base.nodeId}-operator` : `operator-${process.pid}`,
-    services: base.transporter ? [] : ['operators', 'merchant-actors', 'treasury'],
+    services: base.transporter ? [] : ['operators', 'merchant-actors', 'treasury', 'alerts'],
     logLevel: env.LOG_LEVEL || 'warn',
   };
   const node = await startNode(config, { defaultMetrics: false });

@@ -18,6 +18,7 @@ import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
+import { createAlertsService } from './alerts.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
@@ -37,5 +38,6 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'session-actors': createSessionActorsService,
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
+  alerts: createAlertsService,
   treasury: createTreasuryService,
 };

@@ -20,6 +20,7 @@ import { keyHash, newApiKey, newWebhookSecret } from '../lib/auth.ts';
 import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
 import { type MerchantMsg, type MerchantReply, type MerchantState } from '../actors/merchant.ts';
+import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 
 const INTENT_TTL_MS = 30 * 60_000;
 const CODE_TTL_MS = 10 * 60_000;
@@ -75,6 +76,20 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
   const { store } = rt;
   const idempotency = new Idempotency(store);
   const codeHash = (intentId: string, code: string) => hmacHex(intentId, code);
+  const alerts = nodeAlerts(rt);
+  /** requests answered by an idempotent replay (not a second registration) */
+  const replays = new WeakSet<Context>();
+
+  /** registration_spike counts every outcome of POST /v1/merchants per source (and per bearer agent). */
+  function reportRegistration(ctx: Context, ok: boolean, merchant: { id: string; name: string; sandbox: boolean } | null, logger: { warn(...a: unknown[]): void }) {
+    const caller = requestMeta(ctx).user;
+    const agent = caller?.kind === 'bearer' ? caller.user_id.slice(0, 24) : null;
+    const info = requestContext(rt, ctx, {
+      merchant_id: merchant?.id ?? null, merchant_name: merchant?.name ?? null, agent_id: agent,
+      environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null,
+    });
+    return alerts.report({ kind: 'registration', ok, source: info.source_ip_hash ?? 'unknown', agent_id: agent }, info, logger);
+  }
 
   async function limitClient(ctx: Context, step: string) {
     const ip = clientHash(ctx);
@@ -106,6 +121,83 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
     const m = await store.get<MerchantState>('merchants', caller.merchant_id);
     if (!m) throw notFound('merchant');
     return m;
+  }
+
+  async function registerOnce(ctx: Context<Body<unknown>>): Promise<Partial<ReturnType<typeof presentMerchant>>> {
+    const body = validate<{
+      name: string; sandbox?: boolean; webhook_url?: string; idempotency_key?: string;
+      registration_intent_id?: string; proof_of_work_challenge_id?: string; proof_of_work_nonce?: string;
+    }>('RegisterMerchantRequest', ctx.params.body);
+    const caller = requestMeta(ctx).user ?? null;
+    const bearer = caller?.kind === 'bearer' ? caller : null;
+    const sandbox = body.sandbox ?? false;
+    if (!bearer && !sandbox) throw forbidden('sandbox must be true for an unauthenticated caller; a live merchant needs a bearer token');
+    const environment = sandbox ? 'sandbox' : 'live';
+    const now = rt.now();
+    const key = idempotencyKey(body.idempotency_key, 'idempotency_key must be 1 to 255 visible ASCII characters');
+    const idem = key
+      ? { scope: 'merchants.register', key, payload: { ...body, bearer: bearer?.user_id ?? null }, now, seal: true }
+      : null;
+    if (idem) {
+      const earlier = await idempotency.replay<Partial<ReturnType<typeof presentMerchant>>>(idem);
+      if (earlier !== undefined) { created(ctx, '/v1/me'); replays.add(ctx); return earlier; }
+    }
+    if (body.webhook_url !== undefined) {
+      const check = await checkWebhookUrl(body.webhook_url, { allowPrivate: rt.config.webhookAllowPrivate });
+      if (!check.ok) {
+        rt.metrics.signal({ signal: 'registration_spike', outcome: 'invalid_webhook_url', environment });
+        throw badRequest(check.reason!);
+      }
+    }
+    const ops: WriteOp[] = [];
+    let email: string | null = null;
+    if (!bearer || body.registration_intent_id !== undefined) {
+      const intent = await intentOr400(body.registration_intent_id);
+      if (!intent.verified) throw badRequest('the email of this registration intent is not verified');
+      if (intent.consumed_by) throw new ServiceError(409, 'this registration intent was already used', 'CONFLICT');
+      email = intent.email;
+      const invitation = intent.invitation_id ? await store.get<InvitationDoc>('invitations', intent.invitation_id) : null;
+      const invited = invitation !== null && invitation.used_by === null;
+      if (!invited) {
+        const challenge = body.proof_of_work_challenge_id ? await store.get<ChallengeDoc>('pow_challenges', body.proof_of_work_challenge_id) : null;
+        const fresh = challenge !== null && challenge.expires_at > now.toISOString();
+        if (!challenge || !fresh || challenge.intent_id !== intent.id || challenge.used) throw badRequest('proof_of_work_challenge_id is unknown, expired, already used or not for this registration');
+        if (!verifyPow(challenge.challenge, body.proof_of_work_nonce ?? '', challenge.difficulty)) throw badRequest('proof_of_work_nonce does not solve the challenge');
+        ops.push({ op: 'cas', coll: 'pow_challenges', doc: { ...challenge, used: true }, expected: challenge.version! });
+      }
+      if (!invited && !bearer && !(await isTrusted(store, email))) throw forbidden('registration is not permitted for this email');
+      ops.push({ op: 'cas', coll: 'registration_intents', doc: { ...intent, consumed_by: 'pending' }, expected: intent.version! });
+      if (invited) ops.push({ op: 'cas', coll: 'invitations', doc: { ...invitation, used_by: 'pending' }, expected: invitation.version! });
+    } else {
+      email = bearer.email;
+    }
+    const apiKey = newApiKey(sandbox);
+    const webhookSecret = newWebhookSecret();
+    const at = now.toISOString();
+    const merchant: MerchantState = {
+      id: newId('mer'), name: body.name, email, sandbox, webhook_url: body.webhook_url ?? null,
+      rate_limit_per_minute: rt.config.rateLimitPerMinute, kyc_status: 'none', owner_user_id: bearer?.user_id ?? null,
+      created_at: at, updated_at: at, active_key_id: keyHash(apiKey), active_key_prefix: apiKey.slice(0, 20),
+      previous_key_id: null, previous_api_key_expires_at: null,
+      webhook_secrets: [{ sealed: rt.keyring.seal(webhookSecret), created_at: at, expires_at: null }],
+    };
+    for (const op of ops) if (op.op === 'cas' && 'used_by' in op.doc) op.doc.used_by = merchant.id;
+    for (const op of ops) if (op.op === 'cas' && 'consumed_by' in op.doc) op.doc.consumed_by = merchant.id;
+    const response = presentMerchant(merchant, { api_key: apiKey, webhook_secret: webhookSecret });
+    ops.push(
+      { op: 'insert', coll: 'merchants', doc: merchant },
+      { op: 'insert', coll: 'api_keys', doc: { id: merchant.active_key_id, merchant_id: merchant.id, kind: 'active', prefix: merchant.active_key_prefix, created_at: at, expires_at: null } },
+      { op: 'insert', coll: 'audit_events', doc: { id: newId('aud'), type: 'merchant.registered', merchant_id: merchant.id, environment, created_at: at } },
+    );
+    const create = async () => {
+      if (idem) ops.push(idempotency.record(idem, response));
+      await store.write(ops);
+      rt.metrics.signal({ signal: 'registration_spike', outcome: 'registered', environment });
+      return response;
+    };
+    const result = idem ? await idempotency.run(idem, create) : await create();
+    created(ctx, '/v1/me');
+    return result;
   }
 
   return {
@@ -190,79 +282,18 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       /** Step 4: creates the merchant; api_key and webhook_secret are returned once. */
       register: {
         async handler(ctx: Context<Body<unknown>>) {
-          const body = validate<{
-            name: string; sandbox?: boolean; webhook_url?: string; idempotency_key?: string;
-            registration_intent_id?: string; proof_of_work_challenge_id?: string; proof_of_work_nonce?: string;
-          }>('RegisterMerchantRequest', ctx.params.body);
-          const caller = requestMeta(ctx).user ?? null;
-          const bearer = caller?.kind === 'bearer' ? caller : null;
-          const sandbox = body.sandbox ?? false;
-          if (!bearer && !sandbox) throw forbidden('sandbox must be true for an unauthenticated caller; a live merchant needs a bearer token');
-          const environment = sandbox ? 'sandbox' : 'live';
-          const now = rt.now();
-          const key = idempotencyKey(body.idempotency_key, 'idempotency_key must be 1 to 255 visible ASCII characters');
-          const idem = key
-            ? { scope: 'merchants.register', key, payload: { ...body, bearer: bearer?.user_id ?? null }, now, seal: true }
-            : null;
-          if (idem) {
-            const earlier = await idempotency.replay(idem);
-            if (earlier !== undefined) { created(ctx, '/v1/me'); return earlier; }
+          let result: Partial<ReturnType<typeof presentMerchant>>;
+          try {
+            result = await registerOnce(ctx);
+          } catch (e) {
+            const status = (e as { code?: unknown }).code;
+            if (typeof status === 'number' && status >= 400 && status < 500) await reportRegistration(ctx, false, null, this.logger);
+            throw e;
           }
-          if (body.webhook_url !== undefined) {
-            const check = await checkWebhookUrl(body.webhook_url, { allowPrivate: rt.config.webhookAllowPrivate });
-            if (!check.ok) {
-              rt.metrics.signal({ signal: 'registration_spike', outcome: 'invalid_webhook_url', environment });
-              throw badRequest(check.reason!);
-            }
+          // an idempotent replay is the same registration: counted once
+          if (typeof result.id === 'string' && !replays.has(ctx)) {
+            await reportRegistration(ctx, true, { id: result.id, name: result.name ?? '', sandbox: result.sandbox ?? true }, this.logger);
           }
-          const ops: WriteOp[] = [];
-          let email: string | null = null;
-          if (!bearer || body.registration_intent_id !== undefined) {
-            const intent = await intentOr400(body.registration_intent_id);
-            if (!intent.verified) throw badRequest('the email of this registration intent is not verified');
-            if (intent.consumed_by) throw new ServiceError(409, 'this registration intent was already used', 'CONFLICT');
-            email = intent.email;
-            const invitation = intent.invitation_id ? await store.get<InvitationDoc>('invitations', intent.invitation_id) : null;
-            const invited = invitation !== null && invitation.used_by === null;
-            if (!invited) {
-              const challenge = body.proof_of_work_challenge_id ? await store.get<ChallengeDoc>('pow_challenges', body.proof_of_work_challenge_id) : null;
-              const fresh = challenge !== null && challenge.expires_at > now.toISOString();
-              if (!challenge || !fresh || challenge.intent_id !== intent.id || challenge.used) throw badRequest('proof_of_work_challenge_id is unknown, expired, already used or not for this registration');
-              if (!verifyPow(challenge.challenge, body.proof_of_work_nonce ?? '', challenge.difficulty)) throw badRequest('proof_of_work_nonce does not solve the challenge');
-              ops.push({ op: 'cas', coll: 'pow_challenges', doc: { ...challenge, used: true }, expected: challenge.version! });
-            }
-            if (!invited && !bearer && !(await isTrusted(store, email))) throw forbidden('registration is not permitted for this email');
-            ops.push({ op: 'cas', coll: 'registration_intents', doc: { ...intent, consumed_by: 'pending' }, expected: intent.version! });
-            if (invited) ops.push({ op: 'cas', coll: 'invitations', doc: { ...invitation, used_by: 'pending' }, expected: invitation.version! });
-          } else {
-            email = bearer.email;
-          }
-          const apiKey = newApiKey(sandbox);
-          const webhookSecret = newWebhookSecret();
-          const at = now.toISOString();
-          const merchant: MerchantState = {
-            id: newId('mer'), name: body.name, email, sandbox, webhook_url: body.webhook_url ?? null,
-            rate_limit_per_minute: rt.config.rateLimitPerMinute, kyc_status: 'none', owner_user_id: bearer?.user_id ?? null,
-            created_at: at, updated_at: at, active_key_id: keyHash(apiKey), active_key_prefix: apiKey.slice(0, 20),
-            previous_key_id: null, previous_api_key_expires_at: null,
-            webhook_secrets: [{ sealed: rt.keyring.seal(webhookSecret), created_at: at, expires_at: null }],
-          };
-          for (const op of ops) if (op.op === 'cas' && 'used_by' in op.doc) op.doc.used_by = merchant.id;
-          for (const op of ops) if (op.op === 'cas' && 'consumed_by' in op.doc) op.doc.consumed_by = merchant.id;
-          const response = presentMerchant(merchant, { api_key: apiKey, webhook_secret: webhookSecret });
-          ops.push(
-            { op: 'insert', coll: 'merchants', doc: merchant },
-            { op: 'insert', coll: 'api_keys', doc: { id: merchant.active_key_id, merchant_id: merchant.id, kind: 'active', prefix: merchant.active_key_prefix, created_at: at, expires_at: null } },
-            { op: 'insert', coll: 'audit_events', doc: { id: newId('aud'), type: 'merchant.registered', merchant_id: merchant.id, environment, created_at: at } },
-          );
-          const create = async () => {
-            if (idem) ops.push(idempotency.record(idem, response));
-            await store.write(ops);
-            rt.metrics.signal({ signal: 'registration_spike', outcome: 'registered', environment });
-            return response;
-          };
-          const result = idem ? await idempotency.run(idem, create) : await create();
-          created(ctx, '/v1/me');
           return result;
         },
       },

@@ -24,6 +24,7 @@ import { newSessionState, type AddressSource, type SessionOwner } from '../lib/s
 import { presentSession } from '../lib/sessions/presenter.ts';
 import { readAccess, simulateHidden } from '../lib/sessions/access.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
+import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import { DEMO_MERCHANT_ID, isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from '../actors/payment-session.ts';
 
 type SessionParams = { params: { session_id: string } };
@@ -37,11 +38,19 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   const present = (s: PaymentSessionState, processed?: number) => presentSession(s, config, processed);
   const load = (id: unknown) => (typeof id === 'string' ? store.get<PaymentSessionState>('payment_sessions', id) : Promise.resolve(null));
 
-  function signal(signal: AbuseSignal, outcome: AbuseOutcome, environment: Environment, rail?: { chain: string; network: string; token: string }) {
+  const alerts = nodeAlerts(rt);
+
+  /** The metric, and for limit violations the alert (awaited: the alert is stored before the 4xx answers). */
+  async function signal(signal: AbuseSignal, outcome: AbuseOutcome, environment: Environment, rail?: { chain: string; network: string; token: string }, at?: { ctx: Context; merchant_id: string | null; session_id?: string }) {
     rt.metrics.signal({
       signal, outcome, environment,
       chain: rail?.chain as AbuseLabels['chain'], network: rail?.network as AbuseLabels['network'], token: rail?.token as AbuseLabels['token'],
     });
+    if (signal !== 'limit_violation' || !at) return;
+    const ctxInfo = requestContext(rt, at.ctx, {
+      merchant_id: at.merchant_id, environment, chain: rail?.chain, network: rail?.network, session_id: at.session_id, last_error_code: outcome,
+    });
+    await alerts.report({ kind: 'limit', merchant_id: at.merchant_id, source: ctxInfo.source_ip_hash ?? 'unknown' }, ctxInfo, at.ctx.service?.logger);
   }
 
   const send = (ctx: Context, id: string, msg: SessionMsg): Promise<SessionReply> => ctx.call('session-actors.send', { id, msg });
@@ -80,7 +89,8 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     try {
       return await run();
     } catch (e) {
-      if (e instanceof PolicyRefusal) signal(e.signal, e.outcome, environmentOf(merchantCaller(ctx)?.sandbox ?? true), e.rail);
+      const caller = merchantCaller(ctx);
+      if (e instanceof PolicyRefusal && caller) await signal(e.signal, e.outcome, environmentOf(caller.sandbox), e.rail, { ctx, merchant_id: caller.merchant_id });
       throw e;
     }
   }
@@ -163,20 +173,28 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           const callerId = merchantCaller(ctx)?.merchant_id ?? null;
           const s = await load(ctx.params.params?.session_id);
           if (!s) throw notFound('payment session');
+          // every call counts towards simulation_abuse (per merchant and per session); refused non-demo calls alert at once
+          const report = (nonDemo: boolean) => alerts.report(
+            { kind: 'simulate', merchant_id: s.demo ? null : s.merchant_id, session_id: s.id, non_demo: nonDemo },
+            requestContext(rt, ctx, { merchant_id: s.demo ? null : s.merchant_id, environment: s.environment, chain: s.chain, network: s.network, session_id: s.id, last_error_code: nonDemo ? 'blocked_non_demo' : null }),
+            this.logger,
+          );
           if (simulateHidden(s, callerId)) {
+            await report(true);
             // another merchant's session: as unknown as on GET, and still an attempt on a non-demo session
-            signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
+            void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
             throw notFound('payment session');
           }
           const reply = await send(ctx, s.id, { type: 'simulate', caller_merchant_id: callerId });
+          await report(reply.refused === 'blocked_non_demo');
           if (reply.refused === 'blocked_non_demo') {
-            signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
+            void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
             throw forbidden(s.sandbox
               ? 'simulate on a sandbox session needs the owning merchant\'s X-API-Key'
               : 'simulate works only on demo sessions and sandbox sessions; a live session completes with an on-chain payment');
           }
           if (reply.refused === 'blocked_non_pending') {
-            signal('simulation_abuse', 'blocked_non_pending', s.environment, s);
+            void signal('simulation_abuse', 'blocked_non_pending', s.environment, s);
             throw conflict(`the session is ${reply.session.status}; simulate completes only pending or partially paid sessions`);
           }
           return present(reply.session);

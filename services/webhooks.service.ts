@@ -28,6 +28,7 @@ import { liveSecrets, type MerchantState } from '../actors/merchant.ts';
 import { EVENT_HEADER, EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../lib/webhooks/signature.ts';
 import { postWebhook } from '../lib/webhooks/dialer.ts';
 import { applyAttempt, applySkip, presentEvent, type DeliveryDoc, type LoggedAttempt } from '../lib/webhooks/delivery.ts';
+import { nodeAlerts } from '../lib/ops/alerts/index.ts';
 
 const COLL = 'webhook_events';
 /** rows attempted at once by one node */
@@ -68,6 +69,7 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     registers: [rt.metrics.registry],
   });
 
+  const alerts = nodeAlerts(rt);
   const leaseActive = (d: DeliveryDoc, now: Date) => typeof d.lease_until === 'string' && d.lease_until > now.toISOString();
 
   /** Marks a row as being attempted by this node; null when somebody else changed it first. */
@@ -158,7 +160,7 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     };
     attemptsTotal.inc({ result: result.ok ? 'delivered' : 'failed' });
     latency.observe({ result: result.ok ? 'delivered' : 'failed' }, result.latencyMs / 1000);
-    return commit(leased, (d) => {
+    const committed = await commit(leased, (d) => {
       const out = applyAttempt(d, logged, result.ok, rt.now(), cfg.retryBaseMs);
       if (!result.ok) {
         const what = `webhook ${leased.id} attempt ${out.doc.attempts.length} failed: ${result.error}${result.status ? ` (HTTP ${result.status})` : ''}`;
@@ -173,6 +175,13 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
         })],
       };
     });
+    // failed_webhook_flood counts attempts per merchant (after the commit: the outcome is recorded first)
+    await alerts.report({ kind: 'webhook_attempt', ok: result.ok, merchant_id: leased.merchant_id }, {
+      merchant_id: leased.merchant_id, merchant_name: merchant!.name, environment: merchant!.sandbox ? 'sandbox' : 'live',
+      chain: leased.body.chain, network: leased.body.network, session_id: leased.session_id, delivery_id: leased.id,
+      last_error_code: result.ok ? null : result.status ? `http_${result.status}` : result.error,
+    }, logger);
+    return committed;
   }
 
   /** Runs work in the background, tracked so that stop waits for it; never rejects. */

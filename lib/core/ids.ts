@@ -19,6 +19,9 @@ export const ID_PREFIXES = {
   cref: 'checkout reference',
   wal: 'wallet',
   po: 'payout',
+  alt: 'operational alert',
+  ald: 'alert delivery (outbox row)',
+  owe: 'alert window event (one counted event of a sliding window)',
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;

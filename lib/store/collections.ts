@@ -5,6 +5,7 @@ import { SESSIONS_COLLECTIONS } from './schema/sessions.ts';
 import { CATALOG_COLLECTIONS } from './schema/catalog.ts';
 import { CHAINS_COLLECTIONS } from './schema/chains.ts';
 import { WEBHOOKS_COLLECTIONS } from './schema/webhooks.ts';
+import { OPS_COLLECTIONS } from './schema/ops.ts';
 import { LEDGER_COLLECTIONS } from './schema/ledger.ts';
 import { BROADCAST_COLLECTIONS } from './schema/broadcast.ts';
 
@@ -14,6 +15,7 @@ export const COLLECTIONS: CollectionSpec[] = [
   ...CATALOG_COLLECTIONS,
   ...CHAINS_COLLECTIONS,
   ...WEBHOOKS_COLLECTIONS,
+  ...OPS_COLLECTIONS,
   ...LEDGER_COLLECTIONS,
   ...BROADCAST_COLLECTIONS,
 ];
