@@ -35,6 +35,7 @@ import type { Doc, WriteOp } from '../lib/store/port.ts';
 import type { Environment } from '../lib/metrics.ts';
 import { webhookEventOp, type WebhookEventType } from '../lib/webhooks/event.ts';
 import { toApiNumber } from '../lib/core/money.ts';
+import type { RecordedRate } from '../lib/rates/types.ts';
 import { badRequest, notFound } from '../lib/core/errors.ts';
 
 export type SessionStatus = 'pending' | 'partial_paid' | 'completed' | 'expired';
@@ -120,6 +121,8 @@ export interface PaymentSessionState extends Doc {
   deposits: DepositRecord[];
   /** webhook events this session has written, oldest first */
   events: SessionEventRef[];
+  /** the spot rate of the token when the session completed (lib/rates), when one was known; absent otherwise */
+  completion_rate?: RecordedRate & { stale: boolean };
 }
 
 export type SessionMsg =
@@ -345,3 +348,32 @@ export const paymentSessionBehavior: ActorBehavior<PaymentSessionState, SessionM
   collection: 'payment_sessions',
   handle: decideSession,
 };
+
+/** Where a completing session finds its rate: the shared store cache only, never a network call in the turn. */
+export type CompletionRateLookup = (base: string, now: Date) => Promise<(RecordedRate & { stale: boolean }) | null>;
+
+/**
+ * The behavior with the completion rate: a transition to completed records the token's rate at that moment
+ * in the same write (so receipts and reports show the fiat value at payment time); a session that leaves
+ * completed (a reorg) drops it, and a new completion records the rate of its own time.
+ */
+export function paymentSessionBehaviorWithRates(lookup: CompletionRateLookup): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
+  return {
+    collection: 'payment_sessions',
+    async handle(state, msg, now) {
+      const before = state?.completed_at ?? null; // decideSession changes the state it is given
+      const d = decideSession(state, msg, now);
+      const s = d.state;
+      if (!s) return d;
+      const completedNow = s.status === 'completed' && s.completed_at !== before;
+      if (completedNow) {
+        const rate = await lookup(s.token, now).catch(() => null);
+        if (rate) s.completion_rate = rate;
+        else delete s.completion_rate;
+      } else if (s.status !== 'completed' && s.completion_rate) {
+        delete s.completion_rate;
+      }
+      return d;
+    },
+  };
+}

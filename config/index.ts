@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildRails, type Rail } from './rails.ts';
+import { loadRatesConfig, type RatesConfig } from './rates.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 
 export interface ChainNetworkConfig {
@@ -69,6 +70,8 @@ export interface Config {
     solana: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
   };
   rails: Rail[];
+  /** spot rates (config/rates.ts): RATE_SOURCES, RATES_* */
+  rates: RatesConfig;
 }
 
 /** "more than `count` in `windowMs`" */
@@ -255,5 +258,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     chains,
     rails: buildRails(chains),
+    rates: loadRatesConfig(env),
   };
 }

@@ -12,6 +12,7 @@ import { createOperatorsService } from './operators.service.ts';
 import { createHousekeepingService } from './housekeeping.service.ts';
 import { createCheckoutService } from './checkout.service.ts';
 import { createReceiptsService } from './receipts.service.ts';
+import { createRatesService } from './rates.service.ts';
 import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
 import { createSessionsService } from './sessions.service.ts';
@@ -32,6 +33,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   housekeeping: createHousekeepingService,
   checkout: createCheckoutService,
   receipts: createReceiptsService,
+  rates: createRatesService,
   catalog: createCatalogService,
   webhooks: createWebhooksService,
   sessions: createSessionsService,

@@ -7,12 +7,14 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import { actorHostMixin } from '../mixins/actor-host.mixin.ts';
-import { paymentSessionBehavior, type SessionReply } from '../actors/payment-session.ts';
+import { paymentSessionBehaviorWithRates, type SessionReply } from '../actors/payment-session.ts';
+import { cachedRate } from '../lib/rates/engine.ts';
 
 export function createSessionActorsService(rt: Runtime): ServiceSchema {
   return {
     name: 'session-actors',
-    mixins: [actorHostMixin(rt, paymentSessionBehavior)],
+    // a completion records the token's USD rate from the shared cache (one store read, no network call)
+    mixins: [actorHostMixin(rt, paymentSessionBehaviorWithRates((token, now) => cachedRate(rt.store, rt.config.rates, token, 'USD', now)))],
     hooks: {
       after: {
         send(ctx: Context, res: SessionReply) {

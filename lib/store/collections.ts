@@ -7,6 +7,7 @@ import { CHAINS_COLLECTIONS } from './schema/chains.ts';
 import { WEBHOOKS_COLLECTIONS } from './schema/webhooks.ts';
 import { OPS_COLLECTIONS } from './schema/ops.ts';
 import { LEDGER_COLLECTIONS } from './schema/ledger.ts';
+import { RATES_COLLECTIONS } from './schema/rates.ts';
 import { BROADCAST_COLLECTIONS } from './schema/broadcast.ts';
 
 export const COLLECTIONS: CollectionSpec[] = [
@@ -17,5 +18,6 @@ export const COLLECTIONS: CollectionSpec[] = [
   ...WEBHOOKS_COLLECTIONS,
   ...OPS_COLLECTIONS,
   ...LEDGER_COLLECTIONS,
+  ...RATES_COLLECTIONS,
   ...BROADCAST_COLLECTIONS,
 ];
