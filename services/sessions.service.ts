@@ -31,7 +31,7 @@ type SessionParams = { params: { session_id: string } };
 
 export function createSessionsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
-  const idempotency = new Idempotency(store);
+  const idempotency = new Idempotency(store, rt.keyring);
   const volume = new DailyVolume(store, () => rt.now());
   let workers: AddressWorkers;
   let addresses: AddressSource;
@@ -181,7 +181,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           );
           if (simulateHidden(s, callerId)) {
             await report(true);
-            // another merchant's session: as unknown as on GET, and still an attempt on a non-demo session
+            // anonymous or another merchant's: as unknown as on GET, and still an attempt on a non-demo session
             void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
             throw notFound('payment session');
           }

@@ -11,6 +11,9 @@ export function readAccess(s: PaymentSessionState | null, caller: Caller | undef
   return s && s.demo ? 'ok' : 'unauthorized';
 }
 
-/** Simulating another merchant's live or sandbox session looks like an unknown id (and is an abuse signal). */
+/**
+ * Simulating a non-demo session without being its merchant (anonymous or another merchant) looks like an
+ * unknown id, as on GET (a 403 would tell that the id exists), and is an abuse signal.
+ */
 export const simulateHidden = (s: PaymentSessionState, callerMerchantId: string | null): boolean =>
-  !s.demo && callerMerchantId !== null && callerMerchantId !== s.merchant_id;
+  !s.demo && callerMerchantId !== s.merchant_id;

@@ -12,6 +12,7 @@
 import { ServiceError, badRequest, forbidden } from '../core/errors.ts';
 import { AmountError, decimalText, toApiNumber, toSubunits } from '../core/money.ts';
 import { parseDuration } from '../core/duration.ts';
+import { networkRefusal } from '../core/environment.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseOutcome, AbuseSignal, Environment } from '../metrics.ts';
 
@@ -118,11 +119,15 @@ export function decideCreateBody(body: CreateBody, rails: Rail[]): CreateRequest
 /** Whether the KYC status must be read to decide (mainnet for a live merchant). */
 export const needsKyc = (rail: Rail, sandbox: boolean): boolean => rail.network === 'mainnet' && !sandbox;
 
-/** Whether the merchant may use the rail's network: sandbox merchants testnet only, mainnet after KYC. */
+/**
+ * Whether the merchant may use the rail's network (lib/core/environment.ts: sandbox merchants testnet
+ * only, live merchants mainnet only), and mainnet only after KYC.
+ */
 export function checkNetworkAccess(rail: Rail, sandbox: boolean, kycStatus: string | null | undefined): void {
-  if (rail.network !== 'mainnet') return;
-  if (sandbox) throw refuse(forbidden('sandbox merchants can use testnet rails only; use network testnet, or a live merchant account for mainnet'), 'mainnet_kyc_required', rail);
-  if (kycStatus !== 'verified') {
+  const refusal = networkRefusal(sandbox, rail.network);
+  // asking for mainnet without the right is an abuse signal; a live merchant asking for testnet is not
+  if (refusal) throw rail.network === 'mainnet' ? refuse(forbidden(refusal), 'mainnet_kyc_required', rail) : forbidden(refusal);
+  if (rail.network === 'mainnet' && kycStatus !== 'verified') {
     throw refuse(forbidden('mainnet payment sessions require KYC verification of the merchant; complete KYC with the operator, or use network testnet'), 'mainnet_kyc_required', rail);
   }
 }

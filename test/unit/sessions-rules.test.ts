@@ -66,6 +66,12 @@ describe('creation policy', () => {
       expect(err).toBeInstanceOf(PolicyRefusal);
       expect(err).toMatchObject({ code: 403, outcome: 'mainnet_kyc_required', rail: main });
     }
+    // live merchants are paid on mainnet only: a testnet rail is refused, without an abuse signal
+    let live: unknown;
+    try { checkNetworkAccess(rail('ethereum', 'testnet', 'USDC'), false, 'verified'); } catch (e) { live = e; }
+    expect(live).toMatchObject({ code: 403 });
+    expect(live).not.toBeInstanceOf(PolicyRefusal);
+    expect(() => checkNetworkAccess(rail('ethereum', 'testnet', 'USDC'), true, undefined)).not.toThrow();
     expect(() => checkAmountLimit(5_000_000n, main, '5')).not.toThrow();
     expect(() => checkAmountLimit(5_000_001n, main, '5')).toThrow(PolicyRefusal);
     expect(() => checkAmountLimit(10n ** 30n, main, null)).not.toThrow();
@@ -121,7 +127,7 @@ describe('access', () => {
     expect(readAccess(null, undefined)).toBe('unauthorized');
     expect(simulateHidden(s({}), 'mer_b')).toBe(true);
     expect(simulateHidden(s({}), 'mer_a')).toBe(false);
-    expect(simulateHidden(s({}), null)).toBe(false);
+    expect(simulateHidden(s({}), null)).toBe(true);
     expect(simulateHidden(s({ demo: true }), 'mer_b')).toBe(false);
   });
 });
