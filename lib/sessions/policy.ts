@@ -10,7 +10,7 @@
  *   allocates the address.
  */
 import { ServiceError, badRequest, forbidden } from '../core/errors.ts';
-import { AmountError, decimalText, toApiNumber, toSubunits } from '../core/money.ts';
+import { AmountError, floorSubunits, toApiNumber, toSubunits } from '../core/money.ts';
 import { parseDuration } from '../core/duration.ts';
 import { networkRefusal } from '../core/environment.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
@@ -49,12 +49,6 @@ export class PolicyRefusal extends ServiceError {
 }
 
 const refuse = (error: ServiceError, outcome: AbuseOutcome, rail: Rail) => new PolicyRefusal(error, 'limit_violation', outcome, rail);
-
-/** Largest whole number of smallest units not above a decimal limit (a cap with more decimals than the token). */
-export function limitSubunits(limit: string, decimals: number): bigint {
-  const [whole, frac = ''] = decimalText(limit).split('.');
-  return BigInt(whole + frac.slice(0, decimals).padEnd(decimals, '0'));
-}
 
 export function parseExpiresIn(value: string, maxMs: number, maxText: string): number {
   const ms = parseDuration(value);
@@ -134,7 +128,7 @@ export function checkNetworkAccess(rail: Rail, sandbox: boolean, kycStatus: stri
 
 /** SESSION_AMOUNT_LIMIT (token units; null: no cap). */
 export function checkAmountLimit(expected: bigint, rail: Rail, limit: string | null): void {
-  if (limit !== null && expected > limitSubunits(limit, rail.decimals)) {
+  if (limit !== null && expected > floorSubunits(limit, rail.decimals)) {
     throw refuse(badRequest(`amount exceeds the per-session limit of ${limit} ${rail.token}; lower the amount or split the payment`), 'amount_limit_exceeded', rail);
   }
 }

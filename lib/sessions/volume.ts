@@ -7,7 +7,8 @@ import { rateLimited } from '../core/errors.ts';
 import { retryOnConflict } from '../core/retry.ts';
 import { isConflict, isDuplicate, type Doc, type Store } from '../store/port.ts';
 import { railKey, type Rail } from '../../config/rails.ts';
-import { dailyVolumeRefusal, limitSubunits } from './policy.ts';
+import { floorSubunits } from '../core/money.ts';
+import { dailyVolumeRefusal } from './policy.ts';
 
 const DAY_MS = 86_400_000;
 export const VOLUME_COLLECTION = 'session_volume';
@@ -33,7 +34,7 @@ export class DailyVolume {
    * (token units); returns the release to call when the session is not created after all.
    */
   async reserve(merchantId: string, rail: Rail, amount: bigint, limitText: string): Promise<() => Promise<void>> {
-    const limit = limitSubunits(limitText, rail.decimals);
+    const limit = floorSubunits(limitText, rail.decimals);
     const day = this.now().toISOString().slice(0, 10);
     const id = `${merchantId}:${railKey(rail)}:${day}`;
     const expiresAt = new Date(Date.parse(`${day}T00:00:00.000Z`) + 2 * DAY_MS).toISOString();

@@ -8,13 +8,14 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { buildRails, type Rail } from '../../config/rails.ts';
 import {
-  PolicyRefusal, checkAmountLimit, checkNetworkAccess, checkoutReference, decideCreateBody, decideDemo, limitSubunits, needsKyc,
+  PolicyRefusal, checkAmountLimit, checkNetworkAccess, checkoutReference, decideCreateBody, decideDemo, needsKyc,
   type CreateBody,
 } from '../../lib/sessions/policy.ts';
 import { DailyVolume, nextVolume } from '../../lib/sessions/volume.ts';
 import { readAccess, simulateHidden } from '../../lib/sessions/access.ts';
 import { newSessionState } from '../../lib/sessions/new-session.ts';
 import { idempotencyKey } from '../../lib/core/idempotency.ts';
+import { floorSubunits } from '../../lib/core/money.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
 import { tempDir } from '../helpers/node.ts';
 import type { PaymentSessionState } from '../../actors/payment-session.ts';
@@ -80,9 +81,9 @@ describe('creation policy', () => {
   it('caps with more decimals than the token round down', () => {
     fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 20n }), fc.integer({ min: 1, max: 12 }), (units, extra) => {
       const text = `${units}.${'9'.repeat(extra)}`;
-      expect(limitSubunits(text, 0)).toBe(units);
+      expect(floorSubunits(text, 0)).toBe(units);
     }));
-    expect(limitSubunits('1.23456789', 6)).toBe(1_234_567n);
+    expect(floorSubunits('1.23456789', 6)).toBe(1_234_567n);
   });
 
   it('checkout references must be non-empty strings', () => {
