@@ -126,7 +126,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           if (!asset) throw badRequest(`no USDC ${rail.chain === 'ethereum' ? 'contract' : 'mint'} is configured for ${rail.chain} ${rail.network}`);
           const now = rt.now();
           const doc: ChallengeDoc = {
-            id: newId('x402'), merchant_id: caller.merchant_id, wallet_id: wallet.id, chain: rail.chain, network: rail.network, token: rail.token,
+            id: newId('xch'), merchant_id: caller.merchant_id, wallet_id: wallet.id, chain: rail.chain, network: rail.network, token: rail.token,
             decimals: rail.decimals, asset, pay_to: wallet.address, amount_subunits: amount, resource: b.resource, description: b.description ?? null,
             price_id, status: 'open', expires_at: new Date(now.getTime() + ttl).toISOString(), created_at: now.toISOString(), redeemed_at: null,
           };

@@ -25,7 +25,7 @@ export const ID_PREFIXES = {
   owe: 'alert window event (one counted event of a sliding window)',
   pol: 'agent spend policy (one version)',
   sa: 'agent spend attempt',
-  x402: 'x402 payment challenge',
+  xch: 'x402 payment challenge',
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;
