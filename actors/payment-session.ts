@@ -29,6 +29,9 @@
  *   received still equals the sum of deposits. Refusals: blocked_non_demo, blocked_non_pending.
  * - Every named transition (partial_paid, completed, expired) writes its webhook outbox row in the same
  *   atomic write as the state (lib/webhooks/event.ts); demo sessions have no merchant and get none.
+ * - Settlement: every deposit that becomes counted credits the merchant's default wallet of the chain
+ *   and network once (ledger transfer keyed by the deposit key), and a revert takes it back, in the same
+ *   atomic write (`sessionBehavior(settle)`, lib/wallets/settlement.ts).
  */
 import type { ActorBehavior, Decision } from './runtime.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
@@ -344,6 +347,59 @@ export function decideSession(state: PaymentSessionState | null, msg: SessionMsg
   }
 }
 
+/**
+ * Settlement (issue 9): the ledger writes for deposits that became counted (credited) or stopped counting
+ * (reverted) in a decision; committed in the same atomic write as the session's state.
+ */
+export type SettlementHook = (s: PaymentSessionState, credited: DepositRecord[], reverted: DepositRecord[], now: Date) => Promise<WriteOp[]>;
+
+/** Deposits that count now and did not before (credited), and the reverse (reverted). */
+export function settlementChanges(before: Map<string, boolean>, after: DepositRecord[]): { credited: DepositRecord[]; reverted: DepositRecord[] } {
+  const credited: DepositRecord[] = [];
+  const reverted: DepositRecord[] = [];
+  for (const d of after) {
+    const was = before.get(d.key) === true;
+    const is = d.counted && !d.reverted;
+    if (is && !was) credited.push(d);
+    if (was && !is) reverted.push(d);
+  }
+  return { credited, reverted };
+}
+
+/**
+ * The actor's behaviour with its extras: `rates` records the token's rate on a completion (below);
+ * `settle` makes every counted deposit of a merchant's session settle in the same write.
+ */
+export function sessionBehavior(opts: { settle?: SettlementHook; rates?: CompletionRateLookup } = {}): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
+  return {
+    collection: 'payment_sessions',
+    // two sessions settling into one wallet race on its ledger account's first insert: decide again
+    retryDuplicatesIn: ['ledger_accounts', 'ledger_transfers', 'wallet_transactions'],
+    async handle(state, msg, now) {
+      // decideSession changes the state it is given: remember what the extras compare with first
+      const completedBefore = state?.completed_at ?? null;
+      const counted = new Map((state?.deposits ?? []).map((d) => [d.key, d.counted && !d.reverted]));
+      const decision = decideSession(state, msg, now);
+      const s = decision.state;
+      if (!s) return decision;
+      if (opts.rates) {
+        if (s.status === 'completed' && s.completed_at !== completedBefore) {
+          const rate = await opts.rates(s.token, now).catch(() => null);
+          if (rate) s.completion_rate = rate;
+          else delete s.completion_rate;
+        } else if (s.status !== 'completed' && s.completion_rate) {
+          delete s.completion_rate;
+        }
+      }
+      if (!opts.settle || s.demo) return decision;
+      const { credited, reverted } = settlementChanges(counted, s.deposits);
+      if (!credited.length && !reverted.length) return decision;
+      const ops = await opts.settle(s, credited, reverted, now);
+      return { ...decision, effects: [...(decision.effects ?? []), ...ops] };
+    },
+  };
+}
+
 export const paymentSessionBehavior: ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> = {
   collection: 'payment_sessions',
   handle: decideSession,
@@ -358,22 +414,5 @@ export type CompletionRateLookup = (base: string, now: Date) => Promise<(Recorde
  * completed (a reorg) drops it, and a new completion records the rate of its own time.
  */
 export function paymentSessionBehaviorWithRates(lookup: CompletionRateLookup): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
-  return {
-    collection: 'payment_sessions',
-    async handle(state, msg, now) {
-      const before = state?.completed_at ?? null; // decideSession changes the state it is given
-      const d = decideSession(state, msg, now);
-      const s = d.state;
-      if (!s) return d;
-      const completedNow = s.status === 'completed' && s.completed_at !== before;
-      if (completedNow) {
-        const rate = await lookup(s.token, now).catch(() => null);
-        if (rate) s.completion_rate = rate;
-        else delete s.completion_rate;
-      } else if (s.status !== 'completed' && s.completion_rate) {
-        delete s.completion_rate;
-      }
-      return d;
-    },
-  };
+  return sessionBehavior({ rates: lookup });
 }

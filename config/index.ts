@@ -48,6 +48,9 @@ export interface Config {
   /** per-merchant caps in the rail's token units (decimal strings); null means no cap */
   sessionAmountLimit: string | null;
   dailyVolumeLimit: string | null;
+  /** payout caps in the rail's token units (PAYOUT_AMOUNT_LIMIT per payout, DAILY_PAYOUT_LIMIT per merchant, rail and UTC day); null: no cap */
+  payoutAmountLimit: string | null;
+  dailyPayoutLimit: string | null;
   /** period of the payment-session expiry scanner (SESSION_SCAN_INTERVAL_MS) */
   sessionScanIntervalMs: number;
   /** chain listeners: poll period (CHAIN_POLL_INTERVAL_MS) and listener lease TTL (CHAIN_LEASE_TTL_MS) */
@@ -246,6 +249,8 @@ export function loadConfig(env: Env = process.env): Config {
     publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 30, 1),
     sessionAmountLimit: decimalOrNull(env, 'SESSION_AMOUNT_LIMIT'),
     dailyVolumeLimit: decimalOrNull(env, 'DAILY_VOLUME_LIMIT'),
+    payoutAmountLimit: decimalOrNull(env, 'PAYOUT_AMOUNT_LIMIT'),
+    dailyPayoutLimit: decimalOrNull(env, 'DAILY_PAYOUT_LIMIT'),
     sessionScanIntervalMs: int(env, 'SESSION_SCAN_INTERVAL_MS', 1000, 10),
     listeners: {
       pollIntervalMs: int(env, 'CHAIN_POLL_INTERVAL_MS', 3000, 10),

@@ -20,6 +20,17 @@ export interface AbuseLabels {
   token?: 'USDC' | 'ETH' | 'SOL' | '';
 }
 
+/** A chain listener's view of itself at scrape time (lib/chains/listener-service.ts). */
+export interface ListenerLag {
+  chain: string;
+  network: string;
+  /** this node holds the network's lease (only the holder reports lag) */
+  holding: boolean;
+  /** blocks the listener may process but has not yet (Ethereum); null where blocks do not apply */
+  blocks: number | null;
+  last_pass_at: string | null;
+}
+
 export const ABUSE_LABELS = ['signal', 'outcome', 'environment', 'chain', 'network', 'token'] as const;
 
 export class Metrics {
@@ -40,7 +51,14 @@ export class Metrics {
   /** payouts by status (incremented where a payout changes status) */
   readonly payouts: Counter<'status'>;
 
+  /** actor hosts of this node by actor kind: read at scrape time, nothing is counted per message */
+  readonly actorSources = new Map<string, () => { depth: number; active: number }>();
+  readonly listenerSources = new Set<() => ListenerLag[]>();
+
   constructor({ defaults = true } = {}) {
+    const actorSources = this.actorSources;
+    const listenerSources = this.listenerSources;
+    const listeners = () => [...listenerSources].flatMap((f) => f()).filter((l) => l.holding);
     if (defaults) collectDefaultMetrics({ register: this.registry });
     this.abuse = new Counter({
       name: 'abuse_signal_total',
@@ -58,10 +76,35 @@ export class Metrics {
       registers,
     });
     this.alertsRaised = new Counter({ name: 'alerts_raised_total', help: 'Operational alerts raised (new alerts, not re-notifications)', labelNames: ['alert_type', 'severity'], registers });
-    this.listenerLagBlocks = new Gauge({ name: 'chain_listener_lag_blocks', help: 'Blocks (Solana: slots) between the chain head and what the listener has processed', labelNames: ['chain', 'network'], registers });
-    this.listenerLagSeconds = new Gauge({ name: 'chain_listener_lag_seconds', help: 'Seconds since the listener last finished a pass (on the lease holder)', labelNames: ['chain', 'network'], registers });
-    this.actorMailboxDepth = new Gauge({ name: 'actor_mailbox_depth', help: 'Messages waiting in the actor mailboxes of this node', labelNames: ['actor'], registers });
-    this.actorActive = new Gauge({ name: 'actor_active', help: 'Actors held in memory on this node', labelNames: ['actor'], registers });
+    this.listenerLagBlocks = new Gauge({
+      name: 'chain_listener_lag_blocks', help: 'Blocks the chain listener may process (head minus confirmation depth) but has not yet, on the lease holder (Ethereum)',
+      labelNames: ['chain', 'network'], registers,
+      collect() {
+        this.reset();
+        for (const l of listeners()) if (l.blocks !== null) this.set({ chain: l.chain, network: l.network }, l.blocks);
+      },
+    });
+    this.listenerLagSeconds = new Gauge({
+      name: 'chain_listener_lag_seconds', help: 'Seconds since the chain listener last finished a pass, on the lease holder',
+      labelNames: ['chain', 'network'], registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const l of listeners()) if (l.last_pass_at) this.set({ chain: l.chain, network: l.network }, Math.max(0, (now - Date.parse(l.last_pass_at)) / 1000));
+      },
+    });
+    this.actorMailboxDepth = new Gauge({
+      name: 'actor_mailbox_depth', help: 'Messages waiting or running in the actor mailboxes of this node', labelNames: ['actor'], registers,
+      collect() {
+        for (const [actor, f] of actorSources) this.set({ actor }, f().depth);
+      },
+    });
+    this.actorActive = new Gauge({
+      name: 'actor_active', help: 'Actors held in memory on this node', labelNames: ['actor'], registers,
+      collect() {
+        for (const [actor, f] of actorSources) this.set({ actor }, f().active);
+      },
+    });
     this.actorActivations = new Counter({ name: 'actor_activations_total', help: 'Actor activations (loads into memory) on this node', labelNames: ['actor'], registers });
     this.storeOpDuration = new Histogram({
       name: 'store_operation_duration_seconds',

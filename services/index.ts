@@ -22,6 +22,8 @@ import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
 import { createAlertsService } from './alerts.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
+import { createWalletsService } from './wallets.service.ts';
+import { createPayoutsService } from './payouts.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -44,4 +46,6 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'solana-listener': createSolanaListenerService,
   alerts: createAlertsService,
   treasury: createTreasuryService,
+  wallets: createWalletsService,
+  payouts: createPayoutsService,
 };

@@ -75,8 +75,10 @@ export function presentMerchant(m: MerchantState, secrets: { api_key?: string; w
 
 export function createMerchantsService(rt: Runtime): ServiceSchema {
   const { store } = rt;
-  const idempotency = new Idempotency(store);
-  const codeHash = (intentId: string, code: string) => hmacHex(intentId, code);
+  const idempotency = new Idempotency(store, rt.keyring);
+  // keyed by a server secret: the intent id is public, so an HMAC under it alone is brute-forced offline
+  const codeKey = rt.keyring.derive('email-code');
+  const codeHash = (intentId: string, code: string) => hmacHex(codeKey, `${intentId}:${code}`);
   const alerts = nodeAlerts(rt);
   /** requests answered by an idempotent replay (not a second registration) */
   const replays = new WeakSet<Context>();
@@ -124,6 +126,12 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
     return m;
   }
 
+  /**
+   * The key that made the request: rotating or revoking needs the active one (the merchant actor checks),
+   * since a key in its rotation overlap (perhaps the leaked one being replaced) could otherwise rotate
+   * again and revoke the owner's new key, keeping the account.
+   */
+  const callerKeyId = (ctx: Context): string => ((ctx.meta as Meta).user as { key_id?: string } | undefined)?.key_id ?? '';
   async function registerOnce(ctx: Context<Body<unknown>>): Promise<Partial<ReturnType<typeof presentMerchant>>> {
     const body = validate<{
       name: string; sandbox?: boolean; webhook_url?: string; idempotency_key?: string;
@@ -318,11 +326,11 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const overlapUntil = new Date(rt.now().getTime() + ROTATION_OVERLAP_MS).toISOString();
           if ((body.credential ?? 'api_key') === 'api_key') {
             const apiKey = newApiKey(m.sandbox);
-            await callActor(ctx, m.id, { type: 'rotate_api_key', new_key_id: keyHash(apiKey), new_key_prefix: apiKey.slice(0, 20), overlap_until: overlapUntil });
+            await callActor(ctx, m.id, { type: 'rotate_api_key', new_key_id: keyHash(apiKey), new_key_prefix: apiKey.slice(0, 20), overlap_until: overlapUntil, by_key_id: callerKeyId(ctx) });
             return { credential: 'api_key', api_key: apiKey, previous_api_key_expires_at: overlapUntil };
           }
           const secret = newWebhookSecret();
-          await callActor(ctx, m.id, { type: 'rotate_webhook_secret', sealed: rt.keyring.seal(secret), overlap_until: overlapUntil });
+          await callActor(ctx, m.id, { type: 'rotate_webhook_secret', sealed: rt.keyring.seal(secret), overlap_until: overlapUntil, by_key_id: callerKeyId(ctx) });
           return { credential: 'webhook_secret', webhook_secret: secret, previous_webhook_secret_expires_at: overlapUntil };
         },
       },
@@ -333,7 +341,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const body = validate<{ credential?: 'api_key' | 'webhook_secret' }>('RevokeCredentialsRequest', ctx.params.body ?? {});
           const m = await currentMerchant(ctx);
           const credential = body.credential ?? 'api_key';
-          const reply = await callActor(ctx, m.id, { type: 'revoke_previous', credential });
+          const reply = await callActor(ctx, m.id, { type: 'revoke_previous', credential, by_key_id: callerKeyId(ctx) });
           return { credential, revoked: reply.revoked ?? false };
         },
       },

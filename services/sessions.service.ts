@@ -12,13 +12,14 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Caller } from './routes/types.ts';
+import { networkRefusal } from '../lib/core/environment.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, forbidden, notFound, rateLimited, conflict, unauthorized, IDEMPOTENCY_MISMATCH } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { canonicalJson, IDEMPOTENCY_WINDOW_MS } from '../lib/core/idempotency.ts';
 import { sha256Hex } from '../lib/core/secrets.ts';
-import { AmountError, decimalText, toApiNumber, toSubunits } from '../lib/core/money.ts';
+import { AmountError, floorSubunits, toApiNumber, toSubunits } from '../lib/core/money.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 import { findRail, railKey, type Rail } from '../config/rails.ts';
 import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/metrics.ts';
@@ -116,12 +117,6 @@ export function presentSession(s: PaymentSessionState, rt: Pick<Runtime, 'config
   };
 }
 
-/** Largest whole number of smallest units not above a decimal limit (a cap with more decimals than the token). */
-function limitSubunits(limit: string, decimals: number): bigint {
-  const [whole, frac = ''] = decimalText(limit).split('.');
-  return BigInt(whole + frac.slice(0, decimals).padEnd(decimals, '0'));
-}
-
 export function createSessionsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
   let deriver: AddressDeriver;
@@ -202,7 +197,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
    * returns the release used when the session is not created after all.
    */
   async function reserveDailyVolume(ctx: Context, merchantId: string, environment: Environment, rail: Rail, amount: bigint): Promise<() => Promise<void>> {
-    const limit = limitSubunits(config.dailyVolumeLimit!, rail.decimals);
+    const limit = floorSubunits(config.dailyVolumeLimit!, rail.decimals);
     const now = rt.now();
     const day = now.toISOString().slice(0, 10);
     const id = `${merchantId}:${railKey(rail)}:${day}`;
@@ -326,18 +321,19 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
             throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`);
           }
+          const refusal = networkRefusal(caller.sandbox, rail.network);
+          if (refusal) {
+            if (rail.network === 'mainnet') await signal('limit_violation', 'mainnet_kyc_required', environment, rail, { ctx, merchant_id: caller.merchant_id });
+            throw forbidden(refusal);
+          }
           if (rail.network === 'mainnet') {
-            if (caller.sandbox) {
-              await signal('limit_violation', 'mainnet_kyc_required', environment, rail, { ctx, merchant_id: caller.merchant_id });
-              throw forbidden('sandbox merchants can use testnet rails only; use network testnet, or a live merchant account for mainnet');
-            }
             const merchant = await store.get<{ kyc_status?: string } & Doc>('merchants', caller.merchant_id);
             if (merchant?.kyc_status !== 'verified') {
               await signal('limit_violation', 'mainnet_kyc_required', environment, rail, { ctx, merchant_id: caller.merchant_id });
               throw forbidden('mainnet payment sessions require KYC verification of the merchant; complete KYC with the operator, or use network testnet');
             }
           }
-          if (config.sessionAmountLimit !== null && expected > limitSubunits(config.sessionAmountLimit, rail.decimals)) {
+          if (config.sessionAmountLimit !== null && expected > floorSubunits(config.sessionAmountLimit, rail.decimals)) {
             await signal('limit_violation', 'amount_limit_exceeded', environment, rail, { ctx, merchant_id: caller.merchant_id });
             throw badRequest(`amount exceeds the per-session limit of ${config.sessionAmountLimit} ${rail.token}; lower the amount or split the payment`);
           }
@@ -435,9 +431,10 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
             requestContext(rt, ctx, { merchant_id: s.demo ? null : s.merchant_id, environment: s.environment, chain: s.chain, network: s.network, session_id: s.id, last_error_code: nonDemo ? 'blocked_non_demo' : null }),
             this.logger,
           );
-          if (!s.demo && callerId !== null && callerId !== s.merchant_id) {
+          if (!s.demo && callerId !== s.merchant_id) {
             await report(true);
-            // another merchant's session: as unknown as on GET, and still an attempt on a non-demo session
+            // anonymous or another merchant's: as unknown as on GET (a 403 would tell that the id exists),
+            // and still an attempt on a non-demo session
             void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
             throw notFound('payment session');
           }

@@ -2,13 +2,13 @@
  * Idempotent creation: the record of a key is written in the same atomic write as what it creates, so
  * concurrent requests with one key create exactly one thing; the losers replay the winner's response.
  * Same key and payload within 24 hours: the original response. Different payload: 409, code 5.
- * A response that holds one-time secrets is sealed under a key derived from the idempotency key
- * itself, so only a caller who knows that key can read it back.
+ * A response that holds one-time secrets is sealed under a key derived from the master key AND the
+ * idempotency key: reading it back needs both, so a copy of the store alone (with a guessable
+ * idempotency key) yields nothing.
  */
-import { createHash } from 'node:crypto';
 import { conflict, IDEMPOTENCY_MISMATCH } from './errors.ts';
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
-import { openWith, sealWith } from './keyring.ts';
+import { openWith, sealWith, type Keyring } from './keyring.ts';
 import { sha256Hex } from './secrets.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
@@ -29,8 +29,6 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-const sealKey = (key: string) => createHash('sha256').update(`idempotency-seal:${key}`).digest();
-
 export interface IdempotencyRequest {
   /** what the key is scoped to: the endpoint and the caller */
   scope: string;
@@ -43,8 +41,16 @@ export interface IdempotencyRequest {
 
 export class Idempotency {
   private store: Store;
-  constructor(store: Store) {
+  private keyring: Keyring | null;
+  /** `keyring` is needed only to seal responses (`seal: true`) */
+  constructor(store: Store, keyring: Keyring | null = null) {
     this.store = store;
+    this.keyring = keyring;
+  }
+
+  private sealKey(key: string): Buffer {
+    if (!this.keyring) throw new Error('sealed idempotent responses need the keyring');
+    return this.keyring.derive('idempotency-seal', key);
   }
 
   private id(req: IdempotencyRequest): string {
@@ -56,7 +62,7 @@ export class Idempotency {
     const doc = await this.store.get<IdempotencyDoc>('idempotency', this.id(req));
     if (!doc) return undefined;
     if (doc.payload_hash !== sha256Hex(canonicalJson(req.payload))) throw conflict(IDEMPOTENCY_MISMATCH);
-    if (doc.sealed_response) return JSON.parse(openWith(sealKey(req.key), doc.sealed_response)) as T;
+    if (doc.sealed_response) return JSON.parse(openWith(this.sealKey(req.key), doc.sealed_response)) as T;
     return doc.response as T;
   }
 
@@ -68,7 +74,7 @@ export class Idempotency {
       expires_at: new Date(req.now.getTime() + IDEMPOTENCY_WINDOW_MS).toISOString(),
       created_at: req.now.toISOString(),
     };
-    if (req.seal) doc.sealed_response = sealWith(sealKey(req.key), JSON.stringify(response));
+    if (req.seal) doc.sealed_response = sealWith(this.sealKey(req.key), JSON.stringify(response));
     else doc.response = response;
     return { op: 'insert', coll: 'idempotency', doc };
   }

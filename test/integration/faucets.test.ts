@@ -93,7 +93,7 @@ describe('testnet faucets', () => {
         amount: '0.5', amount_subunits: '500000000000000000', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/), status: 'confirmed',
       });
       expect(await chain.provider.getBalance(to)).toBe(5n * 10n ** 17n);
-      const row = await t.node.rt.store.get<{ purpose: string; status: string; tx_hash: string; ref: string }>('chain_txs', `faucet:${eth.body.id}`);
+      const row = await t.node.rt.store.get<{ id: string; purpose: string; status: string; tx_hash: string; ref: string }>('chain_txs', `faucet:${eth.body.id}`);
       expect(row).toMatchObject({ purpose: 'faucet', status: 'confirmed', tx_hash: eth.body.tx_hash, ref: eth.body.id });
 
       const tok = await drip({ address: to, chain: 'ethereum', token: 'USDC' });

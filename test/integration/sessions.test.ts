@@ -145,14 +145,17 @@ describe('payment sessions over HTTP', () => {
       expect(gated.status).toBe(403);
       expect(gated.body.message).toMatch(/mainnet payment sessions require KYC verification/);
       expect(await abuseCount(t, { signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: 'live', chain: 'ethereum', network: 'mainnet', token: 'USDC' })).toBe(liveBefore + 1);
-      // a live merchant without KYC still uses testnet
-      expect((await create(live.apiKey, ok())).status).toBe(201);
+      // a live merchant is never paid in (free) testnet tokens, KYC or not
+      const liveTestnet = await create(live.apiKey, ok());
+      expect(liveTestnet.status).toBe(403);
+      expect(liveTestnet.body).toEqual({ code: 7, message: expect.stringMatching(/live merchants are paid on mainnet rails only/) });
       await t.call('operators.setKyc', { merchant_id: live.id, status: 'pending' });
       expect((await create(live.apiKey, ok({ paymentMethod: mainnet }))).status).toBe(403);
       await t.call('operators.setKyc', { merchant_id: live.id, status: 'verified' });
       const allowed = await create(live.apiKey, ok({ paymentMethod: mainnet }));
       expect(allowed.status).toBe(201);
       expect(allowed.body.paymentMethod).toEqual(mainnet);
+      expect((await create(live.apiKey, ok())).status).toBe(403);
     });
 
     it('gives every session its own address, across rails and concurrent requests', async () => {
@@ -285,15 +288,18 @@ describe('payment sessions over HTTP', () => {
         sandboxNonPending: await count('blocked_non_pending', 'sandbox'), demoNonPending: await count('blocked_non_pending', 'demo'),
       };
       const s = (await create(sandbox.apiKey, ok())).body;
-      // without credentials: a sandbox session is not a demo session
+      // without credentials a sandbox session is not a demo session, and the answer is the one for an
+      // unknown id: an anonymous caller cannot learn which session ids exist
       const anon = await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`);
-      expect(anon.status).toBe(403);
-      expect(anon.body).toEqual({ code: 7, message: expect.stringMatching(/owning merchant's X-API-Key/) });
+      const unknown = await t.request('POST', `/v1/payment_sessions/ps_${s.session_id.slice(3, -4)}zzzz/simulate`);
+      expect(anon.status).toBe(404);
+      expect(anon.body).toEqual(unknown.body);
+      expect(unknown.status).toBe(404);
       // another merchant: as unknown as on GET
       expect((await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: other.apiKey })).status).toBe(404);
       // a live merchant's own session
-      const live = await liveMerchant(t);
-      const ls = (await create(live.apiKey, ok())).body;
+      const live = await liveMerchant(t, 'verified');
+      const ls = (await create(live.apiKey, ok({ paymentMethod: { ...ETH_USDC, network: 'mainnet' } }))).body;
       const liveSim = await t.request('POST', `/v1/payment_sessions/${ls.session_id}/simulate`, { key: live.apiKey });
       expect(liveSim.status).toBe(403);
       expect(liveSim.body.message).toMatch(/simulate works only on demo sessions and sandbox sessions/);
