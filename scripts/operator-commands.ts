@@ -60,6 +60,10 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     format: (r) => (r as GasWalletInfo[]).map(gasWalletLine).join('\n'),
   },
   {
+    name: 'reconcile', args: [], description: 'compare every wallet\'s ledger balance with its on-chain balance and list the differences',
+    action: 'treasury.reconcile', params: () => ({}),
+  },
+  {
     name: 'ledger:check', args: [],
     description: 'verify the ledger: per asset all balances sum to zero, no wallet below zero, every wallet transaction maps to exactly one transfer (exit 1 on a problem)',
     action: 'wallets.ledgerCheck', params: () => ({}),

@@ -22,6 +22,7 @@ import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
 import { createAlertsService } from './alerts.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
+import { createMoneyOutService } from './money-out.service.ts';
 import { createWalletsService } from './wallets.service.ts';
 import { createPayoutsService } from './payouts.service.ts';
 
@@ -46,6 +47,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'solana-listener': createSolanaListenerService,
   alerts: createAlertsService,
   treasury: createTreasuryService,
+  'money-out': createMoneyOutService,
   wallets: createWalletsService,
   payouts: createPayoutsService,
 };

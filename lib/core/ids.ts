@@ -19,6 +19,7 @@ export const ID_PREFIXES = {
   cref: 'checkout reference',
   wal: 'wallet',
   po: 'payout',
+  swp: 'settlement sweep',
   alt: 'operational alert',
   ald: 'alert delivery (outbox row)',
   owe: 'alert window event (one counted event of a sliding window)',
