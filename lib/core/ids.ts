@@ -23,6 +23,7 @@ export const ID_PREFIXES = {
   alt: 'operational alert',
   ald: 'alert delivery (outbox row)',
   owe: 'alert window event (one counted event of a sliding window)',
+  drp: 'testnet faucet drip',
   pol: 'agent spend policy (one version)',
   sa: 'agent spend attempt',
   xch: 'x402 payment challenge',
