@@ -37,7 +37,7 @@ export function eip3009Intent(network: string, token: string, a: Eip3009Authoriz
 
 export function solanaCosignIntent(network: string, tx: VersionedTransaction, payer: string, payTo: string): TxIntent {
   return {
-    chain: 'solana', kind: 'cosign', fee_payer: gasWalletRef('solana', network),
+    chain: 'solana', kind: 'cosign', fee_payer: gasWalletRef('solana', network), from: gasWalletRef('solana', network),
     message: Buffer.from(tx.message.serialize()).toString('base64'),
     signatures: tx.signatures.map((s) => Buffer.from(s).toString('base64')),
     from_address: payer, to_address: payTo,

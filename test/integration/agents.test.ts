@@ -119,25 +119,23 @@ describe('spend attempts: each rule and its reason', () => {
     }
   });
 
-  it('a live merchant: kyc_required before KYC, rail_not_enabled for a mainnet rail without RPC, then policy_mainnet_not_allowed', async () => {
-    const user = await t.call('operators.createUser', { email: `live${Date.now()}@trusted.test` });
-    const live = await registerMerchant(t, { bearer: user.bearer_token });
-    const w = await createWallet(t, live, 'agent');
-    const mainnetBody = attemptBody(outside(), 1_000_000n, { network: 'mainnet' });
-    expect((await attempt(w, mainnetBody, live.apiKey)).body.reason).toBe('kyc_required');
-    await t.call('operators.setKyc', { merchant_id: live.id, status: 'verified' });
-    // no ETHEREUM_MAINNET_RPC_URL on this node: the mainnet rail is not enabled
-    expect((await attempt(w, mainnetBody, live.apiKey)).body.reason).toBe('rail_not_enabled');
-    const t2 = await startTestNode({ DATA_DIR: t.dataDir, ETHEREUM_MAINNET_RPC_URL: 'http://127.0.0.1:9', ETHEREUM_TESTNET_RPC_URL: 'http://127.0.0.1:9' });
+  it('a live merchant on mainnet: rail_not_enabled, policy_mainnet_not_allowed, kyc_required once KYC is withdrawn', async () => {
+    const t2 = await startTestNode({ ETHEREUM_MAINNET_RPC_URL: 'http://127.0.0.1:9', ETHEREUM_TESTNET_RPC_URL: 'http://127.0.0.1:9' });
     try {
-      // the testnet wallet cannot spend on mainnet; a mainnet wallet needs the policy to allow mainnet
-      expect((await t2.request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, { key: live.apiKey, body: mainnetBody })).body.reason).toBe('wallet_rail_mismatch');
-      const mw = (await t2.request('POST', '/v1/wallets', { key: live.apiKey, body: { type: 'agent', chain: 'ethereum', network: 'mainnet' } })).body;
-      await t2.request('PUT', `/v1/agent-wallets/${mw.id}/policy`, { key: live.apiKey, body: { ...POLICY, limits: { 'ethereum:mainnet:USDC': {} } } });
-      const r = await t2.request('POST', `/v1/agent-wallets/${mw.id}/spend-attempts`, { key: live.apiKey, body: mainnetBody });
-      expect(r.body).toMatchObject({ status: 'denied', reason: 'policy_mainnet_not_allowed' });
+      const user = await t2.call('operators.createUser', { email: `live${Date.now()}@trusted.test` });
+      const live = await registerMerchant(t2, { bearer: user.bearer_token });
+      await t2.call('operators.setKyc', { merchant_id: live.id, status: 'verified' });
+      const w = (await t2.request('POST', '/v1/wallets', { key: live.apiKey, body: { type: 'agent', chain: 'ethereum', network: 'mainnet' } })).body;
+      const go = (body: unknown) => t2.request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, { key: live.apiKey, body });
+      const mainnetBody = attemptBody(outside(), 1_000_000n, { network: 'mainnet' });
+      // no SOLANA_MAINNET_RPC_URL: that rail is not enabled
+      expect((await go({ ...mainnetBody, chain: 'solana', target: 'So11111111111111111111111111111111111111112' })).body.reason).toBe('rail_not_enabled');
+      await t2.request('PUT', `/v1/agent-wallets/${w.id}/policy`, { key: live.apiKey, body: { ...POLICY, limits: { 'ethereum:mainnet:USDC': {} } } });
+      expect((await go(mainnetBody)).body).toMatchObject({ status: 'denied', reason: 'policy_mainnet_not_allowed' });
+      await t2.call('operators.setKyc', { merchant_id: live.id, status: 'pending' });
+      expect((await go(mainnetBody)).body).toMatchObject({ status: 'denied', reason: 'kyc_required' });
       const metrics = await (await fetch(`${t2.url}/metrics`)).text();
-      expect(metrics).toMatch(/abuse_signal_total\{signal="limit_violation",outcome="mainnet_kyc_required",environment="live",chain="ethereum",network="mainnet",token="USDC"\} 1/);
+      expect(metrics).toMatch(/abuse_signal_total\{signal="limit_violation",outcome="mainnet_kyc_required",environment="live",chain="ethereum",network="mainnet",token="USDC"\} 2/);
     } finally {
       await t2.stop();
     }

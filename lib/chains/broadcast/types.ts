@@ -26,7 +26,7 @@ export type TxIntent =
    * signer position; the first, the fee payer's, empty). It cannot be signed again: when its blockhash
    * expires it fails.
    */
-  | { chain: 'solana'; kind: 'cosign'; fee_payer: KeyRef; message: string; signatures: string[]; from_address: string; to_address: string };
+  | { chain: 'solana'; kind: 'cosign'; fee_payer: KeyRef; message: string; signatures: string[]; from_address: string; to_address: string; /** our signing key: the fee payer */ from: KeyRef };
 
 export interface TxAttempt {
   /** Ethereum: 0x hex; Solana: base64 wire bytes */
