@@ -370,7 +370,14 @@ export function settlementChanges(before: Map<string, boolean>, after: DepositRe
  * The actor's behaviour with its extras: `rates` records the token's rate on a completion (below);
  * `settle` makes every counted deposit of a merchant's session settle in the same write.
  */
-export function sessionBehavior(opts: { settle?: SettlementHook; rates?: CompletionRateLookup } = {}): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
+/** Resolves a credit or revert message to what the deposit inbox owes the session (lib/chains/deposit-inbox.ts). */
+export type DepositResolver = (sessionId: string, msg: SessionMsg) => Promise<SessionMsg>;
+
+/**
+ * `deposits`: the session actor credits only deposits recorded in the store's deposit inbox: a credit
+ * message names a key, and the record (read in the actor's turn) supplies the amount, token and depth.
+ */
+export function sessionBehavior(opts: { settle?: SettlementHook; rates?: CompletionRateLookup; deposits?: DepositResolver } = {}): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
   return {
     collection: 'payment_sessions',
     // two sessions settling into one wallet race on its ledger account's first insert: decide again
@@ -379,7 +386,8 @@ export function sessionBehavior(opts: { settle?: SettlementHook; rates?: Complet
       // decideSession changes the state it is given: remember what the extras compare with first
       const completedBefore = state?.completed_at ?? null;
       const counted = new Map((state?.deposits ?? []).map((d) => [d.key, d.counted && !d.reverted]));
-      const decision = decideSession(state, msg, now);
+      const resolved = opts.deposits && state && (msg.type === 'credit' || msg.type === 'revert') ? await opts.deposits(state.id, msg) : msg;
+      const decision = decideSession(state, resolved, now);
       const s = decision.state;
       if (!s) return decision;
       if (opts.rates) {
@@ -416,3 +424,4 @@ export type CompletionRateLookup = (base: string, now: Date) => Promise<(Recorde
 export function paymentSessionBehaviorWithRates(lookup: CompletionRateLookup): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
   return sessionBehavior({ rates: lookup });
 }
+

@@ -13,6 +13,7 @@ import { createHousekeepingService } from './housekeeping.service.ts';
 import { createCheckoutService } from './checkout.service.ts';
 import { createReceiptsService } from './receipts.service.ts';
 import { createRatesService } from './rates.service.ts';
+import { createFaucetsService } from './faucets.service.ts';
 import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
 import { createSessionsService } from './sessions.service.ts';
@@ -38,6 +39,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   checkout: createCheckoutService,
   receipts: createReceiptsService,
   rates: createRatesService,
+  faucets: createFaucetsService,
   catalog: createCatalogService,
   webhooks: createWebhooksService,
   sessions: createSessionsService,

@@ -6,7 +6,7 @@
 import { randomInt } from 'node:crypto';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { clientHash, merchantCaller, requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, forbidden, notFound, rateLimited, ServiceError } from '../lib/core/errors.ts';
@@ -17,7 +17,7 @@ import { isTrusted, normalizeEmail } from '../lib/onboarding/trust.ts';
 import { POW_ALGORITHM, verifyPow } from '../lib/onboarding/pow.ts';
 import { checkWebhookUrl } from '../lib/webhooks/net-guard.ts';
 import { keyHash, newApiKey, newWebhookSecret } from '../lib/auth.ts';
-import { Idempotency } from '../lib/core/idempotency.ts';
+import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
 import { type MerchantMsg, type MerchantReply, type MerchantState } from '../actors/merchant.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
@@ -54,7 +54,6 @@ interface InvitationDoc extends Doc {
   used_by: string | null;
 }
 
-type Meta = { user?: Caller; client?: { ip_hash: string } };
 type Body<T> = { body: T };
 
 /** The Merchant as the API shows it; secrets only where given. */
@@ -85,7 +84,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
 
   /** registration_spike counts every outcome of POST /v1/merchants per source (and per bearer agent). */
   function reportRegistration(ctx: Context, ok: boolean, merchant: { id: string; name: string; sandbox: boolean } | null, logger: { warn(...a: unknown[]): void }) {
-    const caller = (ctx.meta as Meta).user;
+    const caller = requestMeta(ctx).user;
     const agent = caller?.kind === 'bearer' ? caller.user_id.slice(0, 24) : null;
     const info = requestContext(rt, ctx, {
       merchant_id: merchant?.id ?? null, merchant_name: merchant?.name ?? null, agent_id: agent,
@@ -95,7 +94,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
   }
 
   async function limitClient(ctx: Context, step: string) {
-    const ip = (ctx.meta as Meta).client?.ip_hash ?? 'unknown';
+    const ip = clientHash(ctx);
     const n = await store.increment(`public:${step}:${ip}`, 1, 60_000, rt.now());
     if (n > rt.config.publicRateLimitPerMinute) throw rateLimited('too many requests from this client, retry later');
   }
@@ -119,7 +118,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
   }
 
   async function currentMerchant(ctx: Context): Promise<MerchantState> {
-    const caller = (ctx.meta as Meta).user;
+    const caller = requestMeta(ctx).user;
     if (caller?.kind !== 'merchant') throw forbidden();
     const m = await store.get<MerchantState>('merchants', caller.merchant_id);
     if (!m) throw notFound('merchant');
@@ -131,20 +130,21 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
    * since a key in its rotation overlap (perhaps the leaked one being replaced) could otherwise rotate
    * again and revoke the owner's new key, keeping the account.
    */
-  const callerKeyId = (ctx: Context): string => ((ctx.meta as Meta).user as { key_id?: string } | undefined)?.key_id ?? '';
+  const callerKeyId = (ctx: Context): string => merchantCaller(ctx)?.key_id ?? '';
   async function registerOnce(ctx: Context<Body<unknown>>): Promise<Partial<ReturnType<typeof presentMerchant>>> {
     const body = validate<{
       name: string; sandbox?: boolean; webhook_url?: string; idempotency_key?: string;
       registration_intent_id?: string; proof_of_work_challenge_id?: string; proof_of_work_nonce?: string;
     }>('RegisterMerchantRequest', ctx.params.body);
-    const caller = (ctx.meta as Meta).user ?? null;
+    const caller = requestMeta(ctx).user ?? null;
     const bearer = caller?.kind === 'bearer' ? caller : null;
     const sandbox = body.sandbox ?? false;
     if (!bearer && !sandbox) throw forbidden('sandbox must be true for an unauthenticated caller; a live merchant needs a bearer token');
     const environment = sandbox ? 'sandbox' : 'live';
     const now = rt.now();
-    const idem = body.idempotency_key
-      ? { scope: 'merchants.register', key: body.idempotency_key, payload: { ...body, bearer: bearer?.user_id ?? null }, now, seal: true }
+    const key = idempotencyKey(body.idempotency_key, 'idempotency_key must be 1 to 255 visible ASCII characters');
+    const idem = key
+      ? { scope: 'merchants.register', key, payload: { ...body, bearer: bearer?.user_id ?? null }, now, seal: true }
       : null;
     if (idem) {
       const earlier = await idempotency.replay<Partial<ReturnType<typeof presentMerchant>>>(idem);

@@ -9,6 +9,7 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import { actorHostMixin } from '../mixins/actor-host.mixin.ts';
 import { sessionBehavior, type SessionReply } from '../actors/payment-session.ts';
+import { inboxResolver } from '../lib/chains/deposit-inbox.ts';
 import { cachedRate } from '../lib/rates/engine.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { settlementEffects } from '../lib/wallets/settlement.ts';
@@ -19,6 +20,7 @@ export function createSessionActorsService(rt: Runtime): ServiceSchema {
     // a completion records the token's USD rate from the shared cache (one store read, no network call)
     rates: (token, now) => cachedRate(rt.store, rt.config.rates, token, 'USD', now),
     settle: (s, credited, reverted, now) => settlementEffects(rt.store, wallets, s, credited, reverted, now),
+    deposits: inboxResolver(rt.store),
   });
   return {
     name: 'session-actors',

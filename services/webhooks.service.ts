@@ -19,7 +19,7 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import { Counter, Histogram } from 'prom-client';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { merchantCaller } from '../lib/core/request-meta.ts';
 import { forbidden, notFound } from '../lib/core/errors.ts';
 import { validate } from '../lib/validation.ts';
 import { newId } from '../lib/core/ids.ts';
@@ -37,7 +37,6 @@ const MAX_IN_FLIGHT = 32;
 const MAX_CAS_RETRIES = 5;
 export const USER_AGENT = 'StablecoinPaymentService-Webhooks/1';
 
-type Meta = { user?: Caller };
 type Logger = { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
 type HttpParams<B = unknown> = { body?: B; params: { session_id: string } };
 
@@ -233,8 +232,8 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
   }
 
   function merchantOf(ctx: Context): string {
-    const caller = (ctx.meta as Meta).user;
-    if (caller?.kind !== 'merchant') throw forbidden();
+    const caller = merchantCaller(ctx);
+    if (!caller) throw forbidden();
     return caller.merchant_id;
   }
 

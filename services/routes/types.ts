@@ -18,8 +18,5 @@ export interface RouteDef {
   auth: AuthMode;
 }
 
-/** What a facade action sees in ctx.meta.auth. */
-export type Caller =
-  | { kind: 'merchant'; merchant_id: string; sandbox: boolean; key_id: string }
-  | { kind: 'bearer'; user_id: string; email: string }
-  | null;
+/** The authenticated caller; one request-meta type for every service lives in lib/core/request-meta.ts. */
+export type { Caller } from '../../lib/core/request-meta.ts';

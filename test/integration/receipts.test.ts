@@ -2,6 +2,7 @@
  * PDF receipts through HTTP: the merchant's and the buyer's, every field read back from the PDF, byte-identical
  * re-renders, ETag and If-None-Match, 409 before any money, and who may read which.
  */
+import { creditViaInbox, type PlantedDeposit } from '../helpers/deposits.ts';
 import { createHash } from 'node:crypto';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { fetchBytes, pdfText } from '../helpers/pdf.ts';
@@ -29,7 +30,7 @@ describe('receipts', () => {
     expect(res.status).toBe(201);
     return res.body;
   };
-  const credit = (id: string, deposit: Record<string, unknown>) => t.call('session-actors.send', { id, msg: { type: 'credit', deposit } });
+  const credit = (id: string, deposit: PlantedDeposit) => creditViaInbox(t, id, deposit);
   const receipt = (id: string, key?: string, headers: Record<string, string> = {}) =>
     fetchBytes(`${t.url}/v1/payment_sessions/${id}/receipt`, { ...headers, ...(key ? { 'X-API-Key': key } : {}) });
 
