@@ -21,6 +21,7 @@ import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
 import { createAlertsService } from './alerts.service.ts';
+import { createDiagnosticsService } from './diagnostics.service.ts';
 import { createAgentsService } from './agents.service.ts';
 import { createAgentWalletActorsService } from './agent-wallet-actors.service.ts';
 import { createX402Service } from './x402.service.ts';
@@ -49,6 +50,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
   alerts: createAlertsService,
+  diagnostics: createDiagnosticsService,
   agents: createAgentsService,
   'agent-wallet-actors': createAgentWalletActorsService,
   x402: createX402Service,
