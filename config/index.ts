@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildRails, type Rail } from './rails.ts';
 import { loadRatesConfig, type RatesConfig } from './rates.ts';
+import { loadFaucetsConfig, type FaucetsConfig } from './faucets.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 
 export interface ChainNetworkConfig {
@@ -79,6 +80,8 @@ export interface Config {
   rails: Rail[];
   /** spot rates (config/rates.ts): RATE_SOURCES, RATES_* */
   rates: RatesConfig;
+  /** testnet faucets (config/faucets.ts): FAUCETS, FAUCET_DRIP* */
+  faucets: FaucetsConfig;
 }
 
 /** "more than `count` in `windowMs`" */
@@ -274,5 +277,6 @@ export function loadConfig(env: Env = process.env): Config {
     chains,
     rails: buildRails(chains),
     rates: loadRatesConfig(env),
+    faucets: loadFaucetsConfig(env),
   };
 }

@@ -13,6 +13,7 @@ import { createHousekeepingService } from './housekeeping.service.ts';
 import { createCheckoutService } from './checkout.service.ts';
 import { createReceiptsService } from './receipts.service.ts';
 import { createRatesService } from './rates.service.ts';
+import { createFaucetsService } from './faucets.service.ts';
 import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
 import { createSessionsService } from './sessions.service.ts';
@@ -20,6 +21,7 @@ import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
 import { createAlertsService } from './alerts.service.ts';
+import { createDiagnosticsService } from './diagnostics.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
 import { createMoneyOutService } from './money-out.service.ts';
 import { createWalletsService } from './wallets.service.ts';
@@ -37,6 +39,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   checkout: createCheckoutService,
   receipts: createReceiptsService,
   rates: createRatesService,
+  faucets: createFaucetsService,
   catalog: createCatalogService,
   webhooks: createWebhooksService,
   sessions: createSessionsService,
@@ -44,6 +47,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
   alerts: createAlertsService,
+  diagnostics: createDiagnosticsService,
   treasury: createTreasuryService,
   'money-out': createMoneyOutService,
   wallets: createWalletsService,

@@ -283,7 +283,7 @@ export class Sweeper {
     if (tx.status === 'confirmed') {
       for (const key of s.deposit_keys) {
         const t = await b.transferDoc(settlementId(key));
-        if (t?.status === 'pending') await b.post(t.id, { tx_hash: tx.tx_hash });
+        if (t?.status === 'pending') await b.post(t.id); // keeps the deposit's tx hash; the sweep's is on the fee and the sweep
       }
       if (fee > 0n) {
         // ETH: the merchant's wallet received amount − fee; otherwise the platform's gas wallet paid

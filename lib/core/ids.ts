@@ -24,6 +24,7 @@ export const ID_PREFIXES = {
   alt: 'operational alert',
   ald: 'alert delivery (outbox row)',
   owe: 'alert window event (one counted event of a sliding window)',
+  drp: 'testnet faucet drip',
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;
