@@ -21,6 +21,7 @@ import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
 import { createAlertsService } from './alerts.service.ts';
+import { createDiagnosticsService } from './diagnostics.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
 import { createMoneyOutService } from './money-out.service.ts';
 import { createWalletsService } from './wallets.service.ts';
@@ -46,6 +47,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
   alerts: createAlertsService,
+  diagnostics: createDiagnosticsService,
   treasury: createTreasuryService,
   'money-out': createMoneyOutService,
   wallets: createWalletsService,

@@ -12,7 +12,9 @@
  */
 import { badRequest, conflict, forbidden, ServiceError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { AmountError, floorSubunits, toApiNumber, toSubunits } from '../core/money.ts';
+import { floorSubunits, toApiNumber, toSubunits } from '../core/money.ts';
+import { networkRefusal } from '../core/environment.ts';
+import { METADATA_MAX_BYTES, parseAmount } from '../sessions/policy.ts';
 import { retryOnConflict } from '../core/retry.ts';
 import { findRail, railKey, type Rail } from '../../config/rails.ts';
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
@@ -45,45 +47,34 @@ export interface AcceptDeps {
 }
 
 export const INSUFFICIENT = 'insufficient available balance';
-export const METADATA_MAX_BYTES = 4096;
 const DAY_MS = 86_400_000;
 const VOLUME = 'payout_volume';
 interface VolumeDoc extends Doc { merchant_id: string; rail: string; day: string; sum_subunits: string; expires_at: string }
 
-/** Mainnet needs a live merchant with verified KYC: the same outcome and metric as mainnet sessions. */
+/**
+ * The merchant's own network only (lib/core/environment.ts: sandbox testnet, live mainnet), and mainnet
+ * only with verified KYC: the same refusals and abuse outcome (mainnet_kyc_required) as sessions.
+ */
 export function checkMainnet(m: PayoutMerchant, network: string, what: string, signal: () => void): void {
-  if (network !== 'mainnet') return;
-  if (m.sandbox) {
-    signal();
-    throw forbidden(`sandbox merchants can use testnet only; use network testnet, or a live merchant account for mainnet ${what}`);
+  const refusal = networkRefusal(m.sandbox, network);
+  if (refusal) {
+    if (network === 'mainnet') signal();
+    throw forbidden(refusal);
   }
-  if (m.kyc_status !== 'verified') {
+  if (network === 'mainnet' && m.kyc_status !== 'verified') {
     signal();
     throw forbidden(`mainnet ${what} require KYC verification of the merchant; complete KYC with the operator, or use network testnet`);
   }
 }
 
-function parseAmount(body: PayoutBody, rail: Rail): bigint {
+/** Exactly one of amount (token units, the sessions' rules) and amount_subunits; at least the rail minimum. */
+function payoutAmount(body: PayoutBody, rail: Rail): bigint {
   if ((body.amount === undefined) === (body.amount_subunits === undefined)) {
     throw badRequest('send exactly one of amount (token units) and amount_subunits (smallest units, a digit string)');
   }
-  let units: bigint;
-  if (body.amount_subunits !== undefined) {
-    if (!/^(0|[1-9]\d{0,77})$/.test(body.amount_subunits)) throw badRequest('amount_subunits must be a digit string of smallest units without leading zeros');
-    units = BigInt(body.amount_subunits);
-  } else {
-    try {
-      units = toSubunits(body.amount!, rail.decimals);
-    } catch (e) {
-      if (e instanceof AmountError) {
-        throw badRequest(/decimal places/.test(e.message)
-          ? `amount has more decimal places than ${rail.token} on ${rail.chain} ${rail.network} allows (${rail.decimals}); round it to ${rail.decimals} decimals`
-          : 'amount must be a positive decimal number');
-      }
-      throw e;
-    }
-  }
-  if (units <= 0n) throw badRequest('amount must be greater than 0');
+  if (body.amount !== undefined) return parseAmount(Number(body.amount), rail);
+  if (!/^(0|[1-9]\d{0,77})$/.test(body.amount_subunits!)) throw badRequest('amount_subunits must be a digit string of smallest units without leading zeros');
+  const units = BigInt(body.amount_subunits!);
   if (units < toSubunits(rail.min_amount, rail.decimals)) {
     throw badRequest(`amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; pay out at least ${rail.min_amount}`);
   }
@@ -107,7 +98,7 @@ export async function checkPayout(deps: AcceptDeps, m: PayoutMerchant, body: Pay
     const tokens = deps.rails.filter((r) => r.chain === wallet.chain && r.network === wallet.network).map((r) => r.token);
     throw badRequest(`token ${body.token} is not available on ${wallet.chain} ${wallet.network}; use one of ${tokens.join(', ')}`);
   }
-  const amount = parseAmount(body, rail);
+  const amount = payoutAmount(body, rail);
   const dest = checkDestination(wallet.chain, body.destination);
   if (!dest.ok) throw badRequest(dest.reason);
   const metadata = body.metadata ?? null;

@@ -94,6 +94,11 @@ describe('wallets, settlement and payouts over HTTP', () => {
     expect(noKyc.status).toBe(403);
     expect(noKyc.body).toEqual({ code: 7, message: expect.stringMatching(/KYC/) });
     expect(await abuseCount(t, { outcome: 'mainnet_kyc_required' })).toBe(before + 2);
+    // live merchants are paid on mainnet only (testnet tokens have no value): not an abuse signal
+    const liveTestnet = await t.request('POST', '/v1/wallets', { key: live.apiKey, body: { chain: 'ethereum', network: 'testnet' } });
+    expect(liveTestnet.status).toBe(403);
+    expect(liveTestnet.body.message).toMatch(/mainnet rails only/);
+    expect(await abuseCount(t, { outcome: 'mainnet_kyc_required' })).toBe(before + 2);
     await t.call('operators.setKyc', { merchant_id: live.id, status: 'verified' });
     const ok = await t.request('POST', '/v1/wallets', { key: live.apiKey, body: { chain: 'ethereum', network: 'mainnet' } });
     expect(ok.status).toBe(201);
