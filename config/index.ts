@@ -69,6 +69,13 @@ export interface Config {
     /** BROADCAST_BUMP_AFTER_MS: an Ethereum transaction still not mined is replaced (same nonce, +25% gas price) */
     bumpAfterMs: number;
   };
+  /** agent spends and x402 (README "Agent wallets and x402") */
+  agents: {
+    /** X402_SETTLE_TIMEOUT_MS: how long a redeem waits for its on-chain settlement before answering pending */
+    settleTimeoutMs: number;
+    /** AGENTS_SCAN_INTERVAL_MS: period of the scanners that finish interrupted spends and settlements */
+    scanIntervalMs: number;
+  };
   chains: {
     ethereum: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
     solana: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
@@ -263,6 +270,10 @@ export function loadConfig(env: Env = process.env): Config {
       pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),
       rebroadcastMs: int(env, 'BROADCAST_REBROADCAST_MS', 15_000, 10),
       bumpAfterMs: int(env, 'BROADCAST_BUMP_AFTER_MS', 120_000, 10),
+    },
+    agents: {
+      settleTimeoutMs: int(env, 'X402_SETTLE_TIMEOUT_MS', 20_000, 0),
+      scanIntervalMs: int(env, 'AGENTS_SCAN_INTERVAL_MS', 2000, 10),
     },
     chains,
     rails: buildRails(chains),

@@ -24,6 +24,9 @@ export const ID_PREFIXES = {
   ald: 'alert delivery (outbox row)',
   owe: 'alert window event (one counted event of a sliding window)',
   drp: 'testnet faucet drip',
+  pol: 'agent spend policy (one version)',
+  sa: 'agent spend attempt',
+  xch: 'x402 payment challenge',
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;
