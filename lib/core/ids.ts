@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   ri: 'registration intent',
   pow: 'proof-of-work challenge',
   aud: 'audit event',
+  mail: 'outgoing verification mail (outbox row)',
   evt: 'webhook event',
   store: 'catalog store',
   prod: 'catalog product',
