@@ -6,6 +6,7 @@ import { ServiceBroker } from 'moleculer';
 import type { Config } from './config/index.ts';
 import { brokerOptions } from './moleculer.config.ts';
 import { openStore } from './lib/store/index.ts';
+import { instrumentStore } from './lib/store/instrumented.ts';
 import { createMailer, type Mailer } from './lib/mail.ts';
 import { Metrics } from './lib/metrics.ts';
 import { Keyring } from './lib/core/keyring.ts';
@@ -32,14 +33,15 @@ export interface NodeOptions {
 export async function startNode(config: Config, opts: NodeOptions = {}): Promise<RunningNode> {
   ensureDataDir(config);
   const keyring = Keyring.load(config.dataDir);
-  const store = await openStore(config.storeUrl);
+  const metrics = new Metrics({ defaults: opts.defaultMetrics ?? true });
+  const store = instrumentStore(await openStore(config.storeUrl), metrics.storeOpDuration);
   const clusterKey = config.cluster.secret ? clusterKeyFrom(config.cluster.secret) : keyring.derive('cluster-transport');
   const broker = new ServiceBroker(brokerOptions(config, clusterKey));
   const rt: Runtime = {
     config,
     store,
     mailer: opts.mailer ?? createMailer(config.smtpUrl, config.mailFrom, broker.getLogger('mail')),
-    metrics: new Metrics({ defaults: opts.defaultMetrics ?? true }),
+    metrics,
     keyring,
     now: opts.now ?? (() => new Date()),
   };

@@ -198,14 +198,15 @@ export class AddressIndexAllocator {
     this.blockSize = blockSize;
   }
 
-  next(chain: AddressChain): Promise<number> {
+  /** the next index of a sequence: a chain's deposit addresses, or another named sequence (`wallet:<chain>`) */
+  next(chain: AddressChain | `wallet:${AddressChain}`): Promise<number> {
     const prev = this.locks.get(chain) ?? Promise.resolve();
     const run = prev.then(() => this.take(chain));
     this.locks.set(chain, run.catch(() => undefined));
     return run;
   }
 
-  private async take(chain: AddressChain): Promise<number> {
+  private async take(chain: string): Promise<number> {
     let block = this.blocks.get(chain);
     if (!block || block.next >= block.end) {
       block = await this.reserve(chain);
@@ -215,7 +216,7 @@ export class AddressIndexAllocator {
   }
 
   /** Reserves the next `size` indexes of the chain's sequence for this caller alone: [next, end). */
-  async reserve(chain: AddressChain, size = this.blockSize): Promise<{ next: number; end: number }> {
+  async reserve(chain: string, size = this.blockSize): Promise<{ next: number; end: number }> {
     for (let attempt = 0; attempt < 50; attempt++) {
       const doc = await this.store.get<IndexDoc>(ADDRESS_INDEX_COLLECTION, chain);
       const start = doc?.next ?? 0;

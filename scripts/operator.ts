@@ -18,6 +18,7 @@ let code = 0;
 try {
   const result = await runCommand(node.broker, cmd, values);
   console.log(cmd.format ? cmd.format(result) : JSON.stringify(result, null, 2));
+  code = cmd.exitCode?.(result) ?? 0;
 } catch (e) {
   console.error(`error: ${(e as Error).message}`);
   code = 1;

@@ -12,13 +12,23 @@ import { createOperatorsService } from './operators.service.ts';
 import { createHousekeepingService } from './housekeeping.service.ts';
 import { createCheckoutService } from './checkout.service.ts';
 import { createReceiptsService } from './receipts.service.ts';
+import { createRatesService } from './rates.service.ts';
+import { createFaucetsService } from './faucets.service.ts';
 import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
 import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
+import { createAlertsService } from './alerts.service.ts';
+import { createDiagnosticsService } from './diagnostics.service.ts';
+import { createAgentsService } from './agents.service.ts';
+import { createAgentWalletActorsService } from './agent-wallet-actors.service.ts';
+import { createX402Service } from './x402.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
+import { createMoneyOutService } from './money-out.service.ts';
+import { createWalletsService } from './wallets.service.ts';
+import { createPayoutsService } from './payouts.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -31,11 +41,21 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   housekeeping: createHousekeepingService,
   checkout: createCheckoutService,
   receipts: createReceiptsService,
+  rates: createRatesService,
+  faucets: createFaucetsService,
   catalog: createCatalogService,
   webhooks: createWebhooksService,
   sessions: createSessionsService,
   'session-actors': createSessionActorsService,
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
+  alerts: createAlertsService,
+  diagnostics: createDiagnosticsService,
+  agents: createAgentsService,
+  'agent-wallet-actors': createAgentWalletActorsService,
+  x402: createX402Service,
   treasury: createTreasuryService,
+  'money-out': createMoneyOutService,
+  wallets: createWalletsService,
+  payouts: createPayoutsService,
 };

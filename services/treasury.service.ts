@@ -8,6 +8,7 @@ import { loadSeedPhrase } from '../lib/addresses.ts';
 import { KeyDeriver } from '../lib/chains/keys.ts';
 import { GasWallets } from '../lib/chains/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
+import { reconcile } from '../lib/chains/reconcile.ts';
 
 export function createTreasuryService(rt: Runtime): ServiceSchema {
   let gas: GasWallets | null = null;
@@ -23,6 +24,13 @@ export function createTreasuryService(rt: Runtime): ServiceSchema {
         visibility: 'public',
         handler(this: { logger: { warn(...a: unknown[]): void } }) {
           return gasWallets(this.logger).list();
+        },
+      },
+      /** every wallet's ledger balance against its on-chain balance: {checked, differences, skipped} */
+      reconcile: {
+        visibility: 'public',
+        handler() {
+          return reconcile({ store: rt.store, config: rt.config });
         },
       },
     },

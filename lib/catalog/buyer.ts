@@ -135,7 +135,7 @@ export class CatalogBuyer {
       const methods = checkoutMethods(price, this.rt.config.rails, product.sandbox);
       if (methods.length === 0) {
         const wanted = price.allowed_payment_methods ? price.allowed_payment_methods.join(', ') : `any ${price.currency_or_token} rail`;
-        throw conflict(`price ${price.id} cannot be paid now: none of its payment methods (${wanted}) is an enabled rail${product.sandbox ? ' on testnet, and a sandbox merchant is paid on testnet only' : ''}`);
+        throw conflict(`price ${price.id} cannot be paid now: none of its payment methods (${wanted}) is an enabled rail${product.sandbox ? ' on testnet, and a sandbox merchant is paid on testnet only' : ' on mainnet, and a live merchant is paid on mainnet only'}`);
       }
       const now = this.rt.now();
       const ref: CheckoutRefRow = {

@@ -21,6 +21,7 @@
  * No broker in here: delivery goes through the `send` function the listener service passes in.
  */
 import { isConflict, isDuplicate, type Doc, type Filter, type Store } from '../store/port.ts';
+import { conflict } from '../core/errors.ts';
 import type { DepositInput, SessionMsg, SessionReply } from '../../actors/payment-session.ts';
 import type { WatchedAddress } from './address-book.ts';
 
@@ -92,6 +93,40 @@ export interface DepositDoc extends Doc {
 
 export const depositKey = (d: Pick<FoundDeposit, 'chain' | 'network' | 'tx_hash' | 'index'>): string =>
   `${d.chain}:${d.network}:${d.tx_hash}:${d.index}`;
+
+/**
+ * The message a deposit record owes its session, built from the record alone. The session actor acts on
+ * this, never on the amounts a caller put in a message (see `inboxResolver`).
+ */
+export function owedMessage(d: DepositDoc): SessionMsg | null {
+  const kind = messageFor(d);
+  if (kind === 'revert') return { type: 'revert', key: d.id };
+  if (kind !== 'credit') return null;
+  const deposit: DepositInput = {
+    key: d.id, tx_hash: d.tx_hash, index: d.index, amount_subunits: d.amount_subunits, token: d.token ?? '',
+    confirmations: d.confirmations, ...(d.chain === 'ethereum' ? { block_number: d.block_number, block_hash: d.block_hash ?? undefined } : { block_number: d.block_number }),
+    detected_at: d.detected_at,
+  };
+  return { type: 'credit', deposit };
+}
+
+/**
+ * For the session actor: replaces a credit or revert message by what the deposit inbox says the session
+ * is owed for that key. A message for a deposit that is not in the inbox, belongs to another session or
+ * owes nothing changes nothing, so even a node that can send messages cannot invent money.
+ */
+export function inboxResolver(store: Store) {
+  return async (sessionId: string, msg: SessionMsg): Promise<SessionMsg> => {
+    if (msg.type !== 'credit' && msg.type !== 'revert') return msg;
+    const key = msg.type === 'credit' ? (msg as { key?: string; deposit?: { key?: string } }).key ?? msg.deposit?.key : msg.key;
+    const record = typeof key === 'string' ? await store.get<DepositDoc>(DEPOSITS, key) : null;
+    // a 409, not a 404: a 404 from the actor means "no such session" to the inbox's delivery
+    if (!record || record.session_id !== sessionId) throw conflict(`deposit ${String(key)} is not in the deposit inbox for session ${sessionId}`);
+    const owed = owedMessage(record);
+    if (!owed) throw conflict(`deposit ${record.id} owes session ${sessionId} nothing (${record.status})`);
+    return owed;
+  };
+}
 
 /** Which message the session is owed for this document (null: none, an orphan). */
 export function messageFor(d: Pick<DepositDoc, 'status' | 'session_id'>): 'credit' | 'revert' | null {
@@ -234,15 +269,7 @@ export class DepositInbox {
 
   /** The message the session is owed, from a document. */
   private messageOf(d: DepositDoc): SessionMsg | null {
-    const kind = messageFor(d);
-    if (kind === 'revert') return { type: 'revert', key: d.id };
-    if (kind !== 'credit') return null;
-    const deposit: DepositInput = {
-      key: d.id, tx_hash: d.tx_hash, index: d.index, amount_subunits: d.amount_subunits, token: d.token ?? '',
-      confirmations: d.confirmations, ...(d.chain === 'ethereum' ? { block_number: d.block_number, block_hash: d.block_hash ?? undefined } : { block_number: d.block_number }),
-      detected_at: d.detected_at,
-    };
-    return { type: 'credit', deposit };
+    return owedMessage(d);
   }
 
   /**

@@ -80,7 +80,16 @@ export class ListenerSet<S> {
     return [...this.runners.keys()];
   }
 
+  /** lag per network for /metrics (lib/metrics.ts reads it at scrape time) */
+  private readonly lag = () => [...this.runners].map(([network, r]) => {
+    const st = r.status();
+    const stats = st.last_stats as { target?: unknown; cursor?: unknown } | null;
+    const blocks = stats && typeof stats.target === 'number' && typeof stats.cursor === 'number' ? Math.max(0, stats.target - stats.cursor) : null;
+    return { chain: this.chain, network, holding: st.holding, blocks, last_pass_at: st.last_pass_at };
+  });
+
   start(): void {
+    this.rt.metrics.listenerSources.add(this.lag);
     this.stopped = false;
     for (const r of this.runners.values()) r.start();
     if (this.runners.size === 0) return;
@@ -122,6 +131,7 @@ export class ListenerSet<S> {
   }
 
   async stop(): Promise<void> {
+    this.rt.metrics.listenerSources.delete(this.lag);
     this.stopped = true;
     if (this.redeliveryTimer) clearTimeout(this.redeliveryTimer);
     await Promise.all([...this.runners.values()].map((r) => r.stop()));

@@ -36,6 +36,8 @@ export const unauthorized = () => new ServiceError(401, AUTH_MESSAGE, 'UNAUTHORI
 export const forbidden = (message = AUTH_MESSAGE) => new ServiceError(403, message, 'FORBIDDEN');
 export const conflict = (message: string) => new ServiceError(409, message, 'CONFLICT');
 export const rateLimited = (message = 'rate limit exceeded, retry later') => new ServiceError(429, message, 'RATE_LIMITED');
+/** 503 whose message is written for the client (e.g. no fresh rate): kept, unlike other 5xx messages */
+export const unavailable = (message: string) => new ServiceError(503, message, 'UNAVAILABLE_EXPLAINED');
 export const IDEMPOTENCY_MISMATCH = 'idempotency key was already used with a different payload';
 
 /** Converts anything thrown into the status and envelope sent to the client; never leaks internals. */
@@ -45,7 +47,9 @@ export function toEnvelope(err: unknown): { status: number; body: ErrorEnvelope 
   // moleculer-web and Moleculer's own client errors that we expose with our wording
   if (e?.type === 'REQUEST_SKIPPED' || e?.type === 'REQUEST_TIMEOUT') status = 503;
   if (status >= 500) {
-    const message = status === 503 ? 'service temporarily unavailable, retry later' : 'internal server error';
+    const message = status === 503
+      ? (e?.type === 'UNAVAILABLE_EXPLAINED' && typeof e.message === 'string' ? e.message : 'service temporarily unavailable, retry later')
+      : 'internal server error';
     return { status, body: { code: 1, message } };
   }
   let message = typeof e?.message === 'string' && e.message ? e.message : 'bad request';

@@ -48,3 +48,9 @@ export function toApiNumber(units: bigint | string, decimals: number): number {
 }
 
 export const isDigits = (s: unknown): s is string => typeof s === 'string' && /^\d+$/.test(s);
+
+/** Largest whole number of smallest units not above a decimal amount (a cap with more decimals than the token). */
+export function floorSubunits(limit: string, decimals: number): bigint {
+  const [whole, frac = ''] = decimalText(limit).split('.');
+  return BigInt(whole + frac.slice(0, decimals).padEnd(decimals, '0'));
+}

@@ -6,11 +6,35 @@
  */
 import type { Store, WriteOp } from '../store/port.ts';
 import { accountId, available, walletAccount } from './accounts.ts';
-import { LedgerBatch, LedgerError, type TransferRefs } from './transfers.ts';
+import { LedgerBatch, LedgerError, type LedgerTransfer, type TransferRefs } from './transfers.ts';
 
-export const settlementId = (depositKey: string) => `set:${depositKey}`;
-export const reversalId = (depositKey: string) => `rev:${depositKey}`;
-export const lossId = (depositKey: string) => `loss:${depositKey}`;
+/**
+ * A deposit key can be credited again after a revert (its transaction reorged out and mined again):
+ * each credit is a new generation with its own transfer ids (`<key>`, then `<key>#2`, …), since
+ * transfers are never rewritten.
+ */
+export const settlementKey = (depositKey: string, generation = 1) => (generation === 1 ? depositKey : `${depositKey}#${generation}`);
+export const settlementId = (key: string) => `set:${key}`;
+export const reversalId = (key: string) => `rev:${key}`;
+export const lossId = (key: string) => `loss:${key}`;
+
+const MAX_GENERATIONS = 1000;
+
+/** The deposit key a settlement transfer id (`set:<key>` or `set:<key>#<generation>`) belongs to. */
+export const depositKeyOf = (settlementTransferId: string) => settlementTransferId.replace(/^set:/, '').replace(/#\d+$/, '');
+
+/** The newest generation's settlement of a deposit key (null when it was never settled) and its key. */
+export async function latestSettlement(b: LedgerBatch, depositKey: string): Promise<{ key: string; transfer: LedgerTransfer; reversed: boolean } | null> {
+  let found: { key: string; transfer: LedgerTransfer; reversed: boolean } | null = null;
+  for (let g = 1; g <= MAX_GENERATIONS; g++) {
+    const key = settlementKey(depositKey, g);
+    const transfer = await b.transferDoc(settlementId(key));
+    if (!transfer) return found;
+    const reversed = transfer.status === 'voided' || !!(await b.transferDoc(reversalId(key))) || !!(await b.transferDoc(lossId(key)));
+    found = { key, transfer, reversed };
+  }
+  throw new LedgerError('invalid_transfer', `deposit ${depositKey} was settled more than ${MAX_GENERATIONS} times`);
+}
 
 export interface SettlementSpec {
   depositKey: string;
@@ -24,21 +48,28 @@ export interface SettlementSpec {
 }
 
 /**
- * Credits a counted deposit to the merchant's wallet, once per deposit key. On-chain money is pending
- * (it still sits at the deposit address) until the sweep posts it (`settlementPostOps`); simulated money
- * is posted at once.
+ * Credits a counted deposit to the merchant's wallet, once per deposit key (and generation). On-chain
+ * money is pending (it still sits at the deposit address) until the sweep posts it (`settlementPostOps`);
+ * simulated money is posted at once. False when the deposit's current credit is already settled.
  */
 export async function addSettlement(b: LedgerBatch, s: SettlementSpec): Promise<boolean> {
+  const latest = await latestSettlement(b, s.depositKey);
+  const generation = latest ? (latest.reversed ? generationOf(latest.key) + 1 : generationOf(latest.key)) : 1;
   const refs: TransferRefs = {};
   if (s.sessionId) refs.session_id = s.sessionId;
   if (s.txHash) refs.tx_hash = s.txHash;
   if (s.simulated) refs.simulated = true;
   return b.transfer({
-    id: settlementId(s.depositKey), kind: 'settlement', asset: s.asset, amount: s.amount, pending: !s.simulated,
+    id: settlementId(settlementKey(s.depositKey, generation)), kind: 'settlement', asset: s.asset, amount: s.amount, pending: !s.simulated,
     debit_account: accountId(s.simulated ? 'sys:simulated' : 'sys:chain', s.asset),
     credit_account: walletAccount(s.walletId, s.asset, !!s.simulated), ...refs,
   });
 }
+
+const generationOf = (key: string) => {
+  const m = /#(\d+)$/.exec(key);
+  return m ? Number(m[1]) : 1;
+};
 
 export async function settlementOps(store: Store, s: SettlementSpec, now?: Date): Promise<WriteOp[]> {
   const b = new LedgerBatch(store, now);
@@ -46,10 +77,20 @@ export async function settlementOps(store: Store, s: SettlementSpec, now?: Date)
   return b.ops();
 }
 
-/** Posts a deposit's pending settlement once its sweep is confirmed (the money is in the wallet's address). */
+/**
+ * Posts a deposit's pending settlement once its sweep is confirmed (the money is in the wallet's address).
+ * `[]` when it is already posted; LedgerError `unknown_transfer` when the deposit was never settled and
+ * `not_pending` when its settlement was voided (a reorg took it back: nothing to sweep for it).
+ */
+export async function addSettlementPost(b: LedgerBatch, depositKey: string, refs?: Pick<TransferRefs, 'tx_hash'>): Promise<boolean> {
+  const latest = await latestSettlement(b, depositKey);
+  if (!latest) throw new LedgerError('unknown_transfer', `deposit ${depositKey} has no settlement`);
+  return b.post(latest.transfer.id, refs);
+}
+
 export async function settlementPostOps(store: Store, depositKey: string, refs?: Pick<TransferRefs, 'tx_hash'>, now?: Date): Promise<WriteOp[]> {
   const b = new LedgerBatch(store, now);
-  await b.post(settlementId(depositKey), refs);
+  await addSettlementPost(b, depositKey, refs);
   return b.ops();
 }
 
@@ -60,10 +101,10 @@ export async function settlementPostOps(store: Store, depositKey: string, refs?:
  * Does nothing for a deposit that was never settled or is already reversed.
  */
 export async function addSettlementReversal(b: LedgerBatch, depositKey: string): Promise<boolean> {
-  const t = await b.transferDoc(settlementId(depositKey));
-  if (!t || t.status === 'voided') return false;
+  const latest = await latestSettlement(b, depositKey);
+  if (!latest || latest.reversed) return false;
+  const { key, transfer: t } = latest;
   if (t.status === 'pending') return b.void(t.id);
-  if ((await b.transferDoc(reversalId(depositKey))) || (await b.transferDoc(lossId(depositKey)))) return false;
   const amount = BigInt(t.amount);
   const wallet = await b.account(t.credit_account);
   const have = available(wallet);
@@ -73,10 +114,10 @@ export async function addSettlementReversal(b: LedgerBatch, depositKey: string):
   if (t.tx_hash) refs.tx_hash = t.tx_hash;
   if (t.simulated) refs.simulated = true;
   if (back > 0n) {
-    await b.transfer({ id: reversalId(depositKey), kind: 'settlement_reversal', asset: t.asset, amount: back, debit_account: t.credit_account, credit_account: t.debit_account, ...refs });
+    await b.transfer({ id: reversalId(key), kind: 'settlement_reversal', asset: t.asset, amount: back, debit_account: t.credit_account, credit_account: t.debit_account, ...refs });
   }
   if (amount > back) {
-    await b.transfer({ id: lossId(depositKey), kind: 'loss', asset: t.asset, amount: amount - back, debit_account: accountId('sys:losses', t.asset), credit_account: t.debit_account, ...refs });
+    await b.transfer({ id: lossId(key), kind: 'loss', asset: t.asset, amount: amount - back, debit_account: accountId('sys:losses', t.asset), credit_account: t.debit_account, ...refs });
   }
   return true;
 }

@@ -2,6 +2,7 @@
  * PDF receipts through HTTP: the merchant's and the buyer's, every field read back from the PDF, byte-identical
  * re-renders, ETag and If-None-Match, 409 before any money, and who may read which.
  */
+import { creditViaInbox, type PlantedDeposit } from '../helpers/deposits.ts';
 import { createHash } from 'node:crypto';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { fetchBytes, pdfText } from '../helpers/pdf.ts';
@@ -29,7 +30,7 @@ describe('receipts', () => {
     expect(res.status).toBe(201);
     return res.body;
   };
-  const credit = (id: string, deposit: Record<string, unknown>) => t.call('session-actors.send', { id, msg: { type: 'credit', deposit } });
+  const credit = (id: string, deposit: PlantedDeposit) => creditViaInbox(t, id, deposit);
   const receipt = (id: string, key?: string, headers: Record<string, string> = {}) =>
     fetchBytes(`${t.url}/v1/payment_sessions/${id}/receipt`, { ...headers, ...(key ? { 'X-API-Key': key } : {}) });
 
@@ -49,7 +50,9 @@ describe('receipts', () => {
     expect(res.bytes.subarray(0, 5).toString()).toBe('%PDF-');
     expect(res.headers.get('etag')).toBe(`"${createHash('sha256').update(res.bytes).digest('hex')}"`);
 
-    const { text, info } = await pdfText(res.bytes);
+    const { text, info, qr } = await pdfText(res.bytes);
+    // the QR code on the page decodes to the explorer link of the paying transaction
+    expect(qr).toBe(`https://sepolia.etherscan.io/tx/${tx2}`);
     const utc = (iso: string) => `${iso.slice(0, 19).replace('T', ' ')} UTC`;
     for (const expected of [
       'Receipt Shop', `Session: ${s.session_id}`, 'Status: completed', 'Token: USDC', 'Chain: Ethereum', 'Network: testnet',
@@ -93,6 +96,7 @@ describe('receipts', () => {
     const partial = await receipt(s.session_id, shop.apiKey);
     expect(partial.status).toBe(200);
     const p = await pdfText(partial.bytes);
+    expect(p.qr).toBe(`https://explorer.solana.com/tx/${sig1}?cluster=devnet`);
     expect(p.text).toContain('Status: partial_paid');
     expect(p.text).toContain('PARTIAL: 3.75 USDC short');
     expect(p.text).toContain('Chain: Solana');
@@ -141,5 +145,20 @@ describe('receipts', () => {
     const d = await receipt(demo.session_id);
     expect(d.status).toBe(200);
     expect((await pdfText(d.bytes)).text).toContain('Demo checkout');
+  });
+
+  it('limits receipt requests without a key per client', async () => {
+    const limited = await startTestNode({ PUBLIC_RATE_LIMIT_PER_MINUTE: '2' });
+    try {
+      const demo = (await limited.request('POST', '/v1/payment_sessions/demo')).body;
+      await limited.request('POST', `/v1/payment_sessions/${demo.session_id}/simulate`);
+      expect((await limited.request('GET', `/checkout/${demo.session_id}/receipt`)).status).toBe(200);
+      expect((await limited.request('GET', `/v1/payment_sessions/${demo.session_id}/receipt`)).status).toBe(200);
+      const third = await limited.request('GET', `/checkout/${demo.session_id}/receipt`);
+      expect(third.status).toBe(429);
+      expect(third.body.code).toBe(4);
+    } finally {
+      await limited.stop();
+    }
   });
 });

@@ -77,7 +77,13 @@ describe('ledger invariants (property)', () => {
           expect(b.available >= 0n && b.pending >= 0n).toBe(true);
         }
         // replay every step that moved money: its transfer id makes it a no-op
-        for (const c of applied) expect(await run(store, c)).toEqual([]);
+        // (except deposits and reverts of a key that was reverted: a credit after a revert is a new
+        // generation and a revert takes back the current one, as the session actor counts them)
+        const reverted = new Set(applied.filter((c) => c.t === 'revert').map((c) => (c as { key: number }).key));
+        for (const c of applied) {
+          if ((c.t === 'deposit' || c.t === 'revert') && reverted.has(c.key)) continue;
+          expect(await run(store, c)).toEqual([]);
+        }
         const again = await loadLedger(store);
         expect(again).toEqual(snap);
       } finally {

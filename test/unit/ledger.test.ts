@@ -118,6 +118,22 @@ describe('ledger', () => {
     expect((await checkStoredLedger(store)).problems).toEqual([]);
   });
 
+  it('a deposit credited again after its revert settles again as a new generation', async () => {
+    await commit(deposit('d1', '1000'));
+    await commit(settlementReversalOps(store, 'd1'));
+    expect(await deposit('d1', '1000')).not.toEqual([]);
+    await commit(deposit('d1', '1000'));
+    expect(await deposit('d1', '1000')).toEqual([]);
+    expect(await store.get(TRANSFERS, 'set:d1#2')).toMatchObject({ status: 'pending', amount: '1000' });
+    await commit(settlementPostOps(store, 'd1'));
+    expect(await balance(store, W, ASSET)).toMatchObject({ available: 1000n, pending: 0n });
+    await commit(settlementReversalOps(store, 'd1'));
+    expect(await store.get(TRANSFERS, 'rev:d1#2')).toMatchObject({ amount: '1000' });
+    expect(await balance(store, W, ASSET)).toMatchObject({ available: 0n, pending: 0n });
+    await expect(settlementPostOps(store, 'nope')).rejects.toMatchObject({ code: 'unknown_transfer' });
+    expect((await checkStoredLedger(store)).problems).toEqual([]);
+  });
+
   it('several transfers on one account in one batch are one compare-and-set', async () => {
     const b = new LedgerBatch(store);
     for (let i = 0; i < 3; i++) {
