@@ -12,7 +12,7 @@
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import {
   DuplicateKeyError, VersionConflictError,
   type ClaimOptions, type CollectionSpec, type Doc, type Filter, type FindOptions, type Store, type WriteOp,
@@ -116,36 +116,70 @@ interface Waiter {
   failure?: { error: unknown };
 }
 
+/**
+ * One pair of connections per database file per process, shared by every SqliteStore opened on it (two
+ * nodes in one process, as tests run them). A second writing connection in the same thread could only
+ * wait for the first one's open transaction by blocking the very event loop that would commit it.
+ */
+interface Connection {
+  key: string | null;
+  refs: number;
+  db: DatabaseSync;
+  rdb: DatabaseSync;
+  w: Statements;
+  r: Statements;
+  specs: Map<string, CollectionSpec>;
+  text: Map<string, string[]>;
+  /** the writes of this event-loop turn, committed together by the next check phase */
+  group: Waiter[] | null;
+}
+
+const OPEN = new Map<string, Connection>();
+
+function connect(path: string, key: string | null): Connection {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new DatabaseSync(path);
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = OFF;');
+  // SQLite's lower() folds ASCII only; text search lowercases like JavaScript (and MongoDB's /i) do
+  const lowerText = (v: SQLInputValue) => (typeof v === 'string' ? v.toLowerCase() : v);
+  db.function('lower_text', { deterministic: true }, lowerText);
+  db.exec('CREATE TABLE IF NOT EXISTS _counters (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires_at TEXT NOT NULL)');
+  // two connections to ':memory:' would be two databases
+  const rdb = path === ':memory:' ? db : new DatabaseSync(path, { readOnly: true });
+  if (rdb !== db) {
+    rdb.exec('PRAGMA busy_timeout = 10000;');
+    rdb.function('lower_text', { deterministic: true }, lowerText);
+  }
+  const w = new Statements(db);
+  return { key, refs: 1, db, rdb, w, r: rdb === db ? w : new Statements(rdb), specs: new Map(), text: new Map(), group: null };
+}
+
+export interface SqliteOptions {
+  /** open connections of its own instead of sharing this process's (tests of several processes) */
+  separate?: boolean;
+}
+
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
+  private conn: Connection;
   /** the writing connection (and the reading one of an in-memory database) */
   private db: DatabaseSync;
   /** the reading connection: sees committed data only */
   private rdb: DatabaseSync;
   private w: Statements;
   private r: Statements;
-  private specs = new Map<string, CollectionSpec>();
+  private specs: Map<string, CollectionSpec>;
   /** collections with a text index: their fields */
-  private text = new Map<string, string[]>();
-  /** the writes of this event-loop turn, committed together by the next check phase */
-  private group: Waiter[] | null = null;
+  private text: Map<string, string[]>;
+  private closed = false;
 
-  constructor(path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new DatabaseSync(path);
-    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = OFF;');
-    // SQLite's lower() folds ASCII only; text search lowercases like JavaScript (and MongoDB's /i) do
-    const lowerText = (v: SQLInputValue) => (typeof v === 'string' ? v.toLowerCase() : v);
-    this.db.function('lower_text', { deterministic: true }, lowerText);
-    this.db.exec('CREATE TABLE IF NOT EXISTS _counters (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires_at TEXT NOT NULL)');
-    // two connections to ':memory:' would be two databases
-    this.rdb = path === ':memory:' ? this.db : new DatabaseSync(path, { readOnly: true });
-    if (this.rdb !== this.db) {
-      this.rdb.exec('PRAGMA busy_timeout = 10000;');
-      this.rdb.function('lower_text', { deterministic: true }, lowerText);
-    }
-    this.w = new Statements(this.db);
-    this.r = this.rdb === this.db ? this.w : new Statements(this.rdb);
+  constructor(path: string, opts: SqliteOptions = {}) {
+    const key = path === ':memory:' || opts.separate ? null : resolve(path);
+    const shared = key ? OPEN.get(key) : undefined;
+    if (shared) shared.refs++;
+    this.conn = shared ?? connect(path, key);
+    if (key && !shared) OPEN.set(key, this.conn);
+    ({ db: this.db, rdb: this.rdb, w: this.w, r: this.r, specs: this.specs, text: this.text } = this.conn);
   }
 
   /**
@@ -153,9 +187,9 @@ export class SqliteStore implements Store {
    * transaction has committed. A throwing `fn` rolls back its savepoint only and rejects after the COMMIT.
    */
   private inGroup<T>(fn: () => T, undo?: () => void): Promise<T> {
-    if (!this.group) {
+    if (!this.conn.group) {
       this.w.get('BEGIN IMMEDIATE').run();
-      this.group = [];
+      this.conn.group = [];
       setImmediate(() => this.commit());
     }
     this.w.get('SAVEPOINT w').run();
@@ -170,15 +204,15 @@ export class SqliteStore implements Store {
       failure = { error: e };
     }
     return new Promise<T>((resolve, reject) => {
-      this.group!.push({ resolve: resolve as (v: unknown) => void, reject, value, undo, failure });
+      this.conn.group!.push({ resolve: resolve as (v: unknown) => void, reject, value, undo, failure });
     });
   }
 
   /** Commits this turn's transaction and settles its writes. */
   private commit(): void {
-    const waiters = this.group;
+    const waiters = this.conn.group;
     if (!waiters) return;
-    this.group = null;
+    this.conn.group = null;
     try {
       this.w.get('COMMIT').run();
     } catch (e) {
@@ -493,7 +527,11 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     this.commit();
+    if (--this.conn.refs > 0) return;
+    if (this.conn.key) OPEN.delete(this.conn.key);
     if (this.rdb !== this.db && this.rdb.isOpen) this.rdb.close();
     if (this.db.isOpen) this.db.close();
   }

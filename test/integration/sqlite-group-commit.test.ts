@@ -19,7 +19,8 @@ describe('SQLite group commit', () => {
     dir = tempDir('group-');
     store = new SqliteStore(join(dir, 'db.sqlite'));
     await store.ensure([{ name: 'things', indexes: [{ fields: ['slug'], unique: true }] }]);
-    other = new SqliteStore(join(dir, 'db.sqlite'));
+    // another process's view: connections of its own
+    other = new SqliteStore(join(dir, 'db.sqlite'), { separate: true });
   });
 
   afterEach(async () => {
@@ -85,6 +86,21 @@ describe('SQLite group commit', () => {
       expect(results.map((r) => r.status === 'fulfilled')).toEqual(good);
       for (let i = 0; i < good.length; i++) expect((await other.get('things', ids[i])) !== null).toBe(good[i]);
     }), { numRuns: 30 });
+  });
+
+  it('two stores of one process on one file share the connection and its turn (no self-deadlock)', async () => {
+    const twin = new SqliteStore(join(dir, 'db.sqlite'));
+    try {
+      await Promise.all([
+        store.write([{ op: 'insert', coll: 'things', doc: { id: 'p', slug: 'p' } }]),
+        twin.write([{ op: 'insert', coll: 'things', doc: { id: 'q', slug: 'q' } }]),
+      ]);
+      expect(await twin.get('things', 'p')).not.toBeNull();
+    } finally {
+      await twin.close();
+    }
+    // closing one handle leaves the other working
+    expect(await store.get('things', 'q')).not.toBeNull();
   });
 
   it('notices a commit of another process, not its own', async () => {
