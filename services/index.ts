@@ -13,6 +13,7 @@ import { createHousekeepingService } from './housekeeping.service.ts';
 import { createCheckoutService } from './checkout.service.ts';
 import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
+import { createEventsService } from './events.service.ts';
 import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
@@ -30,6 +31,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   checkout: createCheckoutService,
   catalog: createCatalogService,
   webhooks: createWebhooksService,
+  events: createEventsService,
   sessions: createSessionsService,
   'session-actors': createSessionActorsService,
   'ethereum-listener': createEthereumListenerService,
