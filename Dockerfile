@@ -2,6 +2,7 @@
 FROM node:24-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY sdk/package.json sdk/
 RUN npm ci --omit=dev --ignore-scripts
 COPY . .
 ENV HOST=0.0.0.0 PORT=3000
