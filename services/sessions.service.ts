@@ -26,6 +26,7 @@ import { isConflict, isDuplicate, type Doc } from '../lib/store/port.ts';
 import { AddressWorkers } from '../lib/address-workers.ts';
 import { AddressDeriver, AddressIndexAllocator, explorerUrl, loadSeedPhrase, paymentUri, type AddressChain } from '../lib/addresses.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
+import { decodeCursor, encodeCursor, parseLimit } from '../lib/catalog/rules.ts';
 import {
   DEMO_MERCHANT_ID, isDue, isOpen,
   type PaymentSessionState, type SessionMsg, type SessionReply,
@@ -408,6 +409,28 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<{ params: { session_id: string } }>) {
           const s = await current(ctx, await readableSession(ctx, ctx.params.params?.session_id));
           return presentSession(s, rt, await processedBlock(rt, s));
+        },
+      },
+
+      /** GET /v1/payment_sessions: the caller's sessions, newest first; `status` filter, cursor paging. */
+      list: {
+        async handler(ctx: Context<{ query?: Record<string, string> }>) {
+          const caller = (ctx.meta as { user?: Caller }).user;
+          if (caller?.kind !== 'merchant') throw unauthorized();
+          const query = validate<{ cursor?: string; limit?: string; status?: string }>('PaymentSessionListQuery', ctx.params.query ?? {}, 'query');
+          const limit = parseLimit(query.limit);
+          if (typeof limit === 'string') throw badRequest(limit);
+          const filter: Record<string, string | { $lt: string }> = { merchant_id: caller.merchant_id };
+          if (query.status) filter.status = query.status;
+          if (query.cursor !== undefined) {
+            const after = decodeCursor(query.cursor);
+            if (!after) throw badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged');
+            filter.id = { $lt: after };
+          }
+          const rows = await rt.store.find<PaymentSessionState & Doc>('payment_sessions', filter, { desc: true, limit: limit + 1 });
+          const page = rows.slice(0, limit);
+          const more = rows.length > limit;
+          return { data: page.map((r) => presentSession(r, rt)), has_more: more, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
         },
       },
 

@@ -9,19 +9,38 @@ const source = new URL('../../openapi.json', import.meta.url);
 const target = new URL('../src/generated/schema.ts', import.meta.url);
 const HEADER = '// Generated from openapi.json by `npm run generate -w @stablecoin-payments/sdk`; do not edit.\n/* eslint-disable */\n';
 
-const ast = await openapiTS(JSON.parse(readFileSync(source, 'utf8')));
-const text = HEADER + astToString(ast);
-let current = '';
-try {
-  current = readFileSync(target, 'utf8');
-} catch { /* first run */ }
+const spec = JSON.parse(readFileSync(source, 'utf8'));
+const ast = await openapiTS(spec);
+
+/** the operations that declare an Idempotency-Key header: the client adds one to each call */
+const idempotent: string[] = [];
+for (const [path, item] of Object.entries<Record<string, { parameters?: Array<{ in: string; name: string }> }>>(spec.paths)) {
+  for (const [method, op] of Object.entries(item)) {
+    if (op?.parameters?.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')) idempotent.push(`${method.toUpperCase()} ${path}`);
+  }
+}
+const outputs: Array<[URL, string]> = [
+  [target, HEADER + astToString(ast)],
+  [new URL('../src/generated/idempotent.ts', import.meta.url), `${HEADER}/** Operations that take an Idempotency-Key header (METHOD path). */\nexport const IDEMPOTENT_OPERATIONS: readonly string[] = ${JSON.stringify(idempotent.sort(), null, 2).replace(/"/g, "'")};\n`],
+];
+
+let stale = false;
+for (const [file, text] of outputs) {
+  let current = '';
+  try {
+    current = readFileSync(file, 'utf8');
+  } catch { /* first run */ }
+  if (current === text) continue;
+  stale = true;
+  if (!process.argv.includes('--check')) {
+    writeFileSync(file, text);
+    console.log(`wrote ${file.pathname}`);
+  }
+}
 if (process.argv.includes('--check')) {
-  if (current !== text) {
-    console.error('sdk/src/generated/schema.ts is stale: run npm run generate -w @stablecoin-payments/sdk');
+  if (stale) {
+    console.error('sdk/src/generated is stale: run npm run generate -w @stablecoin-payments/sdk');
     process.exit(1);
   }
   console.log('sdk types are up to date');
-} else if (current !== text) {
-  writeFileSync(target, text);
-  console.log('wrote sdk/src/generated/schema.ts');
 }

@@ -322,7 +322,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List your payment sessions
+         * @description Newest first. Page with limit (1 to 100, default 20) and cursor (the next_cursor of the previous page); has_more tells whether another page exists. Filter: status.
+         */
+        get: operations["listPaymentSessions"];
         put?: never;
         /**
          * Create a payment session
@@ -1444,6 +1448,17 @@ export interface components {
             };
             deposits?: components["schemas"]["PaymentSessionDeposit"][];
         };
+        PaymentSessionList: {
+            data: components["schemas"]["PaymentSession"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        PaymentSessionListQuery: {
+            cursor?: string;
+            limit?: string;
+            /** @enum {string} */
+            status?: "pending" | "partial_paid" | "completed" | "expired";
+        };
         /** @description The body POSTed to the merchant's webhook_url. Each webhook is an HTTP POST of a WebhookEvent (Content-Type application/json) to the merchant's webhook_url with the headers X-Service-Event (the event_type), X-Service-Event-Id (stable per event, the same on every attempt: de-duplicate on it) and X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by webhook_secret> (Stripe's scheme; during a webhook-secret rotation overlap one v1 entry per live secret). Verify against the raw body bytes, accept any matching v1, and refuse a t more than 300 s away from now. Only 2xx is success; redirects are not followed; each attempt times out after 10 s. Retries: 30 s, 1 min, 2 min, 5 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h (±20 % jitter) within 72 h of the event, then the event is failed. */
         WebhookEvent: {
             /** @enum {string} */
@@ -1976,6 +1991,34 @@ export interface operations {
                     "application/json": components["schemas"]["Rail"][];
                 };
             };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listPaymentSessions: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                status?: "pending" | "partial_paid" | "completed" | "expired";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentSessionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
         };
     };
