@@ -13,7 +13,7 @@ import {
   AuthenticationError, PaymentsError, type RegistrationStep,
 } from '../../sdk/src/node.ts';
 
-const ETH_USDC = { methodID: 0, chain: 'ethereum', network: 'testnet' as const, token: 'USDC' };
+const ETH_USDC = { methodID: 0 as const, chain: 'ethereum', network: 'testnet' as const, token: 'USDC' };
 
 interface Hook { raw: string; signature: string; eventId: string; verified: boolean; reason?: string }
 
