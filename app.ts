@@ -6,12 +6,15 @@ import { ServiceBroker } from 'moleculer';
 import type { Config } from './config/index.ts';
 import { brokerOptions } from './moleculer.config.ts';
 import { openStore } from './lib/store/index.ts';
+import { instrumentStore } from './lib/store/instrumented.ts';
 import { createMailer, type Mailer } from './lib/mail.ts';
 import { Metrics } from './lib/metrics.ts';
-import { Keyring } from './lib/keyring.ts';
+import { Keyring } from './lib/core/keyring.ts';
 import type { Runtime } from './lib/runtime.ts';
 import { SERVICE_FACTORIES } from './services/index.ts';
-import { seedTrust } from './lib/trust.ts';
+import { seedTrust } from './lib/onboarding/trust.ts';
+import { clusterKeyFrom } from './lib/cluster/sealed-transport.ts';
+import { ensureDataDir } from './lib/core/data-dir.ts';
 
 export interface RunningNode {
   broker: ServiceBroker;
@@ -28,14 +31,18 @@ export interface NodeOptions {
 }
 
 export async function startNode(config: Config, opts: NodeOptions = {}): Promise<RunningNode> {
-  const store = await openStore(config.storeUrl);
-  const broker = new ServiceBroker(brokerOptions(config));
+  ensureDataDir(config);
+  const keyring = Keyring.load(config.dataDir);
+  const metrics = new Metrics({ defaults: opts.defaultMetrics ?? true });
+  const store = instrumentStore(await openStore(config.storeUrl), metrics.storeOpDuration);
+  const clusterKey = config.cluster.secret ? clusterKeyFrom(config.cluster.secret) : keyring.derive('cluster-transport');
+  const broker = new ServiceBroker(brokerOptions(config, clusterKey));
   const rt: Runtime = {
     config,
     store,
     mailer: opts.mailer ?? createMailer(config.smtpUrl, config.mailFrom, broker.getLogger('mail')),
-    metrics: new Metrics({ defaults: opts.defaultMetrics ?? true }),
-    keyring: Keyring.load(config.dataDir),
+    metrics,
+    keyring,
     now: opts.now ?? (() => new Date()),
   };
   await seedTrust(store, config);

@@ -2,14 +2,39 @@
  * Broker options, built from the configuration. Embedded default: no transporter, every service local.
  * Cluster: TRANSPORTER=nats://… and each node runs the services named in SERVICES.
  */
+import { readFileSync } from 'node:fs';
 import type { BrokerOptions } from 'moleculer';
 import type { Config } from './config/index.ts';
+import { sealedTransport } from './lib/cluster/sealed-transport.ts';
 
-export function brokerOptions(config: Config): BrokerOptions {
+/** The NATS transporter with the configured credentials and TLS (README: Security, cluster transport). */
+function transporter(config: Config): BrokerOptions['transporter'] {
+  if (!config.transporter) return null;
+  const c = config.cluster;
+  if (!config.transporter.startsWith('nats://') && !config.transporter.startsWith('tls://')) return config.transporter as BrokerOptions['transporter'];
+  // `servers`, not `url`: Moleculer's NATS transporter overwrites user/pass with the URL's (empty) ones
+  const urls = config.transporter.split(',').map((u) => new URL(u.trim()));
+  const options: Record<string, unknown> = { servers: urls.map((u) => u.host) };
+  const user = c.natsUser || decodeURIComponent(urls[0].username);
+  if (user) Object.assign(options, { user, pass: c.natsPassword || decodeURIComponent(urls[0].password) });
+  if (c.natsToken) options.token = c.natsToken;
+  if (c.tls) {
+    options.tls = {
+      ...(c.tls.caFile ? { ca: readFileSync(c.tls.caFile, 'utf8') } : {}),
+      ...(c.tls.certFile ? { cert: readFileSync(c.tls.certFile, 'utf8'), key: readFileSync(c.tls.keyFile, 'utf8') } : {}),
+    };
+  }
+  return { type: 'NATS', options } as BrokerOptions['transporter'];
+}
+
+/** `clusterKey` seals every packet between nodes (lib/cluster/sealed-transport.ts); required with a transporter. */
+export function brokerOptions(config: Config, clusterKey?: Buffer): BrokerOptions {
+  if (config.transporter && !clusterKey) throw new Error('a cluster node needs a cluster key (CLUSTER_SECRET or MASTER_KEY)');
   return {
     namespace: config.namespace,
     nodeID: config.nodeId,
-    transporter: config.transporter || null,
+    transporter: transporter(config),
+    middlewares: config.transporter && clusterKey ? [sealedTransport(clusterKey)] : [],
     logger: {
       type: 'Console',
       options: { level: config.logLevel, formatter: 'short', colors: false, moduleColors: false, autoPadding: false },

@@ -5,7 +5,7 @@
 import type { ActorBehavior, Decision } from './runtime.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
 import type { ApiKeyDoc } from '../lib/auth.ts';
-import { notFound } from '../lib/errors.ts';
+import { forbidden, notFound } from '../lib/core/errors.ts';
 
 export type KycStatus = 'none' | 'pending' | 'verified' | 'rejected';
 
@@ -30,9 +30,10 @@ export interface MerchantState extends Doc {
 }
 
 export type MerchantMsg =
-  | { type: 'rotate_api_key'; new_key_id: string; new_key_prefix: string; overlap_until: string }
-  | { type: 'rotate_webhook_secret'; sealed: string; overlap_until: string }
-  | { type: 'revoke_previous'; credential: 'api_key' | 'webhook_secret' }
+  /** `by_key_id`: the hash of the key that asked; only the active key may rotate or revoke */
+  | { type: 'rotate_api_key'; new_key_id: string; new_key_prefix: string; overlap_until: string; by_key_id: string }
+  | { type: 'rotate_webhook_secret'; sealed: string; overlap_until: string; by_key_id: string }
+  | { type: 'revoke_previous'; credential: 'api_key' | 'webhook_secret'; by_key_id: string }
   | { type: 'set_kyc'; status: KycStatus }
   | { type: 'set_rate_limit'; rate_limit_per_minute: number };
 
@@ -47,6 +48,10 @@ export function decideMerchant(state: MerchantState | null, msg: MerchantMsg, no
   const at = now.toISOString();
   const next: MerchantState = { ...state, updated_at: at };
   const effects: WriteOp[] = [];
+  // decided here, in the actor's turn, so a concurrent rotation cannot slip a rotated-out key through
+  if ('by_key_id' in msg && msg.by_key_id !== state.active_key_id) {
+    throw forbidden('only the active API key may rotate or revoke credentials; this key is being rotated out');
+  }
   switch (msg.type) {
     case 'rotate_api_key': {
       // only one overlapping previous key: an older one ends now

@@ -29,13 +29,17 @@
  *   received still equals the sum of deposits. Refusals: blocked_non_demo, blocked_non_pending.
  * - Every named transition (partial_paid, completed, expired) writes its webhook outbox row in the same
  *   atomic write as the state (lib/webhooks/event.ts); demo sessions have no merchant and get none.
+ * - Settlement: every deposit that becomes counted credits the merchant's default wallet of the chain
+ *   and network once (ledger transfer keyed by the deposit key), and a revert takes it back, in the same
+ *   atomic write (`sessionBehavior(settle)`, lib/wallets/settlement.ts).
  */
 import type { ActorBehavior, Decision } from './runtime.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
 import type { Environment } from '../lib/metrics.ts';
 import { webhookEventOp, type WebhookEventType } from '../lib/webhooks/event.ts';
-import { toApiNumber } from '../lib/money.ts';
-import { badRequest, notFound } from '../lib/errors.ts';
+import { toApiNumber } from '../lib/core/money.ts';
+import type { RecordedRate } from '../lib/rates/types.ts';
+import { badRequest, notFound } from '../lib/core/errors.ts';
 
 export type SessionStatus = 'pending' | 'partial_paid' | 'completed' | 'expired';
 /** statuses the expiry scanner looks at */
@@ -120,6 +124,8 @@ export interface PaymentSessionState extends Doc {
   deposits: DepositRecord[];
   /** webhook events this session has written, oldest first */
   events: SessionEventRef[];
+  /** the spot rate of the token when the session completed (lib/rates), when one was known; absent otherwise */
+  completion_rate?: RecordedRate & { stale: boolean };
 }
 
 export type SessionMsg =
@@ -341,7 +347,81 @@ export function decideSession(state: PaymentSessionState | null, msg: SessionMsg
   }
 }
 
+/**
+ * Settlement (issue 9): the ledger writes for deposits that became counted (credited) or stopped counting
+ * (reverted) in a decision; committed in the same atomic write as the session's state.
+ */
+export type SettlementHook = (s: PaymentSessionState, credited: DepositRecord[], reverted: DepositRecord[], now: Date) => Promise<WriteOp[]>;
+
+/** Deposits that count now and did not before (credited), and the reverse (reverted). */
+export function settlementChanges(before: Map<string, boolean>, after: DepositRecord[]): { credited: DepositRecord[]; reverted: DepositRecord[] } {
+  const credited: DepositRecord[] = [];
+  const reverted: DepositRecord[] = [];
+  for (const d of after) {
+    const was = before.get(d.key) === true;
+    const is = d.counted && !d.reverted;
+    if (is && !was) credited.push(d);
+    if (was && !is) reverted.push(d);
+  }
+  return { credited, reverted };
+}
+
+/**
+ * The actor's behaviour with its extras: `rates` records the token's rate on a completion (below);
+ * `settle` makes every counted deposit of a merchant's session settle in the same write.
+ */
+/** Resolves a credit or revert message to what the deposit inbox owes the session (lib/chains/deposit-inbox.ts). */
+export type DepositResolver = (sessionId: string, msg: SessionMsg) => Promise<SessionMsg>;
+
+/**
+ * `deposits`: the session actor credits only deposits recorded in the store's deposit inbox: a credit
+ * message names a key, and the record (read in the actor's turn) supplies the amount, token and depth.
+ */
+export function sessionBehavior(opts: { settle?: SettlementHook; rates?: CompletionRateLookup; deposits?: DepositResolver } = {}): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
+  return {
+    collection: 'payment_sessions',
+    // two sessions settling into one wallet race on its ledger account's first insert: decide again
+    retryDuplicatesIn: ['ledger_accounts', 'ledger_transfers', 'wallet_transactions'],
+    async handle(state, msg, now) {
+      // decideSession changes the state it is given: remember what the extras compare with first
+      const completedBefore = state?.completed_at ?? null;
+      const counted = new Map((state?.deposits ?? []).map((d) => [d.key, d.counted && !d.reverted]));
+      const resolved = opts.deposits && state && (msg.type === 'credit' || msg.type === 'revert') ? await opts.deposits(state.id, msg) : msg;
+      const decision = decideSession(state, resolved, now);
+      const s = decision.state;
+      if (!s) return decision;
+      if (opts.rates) {
+        if (s.status === 'completed' && s.completed_at !== completedBefore) {
+          const rate = await opts.rates(s.token, now).catch(() => null);
+          if (rate) s.completion_rate = rate;
+          else delete s.completion_rate;
+        } else if (s.status !== 'completed' && s.completion_rate) {
+          delete s.completion_rate;
+        }
+      }
+      if (!opts.settle || s.demo) return decision;
+      const { credited, reverted } = settlementChanges(counted, s.deposits);
+      if (!credited.length && !reverted.length) return decision;
+      const ops = await opts.settle(s, credited, reverted, now);
+      return { ...decision, effects: [...(decision.effects ?? []), ...ops] };
+    },
+  };
+}
+
 export const paymentSessionBehavior: ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> = {
   collection: 'payment_sessions',
   handle: decideSession,
 };
+
+/** Where a completing session finds its rate: the shared store cache only, never a network call in the turn. */
+export type CompletionRateLookup = (base: string, now: Date) => Promise<(RecordedRate & { stale: boolean }) | null>;
+
+/**
+ * The behavior with the completion rate: a transition to completed records the token's rate at that moment
+ * in the same write (so receipts and reports show the fiat value at payment time); a session that leaves
+ * completed (a reorg) drops it, and a new completion records the rate of its own time.
+ */
+export function paymentSessionBehaviorWithRates(lookup: CompletionRateLookup): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
+  return sessionBehavior({ rates: lookup });
+}
+

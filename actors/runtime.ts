@@ -4,7 +4,7 @@
  * and retries the message), and idle deactivation so memory stays bounded.
  */
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../lib/store/port.ts';
-import { rateLimited } from '../lib/errors.ts';
+import { rateLimited } from '../lib/core/errors.ts';
 
 export interface Decision<S extends Doc, R> {
   /** the actor's next state; omitted when the message changes nothing */
@@ -18,6 +18,11 @@ export interface Decision<S extends Doc, R> {
 
 export interface ActorBehavior<S extends Doc, M, R> {
   collection: string;
+  /**
+   * collections whose duplicate key on an effect means another writer got there first (a ledger account
+   * created concurrently): reload and decide again, like a version conflict
+   */
+  retryDuplicatesIn?: string[];
   /** decides from the current state (null when the actor has no document yet); must not write */
   handle(state: S | null, msg: M, now: Date): Decision<S, R> | Promise<Decision<S, R>>;
 }
@@ -31,6 +36,8 @@ export interface ActorHostOptions {
   maxActive?: number;
   maxRetries?: number;
   now?: () => Date;
+  /** called when an actor is loaded into memory (metrics) */
+  onActivate?: () => void;
 }
 
 interface Activation<S> {
@@ -52,7 +59,7 @@ export class ActorHost<S extends Doc, M, R> {
   constructor(store: Store, behavior: ActorBehavior<S, M, R>, opts: ActorHostOptions = {}) {
     this.store = store;
     this.behavior = behavior;
-    this.opts = { mailboxSize: 100, idleMs: 60_000, maxActive: 10_000, maxRetries: 25, now: () => new Date(), ...opts };
+    this.opts = { mailboxSize: 100, idleMs: 60_000, maxActive: 10_000, maxRetries: 25, now: () => new Date(), onActivate: () => undefined, ...opts };
     this.timer = setInterval(() => this.deactivateIdle(), Math.max(1000, this.opts.idleMs / 2));
     this.timer.unref();
   }
@@ -61,12 +68,20 @@ export class ActorHost<S extends Doc, M, R> {
     return this.active.size;
   }
 
+  /** messages queued or running over every mailbox (walks the activations: for scrapes, not hot paths) */
+  get depth(): number {
+    let n = 0;
+    for (const a of this.active.values()) n += a.pending;
+    return n;
+  }
+
   /** Queues a message for the actor and resolves with its reply. */
   send(id: string, msg: M): Promise<R> {
     let act = this.active.get(id);
     if (!act) {
       act = { state: null, loaded: false, tail: Promise.resolve(), pending: 0, lastUsed: Date.now() };
       this.active.set(id, act);
+      this.opts.onActivate();
       this.evictOverflow();
     }
     if (act.pending >= this.opts.mailboxSize) return Promise.reject(rateLimited('too many concurrent requests for this resource, retry later'));
@@ -101,7 +116,8 @@ export class ActorHost<S extends Doc, M, R> {
       try {
         await this.store.write(ops);
       } catch (e) {
-        const lostRace = isConflict(e) || (isDuplicate(e) && !current && (e as { coll: string }).coll === this.behavior.collection);
+        const dupColl = isDuplicate(e) ? e.coll : null;
+        const lostRace = isConflict(e) || (dupColl !== null && ((!current && dupColl === this.behavior.collection) || !!this.behavior.retryDuplicatesIn?.includes(dupColl)));
         if (lostRace && attempt < this.opts.maxRetries) {
           act.loaded = false; // another node wrote first: reload and decide again
           // jittered backoff, so that two holders of one actor stop colliding

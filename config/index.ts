@@ -2,8 +2,12 @@
  * One typed configuration object, read from the environment with defaults (DESIGN.md: Configuration
  * contract). The names are a contract: black-box tests drive the service through them.
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildRails, type Rail } from './rails.ts';
+import { loadRatesConfig, type RatesConfig } from './rates.ts';
+import { loadFaucetsConfig, type FaucetsConfig } from './faucets.ts';
+import { parseDuration } from '../lib/core/duration.ts';
 
 export interface ChainNetworkConfig {
   rpcUrl: string;
@@ -21,6 +25,8 @@ export interface Config {
   dataDir: string;
   storeUrl: string;
   transporter: string;
+  /** the cluster transport: NATS credentials and TLS, and the key that seals every packet between nodes */
+  cluster: ClusterConfig;
   /** Moleculer namespace: nodes talk only to nodes of the same namespace */
   namespace: string;
   nodeId: string | undefined;
@@ -31,6 +37,10 @@ export interface Config {
   trustedEmailDomains: string[];
   trustedEmails: string[];
   powDifficulty: number;
+  /** public registration: per-email and per-domain intents, wrong codes per email (lib/onboarding/limits.ts) */
+  registration: { intentsPerEmailPerHour: number; intentsPerDomainPerHour: number; wrongCodesPerEmailPerDay: number };
+  /** addresses or CIDRs of load balancers whose X-Forwarded-For names the client (TRUSTED_PROXIES) */
+  trustedProxies: string[];
   webhookAllowPrivate: boolean;
   /** webhook delivery: scanner period, per-attempt time-out, first retry delay (the schedule scales with it) */
   webhooks: { scanIntervalMs: number; timeoutMs: number; retryBaseMs: number };
@@ -44,19 +54,135 @@ export interface Config {
   /** per-merchant caps in the rail's token units (decimal strings); null means no cap */
   sessionAmountLimit: string | null;
   dailyVolumeLimit: string | null;
+  /** payout caps in the rail's token units (PAYOUT_AMOUNT_LIMIT per payout, DAILY_PAYOUT_LIMIT per merchant, rail and UTC day); null: no cap */
+  payoutAmountLimit: string | null;
+  dailyPayoutLimit: string | null;
   /** period of the payment-session expiry scanner (SESSION_SCAN_INTERVAL_MS) */
   sessionScanIntervalMs: number;
   /** chain listeners: poll period (CHAIN_POLL_INTERVAL_MS) and listener lease TTL (CHAIN_LEASE_TTL_MS) */
   listeners: { pollIntervalMs: number; leaseTtlMs: number };
   bodyLimit: string;
+  /** operational alerts (lib/ops/alerts): thresholds, dedup, destinations */
+  alerts: AlertsConfig;
+  /** money out (lib/chains/broadcast, gas-wallet, sweeps): see README "Sweeps, payouts and gas wallets" */
+  moneyOut: {
+    /** GAS_WALLET_MIN_ETH / GAS_WALLET_MIN_SOL: below this (token units) a gas wallet is low */
+    gasWalletMin: { ethereum: string; solana: string };
+    /** BROADCAST_POLL_INTERVAL_MS: how often pending transactions are checked and sweeps looked for */
+    pollIntervalMs: number;
+    /** BROADCAST_REBROADCAST_MS: an unconfirmed transaction's same bytes are sent again after this */
+    rebroadcastMs: number;
+    /** BROADCAST_BUMP_AFTER_MS: an Ethereum transaction still not mined is replaced (same nonce, +25% gas price) */
+    bumpAfterMs: number;
+  };
+  /** agent spends and x402 (README "Agent wallets and x402") */
+  agents: {
+    /** X402_SETTLE_TIMEOUT_MS: how long a redeem waits for its on-chain settlement before answering pending */
+    settleTimeoutMs: number;
+    /** AGENTS_SCAN_INTERVAL_MS: period of the scanners that finish interrupted spends and settlements */
+    scanIntervalMs: number;
+  };
   chains: {
     ethereum: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
     solana: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
   };
   rails: Rail[];
+  /** spot rates (config/rates.ts): RATE_SOURCES, RATES_* */
+  rates: RatesConfig;
+  /** testnet faucets (config/faucets.ts): FAUCETS, FAUCET_DRIP* */
+  faucets: FaucetsConfig;
+}
+
+/** "more than `count` in `windowMs`" */
+export interface WindowThreshold { count: number; windowMs: number }
+
+export interface AlertsConfig {
+  /** successful registrations per source or agent (ALERT_REGISTRATION_SPIKE, default 10/10m) */
+  registrations: WindowThreshold;
+  /** failed registrations per source (ALERT_REGISTRATION_FAILED, default 5/5m) */
+  failedRegistrations: WindowThreshold;
+  /** failed webhook attempts per merchant (ALERT_WEBHOOK_FAILURES, default 20/10m) */
+  webhookFailures: WindowThreshold;
+  /** failure rate in percent per merchant (ALERT_WEBHOOK_FAILURE_RATE, default 50/15m) */
+  webhookFailureRate: WindowThreshold;
+  /** attempts in the rate window before the rate counts (ALERT_WEBHOOK_RATE_MIN_ATTEMPTS, default 10) */
+  webhookRateMinAttempts: number;
+  /** simulate calls per merchant or session (ALERT_SIMULATE_CALLS, default 10/10m) */
+  simulateCalls: WindowThreshold;
+  /** window of the "any" rules (non-demo simulate, limit violations) for dedup (ALERT_ANY_WINDOW, 10m) */
+  anyWindowMs: number;
+  /** an open alert is sent again no sooner than this (ALERT_RENOTIFY_INTERVAL, default 1h) */
+  renotifyMs: number;
+  webhookUrl: string;
+  webhookSecret: string;
+  alertmanagerUrl: string;
+  /** period of the alert delivery scanner (ALERT_SCAN_INTERVAL_MS) */
+  scanIntervalMs: number;
+  timeoutMs: number;
+}
+
+export interface ClusterConfig {
+  /** CLUSTER_SECRET; empty: the sealing key is derived from the master key every node shares */
+  secret: string;
+  natsUser: string;
+  natsPassword: string;
+  natsToken: string;
+  /** PEM file paths; a CA alone verifies the server, cert+key authenticate this node (mutual TLS) */
+  tls: { caFile: string; certFile: string; keyFile: string } | null;
 }
 
 type Env = Record<string, string | undefined>;
+
+function windowThreshold(env: Env, name: string, dflt: string): WindowThreshold {
+  const raw = (env[name] || dflt).trim();
+  const m = /^(\d{1,9})\/(\d{1,6}[smhd])$/.exec(raw);
+  const windowMs = m ? parseDuration(m[2]) : null;
+  if (!m || windowMs === null || windowMs <= 0) throw new Error(`${name} must be <count>/<duration>, e.g. ${dflt}`);
+  return { count: Number(m[1]), windowMs };
+}
+
+function duration(env: Env, name: string, dflt: string): number {
+  const ms = parseDuration(env[name] || dflt);
+  if (ms === null || ms <= 0) throw new Error(`${name} must be a duration such as ${dflt}`);
+  return ms;
+}
+
+function alertsConfig(env: Env): AlertsConfig {
+  const webhookUrl = env.ALERT_WEBHOOK_URL ?? '';
+  const webhookSecret = env.ALERT_WEBHOOK_SECRET ?? '';
+  if (webhookUrl && webhookSecret.length < 16) throw new Error('ALERT_WEBHOOK_URL needs ALERT_WEBHOOK_SECRET (at least 16 characters) to sign alerts');
+  const rate = windowThreshold(env, 'ALERT_WEBHOOK_FAILURE_RATE', '50/15m');
+  if (rate.count > 100) throw new Error('ALERT_WEBHOOK_FAILURE_RATE is a percentage (0 to 100) per window');
+  return {
+    registrations: windowThreshold(env, 'ALERT_REGISTRATION_SPIKE', '10/10m'),
+    failedRegistrations: windowThreshold(env, 'ALERT_REGISTRATION_FAILED', '5/5m'),
+    webhookFailures: windowThreshold(env, 'ALERT_WEBHOOK_FAILURES', '20/10m'),
+    webhookFailureRate: rate,
+    webhookRateMinAttempts: int(env, 'ALERT_WEBHOOK_RATE_MIN_ATTEMPTS', 10, 1),
+    simulateCalls: windowThreshold(env, 'ALERT_SIMULATE_CALLS', '10/10m'),
+    anyWindowMs: duration(env, 'ALERT_ANY_WINDOW', '10m'),
+    renotifyMs: duration(env, 'ALERT_RENOTIFY_INTERVAL', '1h'),
+    webhookUrl,
+    webhookSecret,
+    alertmanagerUrl: (env.ALERTMANAGER_URL ?? '').replace(/\/+$/, ''),
+    scanIntervalMs: int(env, 'ALERT_SCAN_INTERVAL_MS', 2000, 10),
+    timeoutMs: int(env, 'ALERT_TIMEOUT_MS', 10_000, 100),
+  };
+}
+
+/**
+ * Docker/Kubernetes secrets: for each secret variable NAME, NAME_FILE names a file holding its value.
+ * Applied to the process environment at start-up, before anything reads it.
+ */
+export const SECRET_VARIABLES = ['MASTER_KEY', 'SEED_MNEMONIC', 'CLUSTER_SECRET', 'NATS_PASSWORD', 'NATS_TOKEN', 'SMTP_URL', 'METRICS_TOKEN', 'ALERT_WEBHOOK_SECRET'] as const;
+
+export function applySecretFiles(env: Env = process.env): void {
+  for (const name of SECRET_VARIABLES) {
+    const file = env[`${name}_FILE`];
+    if (!file || (env[name] ?? '') !== '') continue;
+    env[name] = readFileSync(file, 'utf8').trim();
+  }
+}
 
 const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
 
@@ -107,6 +233,15 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     storeUrl: env.STORE_URL || `sqlite:${resolve(dataDir, 'service.db')}`,
     transporter: env.TRANSPORTER ?? '',
+    cluster: {
+      secret: env.CLUSTER_SECRET ?? '',
+      natsUser: env.NATS_USER ?? '',
+      natsPassword: env.NATS_PASSWORD ?? '',
+      natsToken: env.NATS_TOKEN ?? '',
+      tls: env.NATS_TLS_CA_FILE || env.NATS_TLS_CERT_FILE
+        ? { caFile: env.NATS_TLS_CA_FILE ?? '', certFile: env.NATS_TLS_CERT_FILE ?? '', keyFile: env.NATS_TLS_KEY_FILE ?? '' }
+        : null,
+    },
     namespace: env.NAMESPACE || 'payments',
     nodeId: env.NODE_ID || undefined,
     services: services.length === 0 || services.includes('all') ? null : services,
@@ -115,6 +250,12 @@ export function loadConfig(env: Env = process.env): Config {
     trustedEmailDomains: list(env.TRUSTED_EMAIL_DOMAINS),
     trustedEmails: list(env.TRUSTED_EMAILS),
     powDifficulty: int(env, 'POW_DIFFICULTY', 20),
+    registration: {
+      intentsPerEmailPerHour: int(env, 'REGISTRATION_EMAIL_LIMIT_PER_HOUR', 5, 1),
+      intentsPerDomainPerHour: int(env, 'REGISTRATION_DOMAIN_LIMIT_PER_HOUR', 100, 1),
+      wrongCodesPerEmailPerDay: int(env, 'REGISTRATION_WRONG_CODES_PER_DAY', 10, 1),
+    },
+    trustedProxies: list(env.TRUSTED_PROXIES),
     webhookAllowPrivate: bool(env.WEBHOOK_ALLOW_PRIVATE),
     webhooks: {
       scanIntervalMs: int(env, 'WEBHOOK_SCAN_INTERVAL_MS', 1000, 10),
@@ -132,13 +273,28 @@ export function loadConfig(env: Env = process.env): Config {
     publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 30, 1),
     sessionAmountLimit: decimalOrNull(env, 'SESSION_AMOUNT_LIMIT'),
     dailyVolumeLimit: decimalOrNull(env, 'DAILY_VOLUME_LIMIT'),
+    payoutAmountLimit: decimalOrNull(env, 'PAYOUT_AMOUNT_LIMIT'),
+    dailyPayoutLimit: decimalOrNull(env, 'DAILY_PAYOUT_LIMIT'),
     sessionScanIntervalMs: int(env, 'SESSION_SCAN_INTERVAL_MS', 1000, 10),
     listeners: {
       pollIntervalMs: int(env, 'CHAIN_POLL_INTERVAL_MS', 3000, 10),
       leaseTtlMs: int(env, 'CHAIN_LEASE_TTL_MS', 15_000, 100),
     },
     bodyLimit: env.BODY_LIMIT || '64kb',
+    alerts: alertsConfig(env),
+    moneyOut: {
+      gasWalletMin: { ethereum: decimalOrNull(env, 'GAS_WALLET_MIN_ETH') ?? '0.01', solana: decimalOrNull(env, 'GAS_WALLET_MIN_SOL') ?? '0.05' },
+      pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),
+      rebroadcastMs: int(env, 'BROADCAST_REBROADCAST_MS', 15_000, 10),
+      bumpAfterMs: int(env, 'BROADCAST_BUMP_AFTER_MS', 120_000, 10),
+    },
+    agents: {
+      settleTimeoutMs: int(env, 'X402_SETTLE_TIMEOUT_MS', 20_000, 0),
+      scanIntervalMs: int(env, 'AGENTS_SCAN_INTERVAL_MS', 2000, 10),
+    },
     chains,
     rails: buildRails(chains),
+    rates: loadRatesConfig(env),
+    faucets: loadFaucetsConfig(env),
   };
 }

@@ -5,10 +5,19 @@ pragma solidity ^0.8.20;
 /// @notice The owner (the deployer) mints; everything else is plain ERC-20.
 ///         `transferBatch` emits several Transfer logs from one transaction, so
 ///         tests can prove that deposits are keyed by log index, not by tx hash.
+///         EIP-3009 `transferWithAuthorization` (as USDC has it): a holder signs an
+///         EIP-712 authorization off chain and anyone (a relayer) submits it; each
+///         (from, nonce) is usable once. x402 binds nonce = keccak256(challenge memo).
 contract TestUSDC {
     string public constant name = "Test USD Coin";
     string public constant symbol = "USDC";
     uint8 public constant decimals = 6;
+    string public constant version = "2";
+
+    bytes32 public constant TRANSFER_WITH_AUTHORIZATION_TYPEHASH =
+        keccak256("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)");
+    bytes32 public immutable DOMAIN_SEPARATOR;
+    mapping(address => mapping(bytes32 => bool)) public authorizationState;
 
     address public owner;
     uint256 public totalSupply;
@@ -17,15 +26,43 @@ contract TestUSDC {
 
     event Transfer(address indexed from, address indexed to, uint256 value);
     event Approval(address indexed owner, address indexed spender, uint256 value);
+    event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce);
 
     error NotOwner();
     error ZeroAddress();
     error InsufficientBalance(uint256 balance, uint256 needed);
     error InsufficientAllowance(uint256 allowance, uint256 needed);
     error LengthMismatch();
+    error AuthorizationNotYetValid();
+    error AuthorizationExpired();
+    error AuthorizationUsedAlready();
+    error InvalidSignature();
 
     constructor() {
         owner = msg.sender;
+        DOMAIN_SEPARATOR = keccak256(abi.encode(
+            keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
+            keccak256(bytes(name)), keccak256(bytes(version)), block.chainid, address(this)
+        ));
+    }
+
+    function transferWithAuthorization(
+        address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce,
+        uint8 v, bytes32 r, bytes32 s
+    ) external {
+        if (block.timestamp <= validAfter) revert AuthorizationNotYetValid();
+        if (block.timestamp >= validBefore) revert AuthorizationExpired();
+        if (authorizationState[from][nonce]) revert AuthorizationUsedAlready();
+        bytes32 digest = keccak256(abi.encodePacked("\x19\x01", DOMAIN_SEPARATOR, keccak256(abi.encode(
+            TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce
+        ))));
+        // reject malleable signatures (upper-half s), as OpenZeppelin's ECDSA does
+        if (uint256(s) > 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0) revert InvalidSignature();
+        address signer = ecrecover(digest, v, r, s);
+        if (signer == address(0) || signer != from) revert InvalidSignature();
+        authorizationState[from][nonce] = true;
+        emit AuthorizationUsed(from, nonce);
+        _transfer(from, to, value);
     }
 
     function mint(address to, uint256 amount) external {

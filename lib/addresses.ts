@@ -18,7 +18,7 @@ import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSyn
 import { resolve } from 'node:path';
 import { HDNodeWallet, Mnemonic, SigningKey, encodeBase58, getAddress, getBytes, keccak256 } from 'ethers';
 import { isConflict, isDuplicate, type Doc, type Store } from './store/port.ts';
-import { fromSubunits } from './money.ts';
+import { fromSubunits } from './core/money.ts';
 
 export type AddressChain = 'ethereum' | 'solana';
 
@@ -195,14 +195,15 @@ export class AddressIndexAllocator {
     this.blockSize = blockSize;
   }
 
-  next(chain: AddressChain): Promise<number> {
+  /** the next index of a sequence: a chain's deposit addresses, or another named sequence (`wallet:<chain>`) */
+  next(chain: AddressChain | `wallet:${AddressChain}`): Promise<number> {
     const prev = this.locks.get(chain) ?? Promise.resolve();
     const run = prev.then(() => this.take(chain));
     this.locks.set(chain, run.catch(() => undefined));
     return run;
   }
 
-  private async take(chain: AddressChain): Promise<number> {
+  private async take(chain: string): Promise<number> {
     let block = this.blocks.get(chain);
     if (!block || block.next >= block.end) {
       block = await this.reserve(chain);
@@ -211,7 +212,7 @@ export class AddressIndexAllocator {
     return block.next++;
   }
 
-  private async reserve(chain: AddressChain): Promise<{ next: number; end: number }> {
+  private async reserve(chain: string): Promise<{ next: number; end: number }> {
     for (let attempt = 0; attempt < 50; attempt++) {
       const doc = await this.store.get<IndexDoc>(ADDRESS_INDEX_COLLECTION, chain);
       const start = doc?.next ?? 0;

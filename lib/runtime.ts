@@ -3,7 +3,7 @@ import type { Config } from '../config/index.ts';
 import type { Store } from './store/port.ts';
 import type { Mailer } from './mail.ts';
 import type { Metrics } from './metrics.ts';
-import type { Keyring } from './keyring.ts';
+import type { Keyring } from './core/keyring.ts';
 
 export interface Runtime {
   config: Config;

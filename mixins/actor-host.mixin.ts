@@ -23,9 +23,13 @@ export function actorHostMixin<S extends Doc, M, R>(rt: Runtime, behavior: Actor
       },
     },
     created(this: { actors: ActorHost<S, M, R> }) {
-      this.actors = new ActorHost(rt.store, behavior, { now: () => rt.now(), ...opts });
+      const activations = rt.metrics.actorActivations.labels(behavior.collection);
+      const host = new ActorHost(rt.store, behavior, { now: () => rt.now(), onActivate: () => activations.inc(), ...opts });
+      this.actors = host;
+      rt.metrics.actorSources.set(behavior.collection, () => ({ depth: host.depth, active: host.size }));
     },
     stopped(this: { actors: ActorHost<S, M, R> }) {
+      rt.metrics.actorSources.delete(behavior.collection);
       this.actors.stop();
     },
   } as unknown as Partial<ServiceSchema>;

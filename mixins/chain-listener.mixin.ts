@@ -1,6 +1,6 @@
 /**
  * The shape both chain-listener services share: a ListenerSet (lease per network, address book, deposit
- * ledger, redelivery) created with the node's id, started and stopped with the service, and the
+ * inbox, redelivery) created with the node's id, started and stopped with the service, and the
  * operator actions `status` and `poll`. Each chain supplies its scanner.
  */
 import type { ServiceSchema } from 'moleculer';

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../lib/store/index.ts';
 import type { WriteOp } from '../lib/store/port.ts';
-import { newId } from '../lib/ids.ts';
+import { newId } from '../lib/core/ids.ts';
 import { listingOf } from '../lib/catalog/merchant.ts';
 import type { PlanRow, PriceRow, ProductRow, StoreRow } from '../lib/catalog/model.ts';
 import { percentile, startServiceProcess } from './bench-lib.ts';

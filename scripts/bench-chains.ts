@@ -29,12 +29,12 @@ import { PublicKey } from '@solana/web3.js';
 import { loadConfig } from '../config/index.ts';
 import { startNode } from '../app.ts';
 import { api, CapturingMailer } from '../test/helpers/node.ts';
-import { solvePow } from '../lib/pow.ts';
+import { solvePow } from '../lib/onboarding/pow.ts';
 import { openStore, type Store, type WriteOp } from '../lib/store/index.ts';
 import { SessionAddressBook, sessionIdAt } from '../lib/chains/address-book.ts';
-import { DepositLedger } from '../lib/chains/deposits.ts';
-import { EthereumRailListener } from '../lib/chains/ethereum-listener.ts';
-import { SolanaRailListener } from '../lib/chains/solana-listener.ts';
+import { DepositInbox } from '../lib/chains/deposit-inbox.ts';
+import { EthereumRailListener } from '../lib/chains/ethereum/listener.ts';
+import { SolanaRailListener } from '../lib/chains/solana/listener.ts';
 import type { SessionReply } from '../actors/payment-session.ts';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../test/harness/hardhat-node.ts';
 import { startSolanaRpc } from '../test/harness/solana-rpc.ts';
@@ -96,7 +96,7 @@ async function latency(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
     const email = `bench${Date.now()}@bench.test`;
     await node.broker.call('operators.trustDomain', { value: 'bench.test' });
     const intent = await api(base, 'POST', '/v1/merchants/email-verification', { email });
-    const code = /\b(\d{6})\b/.exec(mailer.sent.at(-1)!.text)![1];
+    const code = await mailer.waitForCode(email);
     await api(base, 'POST', '/v1/merchants/email-verification/confirm', { registration_intent_id: intent.registration_intent_id, code });
     const pow = await api(base, 'POST', '/v1/merchants/registration-proof-of-work', { registration_intent_id: intent.registration_intent_id });
     const merchant = await api(base, 'POST', '/v1/merchants', {
@@ -173,9 +173,9 @@ async function ethCost(chain: HardhatNode, usdc: TestUsdc, size: number): Promis
     const addresses = await seedSessions(store, 'ethereum', size, () => getAddress(hexlify(randomBytes(20))));
     const seedS = (performance.now() - t0) / 1000;
     const book = new SessionAddressBook(store, 'ethereum', { keepAfterExpiryMs: 30 * 86_400_000 });
-    const ledger = new DepositLedger(store, { send: ackAll, log: quiet });
+    const inbox = new DepositInbox(store, { send: ackAll, log: quiet });
     const listener = new EthereumRailListener({
-      network: 'testnet', rpcUrl: chain.url, usdcAddress: usdc.address, confirmations: 1, store, book, ledger, log: quiet, startLookback: 0,
+      network: 'testnet', rpcUrl: chain.url, usdcAddress: usdc.address, confirmations: 1, store, book, inbox, log: quiet, startLookback: 0,
     });
     const h0 = heap();
     const l0 = performance.now();
@@ -213,8 +213,8 @@ async function solCost(size: number): Promise<SolCost> {
   try {
     await seedSessions(store, 'solana', size, () => new PublicKey(randomBytes(32)).toBase58());
     const book = new SessionAddressBook(store, 'solana', { keepAfterExpiryMs: 86_400_000 });
-    const ledger = new DepositLedger(store, { send: ackAll, log: quiet });
-    const listener = new SolanaRailListener({ network: 'testnet', rpcUrl: sol.url, usdcMint: mint.mint, commitment: 'confirmed', store, book, ledger, log: quiet });
+    const inbox = new DepositInbox(store, { send: ackAll, log: quiet });
+    const listener = new SolanaRailListener({ network: 'testnet', rpcUrl: sol.url, usdcMint: mint.mint, commitment: 'confirmed', store, book, inbox, log: quiet });
     const h0 = heap();
     const l0 = performance.now();
     await book.refresh();

@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { solvePow, verifyPow } from '../lib/pow.ts';
+import { solvePow, verifyPow } from '../lib/onboarding/pow.ts';
 import { load, startServiceProcess } from './bench-lib.ts';
 
 const arg = (name: string, dflt: number) => {

@@ -2,6 +2,8 @@
 import type { ServiceBroker } from 'moleculer';
 import { loadConfig } from '../config/index.ts';
 import { startNode, type RunningNode } from '../app.ts';
+import { gasWalletLine, type GasWalletInfo } from '../lib/chains/gas-wallet.ts';
+import type { LedgerReport } from '../lib/ledger/check.ts';
 
 export interface OperatorCommand {
   name: string;
@@ -10,6 +12,10 @@ export interface OperatorCommand {
   optional?: string[];
   description: string;
   action: string;
+  /** prints the result as text instead of JSON */
+  format?(result: unknown): string;
+  /** the process exit code for a result (default 0): a check that found problems fails */
+  exitCode?(result: unknown): number;
   params(args: Record<string, string | undefined>): Record<string, unknown>;
 }
 
@@ -35,6 +41,40 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
       return { status: f, limit };
     },
   },
+  {
+    name: 'alerts', args: [], optional: ['filter', 'limit'],
+    description: 'operational alerts, newest first; filter: an alert type, a merchant id or an ISO time (since)',
+    action: 'alerts.list',
+    params: (a) => {
+      const f = a.filter;
+      const limit = a.limit ? Number(a.limit) : undefined;
+      if (!f || f === 'all') return { limit };
+      if (f.startsWith('mer_')) return { merchant_id: f, limit };
+      if (/^\d{4}-\d{2}-\d{2}/.test(f)) return { since: f, limit };
+      return { type: f, limit };
+    },
+  },
+  {
+    name: 'gas-wallets', args: [], description: 'the platform gas wallets: one line per chain and network, `<chain> <network> <address> <balance>`',
+    action: 'treasury.gasWallets', params: () => ({}),
+    format: (r) => (r as GasWalletInfo[]).map(gasWalletLine).join('\n'),
+  },
+  {
+    name: 'reconcile', args: [], description: 'compare every wallet\'s ledger balance with its on-chain balance and list the differences',
+    action: 'treasury.reconcile', params: () => ({}),
+  },
+  {
+    name: 'ledger:check', args: [],
+    description: 'verify the ledger: per asset all balances sum to zero, no wallet below zero, every wallet transaction maps to exactly one transfer (exit 1 on a problem)',
+    action: 'wallets.ledgerCheck', params: () => ({}),
+    format: (r) => {
+      const rep = r as LedgerReport;
+      const c = rep.counts;
+      const head = `ledger ${rep.ok ? 'ok' : 'FAILED'}: ${c.accounts} accounts, ${c.transfers} transfers, ${c.wallet_transactions} wallet transactions, ${c.assets} assets`;
+      return [head, ...rep.problems.map((p) => `  problem: ${p}`)].join('\n');
+    },
+    exitCode: (r) => ((r as LedgerReport).ok ? 0 : 1),
+  },
   { name: 'set-rate-limit', args: ['merchant_id', 'per_minute'], description: 'set a merchant\'s requests per minute', action: 'operators.setRateLimit', params: (a) => ({ merchant_id: a.merchant_id, rate_limit_per_minute: Number(a.per_minute) }) },
 ];
 
@@ -48,7 +88,7 @@ export async function startOperatorNode(env = process.env): Promise<RunningNode>
   const config = {
     ...base,
     nodeId: base.nodeId ? `${base.nodeId}-operator` : `operator-${process.pid}`,
-    services: base.transporter ? [] : ['operators', 'merchant-actors'],
+    services: base.transporter ? [] : ['operators', 'merchant-actors', 'treasury', 'alerts', 'wallets'],
     logLevel: env.LOG_LEVEL || 'warn',
   };
   const node = await startNode(config, { defaultMetrics: false });

@@ -16,7 +16,9 @@ if (!cmd || values.length < cmd.args.length) {
 const node = await startOperatorNode();
 let code = 0;
 try {
-  console.log(JSON.stringify(await runCommand(node.broker, cmd, values), null, 2));
+  const result = await runCommand(node.broker, cmd, values);
+  console.log(cmd.format ? cmd.format(result) : JSON.stringify(result, null, 2));
+  code = cmd.exitCode?.(result) ?? 0;
 } catch (e) {
   console.error(`error: ${(e as Error).message}`);
   code = 1;

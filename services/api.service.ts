@@ -3,19 +3,37 @@
  * limit, JSON-only bodies with a size limit, and every error in the spec's envelope {code, message}.
  * moleculer-web picks the node before parsing params, so routes call facade actions, never actors.
  */
+import { clientAddress, clientBucket, trustedProxyList } from '../lib/core/client-address.ts';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import ApiGateway from 'moleculer-web';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { ServiceError, rateLimited, toEnvelope, unauthorized } from '../lib/errors.ts';
+import { ServiceError, rateLimited, toEnvelope, unauthorized } from '../lib/core/errors.ts';
 import { resolveApiKey, resolveBearer } from '../lib/auth.ts';
 import { openapiPath } from '../lib/validation.ts';
-import { sha256Hex } from '../lib/secrets.ts';
+import { opsHasher } from '../lib/ops/hash.ts';
+import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import { ROUTES } from './routes/index.ts';
 import type { AuthMode, Caller } from './routes/types.ts';
 
-type Req = IncomingMessage & { $action?: { name: string }; headers: Record<string, string | undefined> };
+type Req = IncomingMessage & { $action?: { name: string }; $alias?: { method: string; fullPath: string }; headers: Record<string, string | undefined> };
+
+const METHODS = new Set(['GET', 'POST', 'PATCH', 'PUT', 'DELETE']);
+
+/** HTTP metrics by route template (never the raw path: ids would make a series per session). */
+function httpMetrics(rt: Runtime) {
+  return (req: Req, res: ServerResponse, next: () => void) => {
+    const t0 = performance.now();
+    res.once('close', () => {
+      const method = METHODS.has(req.method ?? '') ? req.method! : 'OTHER';
+      const labels = { method, route: req.$alias ? req.$alias.fullPath : 'unmatched', status: String(res.statusCode) };
+      rt.metrics.httpRequests.inc(labels);
+      rt.metrics.httpDuration.observe(labels, (performance.now() - t0) / 1000);
+    });
+    next();
+  };
+}
 
 const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
 
@@ -47,6 +65,9 @@ export function createApiService(rt: Runtime): ServiceSchema {
   aliases['GET /openapi.json'] = 'api.openapi';
   authByAction.set('api.openapi', 'key');
   const serveMetricsHere = rt.config.metricsPort === null;
+  const hasher = opsHasher(rt.keyring);
+  const proxies = trustedProxyList(rt.config.trustedProxies);
+  const alerts = nodeAlerts(rt);
   let metricsServer: Server | null = null;
 
   async function metricsHandler(_req: IncomingMessage, res: ServerResponse) {
@@ -80,19 +101,26 @@ export function createApiService(rt: Runtime): ServiceSchema {
           mappingPolicy: 'restrict',
           mergeParams: false,
           authentication: true,
+          use: [httpMetrics(rt)],
           bodyParsers: { json: { strict: true, limit: rt.config.bodyLimit }, urlencoded: false },
           aliases,
           onBeforeCall(ctx: Context, _route: unknown, req: Req) {
-            // hashed, never raw: per-client limits and alerts must not store IPs
+            // keyed hashes, never raw: per-client limits and alerts must not store IPs (lib/ops/hash.ts)
+            const credentials: string[] = [];
+            if (req.headers['x-api-key'] !== undefined) credentials.push('headers.x-api-key');
+            if (req.headers.authorization !== undefined) credentials.push('headers.authorization');
             (ctx.meta as Record<string, unknown>).client = {
-              ip_hash: sha256Hex(req.socket.remoteAddress ?? '').slice(0, 32),
-              user_agent_hash: sha256Hex(req.headers['user-agent'] ?? '').slice(0, 32),
+              ip_hash: hasher.hash(clientBucket(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], proxies))),
+              user_agent_hash: hasher.hash(req.headers['user-agent'] ?? ''),
+              route: req.$alias ? `${req.$alias.method} ${req.$alias.fullPath}` : undefined,
+              credentials,
             };
             // the few request headers actions read: Idempotency-Key (creates), X-Merchant-Id (bearer callers),
-            // Last-Event-ID (the event stream's resume point)
+            // If-None-Match (receipts), Last-Event-ID (the event stream's resume point)
             (ctx.meta as Record<string, unknown>).headers = {
               'idempotency-key': req.headers['idempotency-key'],
               'x-merchant-id': req.headers['x-merchant-id'],
+              'if-none-match': req.headers['if-none-match'],
               'last-event-id': req.headers['last-event-id'],
             };
             if (!BODY_METHODS.has(req.method ?? '')) return;
@@ -133,6 +161,8 @@ export function createApiService(rt: Runtime): ServiceSchema {
           const count = await rt.store.increment(`rate:${merchant.id}`, 1, 60_000, rt.now());
           if (count > merchant.rate_limit_per_minute) {
             rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment: merchant.sandbox ? 'sandbox' : 'live' });
+            await alerts.report({ kind: 'limit', merchant_id: merchant.id, source: (ctx.meta as { client: { ip_hash: string } }).client.ip_hash },
+              requestContext(rt, { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params }, { merchant_id: merchant.id, environment: merchant.sandbox ? 'sandbox' : 'live', last_error_code: 'rate_limited' }), (this as unknown as { logger: { warn(...a: unknown[]): void } }).logger);
             throw rateLimited(`rate limit of ${merchant.rate_limit_per_minute} requests per minute exceeded, retry later`);
           }
           return { kind: 'merchant', merchant_id: merchant.id, sandbox: merchant.sandbox, key_id: key.id };
@@ -144,6 +174,8 @@ export function createApiService(rt: Runtime): ServiceSchema {
           const count = await rt.store.increment(`rate:${user.id}`, 1, 60_000, rt.now());
           if (count > rt.config.rateLimitPerMinute) {
             rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment: 'live' });
+            const source = (ctx.meta as { client: { ip_hash: string } }).client.ip_hash;
+            await alerts.report({ kind: 'limit', merchant_id: null, source }, requestContext(rt, { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params }, { agent_id: user.id.slice(0, 24), environment: 'live', last_error_code: 'rate_limited' }), (this as unknown as { logger: { warn(...a: unknown[]): void } }).logger);
             throw rateLimited(`rate limit of ${rt.config.rateLimitPerMinute} requests per minute exceeded, retry later`);
           }
           return { kind: 'bearer', user_id: user.id, email: user.email };

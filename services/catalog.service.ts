@@ -5,13 +5,12 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { clientHash, requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { CatalogMerchant, type Actor, type Result } from '../lib/catalog/merchant.ts';
 import { CatalogBuyer, type ReferenceCheck } from '../lib/catalog/buyer.ts';
 import type { Kind } from '../lib/catalog/rules.ts';
 
-type Meta = { user?: Caller; headers?: Record<string, string | undefined>; client?: { ip_hash: string } };
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
 
 const KINDS: Kind[] = ['store', 'product', 'plan', 'price'];
@@ -22,7 +21,7 @@ export function createCatalogService(rt: Runtime): ServiceSchema {
   const buyer = new CatalogBuyer(rt);
 
   const actorOf = (ctx: Context<Http>): Promise<Actor> => {
-    const meta = ctx.meta as Meta;
+    const meta = requestMeta(ctx);
     return merchant.actor(meta.user, meta.headers?.['x-merchant-id']);
   };
   const reply = (ctx: Context, r: Result) => {
@@ -35,7 +34,7 @@ export function createCatalogService(rt: Runtime): ServiceSchema {
     const C = CAP[kind];
     const idOf = (ctx: Context<Http>) => ctx.params.params?.[`${kind}_id`] ?? '';
     actions[`create${C}`] = async (ctx: Context<Http>) =>
-      reply(ctx, await merchant.create(kind, await actorOf(ctx), ctx.params.body, (ctx.meta as Meta).headers?.['idempotency-key']));
+      reply(ctx, await merchant.create(kind, await actorOf(ctx), ctx.params.body, requestMeta(ctx).headers?.['idempotency-key']));
     actions[`list${C}s`] = async (ctx: Context<Http>) => reply(ctx, await merchant.list(kind, await actorOf(ctx), ctx.params.query));
     actions[`get${C}`] = async (ctx: Context<Http>) => reply(ctx, await merchant.get(kind, await actorOf(ctx), idOf(ctx)));
     actions[`update${C}`] = async (ctx: Context<Http>) =>
@@ -59,7 +58,7 @@ export function createCatalogService(rt: Runtime): ServiceSchema {
       discoverProduct: (ctx: Context<Http>) => buyer.product(ctx.params.params?.product_id ?? ''),
       /** 200: resolving a price; the snapshot it records is not an addressable resource */
       createCheckoutIntent: (ctx: Context<Http>) =>
-        buyer.checkoutIntent(ctx.params.params?.price_id ?? '', ctx.params.body, (ctx.meta as Meta).client?.ip_hash ?? 'unknown'),
+        buyer.checkoutIntent(ctx.params.params?.price_id ?? '', ctx.params.body, clientHash(ctx)),
       /**
        * For the sessions area, when a session is created with metadata.checkout_reference_id: 400 with a
        * clear message unless the reference is the merchant's, unexpired, for this amount and this rail.

@@ -6,10 +6,11 @@
 import QRCode from 'qrcode';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { notFound } from '../lib/errors.ts';
-import { fromSubunits } from '../lib/money.ts';
+import { notFound } from '../lib/core/errors.ts';
+import { fromSubunits } from '../lib/core/money.ts';
 import { PAGE_HEADERS, renderCheckout } from '../lib/checkout/page.ts';
-import { presentSession } from './sessions.service.ts';
+import { buyerView } from '../lib/sessions/presenter.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import type { PaymentSessionState } from '../actors/payment-session.ts';
 
 type Params = { params: { session_id: string } };
@@ -21,25 +22,15 @@ export function createCheckoutService(rt: Runtime): ServiceSchema {
     return s;
   }
 
-  /** What a buyer may see of a session. */
-  function buyerView(s: PaymentSessionState) {
-    const p = presentSession(s, rt);
-    return {
-      session_id: p.session_id, status: p.status, expected_amount: p.expected_amount, received_amount: p.received_amount,
-      currency: p.currency, chain: s.chain, network: s.network, address: p.address, qr_data: p.qr_data,
-      explorer_url: p.explorer_url, expires_at: p.expires_at, ...(p.completed_at ? { completed_at: p.completed_at } : {}), demo: p.demo,
-    };
-  }
-
   return {
     name: 'checkout',
     actions: {
       page: {
         async handler(ctx: Context<Params>) {
           const s = await load(ctx.params.params?.session_id);
-          const v = buyerView(s);
+          const v = buyerView(s, rt.config);
           const merchant = s.demo ? null : await rt.store.get<{ id: string; name: string }>('merchants', s.merchant_id);
-          const meta = ctx.meta as Record<string, unknown>;
+          const meta = requestMeta(ctx);
           meta.$responseType = 'text/html; charset=utf-8';
           meta.$responseHeaders = { ...PAGE_HEADERS };
           return renderCheckout({
@@ -47,15 +38,15 @@ export function createCheckoutService(rt: Runtime): ServiceSchema {
             title: merchant ? `Pay ${merchant.name}` : 'Demo checkout',
             expected_amount: fromSubunits(s.expected_subunits, s.decimals),
             received_amount: fromSubunits(s.received_subunits, s.decimals),
+            paid: BigInt(s.received_subunits) > 0n,
             qr_svg: await QRCode.toString(v.qr_data, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }),
           });
         },
       },
       status: {
         async handler(ctx: Context<Params>) {
-          const meta = ctx.meta as Record<string, unknown>;
-          meta.$responseHeaders = { 'Cache-Control': 'no-store' };
-          return buyerView(await load(ctx.params.params?.session_id));
+          requestMeta(ctx).$responseHeaders = { 'Cache-Control': 'no-store' };
+          return buyerView(await load(ctx.params.params?.session_id), rt.config);
         },
       },
     },

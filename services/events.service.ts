@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Caller } from './routes/types.ts';
-import { forbidden } from '../lib/errors.ts';
+import { forbidden } from '../lib/core/errors.ts';
 import { validate } from '../lib/validation.ts';
 import { listEvents, readAfter, sequenceAll, startSeq, type ListQuery } from '../lib/events/feed.ts';
 import { eventStream } from '../lib/events/stream.ts';

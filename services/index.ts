@@ -11,6 +11,9 @@ import { createMerchantActorsService } from './merchant-actors.service.ts';
 import { createOperatorsService } from './operators.service.ts';
 import { createHousekeepingService } from './housekeeping.service.ts';
 import { createCheckoutService } from './checkout.service.ts';
+import { createReceiptsService } from './receipts.service.ts';
+import { createRatesService } from './rates.service.ts';
+import { createFaucetsService } from './faucets.service.ts';
 import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
 import { createEventsService } from './events.service.ts';
@@ -18,6 +21,15 @@ import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
+import { createAlertsService } from './alerts.service.ts';
+import { createDiagnosticsService } from './diagnostics.service.ts';
+import { createAgentsService } from './agents.service.ts';
+import { createAgentWalletActorsService } from './agent-wallet-actors.service.ts';
+import { createX402Service } from './x402.service.ts';
+import { createTreasuryService } from './treasury.service.ts';
+import { createMoneyOutService } from './money-out.service.ts';
+import { createWalletsService } from './wallets.service.ts';
+import { createPayoutsService } from './payouts.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -29,6 +41,9 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   operators: createOperatorsService,
   housekeeping: createHousekeepingService,
   checkout: createCheckoutService,
+  receipts: createReceiptsService,
+  rates: createRatesService,
+  faucets: createFaucetsService,
   catalog: createCatalogService,
   webhooks: createWebhooksService,
   events: createEventsService,
@@ -36,4 +51,13 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'session-actors': createSessionActorsService,
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
+  alerts: createAlertsService,
+  diagnostics: createDiagnosticsService,
+  agents: createAgentsService,
+  'agent-wallet-actors': createAgentWalletActorsService,
+  x402: createX402Service,
+  treasury: createTreasuryService,
+  'money-out': createMoneyOutService,
+  wallets: createWalletsService,
+  payouts: createPayoutsService,
 };

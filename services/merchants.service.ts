@@ -3,23 +3,27 @@
  * confirmation, proof of work, registration behind the trust gate), live registration by a bearer
  * user, the profile, and credential rotation through the merchant actor.
  */
+import { MailOutbox, mailOp } from '../lib/onboarding/mail-outbox.ts';
+import { countIntent, countWrongCode, guessesLeft } from '../lib/onboarding/limits.ts';
 import { randomInt } from 'node:crypto';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { clientHash, merchantCaller, requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
-import { badRequest, forbidden, notFound, rateLimited, ServiceError } from '../lib/errors.ts';
-import { newId, randomToken } from '../lib/ids.ts';
-import { constantTimeEqual, hmacHex, sha256Hex } from '../lib/secrets.ts';
-import { isDisposableEmail } from '../lib/disposable.ts';
-import { isTrusted, normalizeEmail } from '../lib/trust.ts';
-import { POW_ALGORITHM, verifyPow } from '../lib/pow.ts';
-import { checkWebhookUrl } from '../lib/net-guard.ts';
+import { badRequest, forbidden, notFound, rateLimited, ServiceError } from '../lib/core/errors.ts';
+import { newId, randomToken } from '../lib/core/ids.ts';
+import { auditOp } from '../lib/core/audit.ts';
+import { constantTimeEqual, hmacHex, sha256Hex } from '../lib/core/secrets.ts';
+import { isDisposableEmail } from '../lib/onboarding/disposable.ts';
+import { isTrusted, normalizeEmail } from '../lib/onboarding/trust.ts';
+import { POW_ALGORITHM, verifyPow } from '../lib/onboarding/pow.ts';
+import { checkWebhookUrl } from '../lib/webhooks/net-guard.ts';
 import { keyHash, newApiKey, newWebhookSecret } from '../lib/auth.ts';
-import { Idempotency } from '../lib/idempotency.ts';
+import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
 import { type MerchantMsg, type MerchantReply, type MerchantState } from '../actors/merchant.ts';
+import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 
 const INTENT_TTL_MS = 30 * 60_000;
 const CODE_TTL_MS = 10 * 60_000;
@@ -53,7 +57,6 @@ interface InvitationDoc extends Doc {
   used_by: string | null;
 }
 
-type Meta = { user?: Caller; client?: { ip_hash: string } };
 type Body<T> = { body: T };
 
 /** The Merchant as the API shows it; secrets only where given. */
@@ -74,11 +77,27 @@ export function presentMerchant(m: MerchantState, secrets: { api_key?: string; w
 
 export function createMerchantsService(rt: Runtime): ServiceSchema {
   const { store } = rt;
-  const idempotency = new Idempotency(store);
-  const codeHash = (intentId: string, code: string) => hmacHex(intentId, code);
+  const idempotency = new Idempotency(store, rt.keyring);
+  // keyed by a server secret: the intent id is public, so an HMAC under it alone is brute-forced offline
+  const codeKey = rt.keyring.derive('email-code');
+  const codeHash = (intentId: string, code: string) => hmacHex(codeKey, `${intentId}:${code}`);
+  const alerts = nodeAlerts(rt);
+  /** requests answered by an idempotent replay (not a second registration) */
+  const replays = new WeakSet<Context>();
+
+  /** registration_spike counts every outcome of POST /v1/merchants per source (and per bearer agent). */
+  function reportRegistration(ctx: Context, ok: boolean, merchant: { id: string; name: string; sandbox: boolean } | null, logger: { warn(...a: unknown[]): void }) {
+    const caller = requestMeta(ctx).user;
+    const agent = caller?.kind === 'bearer' ? caller.user_id.slice(0, 24) : null;
+    const info = requestContext(rt, ctx, {
+      merchant_id: merchant?.id ?? null, merchant_name: merchant?.name ?? null, agent_id: agent,
+      environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null,
+    });
+    return alerts.report({ kind: 'registration', ok, source: info.source_ip_hash ?? 'unknown', agent_id: agent }, info, logger);
+  }
 
   async function limitClient(ctx: Context, step: string) {
-    const ip = (ctx.meta as Meta).client?.ip_hash ?? 'unknown';
+    const ip = clientHash(ctx);
     const n = await store.increment(`public:${step}:${ip}`, 1, 60_000, rt.now());
     if (n > rt.config.publicRateLimitPerMinute) throw rateLimited('too many requests from this client, retry later');
   }
@@ -102,15 +121,109 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
   }
 
   async function currentMerchant(ctx: Context): Promise<MerchantState> {
-    const caller = (ctx.meta as Meta).user;
+    const caller = requestMeta(ctx).user;
     if (caller?.kind !== 'merchant') throw forbidden();
     const m = await store.get<MerchantState>('merchants', caller.merchant_id);
     if (!m) throw notFound('merchant');
     return m;
   }
 
+  /**
+   * The key that made the request: rotating or revoking needs the active one (the merchant actor checks),
+   * since a key in its rotation overlap (perhaps the leaked one being replaced) could otherwise rotate
+   * again and revoke the owner's new key, keeping the account.
+   */
+  const callerKeyId = (ctx: Context): string => merchantCaller(ctx)?.key_id ?? '';
+  async function registerOnce(ctx: Context<Body<unknown>>): Promise<Partial<ReturnType<typeof presentMerchant>>> {
+    const body = validate<{
+      name: string; sandbox?: boolean; webhook_url?: string; idempotency_key?: string;
+      registration_intent_id?: string; proof_of_work_challenge_id?: string; proof_of_work_nonce?: string;
+    }>('RegisterMerchantRequest', ctx.params.body);
+    const caller = requestMeta(ctx).user ?? null;
+    const bearer = caller?.kind === 'bearer' ? caller : null;
+    const sandbox = body.sandbox ?? false;
+    if (!bearer && !sandbox) throw forbidden('sandbox must be true for an unauthenticated caller; a live merchant needs a bearer token');
+    const environment = sandbox ? 'sandbox' : 'live';
+    const now = rt.now();
+    const key = idempotencyKey(body.idempotency_key, 'idempotency_key must be 1 to 255 visible ASCII characters');
+    const idem = key
+      ? { scope: 'merchants.register', key, payload: { ...body, bearer: bearer?.user_id ?? null }, now, seal: true }
+      : null;
+    if (idem) {
+      const earlier = await idempotency.replay<Partial<ReturnType<typeof presentMerchant>>>(idem);
+      if (earlier !== undefined) { created(ctx, '/v1/me'); replays.add(ctx); return earlier; }
+    }
+    if (body.webhook_url !== undefined) {
+      const check = await checkWebhookUrl(body.webhook_url, { allowPrivate: rt.config.webhookAllowPrivate });
+      if (!check.ok) {
+        rt.metrics.signal({ signal: 'registration_spike', outcome: 'invalid_webhook_url', environment });
+        throw badRequest(check.reason!);
+      }
+    }
+    const ops: WriteOp[] = [];
+    let email: string | null = null;
+    if (!bearer || body.registration_intent_id !== undefined) {
+      const intent = await intentOr400(body.registration_intent_id);
+      if (!intent.verified) throw badRequest('the email of this registration intent is not verified');
+      if (intent.consumed_by) throw new ServiceError(409, 'this registration intent was already used', 'CONFLICT');
+      email = intent.email;
+      const invitation = intent.invitation_id ? await store.get<InvitationDoc>('invitations', intent.invitation_id) : null;
+      const invited = invitation !== null && invitation.used_by === null;
+      if (!invited) {
+        const challenge = body.proof_of_work_challenge_id ? await store.get<ChallengeDoc>('pow_challenges', body.proof_of_work_challenge_id) : null;
+        const fresh = challenge !== null && challenge.expires_at > now.toISOString();
+        if (!challenge || !fresh || challenge.intent_id !== intent.id || challenge.used) throw badRequest('proof_of_work_challenge_id is unknown, expired, already used or not for this registration');
+        if (!verifyPow(challenge.challenge, body.proof_of_work_nonce ?? '', challenge.difficulty)) throw badRequest('proof_of_work_nonce does not solve the challenge');
+        ops.push({ op: 'cas', coll: 'pow_challenges', doc: { ...challenge, used: true }, expected: challenge.version! });
+      }
+      if (!invited && !bearer && !(await isTrusted(store, email))) throw forbidden('registration is not permitted for this email');
+      ops.push({ op: 'cas', coll: 'registration_intents', doc: { ...intent, consumed_by: 'pending' }, expected: intent.version! });
+      if (invited) ops.push({ op: 'cas', coll: 'invitations', doc: { ...invitation, used_by: 'pending' }, expected: invitation.version! });
+    } else {
+      email = bearer.email;
+    }
+    const apiKey = newApiKey(sandbox);
+    const webhookSecret = newWebhookSecret();
+    const at = now.toISOString();
+    const merchant: MerchantState = {
+      id: newId('mer'), name: body.name, email, sandbox, webhook_url: body.webhook_url ?? null,
+      rate_limit_per_minute: rt.config.rateLimitPerMinute, kyc_status: 'none', owner_user_id: bearer?.user_id ?? null,
+      created_at: at, updated_at: at, active_key_id: keyHash(apiKey), active_key_prefix: apiKey.slice(0, 20),
+      previous_key_id: null, previous_api_key_expires_at: null,
+      webhook_secrets: [{ sealed: rt.keyring.seal(webhookSecret), created_at: at, expires_at: null }],
+    };
+    for (const op of ops) if (op.op === 'cas' && 'used_by' in op.doc) op.doc.used_by = merchant.id;
+    for (const op of ops) if (op.op === 'cas' && 'consumed_by' in op.doc) op.doc.consumed_by = merchant.id;
+    const response = presentMerchant(merchant, { api_key: apiKey, webhook_secret: webhookSecret });
+    ops.push(
+      { op: 'insert', coll: 'merchants', doc: merchant },
+      { op: 'insert', coll: 'api_keys', doc: { id: merchant.active_key_id, merchant_id: merchant.id, kind: 'active', prefix: merchant.active_key_prefix, created_at: at, expires_at: null } },
+      auditOp('merchant.registered', { merchant_id: merchant.id, environment }, at),
+    );
+    const create = async () => {
+      if (idem) ops.push(idempotency.record(idem, response));
+      await store.write(ops);
+      rt.metrics.signal({ signal: 'registration_spike', outcome: 'registered', environment });
+      return response;
+    };
+    const result = idem ? await idempotency.run(idem, create) : await create();
+    created(ctx, '/v1/me');
+    return result;
+  }
+
+  let outbox: MailOutbox;
+
   return {
     name: 'merchants',
+    created(this: { logger: { warn(...a: unknown[]): void } }) {
+      outbox = new MailOutbox(store, rt.keyring, rt.mailer, this.logger, () => rt.now());
+    },
+    started() {
+      outbox.start();
+    },
+    async stopped() {
+      await outbox.stop();
+    },
     actions: {
       /** Step 1: always the same 200 shape; a code is sent only to trusted or invited emails. */
       startEmailVerification: {
@@ -120,6 +233,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const email = normalizeEmail(body.email);
           if (isDisposableEmail(email)) throw badRequest('email addresses from disposable-mail providers are not accepted');
           const now = rt.now();
+          await countIntent(store, rt.config.registration, email, now);
           const invitation = await validInvitation(body.invitation_token, email);
           const eligible = invitation !== null || (await isTrusted(store, email));
           const intent: IntentDoc = {
@@ -128,20 +242,23 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
             verified: false, code_hash: null, code_expires_at: null, attempts: 0,
             invitation_id: invitation?.id ?? null, consumed_by: null,
           };
-          let code: string | null = null;
+          // the same work for every email (a code, its hash, a sealed mail row in one write): neither the
+          // answer nor its timing tells whether the address is trusted; only an eligible row is ever sent
+          const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+          const hash = codeHash(intent.id, code);
           if (eligible) {
-            code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-            intent.code_hash = codeHash(intent.id, code);
+            intent.code_hash = hash;
             intent.code_expires_at = new Date(now.getTime() + CODE_TTL_MS).toISOString();
           }
-          await store.write([{ op: 'insert', coll: 'registration_intents', doc: intent }]);
-          if (code) {
-            // not awaited: the response time must not tell whether a code was sent
-            rt.mailer.send({
-              to: email,
-              subject: 'Your verification code',
-              text: `Your verification code is ${code}. It expires in ${CODE_TTL_MS / 60_000} minutes.\nIf you did not ask for it, ignore this email.`,
-            }).catch((e) => this.logger.warn('verification email not sent:', (e as Error).message));
+          const mail = mailOp(rt.keyring, {
+            to: email,
+            subject: 'Your verification code',
+            text: `Your verification code is ${code}. It expires in ${CODE_TTL_MS / 60_000} minutes.\nIf you did not ask for it, ignore this email.`,
+          }, now, eligible);
+          await store.write([{ op: 'insert', coll: 'registration_intents', doc: intent }, mail]);
+          if (eligible) {
+            const id = (mail as { doc: { id: string } }).doc.id;
+            setImmediate(() => outbox.deliverNow(id).catch((e) => this.logger.warn('verification mail delivery:', (e as Error).message)));
           }
           return { registration_intent_id: intent.id, expires_at: intent.expires_at };
         },
@@ -155,12 +272,17 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const intent = await intentOr400(body.registration_intent_id);
           if (intent.verified) return { registration_intent_id: intent.id, verified: true };
           if (intent.attempts >= CODE_MAX_ATTEMPTS) throw rateLimited('too many wrong codes; start again with email verification');
+          // wrong guesses count per email across intents: a new intent does not buy new guesses
+          if (!(await guessesLeft(store, rt.config.registration, intent.email, rt.now()))) throw rateLimited('too many wrong codes for this email today; retry tomorrow');
           const now = rt.now().toISOString();
           const ok = intent.code_hash !== null && intent.code_expires_at !== null && intent.code_expires_at > now
             && constantTimeEqual(intent.code_hash, codeHash(intent.id, body.code));
           const next: IntentDoc = ok ? { ...intent, verified: true, code_hash: null } : { ...intent, attempts: intent.attempts + 1 };
           await store.write([{ op: 'cas', coll: 'registration_intents', doc: next, expected: intent.version! }]);
-          if (!ok) throw badRequest('the code is wrong or has expired');
+          if (!ok) {
+            await countWrongCode(store, intent.email, rt.now());
+            throw badRequest('the code is wrong or has expired');
+          }
           return { registration_intent_id: intent.id, verified: true };
         },
       },
@@ -191,78 +313,18 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       /** Step 4: creates the merchant; api_key and webhook_secret are returned once. */
       register: {
         async handler(ctx: Context<Body<unknown>>) {
-          const body = validate<{
-            name: string; sandbox?: boolean; webhook_url?: string; idempotency_key?: string;
-            registration_intent_id?: string; proof_of_work_challenge_id?: string; proof_of_work_nonce?: string;
-          }>('RegisterMerchantRequest', ctx.params.body);
-          const caller = (ctx.meta as Meta).user ?? null;
-          const bearer = caller?.kind === 'bearer' ? caller : null;
-          const sandbox = body.sandbox ?? false;
-          if (!bearer && !sandbox) throw forbidden('sandbox must be true for an unauthenticated caller; a live merchant needs a bearer token');
-          const environment = sandbox ? 'sandbox' : 'live';
-          const now = rt.now();
-          const idem = body.idempotency_key
-            ? { scope: 'merchants.register', key: body.idempotency_key, payload: { ...body, bearer: bearer?.user_id ?? null }, now, seal: true }
-            : null;
-          if (idem) {
-            const earlier = await idempotency.replay(idem);
-            if (earlier !== undefined) { created(ctx, '/v1/me'); return earlier; }
+          let result: Partial<ReturnType<typeof presentMerchant>>;
+          try {
+            result = await registerOnce(ctx);
+          } catch (e) {
+            const status = (e as { code?: unknown }).code;
+            if (typeof status === 'number' && status >= 400 && status < 500) await reportRegistration(ctx, false, null, this.logger);
+            throw e;
           }
-          if (body.webhook_url !== undefined) {
-            const check = await checkWebhookUrl(body.webhook_url, { allowPrivate: rt.config.webhookAllowPrivate });
-            if (!check.ok) {
-              rt.metrics.signal({ signal: 'registration_spike', outcome: 'invalid_webhook_url', environment });
-              throw badRequest(check.reason!);
-            }
+          // an idempotent replay is the same registration: counted once
+          if (typeof result.id === 'string' && !replays.has(ctx)) {
+            await reportRegistration(ctx, true, { id: result.id, name: result.name ?? '', sandbox: result.sandbox ?? true }, this.logger);
           }
-          const ops: WriteOp[] = [];
-          let email: string | null = null;
-          if (!bearer || body.registration_intent_id !== undefined) {
-            const intent = await intentOr400(body.registration_intent_id);
-            if (!intent.verified) throw badRequest('the email of this registration intent is not verified');
-            if (intent.consumed_by) throw new ServiceError(409, 'this registration intent was already used', 'CONFLICT');
-            email = intent.email;
-            const invitation = intent.invitation_id ? await store.get<InvitationDoc>('invitations', intent.invitation_id) : null;
-            const invited = invitation !== null && invitation.used_by === null;
-            if (!invited) {
-              const challenge = body.proof_of_work_challenge_id ? await store.get<ChallengeDoc>('pow_challenges', body.proof_of_work_challenge_id) : null;
-              const fresh = challenge !== null && challenge.expires_at > now.toISOString();
-              if (!challenge || !fresh || challenge.intent_id !== intent.id || challenge.used) throw badRequest('proof_of_work_challenge_id is unknown, expired, already used or not for this registration');
-              if (!verifyPow(challenge.challenge, body.proof_of_work_nonce ?? '', challenge.difficulty)) throw badRequest('proof_of_work_nonce does not solve the challenge');
-              ops.push({ op: 'cas', coll: 'pow_challenges', doc: { ...challenge, used: true }, expected: challenge.version! });
-            }
-            if (!invited && !bearer && !(await isTrusted(store, email))) throw forbidden('registration is not permitted for this email');
-            ops.push({ op: 'cas', coll: 'registration_intents', doc: { ...intent, consumed_by: 'pending' }, expected: intent.version! });
-            if (invited) ops.push({ op: 'cas', coll: 'invitations', doc: { ...invitation, used_by: 'pending' }, expected: invitation.version! });
-          } else {
-            email = bearer.email;
-          }
-          const apiKey = newApiKey(sandbox);
-          const webhookSecret = newWebhookSecret();
-          const at = now.toISOString();
-          const merchant: MerchantState = {
-            id: newId('mer'), name: body.name, email, sandbox, webhook_url: body.webhook_url ?? null,
-            rate_limit_per_minute: rt.config.rateLimitPerMinute, kyc_status: 'none', owner_user_id: bearer?.user_id ?? null,
-            created_at: at, updated_at: at, active_key_id: keyHash(apiKey), active_key_prefix: apiKey.slice(0, 20),
-            previous_key_id: null, previous_api_key_expires_at: null,
-            webhook_secrets: [{ sealed: rt.keyring.seal(webhookSecret), created_at: at, expires_at: null }],
-          };
-          for (const op of ops) if (op.op === 'cas' && 'used_by' in op.doc) op.doc.used_by = merchant.id;
-          for (const op of ops) if (op.op === 'cas' && 'consumed_by' in op.doc) op.doc.consumed_by = merchant.id;
-          const response = presentMerchant(merchant, { api_key: apiKey, webhook_secret: webhookSecret });
-          ops.push(
-            { op: 'insert', coll: 'merchants', doc: merchant },
-            { op: 'insert', coll: 'api_keys', doc: { id: merchant.active_key_id, merchant_id: merchant.id, kind: 'active', prefix: merchant.active_key_prefix, created_at: at, expires_at: null } },
-            { op: 'insert', coll: 'audit_events', doc: { id: newId('aud'), type: 'merchant.registered', merchant_id: merchant.id, environment, created_at: at } },
-          );
-          const create = async () => {
-            if (idem) ops.push(idempotency.record(idem, response));
-            await store.write(ops);
-            rt.metrics.signal({ signal: 'registration_spike', outcome: 'registered', environment });
-            return response;
-          };
-          const result = idem ? await idempotency.run(idem, create) : await create();
-          created(ctx, '/v1/me');
           return result;
         },
       },
@@ -287,11 +349,11 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const overlapUntil = new Date(rt.now().getTime() + ROTATION_OVERLAP_MS).toISOString();
           if ((body.credential ?? 'api_key') === 'api_key') {
             const apiKey = newApiKey(m.sandbox);
-            await callActor(ctx, m.id, { type: 'rotate_api_key', new_key_id: keyHash(apiKey), new_key_prefix: apiKey.slice(0, 20), overlap_until: overlapUntil });
+            await callActor(ctx, m.id, { type: 'rotate_api_key', new_key_id: keyHash(apiKey), new_key_prefix: apiKey.slice(0, 20), overlap_until: overlapUntil, by_key_id: callerKeyId(ctx) });
             return { credential: 'api_key', api_key: apiKey, previous_api_key_expires_at: overlapUntil };
           }
           const secret = newWebhookSecret();
-          await callActor(ctx, m.id, { type: 'rotate_webhook_secret', sealed: rt.keyring.seal(secret), overlap_until: overlapUntil });
+          await callActor(ctx, m.id, { type: 'rotate_webhook_secret', sealed: rt.keyring.seal(secret), overlap_until: overlapUntil, by_key_id: callerKeyId(ctx) });
           return { credential: 'webhook_secret', webhook_secret: secret, previous_webhook_secret_expires_at: overlapUntil };
         },
       },
@@ -302,7 +364,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const body = validate<{ credential?: 'api_key' | 'webhook_secret' }>('RevokeCredentialsRequest', ctx.params.body ?? {});
           const m = await currentMerchant(ctx);
           const credential = body.credential ?? 'api_key';
-          const reply = await callActor(ctx, m.id, { type: 'revoke_previous', credential });
+          const reply = await callActor(ctx, m.id, { type: 'revoke_previous', credential, by_key_id: callerKeyId(ctx) });
           return { credential, revoked: reply.revoked ?? false };
         },
       },

@@ -1,13 +1,13 @@
 /**
  * The Solana chain listener: for each Solana network with SOLANA_<NET>_RPC_URL set, finds SOL and USDC
  * (SOLANA_<NET>_USDC_MINT) deposits to session addresses at SOLANA_<NET>_COMMITMENT, stores them and pays
- * the session actors (lib/chains/solana-listener.ts, lib/chains/deposits.ts). One node of a cluster
+ * the session actors (lib/chains/solana/listener.ts, lib/chains/deposit-inbox.ts). One node of a cluster
  * listens to a network at a time (a lease in the store); every node with this service redelivers stored
  * deposits that a session has not acknowledged yet. Without an RPC URL the service starts and does nothing.
  */
 import type { ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { SolanaRailListener, type SolPassStats } from '../lib/chains/solana-listener.ts';
+import { SolanaRailListener, type SolPassStats } from '../lib/chains/solana/listener.ts';
 import { chainListenerService } from '../mixins/chain-listener.mixin.ts';
 
 /**
@@ -26,7 +26,7 @@ export function createSolanaListenerService(rt: Runtime): ServiceSchema {
       if (cfg.commitment === 'processed') log.warn(`solana ${network}: commitment processed is read as confirmed (the lowest level getSignaturesForAddress accepts)`);
       return new SolanaRailListener({
         network, rpcUrl: cfg.rpcUrl, usdcMint: cfg.usdcToken, commitment: cfg.commitment,
-        store: rt.store, book: deps.book, ledger: deps.ledger, now: () => rt.now(), log,
+        store: rt.store, book: deps.book, inbox: deps.inbox, now: () => rt.now(), log,
       });
     },
   });

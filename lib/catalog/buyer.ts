@@ -4,10 +4,10 @@
  * against a checkout snapshot.
  */
 import type { Runtime } from '../runtime.ts';
-import { badRequest, conflict, notFound, rateLimited } from '../errors.ts';
-import { newId } from '../ids.ts';
+import { badRequest, conflict, notFound, rateLimited } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
 import { validate } from '../validation.ts';
-import { fromSubunits } from '../money.ts';
+import { fromSubunits } from '../core/money.ts';
 import { findRail } from '../../config/rails.ts';
 import type { Filter, WriteOp } from '../store/port.ts';
 import { checkoutMethods, decodeCursor, encodeCursor, parseLimit, sameAmount } from './rules.ts';
@@ -135,7 +135,7 @@ export class CatalogBuyer {
       const methods = checkoutMethods(price, this.rt.config.rails, product.sandbox);
       if (methods.length === 0) {
         const wanted = price.allowed_payment_methods ? price.allowed_payment_methods.join(', ') : `any ${price.currency_or_token} rail`;
-        throw conflict(`price ${price.id} cannot be paid now: none of its payment methods (${wanted}) is an enabled rail${product.sandbox ? ' on testnet, and a sandbox merchant is paid on testnet only' : ''}`);
+        throw conflict(`price ${price.id} cannot be paid now: none of its payment methods (${wanted}) is an enabled rail${product.sandbox ? ' on testnet, and a sandbox merchant is paid on testnet only' : ' on mainnet, and a live merchant is paid on mainnet only'}`);
       }
       const now = this.rt.now();
       const ref: CheckoutRefRow = {

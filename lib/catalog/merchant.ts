@@ -4,9 +4,10 @@
  * Every state change is one atomic store write; a lost compare-and-set race re-reads and decides again.
  */
 import type { Runtime } from '../runtime.ts';
-import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
-import { newId } from '../ids.ts';
-import { Idempotency } from '../idempotency.ts';
+import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { Idempotency, idempotencyKey as checkIdempotencyKey } from '../core/idempotency.ts';
+import { isId } from '../core/ids.ts';
 import { validate } from '../validation.ts';
 import type { Doc, Filter, WriteOp } from '../store/port.ts';
 import type { Rail } from '../../config/rails.ts';
@@ -40,8 +41,6 @@ export interface Result {
 
 const CAP: Record<Kind, string> = { store: 'Store', product: 'Product', plan: 'Plan', price: 'Price' };
 const ENTITLEMENT_MAX_BYTES = 4096;
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-const MERCHANT_ID = /^mer_[0-9a-z]{26}$/;
 
 type Body = Record<string, unknown>;
 
@@ -84,7 +83,7 @@ export class CatalogMerchant {
       return { merchant_id: caller.merchant_id, sandbox: caller.sandbox };
     }
     if (caller?.kind !== 'bearer') throw forbidden();
-    if (merchantHeader !== undefined && !MERCHANT_ID.test(merchantHeader)) throw badRequest('X-Merchant-Id must be a merchant id (mer_…)');
+    if (merchantHeader !== undefined && !isId(merchantHeader, 'mer')) throw badRequest('X-Merchant-Id must be a merchant id (mer_…)');
     const owned = await this.store.find<Doc & { sandbox: boolean }>('merchants', { owner_user_id: caller.user_id }, { limit: 1000 });
     if (merchantHeader !== undefined) {
       const m = owned.find((o) => o.id === merchantHeader);
@@ -135,9 +134,7 @@ export class CatalogMerchant {
 
   async create(kind: Kind, actor: Actor, rawBody: unknown, idempotencyKey: string | undefined): Promise<Result> {
     const body = validate<Body>(`Catalog${CAP[kind]}Create`, rawBody ?? {});
-    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
-    }
+    checkIdempotencyKey(idempotencyKey);
     const make = async (extra: (response: unknown) => WriteOp[]) => retrying(async () => {
       const { row, ops } = await this.newRow(kind, actor, body);
       const response = present(kind, row);

@@ -1,6 +1,7 @@
 /** Stored rows of the catalog and how the API shows them. */
 import type { Doc } from '../store/port.ts';
 import type { Kind, Status } from './rules.ts';
+import type { IdPrefix } from '../core/ids.ts';
 
 interface Base extends Doc {
   merchant_id: string;
@@ -87,7 +88,7 @@ export const COLL: Record<Kind, string> = {
 export const LISTINGS = 'catalog_listings';
 export const CHECKOUT_REFS = 'catalog_checkout_refs';
 
-export const ID_PREFIX: Record<Kind, string> = { store: 'store', product: 'prod', plan: 'plan', price: 'price' };
+export const ID_PREFIX: Record<Kind, IdPrefix> = { store: 'store', product: 'prod', plan: 'plan', price: 'price' };
 export const PATH: Record<Kind, string> = { store: '/v1/stores', product: '/v1/products', plan: '/v1/plans', price: '/v1/prices' };
 
 export function presentStore(r: StoreRow) {

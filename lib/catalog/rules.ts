@@ -17,8 +17,9 @@
  * | DELETE  | draft, never published, no    | draft, never published, never checkout-referenced, no      |
  * |         | products: deleted; else 409   | children: deleted (200); otherwise 409 (archive instead)   |
  */
+import { allowsNetwork } from '../core/environment.ts';
 import { buildRails, findRail, railKey, type Rail } from '../../config/rails.ts';
-import { fromSubunits, toSubunits } from '../money.ts';
+import { fromSubunits, toSubunits } from '../core/money.ts';
 
 export type Kind = 'store' | 'product' | 'plan' | 'price';
 export type Status = 'draft' | 'published' | 'archived';
@@ -179,7 +180,7 @@ export function checkoutMethods(terms: PriceTerms, enabled: Rail[], sandbox: boo
   const wanted = terms.allowed_payment_methods != null ? new Set(terms.allowed_payment_methods) : null;
   return enabled
     .filter((r) => r.token === terms.currency_or_token)
-    .filter((r) => !sandbox || r.network === 'testnet')
+    .filter((r) => allowsNetwork(sandbox, r.network))
     .map(railKey)
     .filter((k) => wanted === null || wanted.has(k));
 }

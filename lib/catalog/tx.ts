@@ -1,6 +1,6 @@
 /** Retrying a read-decide-write step when another writer got there first (compare-and-set lost). */
 import { isConflict, isDuplicate } from '../store/port.ts';
-import { conflict } from '../errors.ts';
+import { conflict } from '../core/errors.ts';
 
 export const MAX_ATTEMPTS = 25;
 

@@ -2,7 +2,7 @@
  * The deposit addresses a chain listener watches: an in-memory map address → session, loaded from the
  * `payment_sessions` collection and kept fresh without scanning it on every pass.
  *
- * Session ids are time-sortable (lib/ids.ts: `ps_<10 chars of milliseconds><random>`), so a refresh reads
+ * Session ids are time-sortable (lib/core/ids.ts: `ps_<10 chars of milliseconds><random>`), so a refresh reads
  * only the sessions whose id is at or after "the last refresh − OVERLAP" (a range on the primary key): a
  * session created on any node shows up at the next pass after its document is written, even when its
  * id was made a little before a later session's (concurrent creations) or on a node whose clock is a few
@@ -16,7 +16,7 @@
  *
  * Every entry carries `seq`, the order in which this book learned of it (incremental refresh, full
  * reload or first load alike): a scanner that remembers the highest seq it has handled finds the
- * addresses that are new to it (lib/chains/ethereum-backfill.ts then looks for payments they already
+ * addresses that are new to it (lib/chains/ethereum/backfill.ts then looks for payments they already
  * got in blocks the scanner had passed while it did not know them).
  */
 import type { Store } from '../store/port.ts';
@@ -47,7 +47,7 @@ interface SessionRow {
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-/** The id prefix of sessions created at `ms` (the 10-character time part of lib/ids.ts). */
+/** The id prefix of sessions created at `ms` (the 10-character time part of lib/core/ids.ts). */
 export function sessionIdAt(ms: number): string {
   let out = '';
   let n = Math.max(0, Math.floor(ms));

@@ -19,6 +19,8 @@ export interface CheckoutView {
   explorer_url: string;
   expires_at: string;
   demo: boolean;
+  /** money has arrived: the buyer's PDF receipt is offered (GET /checkout/{session_id}/receipt) */
+  paid: boolean;
 }
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -51,6 +53,7 @@ const SCRIPT = `(() => {
         set('status', texts[st.status] || st.status);
         set('received', st.received_amount + ' ' + st.currency);
         document.getElementById('explorer').href = st.explorer_url;
+        if (Number(st.received_amount) > 0) document.getElementById('receipt-row').hidden = false;
         if (st.status === 'completed' || st.status === 'expired') { tick(); return; }
       }
     } catch (e) { /* offline: try again */ }
@@ -108,6 +111,7 @@ export function renderCheckout(v: CheckoutView): string {
   <div class="status" id="status" role="status">${esc(STATUS_TEXT[v.status] ?? v.status)}</div>
   <div class="small">Received: <span id="received">${esc(v.received_amount)} ${esc(v.currency)}</span><span id="countdown"></span></div>
   <div class="small"><a id="explorer" href="${esc(v.explorer_url)}" rel="noopener noreferrer" target="_blank">View on explorer</a></div>
+  <div class="small" id="receipt-row"${v.paid ? '' : ' hidden'}><a id="receipt" href="/checkout/${esc(encodeURIComponent(v.session_id))}/receipt" rel="noopener noreferrer" target="_blank">Download receipt (PDF)</a></div>
 </main>
 <script>${SCRIPT}</script>
 </body>

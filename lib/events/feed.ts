@@ -13,7 +13,7 @@ import type { Doc, Filter, Store, WriteOp } from '../store/port.ts';
 import { isConflict, isDuplicate } from '../store/port.ts';
 import type { WebhookEventDoc } from '../webhooks/event.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest } from '../core/errors.ts';
 
 export const EVENTS_COLL = 'webhook_events';
 export const SEQUENCE_COLL = 'event_sequence';

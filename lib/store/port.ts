@@ -48,7 +48,7 @@ export type WriteOp =
   | { op: 'upsert'; coll: string; doc: Doc }
   | { op: 'delete'; coll: string; id: string };
 
-/** Store races surface to clients as 409 code 5 (see lib/errors.ts) unless the caller handles them. */
+/** Store races surface to clients as 409 code 5 (see lib/core/errors.ts) unless the caller handles them. */
 export const STORE_CONFLICT = 'STORE_CONFLICT';
 
 export class DuplicateKeyError extends Error {

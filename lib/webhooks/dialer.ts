@@ -2,7 +2,7 @@
  * One webhook HTTP attempt, guarded against SSRF on the address actually connected:
  * - the scheme must be https (http only where configuration allows private targets);
  * - the host is resolved here, and unless private targets are allowed EVERY candidate address must be
- *   public (lib/net-guard.ts: no loopback, private, link-local, metadata, IPv4-mapped IPv6 of those…);
+ *   public (lib/webhooks/net-guard.ts: no loopback, private, link-local, metadata, IPv4-mapped IPv6 of those…);
  * - the socket connects to one of those vetted addresses (the `lookup` hook answers with them, so no
  *   second DNS answer can be substituted), with the original Host header and TLS SNI;
  * - redirects are never followed (a 3xx is a failure), only 2xx is success;
@@ -15,7 +15,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { performance } from 'node:perf_hooks';
-import { isPublicAddress } from '../net-guard.ts';
+import { isPublicAddress } from './net-guard.ts';
 
 export type DeliveryErrorClass =
   /** not a URL, credentials in the URL */

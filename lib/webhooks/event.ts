@@ -2,7 +2,7 @@
  * The webhook outbox row. A session transition and the event it causes are one atomic write: the
  * actor adds `webhookEventOp(...)` to its effects; the webhook service delivers from the store.
  */
-import { newId } from '../ids.ts';
+import { newId } from '../core/ids.ts';
 import type { Doc, WriteOp } from '../store/port.ts';
 
 export type WebhookEventType = 'payment_session.completed' | 'payment_session.expired' | 'payment_session.partial_paid';

@@ -10,7 +10,8 @@ const target = new URL('../src/generated/schema.ts', import.meta.url);
 const HEADER = '// Generated from openapi.json by `npm run generate -w @stablecoin-payments/sdk`; do not edit.\n/* eslint-disable */\n';
 
 const spec = JSON.parse(readFileSync(source, 'utf8'));
-const ast = await openapiTS(spec);
+// emptyObjectsUnknown: a free-form object such as metadata is Record<string, unknown>, not Record<string, never>
+const ast = await openapiTS(spec, { emptyObjectsUnknown: true });
 
 /** the operations that declare an Idempotency-Key header: the client adds one to each call */
 const idempotent: string[] = [];

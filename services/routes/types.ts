@@ -12,14 +12,11 @@ export type AuthMode =
   | 'bearer-optional';
 
 export interface RouteDef {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   action: string;
   auth: AuthMode;
 }
 
-/** What a facade action sees in ctx.meta.auth. */
-export type Caller =
-  | { kind: 'merchant'; merchant_id: string; sandbox: boolean; key_id: string }
-  | { kind: 'bearer'; user_id: string; email: string }
-  | null;
+/** The authenticated caller; one request-meta type for every service lives in lib/core/request-meta.ts. */
+export type { Caller } from '../../lib/core/request-meta.ts';

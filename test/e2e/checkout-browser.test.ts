@@ -61,12 +61,18 @@ describe('hosted checkout page', () => {
     expect(await page.locator('.qr svg').count()).toBe(1);
     expect(await page.locator('#wallet').getAttribute('href')).toBe(s.qr_data);
     expect(await page.locator('#status').textContent()).toBe('Waiting for payment');
+    expect(await page.locator('#receipt').isVisible()).toBe(false);
     await page.waitForFunction(() => /left$/.test(document.getElementById('countdown')?.textContent ?? ''));
 
     const sim = await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: m.apiKey });
     expect(sim.status).toBe(200);
     await page.waitForFunction(() => document.getElementById('status')?.textContent === 'Paid. Thank you!', null, { timeout: 15_000 });
     expect(await page.locator('#received').textContent()).toBe('7.25 USDC');
+    // once paid the buyer's receipt is offered (the PDF behind it is checked in test/integration/receipts.test.ts)
+    expect(await page.locator('#receipt').isVisible()).toBe(true);
+    const pdf = await page.request.get(new URL(await page.locator('#receipt').getAttribute('href') ?? '', page.url()).href);
+    expect(pdf.status()).toBe(200);
+    expect(pdf.headers()['content-type']).toBe('application/pdf');
     await page.screenshot({ path: join(tmpdir(), 'checkout-paid.png') });
     expect(problems).toEqual([]);
     await page.close();

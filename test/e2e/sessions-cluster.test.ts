@@ -5,6 +5,7 @@
  * losing or doubling a transition; addresses stay unique across nodes; a session whose creating node is
  * gone still expires.
  */
+import { plantDeposit } from '../helpers/deposits.ts';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
@@ -84,11 +85,12 @@ describe('payment sessions on two nodes over NATS', () => {
       key: `ethereum:testnet:0x${id.slice(-8)}:0`, tx_hash: `0x${id.slice(-8)}`, index: 0, amount_subunits: '3000000', token: 'USDC',
       confirmations: 2, detected_at: now().toISOString(),
     });
+    for (const id of ids) await plantDeposit(a.node.rt.store, id, deposit(id));
     const results = await Promise.all(ids.flatMap((id) => [
       a.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: m.apiKey }).then((r) => ({ id, via: 'http-a', status: r.status })),
       b.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: m.apiKey }).then((r) => ({ id, via: 'http-b', status: r.status })),
-      a.call<SessionReply>('session-actors.send', { id, msg: { type: 'credit', deposit: deposit(id) } }).then(() => ({ id, via: 'credit-a', status: 200 })),
-      b.call<SessionReply>('session-actors.send', { id, msg: { type: 'credit', deposit: deposit(id) } }).then(() => ({ id, via: 'credit-b', status: 200 })),
+      a.call<SessionReply>('session-actors.send', { id, msg: { type: 'credit', key: deposit(id).key } }).then(() => ({ id, via: 'credit-a', status: 200 })),
+      b.call<SessionReply>('session-actors.send', { id, msg: { type: 'credit', key: deposit(id).key } }).then(() => ({ id, via: 'credit-b', status: 200 })),
       // two holders of the same actor at once: both nodes' local hosts, bypassing the shard routing
       localHost(a).send(id, { type: 'simulate', caller_merchant_id: m.id }).then((r) => ({ id, via: 'local-a', status: r.refused ? 409 : 200 })),
       localHost(b).send(id, { type: 'simulate', caller_merchant_id: m.id }).then((r) => ({ id, via: 'local-b', status: r.refused ? 409 : 200 })),

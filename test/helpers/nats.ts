@@ -48,3 +48,23 @@ export async function stopNats(): Promise<void> {
     url = null;
   }
 }
+
+/**
+ * A dedicated nats-server for one test (e.g. with `--user`/`--pass`), on a free port; stopped by the
+ * returned function or when the test process exits.
+ */
+export async function startNatsServer(args: string[] = []): Promise<{ url: string; port: number; stop(): void }> {
+  const bin = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync);
+  if (!bin) throw new Error('no nats-server binary (apt-get install nats-server)');
+  const port = await freePort();
+  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), ...args], { stdio: 'ignore' });
+  const stop = () => child.kill('SIGKILL');
+  process.once('exit', stop);
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (await answers(port)) return { url: `nats://127.0.0.1:${port}`, port, stop };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  stop();
+  throw new Error('nats-server did not start');
+}

@@ -262,7 +262,7 @@ describe('catalog: buyer side', () => {
       expect((await c.ok('GET', `/v1/products/${product.id}`)).checkout_referenced).toBe(true);
     });
 
-    it('allowed_payment_methods = the price list (or every rail of the token) ∩ enabled rails ∩ testnet for sandbox', async () => {
+    it('allowed_payment_methods = the price list (or every rail of the token) ∩ enabled rails ∩ the merchant\'s network', async () => {
       const rails = (await t.request('GET', '/v1/payment_methods')).body.map((r: any) => `${r.chain}:${r.network}:${r.token}`);
       expect(rails).toContain('ethereum:mainnet:USDC');
       expect(rails).not.toContain('solana:mainnet:USDC');
@@ -270,8 +270,12 @@ describe('catalog: buyer side', () => {
         const { price: p } = await client.published({ price });
         return t.request('POST', `/v1/catalog/prices/${p.id}/checkout-intent`);
       };
-      // live merchant: every enabled rail of the token, mainnet included
-      expect((await intentFor(lc, {})).body.allowed_payment_methods).toEqual(['ethereum:testnet:USDC', 'solana:testnet:USDC', 'ethereum:mainnet:USDC']);
+      // live merchant: every enabled mainnet rail of the token, never a testnet one (free tokens)
+      expect((await intentFor(lc, {})).body.allowed_payment_methods).toEqual(['ethereum:mainnet:USDC']);
+      const liveOnTestnet = await lc.published({ price: { allowed_payment_methods: ['ethereum:testnet:USDC'] } });
+      const refused = await t.request('POST', `/v1/catalog/prices/${liveOnTestnet.price.id}/checkout-intent`);
+      expect(refused.status).toBe(409);
+      expect(refused.body.message).toMatch(/live merchant is paid on mainnet only/);
       // sandbox merchant: testnet only
       expect((await intentFor(c, {})).body.allowed_payment_methods).toEqual(['ethereum:testnet:USDC', 'solana:testnet:USDC']);
       // the price's own list, kept to enabled rails (solana mainnet is known but not enabled here)

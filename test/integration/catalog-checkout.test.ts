@@ -5,7 +5,7 @@
  */
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
-import { fromSubunits } from '../../lib/money.ts';
+import { fromSubunits } from '../../lib/core/money.ts';
 import { CatalogClient } from './catalog-helpers.ts';
 
 describe('catalog → checkout intent → payment session', () => {

@@ -1,11 +1,11 @@
 // The local chains the listeners are tested against: a real Hardhat (EDR) node with TestUSDC
 // compiled from contracts/TestUSDC.sol, and the LiteSVM-backed Solana JSON-RPC harness, read back
-// through lib/chains/erc20.ts and lib/chains/solana-parse.ts with the clients the listeners use
+// through lib/chains/ethereum/erc20.ts and lib/chains/solana/parse.ts with the clients the listeners use
 // (ethers, @solana/web3.js 1.x).
 import { Connection, Keypair, PublicKey, SystemProgram, Transaction } from "@solana/web3.js";
 import { Wallet, getAddress } from "ethers";
-import { getLogsChunked, getTransfers, TRANSFER_TOPIC } from "../../lib/chains/erc20.ts";
-import { extractSolanaDeposits, type ParsedTransactionLike } from "../../lib/chains/solana-parse.ts";
+import { getLogsChunked, getTransfers, TRANSFER_TOPIC } from "../../lib/chains/ethereum/erc20.ts";
+import { extractSolanaDeposits, type ParsedTransactionLike } from "../../lib/chains/solana/parse.ts";
 import { startHardhatNode, type HardhatNode, type TestUsdc } from "../harness/hardhat-node.ts";
 import { LAMPORTS_PER_SOL, startSolanaRpc, type MintInfo, type SolanaRpcHarness } from "../harness/solana-rpc.ts";
 

@@ -2,10 +2,11 @@
  * Merchant onboarding and credentials through HTTP: the four-step flow with a real SMTP receiver,
  * every failure path, live registration with a bearer user, idempotency, rotation and revocation.
  */
+import { hmacHex } from '../../lib/core/secrets.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
-import { solvePow, verifyPow } from '../../lib/pow.ts';
+import { solvePow, verifyPow } from '../../lib/onboarding/pow.ts';
 import { liveSecrets, type MerchantState } from '../../actors/merchant.ts';
 
 const AUTH = { code: 7, message: 'missing or invalid authorization header' };
@@ -106,6 +107,16 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
       expect(res.body.code).toBe(3);
       expect(res.body.message).toEqual(expect.any(String));
     }
+  });
+
+  it('keeps the email code under a server secret: the stored hash cannot be brute-forced from the public intent id', async () => {
+    const intent = await start('erin@trusted.example');
+    const code = await smtp.waitForCode('erin@trusted.example');
+    const stored = await t.node.rt.store.get<{ id: string; code_hash: string }>('registration_intents', intent);
+    expect(stored!.code_hash).toMatch(/^[0-9a-f]{64}$/);
+    // the old scheme (HMAC keyed by the intent id) would let 10^6 offline guesses find the code
+    expect(stored!.code_hash).not.toBe(hmacHex(intent, code));
+    expect(stored!.code_hash).not.toContain(code);
   });
 
   it('refuses a wrong code, limits attempts and lets codes expire', async () => {
@@ -258,6 +269,14 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     const me = await t.request('GET', '/v1/me', { key: rot.body.api_key });
     expect(me.status).toBe(200);
     expect(me.body.previous_api_key_expires_at).toBe(rot.body.previous_api_key_expires_at);
+
+    // the rotated-out key still reads, but cannot rotate again or revoke the new key (account takeover)
+    for (const [path, body] of [['rotate', {}], ['revoke', { credential: 'api_key' }], ['rotate', { credential: 'webhook_secret' }]] as const) {
+      const takeover = await t.request('POST', `/v1/me/credentials/${path}`, { key: m.apiKey, body });
+      expect(takeover.status).toBe(403);
+      expect(takeover.body.message).toMatch(/only the active API key/);
+    }
+    expect((await t.request('GET', '/v1/me', { key: rot.body.api_key })).status).toBe(200);
 
     const rev = await t.request('POST', '/v1/me/credentials/revoke', { key: rot.body.api_key, body: { credential: 'api_key' } });
     expect(rev.body).toEqual({ credential: 'api_key', revoked: true });

@@ -3,6 +3,7 @@
  * simulation (and its refusals in /metrics), caps, the catalog checkout check, expiry and address
  * uniqueness.
  */
+import { creditViaInbox, plantDeposit } from '../helpers/deposits.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { SERVICE_FACTORIES } from '../../services/index.ts';
@@ -145,14 +146,17 @@ describe('payment sessions over HTTP', () => {
       expect(gated.status).toBe(403);
       expect(gated.body.message).toMatch(/mainnet payment sessions require KYC verification/);
       expect(await abuseCount(t, { signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: 'live', chain: 'ethereum', network: 'mainnet', token: 'USDC' })).toBe(liveBefore + 1);
-      // a live merchant without KYC still uses testnet
-      expect((await create(live.apiKey, ok())).status).toBe(201);
+      // a live merchant is never paid in (free) testnet tokens, KYC or not
+      const liveTestnet = await create(live.apiKey, ok());
+      expect(liveTestnet.status).toBe(403);
+      expect(liveTestnet.body).toEqual({ code: 7, message: expect.stringMatching(/live merchants are paid on mainnet rails only/) });
       await t.call('operators.setKyc', { merchant_id: live.id, status: 'pending' });
       expect((await create(live.apiKey, ok({ paymentMethod: mainnet }))).status).toBe(403);
       await t.call('operators.setKyc', { merchant_id: live.id, status: 'verified' });
       const allowed = await create(live.apiKey, ok({ paymentMethod: mainnet }));
       expect(allowed.status).toBe(201);
       expect(allowed.body.paymentMethod).toEqual(mainnet);
+      expect((await create(live.apiKey, ok())).status).toBe(403);
     });
 
     it('gives every session its own address, across rails and concurrent requests', async () => {
@@ -224,12 +228,32 @@ describe('payment sessions over HTTP', () => {
         key: `ethereum:testnet:0xaa:0`, tx_hash: '0xaa', index: 0, amount_subunits: '4000000', token: 'USDC', confirmations: 3,
         block_number: 10, detected_at: new Date().toISOString(),
       };
-      await t.call('session-actors.send', { id: s.session_id, msg: { type: 'credit', deposit } });
+      await creditViaInbox(t, s.session_id, deposit);
       const res = await t.request('GET', `/v1/payment_sessions/${s.session_id}`, { key: sandbox.apiKey });
       expect(res.body).toMatchObject({ status: 'partial_paid', received_amount: 4, received_amount_subunits: '4000000', explorer_url: 'https://sepolia.etherscan.io/tx/0xaa' });
       expect(res.body.deposits).toEqual([expect.objectContaining({ tx_hash: '0xaa', amount: 4, amount_subunits: '4000000', confirmations: 3, late: false, reverted: false, simulated: false })]);
       const events = await t.node.rt.store.find<{ id: string; event_type: string }>('webhook_events', { session_id: s.session_id });
       expect(events.map((e) => e.event_type)).toEqual(['payment_session.partial_paid']);
+    });
+
+    it('credits only deposits recorded in the deposit inbox: a forged credit message cannot invent or inflate money', async () => {
+      const s = (await create(sandbox.apiKey, ok({ amount: 10 }))).body;
+      const forged = { key: 'ethereum:testnet:0xf0:0', tx_hash: '0xf0', index: 0, amount_subunits: '10000000', token: 'USDC', confirmations: 99, detected_at: new Date().toISOString() };
+      // a key the inbox never recorded
+      await expect(t.call('session-actors.send', { id: s.session_id, msg: { type: 'credit', deposit: forged } })).rejects.toMatchObject({ code: 409 });
+      // another session's deposit
+      const other = (await create(sandbox.apiKey, ok({ amount: 10 }))).body;
+      await plantDeposit(t.node.rt.store, other.session_id, { ...forged, key: 'ethereum:testnet:0xf1:0', tx_hash: '0xf1', amount_subunits: '1000000' });
+      await expect(t.call('session-actors.send', { id: s.session_id, msg: { type: 'credit', key: 'ethereum:testnet:0xf1:0' } })).rejects.toMatchObject({ code: 409 });
+      // a real deposit of 1 USDC, claimed as 10 in the message: the record's amount counts
+      await plantDeposit(t.node.rt.store, s.session_id, { ...forged, key: 'ethereum:testnet:0xf2:0', tx_hash: '0xf2', amount_subunits: '1000000' });
+      await t.call('session-actors.send', { id: s.session_id, msg: { type: 'credit', deposit: { ...forged, key: 'ethereum:testnet:0xf2:0' } } });
+      const res = (await t.request('GET', `/v1/payment_sessions/${s.session_id}`, { key: sandbox.apiKey })).body;
+      expect(res).toMatchObject({ status: 'partial_paid', received_amount_subunits: '1000000' });
+      expect(res.deposits.map((d: { tx_hash: string }) => d.tx_hash)).toEqual(['0xf2']);
+      // a revert of a deposit the inbox has not reverted is read as what the record owes: the credit, already counted
+      await expect(t.call('session-actors.send', { id: s.session_id, msg: { type: 'revert', key: 'ethereum:testnet:0xf2:0' } })).resolves.toMatchObject({ credit: 'duplicate' });
+      expect((await t.request('GET', `/v1/payment_sessions/${s.session_id}`, { key: sandbox.apiKey })).body.received_amount_subunits).toBe('1000000');
     });
   });
 
@@ -285,15 +309,18 @@ describe('payment sessions over HTTP', () => {
         sandboxNonPending: await count('blocked_non_pending', 'sandbox'), demoNonPending: await count('blocked_non_pending', 'demo'),
       };
       const s = (await create(sandbox.apiKey, ok())).body;
-      // without credentials: a sandbox session is not a demo session
+      // without credentials a sandbox session is not a demo session, and the answer is the one for an
+      // unknown id: an anonymous caller cannot learn which session ids exist
       const anon = await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`);
-      expect(anon.status).toBe(403);
-      expect(anon.body).toEqual({ code: 7, message: expect.stringMatching(/owning merchant's X-API-Key/) });
+      const unknown = await t.request('POST', `/v1/payment_sessions/ps_${s.session_id.slice(3, -4)}zzzz/simulate`);
+      expect(anon.status).toBe(404);
+      expect(anon.body).toEqual(unknown.body);
+      expect(unknown.status).toBe(404);
       // another merchant: as unknown as on GET
       expect((await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: other.apiKey })).status).toBe(404);
       // a live merchant's own session
-      const live = await liveMerchant(t);
-      const ls = (await create(live.apiKey, ok())).body;
+      const live = await liveMerchant(t, 'verified');
+      const ls = (await create(live.apiKey, ok({ paymentMethod: { ...ETH_USDC, network: 'mainnet' } }))).body;
       const liveSim = await t.request('POST', `/v1/payment_sessions/${ls.session_id}/simulate`, { key: live.apiKey });
       expect(liveSim.status).toBe(403);
       expect(liveSim.body.message).toMatch(/simulate works only on demo sessions and sandbox sessions/);
@@ -321,7 +348,7 @@ describe('payment sessions over HTTP', () => {
 
     it('completes a partially paid sandbox session', async () => {
       const s = (await create(sandbox.apiKey, ok({ amount: 10 }))).body;
-      await t.call('session-actors.send', { id: s.session_id, msg: { type: 'credit', deposit: { key: 'ethereum:testnet:0xbb:1', tx_hash: '0xbb', index: 1, amount_subunits: '2500000', token: 'USDC', confirmations: 2, detected_at: new Date().toISOString() } } });
+      await creditViaInbox(t, s.session_id, { key: 'ethereum:testnet:0xbb:1', tx_hash: '0xbb', index: 1, amount_subunits: '2500000', token: 'USDC', confirmations: 2, detected_at: new Date().toISOString() });
       const sim = await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: sandbox.apiKey });
       expect(sim.body).toMatchObject({ status: 'completed', received_amount: 10 });
       expect(sim.body.deposits.map((d: { amount_subunits: string; simulated: boolean }) => [d.amount_subunits, d.simulated])).toEqual([['2500000', false], ['7500000', true]]);
@@ -466,10 +493,10 @@ describe('payment session expiry', () => {
   it('a partially paid session expires too, and a late deposit is recorded without reopening it', async () => {
     const s = (await create()).body;
     const send = (msg: unknown) => t.call('session-actors.send', { id: s.session_id, msg });
-    await send({ type: 'credit', deposit: { key: 'ethereum:testnet:0x01:0', tx_hash: '0x01', index: 0, amount_subunits: '1000000', token: 'USDC', confirmations: 2, detected_at: t.node.rt.now().toISOString() } });
+    await creditViaInbox(t, s.session_id, { key: 'ethereum:testnet:0x01:0', tx_hash: '0x01', index: 0, amount_subunits: '1000000', token: 'USDC', confirmations: 2, detected_at: t.node.rt.now().toISOString() });
     offset += 11_000;
     await eventually('expiry', async () => (await stored(s.session_id))?.status === 'expired');
-    await send({ type: 'credit', deposit: { key: 'ethereum:testnet:0x02:0', tx_hash: '0x02', index: 0, amount_subunits: '4000000', token: 'USDC', confirmations: 2, detected_at: t.node.rt.now().toISOString() } });
+    await creditViaInbox(t, s.session_id, { key: 'ethereum:testnet:0x02:0', tx_hash: '0x02', index: 0, amount_subunits: '4000000', token: 'USDC', confirmations: 2, detected_at: t.node.rt.now().toISOString() });
     const res = await t.request('GET', `/v1/payment_sessions/${s.session_id}`, { key: m.apiKey });
     expect(res.body).toMatchObject({ status: 'expired', received_amount: 5 });
     expect(res.body.deposits.map((d: { tx_hash: string; late: boolean }) => [d.tx_hash, d.late])).toEqual([['0x01', false], ['0x02', true]]);

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
-import { solvePow } from '../../lib/pow.ts';
+import { solvePow } from '../../lib/onboarding/pow.ts';
 import { commitEvent, waitForEvent } from './webhooks-helpers.ts';
 
 /** The four registration steps, returning the last answer whatever it is. */
@@ -12,7 +12,7 @@ async function tryRegister(t: TestNode, webhookUrl: string) {
   await t.call('operators.trustDomain', { value: 'trusted.test' });
   const start = await t.request('POST', '/v1/merchants/email-verification', { body: { email } });
   const intent = start.body.registration_intent_id;
-  await t.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code: t.mailer.codeFor(email) } });
+  await t.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code: await t.mailer.waitForCode(email) } });
   const pow = await t.request('POST', '/v1/merchants/registration-proof-of-work', { body: { registration_intent_id: intent } });
   return t.request('POST', '/v1/merchants', {
     body: {

@@ -1,7 +1,7 @@
 /** The catalog's pure rules: the state table, price validation against rails, checkout methods, cursors. */
 import fc from 'fast-check';
 import { buildRails, railKey, type Rail } from '../../config/rails.ts';
-import { newId } from '../../lib/ids.ts';
+import { newId } from '../../lib/core/ids.ts';
 import {
   archiveOutcome, checkoutMethods, checkPriceTerms, decodeCursor, deleteOutcome, encodeCursor, knownRails,
   parseLimit, patchOutcome, publishOutcome, sameAmount, searchText, type Kind, type Status,
@@ -107,14 +107,15 @@ describe('price terms against the rail list', () => {
 });
 
 describe('checkout payment methods', () => {
-  it('price list (or every rail of the token) ∩ enabled ∩ testnet for sandbox, in rail-list order', () => {
-    expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC' }, withEthMainnet, false)).toEqual(['ethereum:testnet:USDC', 'solana:testnet:USDC', 'ethereum:mainnet:USDC']);
+  it('price list (or every rail of the token) ∩ enabled ∩ the merchant\'s network (sandbox testnet, live mainnet), in rail-list order', () => {
+    expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC' }, withEthMainnet, false)).toEqual(['ethereum:mainnet:USDC']);
     expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC' }, withEthMainnet, true)).toEqual(['ethereum:testnet:USDC', 'solana:testnet:USDC']);
     expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC', allowed_payment_methods: ['ethereum:mainnet:USDC'] }, withEthMainnet, true)).toEqual([]);
-    expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC', allowed_payment_methods: ['solana:mainnet:USDC', 'solana:testnet:USDC'] }, withEthMainnet, false)).toEqual(['solana:testnet:USDC']);
+    expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC', allowed_payment_methods: ['solana:mainnet:USDC', 'solana:testnet:USDC'] }, withEthMainnet, false)).toEqual([]);
+    expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC', allowed_payment_methods: ['ethereum:testnet:USDC'] }, withEthMainnet, false)).toEqual([]);
   });
 
-  it('property: the result is always enabled rails of the token, within the list, testnet-only for sandbox', () => {
+  it('property: the result is always enabled rails of the token, within the list, testnet-only for sandbox and mainnet-only for live', () => {
     const keys = known.map(railKey);
     fc.assert(fc.property(
       fc.constantFrom('USDC', 'ETH', 'SOL'), fc.option(fc.subarray(keys, { minLength: 1 }), { nil: null }), fc.boolean(), fc.constantFrom(testnetOnly, withEthMainnet),
@@ -125,7 +126,7 @@ describe('checkout payment methods', () => {
           expect(enabledKeys).toContain(k);
           expect(k.endsWith(`:${token}`)).toBe(true);
           if (list) expect(list).toContain(k);
-          if (sandbox) expect(k.split(':')[1]).toBe('testnet');
+          expect(k.split(':')[1]).toBe(sandbox ? 'testnet' : 'mainnet');
         }
         expect(new Set(got).size).toBe(got.length);
       },

@@ -1,5 +1,5 @@
 /**
- * The deposit ledger (lib/chains/deposits.ts) and the listener lease (lib/chains/lease.ts) on a real
+ * The deposit inbox (lib/chains/deposit-inbox.ts) and the listener lease (lib/chains/lease.ts) on a real
  * SQLite store, with the session actor's real transition function behind a fake `send`: classification,
  * replay, delivery retries, a revert racing an in-flight credit, a reorged transaction found again, and
  * lease take-over by expiry; the address book numbering new entries, and the Ethereum backfill window.
@@ -8,14 +8,14 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore, type Store } from '../../lib/store/index.ts';
 import { tempDir } from '../helpers/node.ts';
-import { DepositLedger, classify, depositKey, type DepositDoc, type FoundDeposit } from '../../lib/chains/deposits.ts';
+import { DepositInbox, classify, depositKey, type DepositDoc, type FoundDeposit } from '../../lib/chains/deposit-inbox.ts';
 import { Lease } from '../../lib/chains/lease.ts';
 import { SessionAddressBook, sessionIdAt } from '../../lib/chains/address-book.ts';
 import { decideSession, type PaymentSessionState, type SessionMsg, type SessionReply } from '../../actors/payment-session.ts';
-import { ServiceError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/core/errors.ts';
 import type { WatchedAddress } from '../../lib/chains/address-book.ts';
-import { findMissedDeposits, type BackfillChain } from '../../lib/chains/ethereum-backfill.ts';
-import { addressTopic, TRANSFER_TOPIC } from '../../lib/chains/erc20.ts';
+import { findMissedDeposits, type BackfillChain } from '../../lib/chains/ethereum/backfill.ts';
+import { addressTopic, TRANSFER_TOPIC } from '../../lib/chains/ethereum/erc20.ts';
 import { getAddress } from 'ethers';
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z');
@@ -73,7 +73,7 @@ function found(over: Partial<FoundDeposit> = {}): FoundDeposit {
   };
 }
 
-describe('deposit ledger', () => {
+describe('deposit inbox', () => {
   let dir: string;
   let store: Store;
   let now: number;
@@ -88,7 +88,7 @@ describe('deposit ledger', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const ledgerWith = (actor: ReturnType<typeof fakeActor>) => new DepositLedger(store, { send: actor.send, now: () => new Date(now), log: { warn: () => undefined } });
+  const inboxWith = (actor: ReturnType<typeof fakeActor>) => new DepositInbox(store, { send: actor.send, now: () => new Date(now), log: { warn: () => undefined } });
 
   it('classifies: the session\'s token on its network is paid; everything else is an orphan', () => {
     expect(classify(found(), target)).toEqual({ status: 'seen', reason: null });
@@ -104,12 +104,12 @@ describe('deposit ledger', () => {
   it('stores first, delivers once; a replay is ignored', async () => {
     const actor = fakeActor();
     actor.states.set('ps_1', sessionState('ps_1'));
-    const ledger = ledgerWith(actor);
-    const doc = await ledger.record(found(), target);
+    const inbox = inboxWith(actor);
+    const doc = await inbox.record(found(), target);
     expect(doc).toEqual(expect.objectContaining({ id: depositKey(found()), status: 'seen', delivered: false, detected_at: new Date(T0 + 1000).toISOString() }));
     expect(actor.log).toEqual([]);
-    expect(await ledger.deliver(doc!.id, doc!)).toBe(true);
-    expect(await ledger.record(found(), target)).toBeNull();
+    expect(await inbox.deliver(doc!.id, doc!)).toBe(true);
+    expect(await inbox.record(found(), target)).toBeNull();
     const stored = await store.get<DepositDoc>('deposits', doc!.id);
     expect(stored).toEqual(expect.objectContaining({ status: 'credited', delivered: true, next_delivery_at: null, credit_result: 'credited' }));
     expect(actor.states.get('ps_1')!.status).toBe('completed');
@@ -118,19 +118,19 @@ describe('deposit ledger', () => {
 
   it('an orphan is stored and never sent', async () => {
     const actor = fakeActor();
-    const ledger = ledgerWith(actor);
-    expect(await ledger.record(found({ token: null, token_contract: '0xOTHER' }), target)).toBeNull();
+    const inbox = inboxWith(actor);
+    expect(await inbox.record(found({ token: null, token_contract: '0xOTHER' }), target)).toBeNull();
     const stored = await store.get<DepositDoc>('deposits', depositKey(found()));
     expect(stored).toEqual(expect.objectContaining({ status: 'orphan', orphan_reason: 'wrong_token', session_id: 'ps_1', delivered: true, next_delivery_at: null }));
-    expect(await ledger.redeliverDue('ethereum')).toBe(0);
+    expect(await inbox.redeliverDue('ethereum')).toBe(0);
     expect(actor.log).toEqual([]);
   });
 
   it('a failed delivery is retried by the scanner with a backoff', async () => {
     const actor = fakeActor();
-    const ledger = ledgerWith(actor);
+    const inbox = inboxWith(actor);
     let down = true;
-    const flaky = new DepositLedger(store, {
+    const flaky = new DepositInbox(store, {
       send: async (id, msg) => {
         if (down) throw new Error('no session-actors node');
         return actor.send(id, msg);
@@ -149,28 +149,28 @@ describe('deposit ledger', () => {
     expect(await flaky.redeliverDue('ethereum')).toBe(1);
     expect((await store.get<DepositDoc>('deposits', doc!.id))!.status).toBe('credited');
     expect(actor.states.get('ps_1')!.received_subunits).toBe('5000000');
-    expect(await ledger.redeliverDue('ethereum')).toBe(0);
+    expect(await inbox.redeliverDue('ethereum')).toBe(0);
   });
 
   it('a session that does not exist turns the deposit into an orphan (unknown_address)', async () => {
     const actor = fakeActor();
-    const ledger = ledgerWith(actor);
-    const doc = await ledger.record(found(), target);
-    expect(await ledger.deliver(doc!.id, doc!)).toBe(true);
+    const inbox = inboxWith(actor);
+    const doc = await inbox.record(found(), target);
+    expect(await inbox.deliver(doc!.id, doc!)).toBe(true);
     expect(await store.get<DepositDoc>('deposits', doc!.id)).toEqual(expect.objectContaining({ status: 'orphan', orphan_reason: 'unknown_address', delivered: true }));
   });
 
   it('a revert racing an in-flight credit: the session ends with the deposit taken back', async () => {
     const actor = fakeActor();
     actor.states.set('ps_1', sessionState('ps_1'));
-    const ledger = ledgerWith(actor);
-    const doc = await ledger.record(found(), target);
+    const inbox = inboxWith(actor);
+    const doc = await inbox.record(found(), target);
     const release = actor.holdNextCredit();
-    const slowCredit = ledger.deliver(doc!.id, doc!);
+    const slowCredit = inbox.deliver(doc!.id, doc!);
     // meanwhile the block leaves the chain: stored as reverted, revert delivered (a no-op: the credit is not there yet)
-    const reverted = await ledger.revertAbove('ethereum', 'testnet', 9);
+    const reverted = await inbox.revertAbove('ethereum', 'testnet', 9);
     expect(reverted.map((d) => d.id)).toEqual([doc!.id]);
-    expect(await ledger.deliver(doc!.id)).toBe(true);
+    expect(await inbox.deliver(doc!.id)).toBe(true);
     // the held credit lands after the revert; its deliverer sees the document changed and sends revert again
     release();
     await slowCredit;
@@ -185,16 +185,16 @@ describe('deposit ledger', () => {
   it('a reorged transaction found again on the new branch is credited again under the same key', async () => {
     const actor = fakeActor();
     actor.states.set('ps_1', sessionState('ps_1'));
-    const ledger = ledgerWith(actor);
-    const first = await ledger.record(found(), target);
-    await ledger.deliver(first!.id, first!);
-    for (const d of await ledger.revertAbove('ethereum', 'testnet', 9)) await ledger.deliver(d.id, d);
+    const inbox = inboxWith(actor);
+    const first = await inbox.record(found(), target);
+    await inbox.deliver(first!.id, first!);
+    for (const d of await inbox.revertAbove('ethereum', 'testnet', 9)) await inbox.deliver(d.id, d);
     expect(actor.states.get('ps_1')!.status).toBe('pending');
     // below the fork nothing is touched
-    expect(await ledger.revertAbove('ethereum', 'testnet', 10)).toEqual([]);
-    const again = await ledger.record(found({ block_number: 11, block_hash: '0xb11' }), target);
+    expect(await inbox.revertAbove('ethereum', 'testnet', 10)).toEqual([]);
+    const again = await inbox.record(found({ block_number: 11, block_hash: '0xb11' }), target);
     expect(again).toEqual(expect.objectContaining({ id: first!.id, status: 'seen', block_number: 11, reverted_at: null }));
-    await ledger.deliver(again!.id, again!);
+    await inbox.deliver(again!.id, again!);
     const s = actor.states.get('ps_1')!;
     expect(s.status).toBe('completed');
     expect(s.deposits).toEqual([expect.objectContaining({ key: first!.id, reverted: false, block_number: 11 })]);

@@ -8,7 +8,7 @@ import {
   type LogFilter,
   type LogLike,
   type LogsProvider,
-} from "../../lib/chains/erc20.ts";
+} from "../../lib/chains/ethereum/erc20.ts";
 
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";

@@ -1,5 +1,5 @@
 import { Errors } from 'moleculer';
-import { badRequest, conflict, envelopeCode, forbidden, notFound, rateLimited, toEnvelope, unauthorized } from '../../lib/errors.ts';
+import { badRequest, conflict, envelopeCode, forbidden, notFound, rateLimited, toEnvelope, unauthorized } from '../../lib/core/errors.ts';
 
 describe('error envelope', () => {
   it.each([[400, 3], [401, 7], [403, 7], [404, 2], [409, 5], [413, 3], [415, 3], [429, 4], [500, 1], [503, 1]])('maps HTTP %i to code %i', (status, code) => {

@@ -1,8 +1,10 @@
 /** Idempotency.run against a real (in-memory SQLite) store: races between requests with one key. */
 import { SqliteStore } from '../../lib/store/sqlite.ts';
 import { VersionConflictError } from '../../lib/store/port.ts';
-import { Idempotency, type IdempotencyRequest } from '../../lib/idempotency.ts';
+import { Idempotency, type IdempotencyRequest } from '../../lib/core/idempotency.ts';
 import { COLLECTIONS } from '../../lib/store/collections.ts';
+import { Keyring, openWith } from '../../lib/core/keyring.ts';
+import { createHash, randomBytes } from 'node:crypto';
 
 describe('Idempotency.run', () => {
   let store: SqliteStore;
@@ -38,5 +40,19 @@ describe('Idempotency.run', () => {
     await expect(other).rejects.toMatchObject({ code: 409, message: 'idempotency key was already used with a different payload' });
     const bare = new Idempotency(store).run({ ...req({ name: 'C' }), key: 'k-2' }, async () => { throw new VersionConflictError('x', 'y'); });
     await expect(bare).rejects.toBeInstanceOf(VersionConflictError);
+  });
+
+  it('seals a response with secrets under the master key and the idempotency key: a copy of the store and a guessed key are not enough', async () => {
+    const keyring = new Keyring(randomBytes(32));
+    const sealing = new Idempotency(store, keyring);
+    const r: IdempotencyRequest = { scope: 'register', key: 'order-1', payload: { name: 'A' }, now: new Date(), seal: true };
+    const secret = { api_key: 'service_sk_test_SECRETSECRETSECRETSECRET' };
+    await store.write([sealing.record(r, secret)]);
+    const [doc] = await store.find<{ id: string; sealed_response: string }>('idempotency', {});
+    expect(JSON.stringify(doc)).not.toContain('SECRET');
+    // the attacker's tries: the key derived from the idempotency key alone (the old scheme), another master key
+    expect(() => openWith(createHash('sha256').update('idempotency-seal:order-1').digest(), doc.sealed_response)).toThrow();
+    await expect(new Idempotency(store, new Keyring(randomBytes(32))).replay(r)).rejects.toThrow();
+    await expect(sealing.replay(r)).resolves.toEqual(secret);
   });
 });

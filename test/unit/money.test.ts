@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { decimalText, fromSubunits, toSubunits, toApiNumber } from '../../lib/money.ts';
+import { decimalText, fromSubunits, toSubunits, toApiNumber } from '../../lib/core/money.ts';
 
 describe('money', () => {
   it('converts token units to smallest units exactly', () => {

@@ -1,4 +1,4 @@
-import { checkWebhookUrl, isPublicAddress } from '../../lib/net-guard.ts';
+import { checkWebhookUrl, isPublicAddress } from '../../lib/webhooks/net-guard.ts';
 
 describe('webhook address guard', () => {
   it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:169.254.169.254', '224.0.0.1', '2002:7f00:1::1', '2002:a9fe:a9fe::', '::ffff:0:7f00:1', '::7f00:1', '2001:0:4136:e378:8000:63bf:3fff:fdd2'])('refuses %s', (ip) => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
-import { leadingZeroBits, powBits, solvePow, verifyPow } from '../../lib/pow.ts';
+import { leadingZeroBits, powBits, solvePow, verifyPow } from '../../lib/onboarding/pow.ts';
 
 describe('proof of work (sha256-leading-zero-bits-v1)', () => {
   it('counts leading zero bits', () => {

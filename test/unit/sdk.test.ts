@@ -9,7 +9,7 @@ import { solvePowInWorker } from '../../sdk/src/pow-node.ts';
 import { parseSse } from '../../sdk/src/sse.ts';
 import { signatureHeader as serviceSign } from '../../lib/webhooks/signature.ts';
 import { verifyWebhook as serviceVerify } from '../../lib/webhooks/verify.ts';
-import { verifyPow } from '../../lib/pow.ts';
+import { verifyPow } from '../../lib/onboarding/pow.ts';
 
 function fakeFetch(answers: Array<number | 'throw' | { status: number; retryAfter?: string }>) {
   const calls: Request[] = [];

@@ -5,7 +5,7 @@ import {
   keyToString,
   type ParsedTransactionLike,
   type TokenBalanceLike,
-} from "../../lib/chains/solana-parse.ts";
+} from "../../lib/chains/solana/parse.ts";
 
 const PAYER = "8wmfVcbxU4ENc1jEk5nNfsgN4S4wasfxeeLLod1Gnj5e";
 const PAYER_ATA = "7QE29swx1A4KVMqUNzxLrM7wpuTrFLd3hcQZnCsjnLi4";

@@ -3,7 +3,7 @@ import type { CollectionSpec } from '../port.ts';
 
 export const CHAINS_COLLECTIONS: CollectionSpec[] = [
   /**
-   * One document per deposit a listener found (lib/chains/deposits.ts: DepositDoc), written to the store
+   * One document per deposit a listener found (lib/chains/deposit-inbox.ts: DepositDoc), written to the store
    * BEFORE the session actor hears of it. id = <chain>:<network>:<tx hash or signature>:<index> (the log
    * index on Ethereum, -1 for a transaction's own ETH value; the account index on Solana), so that a
    * replay is a duplicate insert and is ignored. status: seen (stored, not yet acknowledged by the

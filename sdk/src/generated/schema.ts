@@ -21,6 +21,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/checkout/{session_id}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The buyer's PDF receipt
+         * @description The same document as GET /v1/payment_sessions/{session_id}/receipt, for the buyer: public, the unguessable session id is the capability (the hosted checkout page links here once money has arrived). 409 while nothing was received. Limited per client to PUBLIC_RATE_LIMIT_PER_MINUTE a minute (429).
+         */
+        get: operations["getCheckoutReceipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/checkout/{session_id}/status": {
         parameters: {
             query?: never;
@@ -55,6 +75,125 @@ export interface paths {
         get: operations["getOpenapi"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-wallets/{agent_wallet_id}/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an agent wallet's current spend policy */
+        get: operations["getAgentSpendPolicy"];
+        /**
+         * Set an agent wallet's spend policy
+         * @description Replaces the wallet's policy with a new version (new `id` pol_…, `version` + 1). A rail absent from `limits` is not allowed; empty allowed_targets / allowed_api_domains mean no restriction; window durations such as 1h, 24h, 7d (1m to 30d); amounts are digit strings of smallest units. Without a policy every attempt is denied (no_policy).
+         */
+        put: operations["putAgentSpendPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-wallets/{agent_wallet_id}/spend-attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List an agent wallet's spend attempts (newest first) */
+        get: operations["listAgentSpendAttempts"];
+        put?: never;
+        /**
+         * Evaluate and record an outbound spend attempt
+         * @description Evaluates the attempt against the rules in this order: ownership (wallet_not_owned) → wallet type (not_agent_wallet) → sandbox on mainnet (sandbox_mainnet_not_allowed) → KYC for mainnet (kyc_required) → rail enabled and on the wallet's chain (rail_not_enabled, wallet_rail_mismatch) → policy present, unexpired, allowing mainnet, naming the rail in limits (no_policy, policy_expired, policy_mainnet_not_allowed, rail_not_in_policy) → denylist (target_denied) → allowlist of targets and API domains (target_not_allowed, api_domain_not_allowed) → per-attempt cap (per_attempt_cap_exceeded) → window caps over pending and posted spends (window_amount_exceeded, window_count_exceeded) → approval threshold (approval_required, approval_threshold). The first failing rule decides. An allowed attempt the wallet cannot fund is denied with insufficient_funds. `pending` writes the attempt and a pending ledger transfer (`ledger_entry_id`) in one atomic write; `approval_required` reserves nothing; `denied` writes no ledger row. Attempts on one wallet are decided one at a time, so concurrent attempts never reserve more than a window cap. `reference` is the idempotency key: the same reference and body answer 200 with the same attempt, another body 409. A pending attempt is executed at once: to one of this service's wallets or to an x402 challenge's payTo (with `reference` = the challenge id, which also sets `spend_reference` to the X-Service-Payment value) inside the ledger; to any other address as an on-chain payout of the agent wallet (persisted before broadcast, never sent twice). `settlement` shows the execution.
+         */
+        post: operations["createAgentSpendAttempt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-wallets/{agent_wallet_id}/spend-attempts/{attempt_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a spend attempt */
+        get: operations["getAgentSpendAttempt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-wallets/{agent_wallet_id}/spend-attempts/{attempt_id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an attempt awaiting approval
+         * @description Re-evaluates every rule but the approval threshold (the caps against today's spends): pending (reserved and executed) or denied. Only an approval_required attempt (409 otherwise).
+         */
+        post: operations["approveAgentSpendAttempt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-wallets/{agent_wallet_id}/spend-attempts/{attempt_id}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deny an attempt awaiting approval
+         * @description status denied, reason denied_by_merchant; nothing was reserved. Denying a denied attempt is a no-op.
+         */
+        post: operations["denyAgentSpendAttempt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-wallets/{agent_wallet_id}/spend-attempts/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dry-run a spend attempt
+         * @description The decision, the rule trace and the headroom of each window, without writing anything.
+         */
+        post: operations["evaluateAgentSpendAttempt"];
         delete?: never;
         options?: never;
         head?: never;
@@ -359,6 +498,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payment_sessions/{session_id}/diagnostics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Explain what is going on with a payment session
+         * @description Findings about one of the merchant's sessions, each with a stable code, a severity (info: nothing to do yet; warning: look at it; action: somebody must act), a plain-language explanation and the next step. Codes: stuck_unconfirmed (a payment on chain has not reached the confirmation depth for 15 minutes, or a confirmed payment was recorded but not credited for 2 minutes), confirmation_lag (a payment is on chain with fewer confirmations than required; details carry the current and required depth), listener_lag (no node is watching the session's chain and network, it has made no progress for 2 minutes, it is more than 20 blocks behind, or no connection to that chain is configured), underpaid, overpaid, wrong_token (a payment in another token reached the address), wrong_network (a payment to the address on the other network of the chain), paid_after_expiry (recorded on the session, which stays expired), expired_unpaid, webhook_failing (the session's webhook is failing or gave up). An empty list means nothing is wrong. Ethereum transfers not yet at depth are read from the chain at request time (at most 64 blocks, 5 s); Solana deposits count at the configured commitment within seconds, so Solana sessions show no confirmation_lag. Only the merchant that owns the session; any other session is 404.
+         */
+        get: operations["getSessionDiagnostics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment_sessions/{session_id}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * PDF receipt of a payment session
+         * @description A PDF receipt of a session that has received money (completed, partial_paid, or expired with late money): merchant name, session id, status, expected and received amounts exactly (token units, no rounding), token, chain, network, each counted deposit with its transaction hash and explorer link (sandbox simulations are marked), OVERPAID / PARTIAL / LATE marks, UTC timestamps, a QR code of the explorer link of the paying transaction (else of the deposit address) and, when a rate was recorded at completion (completion_rate), the fiat value of the received amount at that rate. Reproducible: the same session yields byte-identical PDFs (the document's creation date is the completion time, else the last deposit's credit time; no random ids), so the ETag (sha256 of the bytes) is stable and If-None-Match answers 304. A session that has received nothing answers 409 (code 5). Rendered on a worker pool. Authentication: the owning merchant's X-API-Key (another merchant's session is 404); demo sessions without credentials, as on GET /v1/payment_sessions/{session_id}; without credentials any other id answers 401. The buyer gets the same document from GET /checkout/{session_id}/receipt. Requests without a key are limited per client to PUBLIC_RATE_LIMIT_PER_MINUTE a minute (429).
+         */
+        get: operations["getPaymentSessionReceipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payment_sessions/{session_id}/simulate": {
         parameters: {
             query?: never;
@@ -433,6 +612,50 @@ export interface paths {
          * @description Creates a session with demo: true on a testnet rail, without credentials; anyone can read it and complete it with simulate. The body is optional: chain, token (default: the first enabled testnet rail, USDC preferred), network (testnet only), amount (default 1 USDC, or 100 times the rail's min_amount), expires_in (10s to 1h, default 15m). Limited per client (PUBLIC_RATE_LIMIT_PER_MINUTE a minute): 429 beyond. Demo sessions send no webhooks.
          */
         post: operations["createDemoPaymentSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your payouts
+         * @description Newest first, optionally of one wallet. Page with limit (1 to 100, default 20) and cursor.
+         */
+        get: operations["listPayouts"];
+        put?: never;
+        /**
+         * Pay out from a wallet
+         * @description Reserves the amount in the wallet's ledger (a pending transfer whose id is the payout id) in the same atomic write as the payout, so concurrent payouts can never overdraw a wallet. A destination that is one of this service's wallets (same chain and network) settles inside the ledger at once (status completed, execution ledger): that is how a merchant funds an agent wallet. Sandbox money that exists only as a simulation leaves only as a simulated payout (simulated true, completed at once, nothing broadcast). Otherwise the payout is sent on chain (execution chain): pending until its transaction is built, signed, persisted and broadcast (processing), then completed at the rail's confirmation depth, or failed with the reservation released. Refusals (nothing changes): 400 unknown token for the wallet's chain, invalid destination (Ethereum: 0x and 40 hex digits, mixed case must be the EIP-55 checksum; Solana: base58 of 32 bytes), amount below the rail minimum or with too many decimals, both or neither of amount and amount_subunits, over PAYOUT_AMOUNT_LIMIT (amount_limit_exceeded) or DAILY_PAYOUT_LIMIT (daily_volume_limit_exceeded); 403 a wallet on a network that is not the merchant's, or a mainnet wallet of a merchant whose KYC is no longer verified (mainnet_kyc_required); 404 another merchant's wallet; 409 code 5 'insufficient available balance'. Webhooks payout.completed and payout.failed follow.
+         */
+        post: operations["createPayout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payouts/{payout_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a payout
+         * @description Another merchant's payout is 404 like an unknown id.
+         */
+        get: operations["getPayout"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -706,6 +929,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Spot rates of the enabled tokens
+         * @description Public (no credentials; limited per client to 4 × PUBLIC_RATE_LIMIT_PER_MINUTE a minute). Without parameters: every enabled token against USD. Sources are tried per pair in the order of RATE_SOURCES: a Chainlink AggregatorV3 feed read with latestRoundData over the chain's RPC (answer <= 0, incomplete rounds and rounds older than the feed's limit are refused), an HTTP API in CoinGecko's /simple/price shape (RATES_HTTP_URL), and a static table (RATES_STATIC, for sandbox). The first value not older than RATES_MAX_AGE wins; when no source is that fresh, the freshest value not older than RATES_REFUSE_AGE is served with stale: true. Values are cached for RATES_CACHE_TTL and shared by all nodes. A pair with no source giving a value is a 503 (code 1) whose message names the pair and why, never an invented number; in the default list such pairs are listed under `unavailable` while others have a rate.
+         */
+        get: operations["listRates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/faucets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Testnet faucets of the enabled rails
+         * @description Public (no credentials: the list is configuration). One entry per faucet of an enabled testnet rail, from FAUCETS (default: the public faucets for Sepolia ETH, Sepolia and Solana devnet USDC, and Solana devnet SOL), never for a rail that is not enabled. When a testnet rail's RPC URL is a local development chain (a loopback address), that rail lists the service's own drip instead (local: true; POST /v1/sandbox/faucets/drip) and not the public faucets, which serve the public testnets.
+         */
+        get: operations["listFaucets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/faucets/drip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send test funds on a local development chain
+         * @description Sandbox merchants only (a service_sk_test_ X-API-Key; a live key is 403). Sends FAUCET_DRIP_AMOUNTS of the token (default 1 ETH, 100 USDC, 1 SOL) from the chain's development gas wallet to `address`, through the transaction outbox (signed on the worker pool and persisted before it is broadcast). Only on a testnet rail whose RPC URL is a loopback address (and, for Ethereum, whose node reports a development chain id, 31337 or 1337); on any other chain 400. One drip per address, chain and token per FAUCET_DRIP_INTERVAL (default 10m) and FAUCET_DRIP_PER_MERCHANT drips (default 20) per merchant in that window: 429 beyond. A gas wallet that cannot pay is a 503 naming the wallet to fund.
+         */
+        post: operations["dripFaucet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/stores": {
         parameters: {
             query?: never;
@@ -795,8 +1078,149 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/wallets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your wallets
+         * @description Newest first. Page with limit (1 to 100, default 20) and cursor (the next_cursor of the previous page); has_more tells whether another page exists.
+         */
+        get: operations["listWallets"];
+        put?: never;
+        /**
+         * Create a wallet
+         * @description Creates a wallet of the calling merchant on one chain and network, with its own on-chain address derived from the platform key material on a BIP-44 account separate from deposit addresses (never reused), so any balance can be checked on an explorer. A merchant's wallets live on its own network, like its sessions: sandbox merchants testnet only, live merchants mainnet only (403 otherwise), and a mainnet wallet needs verified KYC (403). Asking for mainnet without the right counts abuse outcome mainnet_kyc_required, as for mainnet sessions. Each merchant also has a default `merchant` wallet per chain and network, created on the first deposit that settles there (is_default true).
+         */
+        post: operations["createWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/wallets/{wallet_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a wallet with its balances
+         * @description Another merchant's wallet is 404 like an unknown id. `available` can be paid out now; `pending` is settled money still on its way (a deposit not yet swept from its deposit address into the wallet address and confirmed).
+         */
+        get: operations["getWallet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/wallets/{wallet_id}/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a wallet's transactions
+         * @description Every ledger transfer into or out of the wallet, newest first, one transaction per transfer side (an internal transfer shows as transfer_out in one wallet and transfer_in in the other). Page with limit (1 to 100, default 20) and cursor.
+         */
+        get: operations["listWalletTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/challenges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an x402 challenge for a resource
+         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m.
+         */
+        post: operations["createX402Challenge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/challenges/{challenge_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a challenge and whether it was redeemed */
+        get: operations["getX402Challenge"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/redeem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify and settle a proof, consuming its challenge once
+         * @description `proof` is the X-Service-Payment (or PAYMENT-SIGNATURE) value: base64 JSON of an EIP-3009 transferWithAuthorization whose nonce is keccak256(memo) (submitted by the service's gas wallet), a Solana transaction paying payTo with the memo, signed by the payer, with the gas wallet as fee payer (co-signed and submitted), or an agent wallet's spend attempt (`spend_reference`). 200 when settled (serve the resource; send `payment_response` as PAYMENT-RESPONSE); 202 when the settlement has not confirmed in time (do not ask for a new payment: present the same proof again later, it is served once when settled); 402 with the reason leading the message when the proof does not pay (wrong_amount, wrong_asset, wrong_payee, wrong_network, wrong_resource, memo_mismatch, challenge_expired, not_yet_valid, authorization_expired, bad_signature, already_redeemed, settlement_failed, …). Of concurrent redeems of one challenge exactly one wins.
+         */
+        post: operations["redeemX402Proof"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
+    payoutEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payout event sent to the merchant's webhook_url
+         * @description Sent when a payout completes or fails. Same signature (X-Service-Signature), event id header, retries and 2xx rule as payment session events.
+         */
+        post: operations["receivePayoutEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     paymentSessionEvent: {
         parameters: {
             query?: never;
@@ -854,6 +1278,184 @@ export interface components {
             /** @description smallest accepted amount in token units */
             min_amount: number;
         };
+        AgentSpendPolicyRequest: {
+            /** @description per rail key <chain>:<network>:<token> */
+            limits: {
+                [key: string]: {
+                    per_attempt_subunits?: string;
+                    approval_above_subunits?: string;
+                    windows?: {
+                        duration: string;
+                        max_subunits?: string;
+                        max_count?: number;
+                    }[];
+                };
+            };
+            allowed_targets?: string[];
+            denied_targets?: string[];
+            allowed_api_domains?: string[];
+            allow_mainnet?: boolean;
+            /** Format: date-time */
+            expires_at?: string | null;
+        };
+        AgentSpendPolicy: {
+            /** @description pol_…, one per version */
+            id: string;
+            agent_wallet_id: string;
+            version: number;
+            /** @description per rail key <chain>:<network>:<token> */
+            limits: {
+                [key: string]: {
+                    per_attempt_subunits?: string;
+                    approval_above_subunits?: string;
+                    windows?: {
+                        duration: string;
+                        max_subunits?: string;
+                        max_count?: number;
+                    }[];
+                };
+            };
+            allowed_targets: string[];
+            denied_targets: string[];
+            allowed_api_domains: string[];
+            allow_mainnet: boolean;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        AgentSpendAttemptRequest: {
+            /** @description destination address, API payee or resource target */
+            target: string;
+            amount: number;
+            /** @description must equal amount in the token's smallest units */
+            amount_subunits: string;
+            token_symbol: string;
+            chain: string;
+            /** @enum {string} */
+            network: "testnet" | "mainnet";
+            api_domain?: string;
+            /** @description idempotency key of the attempt; an x402 challenge id when paying one */
+            reference?: string;
+            metadata?: Record<string, unknown>;
+        };
+        AgentSpendSettlement: {
+            /** @enum {string} */
+            status: "awaiting_execution" | "settled" | "submitted" | "failed";
+            /** @enum {string} */
+            execution: "ledger" | "chain" | "simulated";
+            payout_id?: string;
+            tx_hash?: string | null;
+            settled_at?: string | null;
+            failure_reason?: string | null;
+        };
+        AgentSpendRuleResult: {
+            rule: string;
+            passed: boolean;
+            reason?: string;
+        };
+        AgentSpendAttempt: {
+            id: string;
+            merchant_id: string;
+            agent_wallet_id: string;
+            target: string;
+            amount: number;
+            amount_subunits: string;
+            token_symbol: string;
+            chain: string;
+            network: string;
+            /** @enum {string} */
+            status: "pending" | "approval_required" | "denied";
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {string} */
+            reason?: "wallet_not_owned" | "not_agent_wallet" | "sandbox_mainnet_not_allowed" | "kyc_required" | "rail_not_enabled" | "wallet_rail_mismatch" | "no_policy" | "policy_expired" | "policy_mainnet_not_allowed" | "rail_not_in_policy" | "target_denied" | "target_not_allowed" | "api_domain_not_allowed" | "per_attempt_cap_exceeded" | "window_amount_exceeded" | "window_count_exceeded" | "approval_threshold" | "insufficient_funds" | "denied_by_merchant";
+            policy_id?: string;
+            ledger_entry_id?: string;
+            /** @description for an x402 payment: the complete X-Service-Payment value */
+            spend_reference?: string;
+            api_domain?: string;
+            reference?: string;
+            metadata?: Record<string, unknown>;
+            settlement?: components["schemas"]["AgentSpendSettlement"];
+            trace?: components["schemas"]["AgentSpendRuleResult"][];
+        };
+        AgentSpendAttemptList: {
+            data: components["schemas"]["AgentSpendAttempt"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        AgentSpendEvaluation: {
+            /** @enum {string} */
+            status: "pending" | "approval_required" | "denied";
+            reason?: string;
+            trace: components["schemas"]["AgentSpendRuleResult"][];
+            windows: {
+                rail?: string;
+                duration?: string;
+                used_subunits?: string;
+                used_count?: number;
+                max_subunits?: string | null;
+                max_count?: number | null;
+                remaining_subunits?: string | null;
+                remaining_count?: number | null;
+            }[];
+        };
+        /** @description The spec's flat challenge: all fields optional strings, no others. Amounts are digit strings in smallest units; memo is the challenge id. */
+        X402Challenge: {
+            version?: string;
+            scheme?: string;
+            network?: string;
+            maxAmountRequired?: string;
+            amount?: string;
+            asset?: string;
+            payTo?: string;
+            recipient?: string;
+            memo?: string;
+            resource?: string;
+            description?: string;
+        };
+        X402ChallengeRequest: {
+            resource: string;
+            amount_subunits?: string;
+            price_id?: string;
+            paymentMethod: {
+                chain: string;
+                /** @enum {string} */
+                network: "testnet" | "mainnet";
+                token: string;
+            };
+            description?: string;
+            expires_in?: string;
+        };
+        X402ChallengeCreated: {
+            challenge_id: string;
+            /** Format: date-time */
+            expires_at: string;
+            challenge: components["schemas"]["X402Challenge"];
+            /** @description base64 JSON of challenge, for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED */
+            header: string;
+            chain?: string;
+            fee_payer?: string;
+            /** @enum {string} */
+            status?: "open" | "redeemed" | "expired";
+            redeemed_at?: string | null;
+        };
+        X402RedeemRequest: {
+            proof: string;
+            resource: string;
+        };
+        X402Redemption: {
+            challenge_id: string;
+            /** @enum {string} */
+            status: "settled" | "pending";
+            payer: string;
+            amount_subunits: string;
+            tx_hash?: string;
+            settled_at: string | null;
+            /** @description base64 JSON for the PAYMENT-RESPONSE header */
+            payment_response: string;
+        };
         /** @description A store of a merchant. Stores do not version: PATCH changes them in place, and an archived store can be published again. */
         CatalogStore: {
             id: string;
@@ -894,7 +1496,7 @@ export interface components {
             product_id: string;
             name: string;
             slug: string | null;
-            entitlement: Record<string, never> | null;
+            entitlement: Record<string, unknown> | null;
             /** @enum {string} */
             status: "draft" | "published" | "archived";
             version: number;
@@ -979,7 +1581,7 @@ export interface components {
             /** @description URL-friendly label; not required to be unique */
             slug?: string;
             /** @description freeform entitlement (at most 4096 bytes of JSON), e.g. {"seats": 5} */
-            entitlement?: Record<string, never>;
+            entitlement?: Record<string, unknown>;
         };
         /** @description Create a price of a plan of yours that is not archived (status draft, version 1). */
         CatalogPriceCreate: {
@@ -1028,7 +1630,7 @@ export interface components {
             /** @description URL-friendly label; not required to be unique */
             slug?: string | null;
             /** @description freeform entitlement (at most 4096 bytes of JSON), e.g. {"seats": 5} */
-            entitlement?: Record<string, never> | null;
+            entitlement?: Record<string, unknown> | null;
         };
         /** @description Fields to change; null clears allowed_payment_methods (every enabled rail of the token). The result is validated as a whole. The plan cannot change. */
         CatalogPriceUpdate: {
@@ -1052,7 +1654,7 @@ export interface components {
             allowed_payment_methods?: string[] | null;
         };
         /** @description no body, or an empty object */
-        CatalogEmptyBody: Record<string, never>;
+        CatalogEmptyBody: Record<string, unknown>;
         CatalogStoreListQuery: {
             /** @description next_cursor of the previous page */
             cursor?: string;
@@ -1117,7 +1719,7 @@ export interface components {
             product_id: string;
             name: string;
             slug?: string | null;
-            entitlement?: Record<string, never> | null;
+            entitlement?: Record<string, unknown> | null;
             /** @constant */
             status: "published";
             version?: number;
@@ -1327,6 +1929,276 @@ export interface components {
             /** @description false when there was no overlapping previous credential */
             revoked: boolean;
         };
+        WalletBalance: {
+            /** @enum {string} */
+            token: "USDC" | "ETH" | "SOL";
+            /** @description token units (the nearest double of the exact amount; the exact value is the *_subunits digit string) */
+            available: number;
+            /** @description smallest units (wei, lamports, USDC micro-units) as a digit string */
+            available_subunits: string;
+            /** @description token units (the nearest double of the exact amount; the exact value is the *_subunits digit string) */
+            pending: number;
+            /** @description smallest units (wei, lamports, USDC micro-units) as a digit string */
+            pending_subunits: string;
+            /** @description the part of available that is simulated sandbox money (leaves only as a simulated payout or an internal transfer) */
+            simulated_available_subunits?: string;
+        };
+        Wallet: {
+            /** @description wal_… */
+            id: string;
+            merchant_id: string;
+            /** @enum {string} */
+            type: "merchant" | "agent";
+            name: string | null;
+            /** @enum {string} */
+            chain: "ethereum" | "solana";
+            /** @enum {string} */
+            network: "testnet" | "mainnet";
+            /** @description the wallet's own on-chain address (EIP-55 on Ethereum, base58 on Solana) */
+            address: string;
+            /** @description the merchant's settlement wallet of this chain and network */
+            is_default?: boolean;
+            /** @description one entry per enabled rail of the wallet's chain and network */
+            balances: components["schemas"]["WalletBalance"][];
+            /** Format: date-time */
+            created_at: string;
+        };
+        WalletList: {
+            data: components["schemas"]["Wallet"][];
+            next_cursor: string | null;
+            has_more: boolean;
+        };
+        WalletTransaction: {
+            /** @description wtx_…, stable */
+            id: string;
+            wallet_id: string;
+            /** @enum {string} */
+            type: "settlement" | "settlement_reversal" | "payout" | "payout_reversal" | "transfer_in" | "transfer_out" | "agent_spend" | "fee" | "deposit";
+            /** @enum {string} */
+            direction?: "in" | "out";
+            /** @description token units (the nearest double of the exact amount; the exact value is the *_subunits digit string) */
+            amount: number;
+            /** @description smallest units (wei, lamports, USDC micro-units) as a digit string */
+            amount_subunits: string;
+            token: string;
+            /**
+             * @description pending: reserved or on its way; posted: final; voided: released (a failed payout, a reorged deposit before its sweep)
+             * @enum {string}
+             */
+            status: "pending" | "posted" | "voided";
+            session_id?: string;
+            payout_id?: string;
+            spend_attempt_id?: string;
+            tx_hash?: string;
+            simulated?: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            posted_at?: string;
+        };
+        WalletTransactionList: {
+            data: components["schemas"]["WalletTransaction"][];
+            next_cursor: string | null;
+            has_more: boolean;
+        };
+        CreateWalletRequest: {
+            name?: string;
+            /**
+             * @default merchant
+             * @enum {string}
+             */
+            type: "merchant" | "agent";
+            /** @enum {string} */
+            chain: "ethereum" | "solana";
+            /** @enum {string} */
+            network: "testnet" | "mainnet";
+        };
+        WalletListQuery: {
+            cursor?: string;
+            /** @description page size, 1 to 100, default 20 */
+            limit?: string;
+        };
+        Payout: {
+            /** @description po_… */
+            id: string;
+            merchant_id: string;
+            wallet_id: string;
+            chain: string;
+            network: string;
+            token: string;
+            /** @description token units (the nearest double of the exact amount; the exact value is the *_subunits digit string) */
+            amount: number;
+            /** @description smallest units (wei, lamports, USDC micro-units) as a digit string */
+            amount_subunits: string;
+            /** @description normalized (EIP-55 on Ethereum) */
+            destination: string;
+            /** @description set when the destination is one of this service's wallets (settled inside the ledger) */
+            destination_wallet_id?: string | null;
+            /**
+             * @description moves forward only: pending → processing → completed | failed
+             * @enum {string}
+             */
+            status: "pending" | "processing" | "completed" | "failed";
+            /** @enum {string} */
+            execution?: "chain" | "ledger" | "simulated";
+            simulated?: boolean;
+            tx_hash: string | null;
+            /** @description network fee in the chain's native token's smallest units, once known */
+            fee_subunits: string | null;
+            failure_reason: string | null;
+            metadata?: Record<string, unknown> | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+        };
+        PayoutList: {
+            data: components["schemas"]["Payout"][];
+            next_cursor: string | null;
+            has_more: boolean;
+        };
+        CreatePayoutRequest: {
+            wallet_id: string;
+            /** @description token units; send this or amount_subunits */
+            amount?: number;
+            /** @description smallest units as a digit string; send this or amount */
+            amount_subunits?: string;
+            token: string;
+            destination: string;
+            /** @description up to 4KB as JSON */
+            metadata?: Record<string, unknown>;
+        };
+        PayoutListQuery: {
+            cursor?: string;
+            /** @description page size, 1 to 100, default 20 */
+            limit?: string;
+            wallet_id?: string;
+        };
+        /** @description The body of payout.completed and payout.failed, POSTed like session events (same headers, X-Service-Signature scheme, retries and delivery log). */
+        PayoutWebhookEvent: {
+            /** @enum {string} */
+            event_type: "payout.completed" | "payout.failed";
+            payout_id: string;
+            /** @enum {string} */
+            status: "completed" | "failed";
+            /** @description the payout amount in token units */
+            amount: number;
+            currency: string;
+            chain: string;
+            network: string;
+            /** @description unix seconds */
+            timestamp: string;
+            tx_hash: string | null;
+        };
+        SessionDiagnostics: {
+            session_id: string;
+            /** @description The session's status now */
+            status: string;
+            /** Format: date-time */
+            checked_at: string;
+            findings: components["schemas"]["DiagnosticFinding"][];
+        };
+        DiagnosticFinding: {
+            /**
+             * @description Stable; new codes may be added
+             * @enum {string}
+             */
+            code: "stuck_unconfirmed" | "confirmation_lag" | "listener_lag" | "underpaid" | "overpaid" | "wrong_token" | "wrong_network" | "paid_after_expiry" | "expired_unpaid" | "webhook_failing";
+            /** @enum {string} */
+            severity: "info" | "warning" | "action";
+            /** @description What is going on, in plain language */
+            explanation: string;
+            /** @description What to do about it */
+            next_step: string;
+            /** @description Numbers and public chain references of the finding: tx_hash, amounts as decimal strings of token units with the token (expected, received, missing, excess), confirmations and required_confirmations, minutes_waiting, blocks_behind, failed_attempts, last_http_status, … */
+            details: {
+                [key: string]: string | number | boolean | null;
+            };
+        };
+        RatesQuery: {
+            /** @description token symbol of an enabled rail (case-insensitive); default: every enabled token */
+            base?: string;
+            /** @description fiat currency code (case-insensitive); default USD */
+            quote?: string;
+        };
+        SpotRate: {
+            /** @example USDC */
+            base: string;
+            /** @example USD */
+            quote: string;
+            /**
+             * @description 1 base = rate quote, an exact decimal string (never a float)
+             * @example 0.99991
+             */
+            rate: string;
+            /** @enum {string} */
+            source: "chainlink" | "http" | "static";
+            /** @description when the source observed the value (Chainlink: the round's updatedAt; HTTP: last_updated_at; static: the time of the answer) */
+            as_of: components["schemas"]["Timestamp"];
+            /** @description as_of is older than RATES_MAX_AGE */
+            stale: boolean;
+        };
+        /** @description The token's rate against USD recorded when the session completed, from the service's shared rate cache (no network call at completion). Absent when no rate was known then, and while the session is not completed. */
+        RecordedRate: components["schemas"]["SpotRate"];
+        RatesList: {
+            data: components["schemas"]["SpotRate"][];
+            /** @description pairs of the default list that have no rate now (present only then) */
+            unavailable?: {
+                base: string;
+                quote: string;
+                message: string;
+            }[];
+        };
+        Faucet: {
+            chain: string;
+            /** @enum {string} */
+            network: "testnet";
+            token: string;
+            name: string;
+            /** @description the faucet's page, or for the local drip the endpoint to POST to */
+            url: string;
+            /** @description what one request gives (token units and symbol); null when the faucet's operator sets it */
+            amount: string | null;
+            /** @description how often one may ask; null when the faucet's operator sets it */
+            interval: string | null;
+            notes: string;
+            /** @description true: this service's own drip on a local development chain */
+            local: boolean;
+        };
+        FaucetList: {
+            data: components["schemas"]["Faucet"][];
+        };
+        FaucetDripRequest: {
+            /** @description receiving address on that chain */
+            address: string;
+            /** @enum {string} */
+            chain: "ethereum" | "solana";
+            /** @description ETH, SOL or USDC (of the chain's testnet rail) */
+            token: string;
+        };
+        FaucetDrip: {
+            /** @example drp_01j… */
+            id: string;
+            chain: string;
+            /** @enum {string} */
+            network: "testnet";
+            token: string;
+            address: string;
+            /** @description the development gas wallet */
+            from_address: string;
+            /** @description token units, exact */
+            amount: string;
+            amount_subunits: string;
+            tx_hash: string;
+            /**
+             * @description the transaction's state when the answer was sent (the request waits up to 10 s for it to be final)
+             * @enum {string}
+             */
+            status: "sent" | "confirmed" | "failed";
+            failure_reason?: string;
+        };
         /** @description The one rail the buyer selected. The rail is matched on the whole (chain, network, token) triple against GET /v1/payment_methods. */
         SessionPaymentMethod: {
             /**
@@ -1366,7 +2238,7 @@ export interface components {
              */
             payment_method?: components["schemas"]["SessionPaymentMethod"];
             /** @description caller-supplied, at most 4KB as JSON; checkout_reference_id (string) ties the session to a catalog checkout */
-            metadata?: Record<string, never>;
+            metadata?: Record<string, unknown>;
         };
         CreateDemoSessionRequest: {
             /**
@@ -1423,7 +2295,7 @@ export interface components {
             address: string;
             /** @enum {string} */
             status: "pending" | "partial_paid" | "completed" | "expired";
-            metadata: Record<string, never>;
+            metadata: Record<string, unknown>;
             expires_at: components["schemas"]["Timestamp"];
             completed_at?: components["schemas"]["Timestamp"];
             expired_at?: components["schemas"]["Timestamp"];
@@ -1447,6 +2319,7 @@ export interface components {
                 network: "testnet" | "mainnet";
             };
             deposits?: components["schemas"]["PaymentSessionDeposit"][];
+            completion_rate?: components["schemas"]["RecordedRate"];
         };
         PaymentSessionList: {
             data: components["schemas"]["PaymentSession"][];
@@ -1601,6 +2474,45 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    getCheckoutReceipt: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body when the receipt is unchanged. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt */
+            200: {
+                headers: {
+                    /** @description sha256 of the PDF bytes, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    /** @description sha256 of the PDF bytes, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     getCheckoutStatus: {
         parameters: {
             query?: never;
@@ -1639,10 +2551,254 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": Record<string, unknown>;
                 };
             };
             401: components["responses"]["Unauthorized"];
+        };
+    };
+    getAgentSpendPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an agent wallet (a wallet of type agent) of the calling merchant */
+                agent_wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current policy */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSpendPolicy"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    putAgentSpendPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an agent wallet (a wallet of type agent) of the calling merchant */
+                agent_wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentSpendPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The new policy version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSpendPolicy"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listAgentSpendAttempts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: "pending" | "approval_required" | "denied";
+            };
+            header?: never;
+            path: {
+                /** @description an agent wallet (a wallet of type agent) of the calling merchant */
+                agent_wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSpendAttemptList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createAgentSpendAttempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an agent wallet (a wallet of type agent) of the calling merchant */
+                agent_wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentSpendAttemptRequest"];
+            };
+        };
+        responses: {
+            /** @description An attempt with this reference already exists */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSpendAttempt"];
+                };
+            };
+            /** @description Recorded (any status) */
+            201: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSpendAttempt"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getAgentSpendAttempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an agent wallet (a wallet of type agent) of the calling merchant */
+                agent_wallet_id: string;
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSpendAttempt"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    approveAgentSpendAttempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an agent wallet (a wallet of type agent) of the calling merchant */
+                agent_wallet_id: string;
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The decided attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSpendAttempt"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    denyAgentSpendAttempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an agent wallet (a wallet of type agent) of the calling merchant */
+                agent_wallet_id: string;
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The denied attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSpendAttempt"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    evaluateAgentSpendAttempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an agent wallet (a wallet of type agent) of the calling merchant */
+                agent_wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentSpendAttemptRequest"];
+            };
+        };
+        responses: {
+            /** @description The decision */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSpendEvaluation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
         };
     };
     createCheckoutIntent: {
@@ -2080,6 +3236,72 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    getSessionDiagnostics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment session (ps_…) */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The findings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionDiagnostics"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getPaymentSessionReceipt: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body when the receipt is unchanged. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt */
+            200: {
+                headers: {
+                    /** @description sha256 of the PDF bytes, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    /** @description sha256 of the PDF bytes, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     simulatePaymentSession: {
         parameters: {
             query?: never;
@@ -2188,6 +3410,93 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listPayouts: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                wallet_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payouts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayoutList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createPayout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters, scoped to the merchant. The same key with the same body within 24 hours returns the payout it created with 201 (as it is now); with a different body 409 code 5 'idempotency key was already used with a different payload'. Concurrent requests with one key create exactly one payout and one ledger transfer. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePayoutRequest"];
+            };
+        };
+        responses: {
+            /** @description Created (or the payout of a replayed Idempotency-Key) */
+            201: {
+                headers: {
+                    /** @description path of the created resource */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getPayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                payout_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payout */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
     };
@@ -2947,6 +4256,99 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    listRates: {
+        parameters: {
+            query?: {
+                /** @description token symbol of an enabled rail, e.g. ETH */
+                base?: string;
+                /** @description fiat code, default USD */
+                quote?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rates */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RatesList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            /** @description No source has a fresh-enough rate (code 1); the message says which pair and why */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listFaucets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Faucets */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaucetList"];
+                };
+            };
+        };
+    };
+    dripFaucet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FaucetDripRequest"];
+            };
+        };
+        responses: {
+            /** @description Sent (status sent or confirmed; failed with failure_reason when the chain refused it) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaucetDrip"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            /** @description The development gas wallet cannot pay (code 1); the message names it */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listStores: {
         parameters: {
             query?: {
@@ -3184,6 +4586,247 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+        };
+    };
+    listWallets: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of wallets */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWalletRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description path of the created resource */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Wallet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The wallet */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Wallet"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listWalletTransactions: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of wallet transactions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletTransactionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createX402Challenge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["X402ChallengeRequest"];
+            };
+        };
+        responses: {
+            /** @description The challenge */
+            201: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402ChallengeCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getX402Challenge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The challenge */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402ChallengeCreated"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    redeemX402Proof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["X402RedeemRequest"];
+            };
+        };
+        responses: {
+            /** @description Settled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402Redemption"];
+                };
+            };
+            /** @description Settlement pending */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402Redemption"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The proof does not pay; the message starts with the reason code */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    receivePayoutEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description equals the body's event_type */
+                "X-Service-Event": "payout.completed" | "payout.failed";
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by webhook_secret> */
+                "X-Service-Signature": string;
+                /** @description stable across retries of one event */
+                "X-Service-Event-Id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayoutWebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     receivePaymentSessionEvent: {

@@ -1,0 +1,257 @@
+/**
+ * On-chain payout execution (payouts with `execution: 'chain'`; accepted, reserved and presented by
+ * lib/payouts). Driven by the due-scanner over `payouts.next_attempt_at`, so any node resumes it.
+ *
+ *   pending ──(signed tx persisted, same write)──▶ processing ──(outbox final write)──▶ completed | failed
+ *
+ * - The transaction is created through the outbox (id `payout:<payout id>`): signed in the pool and
+ *   persisted with its nonce or blockhash in the same write as `processing`, then broadcast, re-sent
+ *   unchanged, confirmed at depth. So a node killed anywhere never yields two transfers for one payout.
+ * - Completion posts the payout's pending transfer (id = payout id), books the fee and writes the
+ *   `payout.completed` webhook in the outbox's final write; failure voids it (the funds are available
+ *   again) with `payout.failed`. A payout never moves backwards: the hooks act only on `processing`.
+ * - Senders and fees: the wallet's own key signs. ETH payouts pay their gas from the wallet (merchant):
+ *   the fee is reserved when the payout is signed (`feeres:<id>`, pending) and the fee actually paid is
+ *   booked at the end (`fee:<id>`). USDC on Ethereum first gets a gas top-up from the platform gas wallet
+ *   (`payout:<id>:topup`, booked as a `fee` credit sys:gas → wallet in ETH, so the wallet's ETH ledger
+ *   mirrors its address; the gas the payout burns is then a `fee` debit of the wallet). Solana payouts
+ *   have the gas wallet as fee payer (platform: `sys:gas` → `sys:fees` in SOL). `fee_subunits` on the
+ *   payout is the network fee in the chain's native coin (wei, lamports), whoever paid it.
+ */
+import { fromSubunits } from '../core/money.ts';
+import { isConflict, type Doc, type Store, type WriteOp } from '../store/port.ts';
+import { LedgerBatch, accountId, available, isLedgerError, walletAccount, type LedgerAccount } from '../ledger/index.ts';
+import { PAYOUTS, payoutEventOp, type PayoutDoc } from '../payouts/model.ts';
+import type { Config } from '../../config/index.ts';
+import { DueScanner } from '../core/due-scanner.ts';
+import type { Broadcaster } from './broadcast/outbox.ts';
+import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
+import { EthereumTxDriver } from './ethereum/tx-driver.ts';
+import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
+import type { KeyRef } from './keys.ts';
+
+interface WalletLike extends Doc { id: string; address: string; derivation_index: number; chain: 'ethereum' | 'solana' }
+
+/** what the executor keeps on the payout beside the ledger engineer's fields */
+export interface ChainPayoutFields {
+  /** topup (Ethereum USDC: gas on its way to the wallet), transfer (ready to sign the payout), sent */
+  chain_stage?: 'topup' | 'transfer' | 'sent';
+  chain_tx_id?: string | null;
+  topup_tx_id?: string | null;
+  gas_limit?: string | null;
+  gas_price?: string | null;
+  topup_fee_subunits?: string | null;
+  waiting_reason?: string | null;
+}
+type ChainPayout = PayoutDoc & ChainPayoutFields;
+
+export interface PayoutExecutorDeps {
+  store: Store;
+  config: Pick<Config, 'rails' | 'chains'>;
+  broadcaster: Broadcaster;
+  driver(chain: string, network: string): TxDriver | null;
+  gas: GasWallets;
+  pollIntervalMs: number;
+  now?: () => Date;
+  log?: { warn(...a: unknown[]): void };
+  /** how long a payout waiting for gas waits before the next try (default 30 s) */
+  retryMs?: number;
+}
+
+export class PayoutExecutor {
+  private d: PayoutExecutorDeps;
+  private scanner: DueScanner<ChainPayout>;
+
+  constructor(d: PayoutExecutorDeps) {
+    this.d = d;
+    d.broadcaster.hook('payout', (tx) => this.onFinal(tx));
+    d.broadcaster.hook('payout_topup', (tx) => this.onTopupFinal(tx));
+    // the gas is there: sign the payout now rather than on the next scan
+    d.broadcaster.afterFinal('payout_topup', (tx) => this.kick(tx.ref!));
+    this.scanner = new DueScanner<ChainPayout>({
+      name: 'payout-executor', store: d.store, coll: PAYOUTS, dueField: 'next_attempt_at',
+      filter: { execution: 'chain', status: { $in: ['pending', 'processing'] } }, leaseMs: 60_000,
+      intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log, handle: (p) => this.step(p),
+    });
+  }
+
+  start(): void {
+    this.scanner.start();
+  }
+
+  stop(): Promise<void> {
+    return this.scanner.stop();
+  }
+
+  scanOnce(): Promise<number> {
+    return this.scanner.scanOnce();
+  }
+
+  private now(): Date {
+    return this.d.now?.() ?? new Date();
+  }
+
+  private log() {
+    return this.d.log ?? console;
+  }
+
+  private cas(p: ChainPayout, changes: Partial<ChainPayout>): WriteOp {
+    return { op: 'cas', coll: PAYOUTS, doc: { ...p, ...changes, updated_at: this.now().toISOString() }, expected: p.version! };
+  }
+
+  private native(p: Pick<PayoutDoc, 'chain' | 'network'>): string {
+    return `${p.chain}:${p.network}:${p.chain === 'ethereum' ? 'ETH' : 'SOL'}`;
+  }
+
+  private decimals(p: PayoutDoc): number {
+    return this.d.config.rails.find((r) => r.chain === p.chain && r.network === p.network && r.token === p.token)?.decimals ?? 0;
+  }
+
+  private async wait(p: ChainPayout, reason: string): Promise<void> {
+    if (p.waiting_reason !== reason) this.log().warn(`payout ${p.id} waits: ${reason}`);
+    await this.d.store.write([this.cas(p, { waiting_reason: reason, next_attempt_at: new Date(this.now().getTime() + (this.d.retryMs ?? 30_000)).toISOString() })]);
+  }
+
+  /** fails a payout that has no transaction on chain (nothing was ever broadcast for it) */
+  private async failUnsent(p: ChainPayout, reason: string): Promise<void> {
+    const b = new LedgerBatch(this.d.store, this.now());
+    const t = await b.transferDoc(p.id);
+    if (t?.status === 'pending') await b.void(p.id);
+    const failed: ChainPayout = { ...p, status: 'failed', failure_reason: reason, next_attempt_at: null };
+    await this.d.store.write([this.cas(p, { status: 'failed', failure_reason: reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now())]);
+  }
+
+  /** a step for one payout now, if it is due (what the scanner would do on its next tick) */
+  async kick(id: string): Promise<void> {
+    const [p] = await this.d.store.claimDue<ChainPayout>(PAYOUTS, {
+      dueField: 'next_attempt_at', filter: { id, execution: 'chain', status: { $in: ['pending', 'processing'] } }, now: this.now(), leaseMs: 60_000, limit: 1,
+    });
+    if (p) await this.step(p);
+  }
+
+  /** one step of a claimed payout: sign and persist its transaction (or its gas top-up) */
+  async step(p: ChainPayout): Promise<void> {
+    if (p.status === 'processing' && p.chain_stage !== 'transfer') {
+      // in the outbox; the scanner only needs it again when a top-up finished
+      await this.d.store.write([this.cas(p, { next_attempt_at: null })]).catch((e) => { if (!isConflict(e)) throw e; });
+      return;
+    }
+    const driver = this.d.driver(p.chain, p.network);
+    if (!driver) return this.wait(p, `no RPC configured for ${p.chain} ${p.network}`);
+    const wallet = await this.d.store.get<WalletLike>('wallets', p.wallet_id);
+    if (!wallet) return this.failUnsent(p, 'wallet not found');
+    const from: KeyRef = { role: 'wallet', chain: p.chain, index: wallet.derivation_index };
+    const gasRef = gasWalletRef(p.chain, p.network);
+    const txId = `payout:${p.id}`;
+    if (p.chain === 'solana') {
+      const covers = await this.d.gas.covers('solana', p.network, 10_000n + (p.token === 'SOL' ? 0n : 2_100_000n));
+      if (!covers.ok) return this.wait(p, 'gas_wallet_empty');
+      const intent: TxIntent = p.token === 'SOL'
+        ? { chain: 'solana', kind: 'native', from, to: p.destination, lamports: p.amount_subunits, fee_payer: gasRef }
+        : { chain: 'solana', kind: 'spl', from, mint: this.d.config.chains.solana[p.network].usdcToken, decimals: this.decimals(p), to: p.destination, amount: p.amount_subunits, fee_payer: gasRef };
+      return this.send(p, txId, intent, async () => []);
+    }
+    if (!(driver instanceof EthereumTxDriver)) throw new Error('no Ethereum driver');
+    if (p.token === 'ETH') {
+      const intent: TxIntent = { chain: 'ethereum', kind: 'native', from, to: p.destination, value: p.amount_subunits };
+      const gasPrice = await driver.gasPrice();
+      const gasLimit = await driver.gasLimit(intent);
+      const reserve = gasPrice * gasLimit;
+      const pinned: TxIntent = { ...intent, gas_price: gasPrice.toString(), gas_limit: gasLimit.toString() };
+      // the wallet pays its gas: reserve it with the payout's signing, or fail the payout if it cannot
+      const asset = this.native(p);
+      const acc = await this.d.store.get<LedgerAccount>('ledger_accounts', walletAccount(p.wallet_id, asset));
+      if (!acc || available(acc) < reserve) return this.failUnsent(p, `insufficient available ETH for the network fee (${fromSubunits(reserve, 18)} ETH)`);
+      return this.send(p, txId, pinned, async () => {
+        const b = new LedgerBatch(this.d.store, this.now());
+        await b.transfer({ id: `feeres:${p.id}`, kind: 'fee', asset, amount: reserve, pending: true, debit_account: walletAccount(p.wallet_id, asset), credit_account: accountId('sys:fees', asset), payout_id: p.id });
+        return b.ops();
+      });
+    }
+    // USDC on Ethereum: the wallet needs ETH for gas first
+    const token = this.d.config.chains.ethereum[p.network].usdcToken;
+    if (p.chain_stage === 'transfer' && p.gas_limit && p.gas_price) {
+      return this.send(p, txId, { chain: 'ethereum', kind: 'erc20', from, token, to: p.destination, amount: p.amount_subunits, gas_limit: p.gas_limit, gas_price: p.gas_price }, async () => []);
+    }
+    const gasPrice = await driver.gasPrice();
+    const gasLimit = await driver.gasLimit({ chain: 'ethereum', kind: 'erc20', from, token, to: p.destination, amount: p.amount_subunits });
+    const topup = gasLimit * gasPrice;
+    const covers = await this.d.gas.covers('ethereum', p.network, topup + 21_000n * gasPrice);
+    if (!covers.ok) return this.wait(p, 'gas_wallet_empty');
+    const topupId = `payout:${p.id}:topup`;
+    await this.d.broadcaster.create(
+      { id: topupId, chain: 'ethereum', network: p.network, purpose: 'payout_topup', ref: p.id, intent: { chain: 'ethereum', kind: 'native', from: gasRef, to: wallet.address, value: topup.toString(), gas_price: gasPrice.toString() } },
+      async () => [this.cas(p, { status: 'processing', chain_stage: 'topup', topup_tx_id: topupId, gas_limit: gasLimit.toString(), gas_price: gasPrice.toString(), waiting_reason: null, next_attempt_at: null })],
+    );
+    await this.d.broadcaster.process(topupId);
+  }
+
+  private async send(p: ChainPayout, txId: string, intent: TxIntent, extra: () => Promise<WriteOp[]>): Promise<void> {
+    try {
+      await this.d.broadcaster.create(
+        { id: txId, chain: p.chain, network: p.network, purpose: 'payout', ref: p.id, intent },
+        async () => {
+          const fresh = (await this.d.store.get<ChainPayout>(PAYOUTS, p.id))!;
+          return [this.cas(fresh, { status: 'processing', chain_stage: 'sent', chain_tx_id: txId, waiting_reason: null, next_attempt_at: null }), ...(await extra())];
+        },
+      );
+    } catch (e) {
+      if (isLedgerError(e, 'insufficient_funds')) return this.failUnsent(p, 'insufficient available ETH for the network fee');
+      throw e;
+    }
+    await this.d.broadcaster.process(txId);
+  }
+
+  /** the top-up's final write: the wallet's ETH ledger gets the gas it received; the payout is signed next */
+  private async onTopupFinal(tx: ChainTxDoc): Promise<WriteOp[]> {
+    const p = await this.d.store.get<ChainPayout>(PAYOUTS, tx.ref!);
+    if (!p || p.status !== 'processing' || p.chain_stage !== 'topup') return [];
+    const asset = this.native(p);
+    const b = new LedgerBatch(this.d.store, this.now());
+    const fee = BigInt(tx.fee_subunits ?? '0');
+    if (tx.status === 'confirmed') {
+      const value = BigInt(tx.attempts.find((a) => a.hash === tx.tx_hash)?.value ?? '0');
+      await b.transfer({ id: `gas:${p.id}`, kind: 'fee', asset, amount: value, debit_account: accountId('sys:gas', asset), credit_account: walletAccount(p.wallet_id, asset), payout_id: p.id, tx_hash: tx.tx_hash });
+      if (fee > 0n) await b.transfer({ id: `fee:${p.id}:topup`, kind: 'fee', asset, amount: fee, debit_account: accountId('sys:gas', asset), credit_account: accountId('sys:fees', asset), payout_id: p.id, tx_hash: tx.tx_hash });
+      return [this.cas(p, { chain_stage: 'transfer', topup_fee_subunits: fee.toString(), next_attempt_at: this.now().toISOString() }), ...b.ops()];
+    }
+    // the top-up never moved the payout's money: the payout fails and its reservation is released
+    await b.void(p.id);
+    const failed: ChainPayout = { ...p, status: 'failed', failure_reason: `gas top-up failed: ${tx.failure_reason}` };
+    return [this.cas(p, { status: 'failed', failure_reason: failed.failure_reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now())];
+  }
+
+  /** the payout transaction's final write: completed (post) or failed (void), fees, webhook */
+  private async onFinal(tx: ChainTxDoc): Promise<WriteOp[]> {
+    const p = await this.d.store.get<ChainPayout>(PAYOUTS, tx.ref!);
+    if (!p || p.status !== 'processing' || p.chain_tx_id !== tx.id) return [];
+    const b = new LedgerBatch(this.d.store, this.now());
+    const asset = this.native(p);
+    const fee = BigInt(tx.fee_subunits ?? '0');
+    const completed = tx.status === 'confirmed';
+    if (completed) await b.post(p.id, { tx_hash: tx.tx_hash });
+    else await b.void(p.id);
+    const reservation = await b.transferDoc(`feeres:${p.id}`);
+    if (reservation?.status === 'pending') await b.void(reservation.id);
+    if (fee > 0n) {
+      if (p.chain === 'ethereum') {
+        // paid from the wallet's address (its own ETH, or the top-up booked to it); a shortfall after a
+        // gas-price bump is the platform's
+        const wallet = await b.account(walletAccount(p.wallet_id, asset));
+        const have = available(wallet);
+        const own = fee <= have ? fee : have > 0n ? have : 0n;
+        if (own > 0n) await b.transfer({ id: `fee:${p.id}`, kind: 'fee', asset, amount: own, debit_account: wallet.id, credit_account: accountId('sys:fees', asset), payout_id: p.id, tx_hash: tx.tx_hash });
+        if (fee > own) await b.transfer({ id: `fee:${p.id}:platform`, kind: 'fee', asset, amount: fee - own, debit_account: accountId('sys:gas', asset), credit_account: accountId('sys:fees', asset), payout_id: p.id, tx_hash: tx.tx_hash });
+      } else {
+        await b.transfer({ id: `fee:${p.id}`, kind: 'fee', asset, amount: fee, debit_account: accountId('sys:gas', asset), credit_account: accountId('sys:fees', asset), payout_id: p.id, tx_hash: tx.tx_hash });
+      }
+    }
+    const at = this.now().toISOString();
+    const totalFee = fee + BigInt(p.topup_fee_subunits ?? '0');
+    const changes: Partial<ChainPayout> = completed
+      ? { status: 'completed', tx_hash: tx.tx_hash, fee_subunits: totalFee.toString(), completed_at: at, next_attempt_at: null }
+      : { status: 'failed', tx_hash: tx.tx_hash, fee_subunits: totalFee.toString(), failure_reason: tx.failure_reason, next_attempt_at: null };
+    const final = { ...p, ...changes } as ChainPayout;
+    return [this.cas(p, changes), ...b.ops(), payoutEventOp(final, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now())];
+  }
+}

@@ -1,0 +1,305 @@
+/**
+ * Sweeps: the money of counted deposits leaves the session's deposit address for the merchant wallet's
+ * own address, and only then becomes available (the deposit's pending settlement transfer is posted in
+ * the same write as the sweep's completion).
+ *
+ * - Which: pending `settlement` transfers (`set:<deposit key>`) grouped by session and asset. A sweep
+ *   takes its deposits by a unique insert per deposit key (`sweep_claims`) in the same write as the
+ *   sweep, so no deposit is ever swept twice, on any node.
+ * - How: ETH directly (the gas comes out of the swept amount); USDC on Ethereum after a gas top-up of
+ *   exactly gas limit × gas price from the platform gas wallet, the sweep pinned to that gas; SOL and SPL
+ *   USDC with the gas wallet as fee payer (it also creates the wallet's token account when missing).
+ *   Every transaction goes through the outbox (lib/chains/broadcast), so a node killed mid-sweep resumes it.
+ * - Fees (`fee` ledger transfers to `sys:fees`, id `fee:<sweep id>`): ETH sweeps are paid by the merchant
+ *   (the gas is taken from the amount: the wallet receives amount − fee, and the ledger says so); the
+ *   platform pays for token sweeps and Solana (`sys:gas` → `sys:fees` in ETH or SOL: top-up and sweep gas,
+ *   signature fees). Token-account rent and unused top-up gas stay platform costs (not booked).
+ * - Waiting, never failing silently: while the gas wallet cannot pay, a sweep stays `waiting` with
+ *   `waiting_reason: gas_wallet_empty` (logged, gas_wallet_low_total counted) and is tried again; an ETH
+ *   sweep smaller than its fee waits (`amount_below_fee`) for more deposits to the address.
+ */
+import { newId } from '../core/ids.ts';
+import { DueScanner } from '../core/due-scanner.ts';
+import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
+import { LedgerBatch, accountId, settlementId, walletOfAccount, type LedgerTransfer } from '../ledger/index.ts';
+import type { Config } from '../../config/index.ts';
+import type { Broadcaster } from './broadcast/outbox.ts';
+import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
+import { EthereumTxDriver } from './ethereum/tx-driver.ts';
+import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
+import type { KeyChain, KeyRef } from './keys.ts';
+
+export const SWEEPS = 'sweeps';
+export const SWEEP_CLAIMS = 'sweep_claims';
+
+export type SweepStatus = 'waiting' | 'topup' | 'moving' | 'completed' | 'failed';
+
+export interface SweepDoc extends Doc {
+  id: string;
+  session_id: string;
+  chain: KeyChain;
+  network: string;
+  token: string;
+  asset: string;
+  wallet_id: string;
+  deposit_index: number;
+  from_address: string;
+  to_address: string;
+  deposit_keys: string[];
+  amount_subunits: string;
+  status: SweepStatus;
+  waiting_reason: string | null;
+  /** increases with every new transaction of the same stage (a failed top-up or move is tried again) */
+  attempt: number;
+  topup_tx: string | null;
+  move_tx: string | null;
+  /** Ethereum USDC: the gas the top-up paid for, pinned on the sweep transaction */
+  gas_limit: string | null;
+  gas_price: string | null;
+  /** native smallest units paid in network fees (top-up + sweep) */
+  fee_subunits: string | null;
+  tx_hash: string | null;
+  next_check_at: string | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+interface SessionLike extends Doc { address: string; address_index: number; chain: string; network: string; token: string }
+interface DepositLike extends Doc { status: string; session_id: string | null }
+interface WalletLike extends Doc { address: string }
+
+export interface SweeperDeps {
+  store: Store;
+  config: Pick<Config, 'rails' | 'chains'>;
+  broadcaster: Broadcaster;
+  driver(chain: string, network: string): TxDriver | null;
+  gas: GasWallets;
+  now?: () => Date;
+  log?: { warn(...a: unknown[]): void };
+  /** how long a waiting sweep waits before it is tried again (default 30 s) */
+  retryMs?: number;
+  /** new transactions per stage before a sweep fails for an operator to look at (default 5) */
+  maxAttempts?: number;
+  /** scanner period (BROADCAST_POLL_INTERVAL_MS) */
+  pollIntervalMs: number;
+}
+
+const TOKEN_OF_ASSET = (asset: string) => asset.split(':')[2]!;
+
+export class Sweeper {
+  private d: SweeperDeps;
+  private scanner: DueScanner<SweepDoc>;
+  private timer: NodeJS.Timeout | null = null;
+  private discovering: Promise<unknown> | null = null;
+
+  constructor(d: SweeperDeps) {
+    this.d = d;
+    d.broadcaster.hook('sweep_topup', (doc) => this.onTopupFinal(doc));
+    d.broadcaster.hook('sweep', (doc) => this.onMoveFinal(doc));
+    d.broadcaster.afterFinal('sweep_topup', (tx) => this.kick(tx.ref!));
+    this.scanner = new DueScanner<SweepDoc>({
+      name: 'sweeps', store: d.store, coll: SWEEPS, dueField: 'next_check_at', filter: { status: 'waiting' },
+      leaseMs: 60_000, intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log, handle: (s) => this.step(s),
+    });
+  }
+
+  /** discovery and the due sweeps, every pollIntervalMs */
+  start(): void {
+    this.scanner.start();
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.discovering) return;
+      this.discovering = this.discover().catch((e) => this.log().warn('sweep discovery failed:', (e as Error).message)).finally(() => { this.discovering = null; });
+    }, this.d.pollIntervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await Promise.all([this.scanner.stop(), this.discovering]);
+  }
+
+  /** one round now: new sweeps, then the due ones */
+  async scanOnce(): Promise<number> {
+    await this.discover();
+    return this.scanner.scanOnce();
+  }
+
+  private now(): Date {
+    return this.d.now?.() ?? new Date();
+  }
+
+  private log() {
+    return this.d.log ?? console;
+  }
+
+  private due(ms = 0): string {
+    return new Date(this.now().getTime() + ms).toISOString();
+  }
+
+  /**
+   * Finds pending on-chain settlements not yet taken by a sweep and creates one sweep per session and
+   * asset. Returns the sweeps created.
+   */
+  async discover(limit = 500): Promise<SweepDoc[]> {
+    const pending = await this.d.store.find<LedgerTransfer>('ledger_transfers', { status: 'pending', kind: 'settlement' }, { limit });
+    const groups = new Map<string, LedgerTransfer[]>();
+    for (const t of pending) {
+      if (t.simulated || !t.session_id || !t.id.startsWith('set:')) continue;
+      const [chain, network] = t.asset.split(':');
+      if (!this.d.driver(chain!, network!)) continue; // no RPC: nothing can be swept
+      if (await this.d.store.get(SWEEP_CLAIMS, t.id.slice(4))) continue;
+      const k = `${t.session_id}|${t.asset}|${t.credit_account}`;
+      groups.set(k, [...(groups.get(k) ?? []), t]);
+    }
+    const out: SweepDoc[] = [];
+    for (const ts of groups.values()) {
+      const s = await this.create(ts).catch((e) => {
+        if (isDuplicate(e) || isConflict(e)) return null; // another node took these deposits first
+        throw e;
+      });
+      if (s) out.push(s);
+    }
+    return out;
+  }
+
+  private async create(ts: LedgerTransfer[]): Promise<SweepDoc | null> {
+    const first = ts[0]!;
+    const session = await this.d.store.get<SessionLike>('payment_sessions', first.session_id!);
+    const walletId = walletOfAccount(first.credit_account);
+    const wallet = walletId ? await this.d.store.get<WalletLike>('wallets', walletId) : null;
+    if (!session || !wallet) return null;
+    // only deposits still counted (a reverted one is being taken back by the ledger)
+    const keys: string[] = [];
+    let amount = 0n;
+    for (const t of ts) {
+      const key = t.id.slice(4);
+      const dep = await this.d.store.get<DepositLike>('deposits', key);
+      if (!dep || dep.status !== 'credited') continue;
+      keys.push(key);
+      amount += BigInt(t.amount);
+    }
+    if (!keys.length) return null;
+    const [chain, network] = first.asset.split(':') as [KeyChain, string];
+    const at = this.now().toISOString();
+    const doc: SweepDoc = {
+      id: newId('swp'), session_id: session.id, chain, network, token: TOKEN_OF_ASSET(first.asset), asset: first.asset,
+      wallet_id: wallet.id, deposit_index: session.address_index, from_address: session.address, to_address: wallet.address,
+      deposit_keys: keys, amount_subunits: amount.toString(), status: 'waiting', waiting_reason: null, attempt: 0,
+      topup_tx: null, move_tx: null, gas_limit: null, gas_price: null, fee_subunits: null, tx_hash: null,
+      next_check_at: at, created_at: at, updated_at: at, completed_at: null,
+    };
+    await this.d.store.write([
+      { op: 'insert', coll: SWEEPS, doc },
+      ...keys.map((k): WriteOp => ({ op: 'insert', coll: SWEEP_CLAIMS, doc: { id: k, sweep_id: doc.id, created_at: at } })),
+    ]);
+    return { ...doc, version: 1 };
+  }
+
+  /** a step for one sweep now, if it is due (after its top-up landed) */
+  async kick(id: string): Promise<void> {
+    const [s] = await this.d.store.claimDue<SweepDoc>(SWEEPS, { dueField: 'next_check_at', filter: { id, status: 'waiting' }, now: this.now(), leaseMs: 60_000, limit: 1 });
+    if (s) await this.step(s);
+  }
+
+  private depositRef(s: SweepDoc): KeyRef {
+    return { role: 'deposit', chain: s.chain, index: s.deposit_index };
+  }
+
+  private cas(s: SweepDoc, changes: Partial<SweepDoc>): WriteOp {
+    return { op: 'cas', coll: SWEEPS, doc: { ...s, ...changes, updated_at: this.now().toISOString() }, expected: s.version! };
+  }
+
+  private async wait(s: SweepDoc, reason: string): Promise<void> {
+    if (s.waiting_reason !== reason) this.log().warn(`sweep ${s.id} (${s.asset}) waits: ${reason}`);
+    await this.d.store.write([this.cas(s, { status: 'waiting', waiting_reason: reason, next_check_at: this.due(this.d.retryMs ?? 30_000) })]);
+  }
+
+  /** One step of a due sweep (claimed by the scanner: its version is current). */
+  async step(s: SweepDoc): Promise<void> {
+    if (s.status !== 'waiting') return; // topup / moving advance through the outbox hooks
+    if (s.attempt >= (this.d.maxAttempts ?? 5)) {
+      await this.d.store.write([this.cas(s, { status: 'failed', waiting_reason: 'too many failed transactions', next_check_at: null })]);
+      this.log().warn(`sweep ${s.id} failed after ${s.attempt} attempts; its deposits stay pending for an operator`);
+      return;
+    }
+    const gasRef = gasWalletRef(s.chain, s.network);
+    const from = this.depositRef(s);
+    const id = `sweep:${s.id}:${s.attempt}`;
+    if (s.chain === 'ethereum') {
+      const driver = this.d.driver(s.chain, s.network);
+      if (!(driver instanceof EthereumTxDriver)) throw new Error(`no Ethereum driver for ${s.network}`);
+      if (s.token === 'ETH') {
+        const gasPrice = await driver.gasPrice();
+        if (21_000n * gasPrice >= BigInt(s.amount_subunits)) return this.wait(s, 'amount_below_fee');
+        return this.move(s, id, { chain: 'ethereum', kind: 'native', from, to: s.to_address, value: s.amount_subunits, deduct_fee: true, gas_price: gasPrice.toString() });
+      }
+      const token = this.d.config.chains.ethereum[s.network as 'testnet' | 'mainnet'].usdcToken;
+      if (s.gas_limit && s.gas_price && s.waiting_reason === 'topup_confirmed') {
+        return this.move(s, id, { chain: 'ethereum', kind: 'erc20', from, token, to: s.to_address, amount: s.amount_subunits, gas_limit: s.gas_limit, gas_price: s.gas_price });
+      }
+      const gasPrice = await driver.gasPrice();
+      const gasLimit = await driver.gasLimit({ chain: 'ethereum', kind: 'erc20', from, token, to: s.to_address, amount: s.amount_subunits });
+      const topup = gasLimit * gasPrice;
+      const covers = await this.d.gas.covers('ethereum', s.network, topup + 21_000n * gasPrice);
+      if (!covers.ok) return this.wait(s, 'gas_wallet_empty');
+      const txId = `sweep:${s.id}:topup:${s.attempt}`;
+      await this.d.broadcaster.create(
+        { id: txId, chain: 'ethereum', network: s.network, purpose: 'sweep_topup', ref: s.id, intent: { chain: 'ethereum', kind: 'native', from: gasRef, to: s.from_address, value: topup.toString(), gas_price: gasPrice.toString() } },
+        async () => [this.cas(s, { status: 'topup', waiting_reason: null, topup_tx: txId, gas_limit: gasLimit.toString(), gas_price: gasPrice.toString(), next_check_at: null })],
+      );
+      await this.d.broadcaster.process(txId);
+      return;
+    }
+    const covers = await this.d.gas.covers('solana', s.network, 10_000n + (s.token === 'SOL' ? 0n : 2_100_000n));
+    if (!covers.ok) return this.wait(s, 'gas_wallet_empty');
+    if (s.token === 'SOL') return this.move(s, id, { chain: 'solana', kind: 'native', from, to: s.to_address, lamports: s.amount_subunits, fee_payer: gasRef });
+    const mint = this.d.config.chains.solana[s.network as 'testnet' | 'mainnet'].usdcToken;
+    const decimals = this.d.config.rails.find((r) => r.chain === 'solana' && r.token === s.token)?.decimals ?? 6;
+    return this.move(s, id, { chain: 'solana', kind: 'spl', from, mint, decimals, to: s.to_address, amount: s.amount_subunits, fee_payer: gasRef });
+  }
+
+  private async move(s: SweepDoc, txId: string, intent: TxIntent): Promise<void> {
+    await this.d.broadcaster.create(
+      { id: txId, chain: s.chain, network: s.network, purpose: 'sweep', ref: s.id, intent },
+      async () => [this.cas(s, { status: 'moving', waiting_reason: null, move_tx: txId, next_check_at: null })],
+    );
+    await this.d.broadcaster.process(txId);
+  }
+
+  /** the top-up's final write: the sweep moves on (confirmed) or tries a new top-up later (failed) */
+  private async onTopupFinal(tx: ChainTxDoc): Promise<WriteOp[]> {
+    const s = await this.d.store.get<SweepDoc>(SWEEPS, tx.ref!);
+    if (!s || s.status !== 'topup' || s.topup_tx !== tx.id) return [];
+    const fee = BigInt(tx.fee_subunits ?? '0');
+    if (tx.status === 'confirmed') {
+      return [this.cas(s, { status: 'waiting', waiting_reason: 'topup_confirmed', fee_subunits: fee.toString(), next_check_at: this.due() })];
+    }
+    return [this.cas(s, { status: 'waiting', waiting_reason: `topup failed: ${tx.failure_reason}`, attempt: s.attempt + 1, fee_subunits: (BigInt(s.fee_subunits ?? '0') + fee).toString(), gas_limit: null, gas_price: null, next_check_at: this.due() })];
+  }
+
+  /** the sweep's final write: confirmed → settlements posted + fee booked; failed → a new attempt later */
+  private async onMoveFinal(tx: ChainTxDoc): Promise<WriteOp[]> {
+    const s = await this.d.store.get<SweepDoc>(SWEEPS, tx.ref!);
+    if (!s || s.status !== 'moving' || s.move_tx !== tx.id) return [];
+    const fee = BigInt(s.fee_subunits ?? '0') + BigInt(tx.fee_subunits ?? '0');
+    const b = new LedgerBatch(this.d.store, this.now());
+    const native = `${s.chain}:${s.network}:${s.chain === 'ethereum' ? 'ETH' : 'SOL'}`;
+    if (tx.status === 'confirmed') {
+      for (const key of s.deposit_keys) {
+        const t = await b.transferDoc(settlementId(key));
+        if (t?.status === 'pending') await b.post(t.id); // keeps the deposit's tx hash; the sweep's is on the fee and the sweep
+      }
+      if (fee > 0n) {
+        // ETH: the merchant's wallet received amount − fee; otherwise the platform's gas wallet paid
+        const debit = s.token === 'ETH' ? accountId(s.wallet_id, native) : accountId('sys:gas', native);
+        await b.transfer({ id: `fee:${s.id}`, kind: 'fee', asset: native, amount: fee, debit_account: debit, credit_account: accountId('sys:fees', native), tx_hash: tx.tx_hash });
+      }
+      return [this.cas(s, { status: 'completed', waiting_reason: null, fee_subunits: fee.toString(), tx_hash: tx.tx_hash, completed_at: this.now().toISOString(), next_check_at: null }), ...b.ops()];
+    }
+    this.log().warn(`sweep ${s.id} transaction failed (${tx.failure_reason}); trying again`);
+    return [this.cas(s, { status: 'waiting', waiting_reason: `sweep failed: ${tx.failure_reason}`, attempt: s.attempt + 1, fee_subunits: fee.toString(), gas_limit: null, gas_price: null, next_check_at: this.due(this.d.retryMs ?? 30_000) })];
+  }
+}

@@ -1,0 +1,316 @@
+/**
+ * Transfers: one balanced movement of `amount` of one asset from a debit account to a credit account,
+ * committed with both account updates (compare-and-set on their versions) in the caller's own
+ * `store.write`, next to the state change that causes it. A transfer id is its idempotency key: the same
+ * id with the same body is already done (no ops); with a different body it is a 409. Two-phase transfers
+ * start `pending` (reserving the debit) and end `posted` or `voided`; transfers are never deleted.
+ */
+import { createHash } from 'node:crypto';
+import { ServiceError } from '../core/errors.ts';
+import type { Doc, Store, WriteOp } from '../store/port.ts';
+import {
+  ACCOUNTS, TRANSFERS, WALLET_TXS, available, newAccount, parseAccountId, walletOfAccount, type LedgerAccount,
+} from './accounts.ts';
+
+export const TRANSFER_KINDS = [
+  'settlement', 'settlement_reversal', 'payout', 'payout_reversal', 'transfer', 'agent_spend', 'fee', 'deposit', 'loss',
+] as const;
+export type TransferKind = (typeof TRANSFER_KINDS)[number];
+export type TransferStatus = 'pending' | 'posted' | 'voided';
+
+export const WALLET_TX_TYPES = [
+  'settlement', 'settlement_reversal', 'payout', 'payout_reversal', 'transfer_in', 'transfer_out', 'agent_spend', 'fee', 'deposit',
+] as const;
+export type WalletTxType = (typeof WALLET_TX_TYPES)[number];
+
+/** What a transfer looks like from a wallet on each side of it. */
+const SIDE_TYPES: Record<TransferKind, { debit: WalletTxType; credit: WalletTxType }> = {
+  settlement: { debit: 'settlement_reversal', credit: 'settlement' },
+  settlement_reversal: { debit: 'settlement_reversal', credit: 'settlement' },
+  payout: { debit: 'payout', credit: 'transfer_in' },
+  payout_reversal: { debit: 'payout', credit: 'payout_reversal' },
+  transfer: { debit: 'transfer_out', credit: 'transfer_in' },
+  agent_spend: { debit: 'agent_spend', credit: 'transfer_in' },
+  fee: { debit: 'fee', credit: 'fee' },
+  deposit: { debit: 'transfer_out', credit: 'deposit' },
+  loss: { debit: 'settlement_reversal', credit: 'settlement' },
+};
+export const walletTxType = (kind: TransferKind, side: 'debit' | 'credit'): WalletTxType => SIDE_TYPES[kind][side];
+
+/** References a wallet transaction shows; stored on the transfer and copied to its wallet transactions. */
+export interface TransferRefs {
+  session_id?: string;
+  payout_id?: string;
+  spend_attempt_id?: string;
+  tx_hash?: string;
+  /** sandbox money with no chain behind it */
+  simulated?: boolean;
+}
+const REF_FIELDS = ['session_id', 'payout_id', 'spend_attempt_id', 'tx_hash', 'simulated'] as const;
+
+export interface TransferSpec extends TransferRefs {
+  /** the idempotency key: the deposit key, the payout id, the spend-attempt id, … */
+  id: string;
+  debit_account: string;
+  credit_account: string;
+  asset: string;
+  amount: bigint | string;
+  kind: TransferKind;
+  /** two-phase: reserve now, post or void later */
+  pending?: boolean;
+}
+
+export interface LedgerTransfer extends Doc, TransferRefs {
+  id: string;
+  debit_account: string;
+  credit_account: string;
+  asset: string;
+  amount: string;
+  kind: TransferKind;
+  two_phase: boolean;
+  status: TransferStatus;
+  created_at: string;
+  posted_at?: string;
+  voided_at?: string;
+  version: number;
+}
+
+export interface WalletTxRow extends Doc, TransferRefs {
+  id: string;
+  wallet_id: string;
+  transfer_id: string;
+  side: 'debit' | 'credit';
+  direction: 'in' | 'out';
+  type: WalletTxType;
+  asset: string;
+  amount: string;
+  status: TransferStatus;
+  created_at: string;
+  posted_at?: string;
+  /** `<created_at>|<id>`: one field to page on, newest first */
+  sort_key: string;
+}
+
+export type LedgerErrorCode = 'insufficient_funds' | 'not_pending' | 'unknown_transfer' | 'invalid_transfer';
+
+/** A refusal by the ledger's rules. Facades turn it into a 4xx (see `ledgerErrorToService`). */
+export class LedgerError extends Error {
+  readonly code: LedgerErrorCode;
+  readonly status = 409;
+  readonly account?: string;
+  constructor(code: LedgerErrorCode, message: string, account?: string) {
+    super(message);
+    this.name = 'LedgerError';
+    this.code = code;
+    this.account = account;
+  }
+}
+export const isLedgerError = (e: unknown, code?: LedgerErrorCode): e is LedgerError =>
+  e instanceof LedgerError && (!code || e.code === code);
+
+/** Same transfer id, different body: a 409 in the envelope (code 5). */
+export class TransferMismatchError extends ServiceError {
+  constructor(id: string) {
+    super(409, `transfer ${id} already exists with a different body`, 'LEDGER_TRANSFER_MISMATCH');
+  }
+}
+
+/** The wallet transaction id of one side of a transfer: stable, so a replayed write is a duplicate. */
+export const walletTxId = (transferId: string, side: 'debit' | 'credit') =>
+  `wtx_${createHash('sha256').update(`${transferId}|${side}`).digest('hex').slice(0, 26)}`;
+
+const DIGITS = /^(0|[1-9]\d*)$/;
+
+function validate(spec: TransferSpec): bigint {
+  const amount = typeof spec.amount === 'bigint' ? spec.amount : DIGITS.test(spec.amount) ? BigInt(spec.amount) : -1n;
+  if (amount <= 0n) throw new LedgerError('invalid_transfer', `transfer ${spec.id}: amount must be a positive integer`);
+  if (!spec.id) throw new LedgerError('invalid_transfer', 'transfer id is required');
+  if (spec.debit_account === spec.credit_account) throw new LedgerError('invalid_transfer', `transfer ${spec.id}: debit and credit accounts are the same`);
+  for (const acc of [spec.debit_account, spec.credit_account]) {
+    if (!acc.startsWith('acc:') || parseAccountId(acc).asset !== spec.asset) {
+      throw new LedgerError('invalid_transfer', `transfer ${spec.id}: account ${acc} is not in asset ${spec.asset}`);
+    }
+  }
+  if (!TRANSFER_KINDS.includes(spec.kind)) throw new LedgerError('invalid_transfer', `transfer ${spec.id}: unknown kind ${spec.kind}`);
+  return amount;
+}
+
+const sameBody = (t: LedgerTransfer, spec: TransferSpec, amount: bigint) =>
+  t.debit_account === spec.debit_account && t.credit_account === spec.credit_account && t.asset === spec.asset &&
+  t.amount === amount.toString() && t.kind === spec.kind && t.two_phase === !!spec.pending;
+
+const add = (a: string, b: bigint) => (BigInt(a) + b).toString();
+
+interface Loaded<T> { doc: T; loaded: number | null; dirty: boolean }
+
+/**
+ * Several ledger changes that commit together. Accounts are read once and their changes merged, so two
+ * transfers on one account in one write are one compare-and-set. `ops()` is what the caller commits.
+ */
+export class LedgerBatch {
+  private accounts = new Map<string, Loaded<LedgerAccount>>();
+  private transfers = new Map<string, Loaded<LedgerTransfer>>();
+  private txRows = new Map<string, { doc: WalletTxRow; insert: boolean }>();
+  private readonly now: string;
+  private readonly store: Store;
+
+  constructor(store: Store, now: Date = new Date()) {
+    this.store = store;
+    this.now = now.toISOString();
+  }
+
+  /** The account as this batch will leave it (a fresh zero account when it does not exist yet). */
+  async account(id: string): Promise<LedgerAccount> {
+    let a = this.accounts.get(id);
+    if (!a) {
+      const stored = await this.store.get<LedgerAccount>(ACCOUNTS, id);
+      const { owner, asset } = parseAccountId(id);
+      a = stored ? { doc: { ...stored }, loaded: stored.version, dirty: false } : { doc: newAccount(owner, asset, this.now), loaded: null, dirty: false };
+      this.accounts.set(id, a);
+    }
+    return a.doc;
+  }
+
+  async transferDoc(id: string): Promise<LedgerTransfer | null> {
+    let t = this.transfers.get(id);
+    if (!t) {
+      const stored = await this.store.get<LedgerTransfer>(TRANSFERS, id);
+      if (!stored) return null;
+      t = { doc: { ...stored }, loaded: stored.version, dirty: false };
+      this.transfers.set(id, t);
+    }
+    return t.doc;
+  }
+
+  private touch(id: string) {
+    const a = this.accounts.get(id)!;
+    a.dirty = true;
+    a.doc.updated_at = this.now;
+  }
+
+  /** Adds a transfer; false when this exact transfer already exists (nothing to do). */
+  async transfer(spec: TransferSpec): Promise<boolean> {
+    const amount = validate(spec);
+    const existing = await this.transferDoc(spec.id);
+    if (existing) {
+      if (!sameBody(existing, spec, amount)) throw new TransferMismatchError(spec.id);
+      return false;
+    }
+    const debit = await this.account(spec.debit_account);
+    const credit = await this.account(spec.credit_account);
+    if (debit.flags.includes('no_negative') && available(debit) < amount) {
+      throw new LedgerError('insufficient_funds', 'insufficient available balance', debit.id);
+    }
+    if (spec.pending) {
+      debit.debits_pending = add(debit.debits_pending, amount);
+      credit.credits_pending = add(credit.credits_pending, amount);
+    } else {
+      debit.debits_posted = add(debit.debits_posted, amount);
+      credit.credits_posted = add(credit.credits_posted, amount);
+    }
+    this.touch(debit.id);
+    this.touch(credit.id);
+    const doc: LedgerTransfer = {
+      id: spec.id, debit_account: spec.debit_account, credit_account: spec.credit_account, asset: spec.asset,
+      amount: amount.toString(), kind: spec.kind, two_phase: !!spec.pending, status: spec.pending ? 'pending' : 'posted',
+      created_at: this.now, version: 1,
+    };
+    for (const f of REF_FIELDS) if (spec[f] !== undefined) (doc as Record<string, unknown>)[f] = spec[f];
+    if (!spec.pending) doc.posted_at = this.now;
+    this.transfers.set(doc.id, { doc, loaded: null, dirty: true });
+    this.walletRows(doc, true);
+    return true;
+  }
+
+  /** Posts a pending transfer (the reserved money moves for good); false when it is already posted. */
+  async post(id: string, refs: Pick<TransferRefs, 'tx_hash'> = {}): Promise<boolean> {
+    return this.finish(id, 'posted', refs);
+  }
+
+  /** Voids a pending transfer (the reservation is released); false when it is already voided. */
+  async void(id: string): Promise<boolean> {
+    return this.finish(id, 'voided', {});
+  }
+
+  private async finish(id: string, to: 'posted' | 'voided', refs: Pick<TransferRefs, 'tx_hash'>): Promise<boolean> {
+    const t = await this.transferDoc(id);
+    if (!t) throw new LedgerError('unknown_transfer', `transfer ${id} does not exist`);
+    if (t.status === to) return false;
+    if (t.status !== 'pending') throw new LedgerError('not_pending', `transfer ${id} is ${t.status}, not pending`);
+    const amount = BigInt(t.amount);
+    const debit = await this.account(t.debit_account);
+    const credit = await this.account(t.credit_account);
+    debit.debits_pending = add(debit.debits_pending, -amount);
+    credit.credits_pending = add(credit.credits_pending, -amount);
+    if (to === 'posted') {
+      debit.debits_posted = add(debit.debits_posted, amount);
+      credit.credits_posted = add(credit.credits_posted, amount);
+      t.posted_at = this.now;
+      if (refs.tx_hash) t.tx_hash = refs.tx_hash;
+    } else t.voided_at = this.now;
+    t.status = to;
+    this.touch(debit.id);
+    this.touch(credit.id);
+    this.transfers.get(id)!.dirty = true;
+    this.walletRows(t, false);
+    return true;
+  }
+
+  private walletRows(t: LedgerTransfer, insert: boolean) {
+    for (const side of ['debit', 'credit'] as const) {
+      const wallet = walletOfAccount(side === 'debit' ? t.debit_account : t.credit_account);
+      if (!wallet) continue;
+      const id = walletTxId(t.id, side);
+      const row: WalletTxRow = {
+        id, wallet_id: wallet, transfer_id: t.id, side, direction: side === 'debit' ? 'out' : 'in',
+        type: walletTxType(t.kind, side), asset: t.asset, amount: t.amount, status: t.status,
+        created_at: t.created_at, sort_key: `${t.created_at}|${id}`,
+      };
+      if (t.posted_at) row.posted_at = t.posted_at;
+      for (const f of REF_FIELDS) if (t[f] !== undefined) (row as Record<string, unknown>)[f] = t[f];
+      const prev = this.txRows.get(id);
+      this.txRows.set(id, { doc: row, insert: prev ? prev.insert : insert });
+    }
+  }
+
+  /** The write operations of everything added so far, for the caller's own `store.write`. */
+  ops(): WriteOp[] {
+    const out: WriteOp[] = [];
+    for (const { doc, loaded, dirty } of this.transfers.values()) {
+      if (!dirty) continue;
+      out.push(loaded === null ? { op: 'insert', coll: TRANSFERS, doc: { ...doc, version: 1 } } : { op: 'cas', coll: TRANSFERS, doc: { ...doc }, expected: loaded });
+    }
+    for (const { doc, loaded, dirty } of this.accounts.values()) {
+      if (!dirty) continue;
+      out.push(loaded === null ? { op: 'insert', coll: ACCOUNTS, doc: { ...doc, version: 1 } } : { op: 'cas', coll: ACCOUNTS, doc: { ...doc }, expected: loaded });
+    }
+    for (const { doc, insert } of this.txRows.values()) {
+      // the transfer's insert or compare-and-set guards the race; the row follows it
+      out.push(insert ? { op: 'insert', coll: WALLET_TXS, doc: { ...doc } } : { op: 'upsert', coll: WALLET_TXS, doc: { ...doc } });
+    }
+    return out;
+  }
+}
+
+export const ledgerBatch = (store: Store, now?: Date) => new LedgerBatch(store, now);
+
+/** The ops of one transfer; `[]` when this exact transfer is already written. */
+export async function transferOps(store: Store, spec: TransferSpec, now?: Date): Promise<WriteOp[]> {
+  const b = new LedgerBatch(store, now);
+  await b.transfer(spec);
+  return b.ops();
+}
+
+/** The ops that post a pending transfer; `[]` when it is already posted. */
+export async function postPendingOps(store: Store, transferId: string, refs?: Pick<TransferRefs, 'tx_hash'>, now?: Date): Promise<WriteOp[]> {
+  const b = new LedgerBatch(store, now);
+  await b.post(transferId, refs);
+  return b.ops();
+}
+
+/** The ops that void a pending transfer; `[]` when it is already voided. */
+export async function voidPendingOps(store: Store, transferId: string, now?: Date): Promise<WriteOp[]> {
+  const b = new LedgerBatch(store, now);
+  await b.void(transferId);
+  return b.ops();
+}

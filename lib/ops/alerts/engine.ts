@@ -1,0 +1,183 @@
+/**
+ * The alert engine: store-backed sliding windows shared by every node, deduplication, stored alerts and
+ * their delivery outbox.
+ *
+ * - Each observation adds one row per counter to `ops_window_events` (one atomic write), then counts the
+ *   rows of the window (`at` later than now − window). Counting rows, not fixed buckets, makes the window
+ *   exact: a threshold is crossed by the event that crosses it on whichever node it happens.
+ * - Dedup: `alert_state` holds one document per alert type and key. A crossing within one window of the
+ *   key's last crossing belongs to the open alert (its count and window_end move on); it is sent again
+ *   only once ALERT_RENOTIFY_INTERVAL has passed since the last notification. Two nodes crossing at once
+ *   race on the state's insert or compare-and-set; the loser re-reads and joins the winner's alert.
+ * - A new or re-notified alert, its state and one outbox row per configured destination are one atomic
+ *   write (`alert_deliveries`, delivered by delivery.ts from any node), so an alert is never lost between
+ *   being raised and being sent.
+ */
+import { newId } from '../../core/ids.ts';
+import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../../store/port.ts';
+import type { AlertsConfig } from '../../../config/index.ts';
+import { exceeds, plan, renotifyDue, sameAlert, SEVERITY, type AlertType, type Check, type Observation, type Severity } from './rules.ts';
+import { buildAlertPayload, type AlertContext, type AlertPayload } from './payload.ts';
+
+export const WINDOW_EVENTS = 'ops_window_events';
+export const ALERT_STATE = 'alert_state';
+export const ALERTS = 'alerts';
+export const ALERT_DELIVERIES = 'alert_deliveries';
+
+export type Destination = 'webhook' | 'alertmanager';
+
+export interface AlertDoc extends Doc {
+  alert_type: AlertType;
+  severity: Severity;
+  key: string;
+  rule: string;
+  merchant_id: string | null;
+  status: 'open';
+  payload: AlertPayload;
+  notifications: number;
+  created_at: string;
+  updated_at: string;
+}
+
+interface StateDoc extends Doc {
+  alert_id: string;
+  last_seen_at: string;
+  last_notified_at: string;
+  window_ms: number;
+}
+
+export interface AlertDeliveryDoc extends Doc {
+  alert_id: string;
+  destination: Destination;
+  payload: AlertPayload;
+  status: 'pending' | 'delivered' | 'failed';
+  next_attempt_at: string | null;
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+export interface RaisedAlert {
+  alert: AlertDoc;
+  /** false: a crossing folded into an open alert without a new notification */
+  notified: boolean;
+  isNew: boolean;
+}
+
+export interface EngineDeps {
+  store: Store;
+  config: AlertsConfig;
+  now(): Date;
+  /** merchant names for payloads */
+  merchantName?(id: string): Promise<string | null>;
+  onRaised?(a: RaisedAlert): void;
+}
+
+const MAX_RACE_RETRIES = 10;
+
+export class AlertEngine {
+  private readonly d: EngineDeps;
+  constructor(deps: EngineDeps) {
+    this.d = deps;
+  }
+
+  destinations(): Destination[] {
+    const out: Destination[] = [];
+    if (this.d.config.webhookUrl) out.push('webhook');
+    if (this.d.config.alertmanagerUrl) out.push('alertmanager');
+    return out;
+  }
+
+  /** Counts the observation and raises what it crosses; returns the alerts raised or continued. */
+  async observe(obs: Observation, ctx: AlertContext = {}): Promise<RaisedAlert[]> {
+    const { store } = this.d;
+    const now = this.d.now();
+    const at = now.toISOString();
+    const p = plan(obs, this.d.config);
+    if (p.events.length > 0) {
+      await store.write(p.events.map((e) => ({
+        op: 'insert' as const, coll: WINDOW_EVENTS,
+        doc: { id: newId('owe', now.getTime()), counter: e.counter, at, expires_at: new Date(now.getTime() + e.keepMs).toISOString() },
+      })));
+    }
+    const raised: RaisedAlert[] = [];
+    const seen = new Set<string>();
+    for (const check of p.checks) {
+      const dedup = `${check.type}|${check.key}`;
+      if (seen.has(dedup)) continue;
+      const since = new Date(now.getTime() - check.windowMs).toISOString();
+      const counted = await store.count(WINDOW_EVENTS, { counter: check.counter, at: { $gt: since } });
+      const total = check.mode === 'rate' ? await store.count(WINDOW_EVENTS, { counter: check.total!, at: { $gt: since } }) : 0;
+      if (!exceeds(check, counted, total)) continue;
+      seen.add(dedup);
+      const shown = check.mode === 'rate' ? Math.floor((counted * 100) / total) : counted;
+      raised.push(await this.raise(check, shown, ctx, now, since));
+    }
+    return raised;
+  }
+
+  private async raise(check: Check, count: number, ctx: AlertContext, now: Date, windowStart: string): Promise<RaisedAlert> {
+    const { store, config } = this.d;
+    const at = now.toISOString();
+    const stateId = `${check.type}|${check.key}`;
+    const merchantId = ctx.merchant_id ?? null;
+    const merchantName = merchantId && ctx.merchant_name === undefined && this.d.merchantName ? await this.d.merchantName(merchantId) : ctx.merchant_name;
+    for (let attempt = 0; ; attempt++) {
+      const state = await store.get<StateDoc>(ALERT_STATE, stateId);
+      const current = state && sameAlert(state.last_seen_at, now, Math.max(state.window_ms, check.windowMs))
+        ? await store.get<AlertDoc>(ALERTS, state.alert_id) : null;
+      const ops: WriteOp[] = [];
+      let alert: AlertDoc;
+      let notify: boolean;
+      if (current && state) {
+        notify = renotifyDue(state.last_notified_at, now, config.renotifyMs);
+        const payload = buildAlertPayload({
+          alert_id: current.id, alert_type: check.type, severity: SEVERITY[check.type],
+          window_start: current.payload.window_start, window_end: at, count: Math.max(count, current.payload.count), threshold: check.threshold,
+        }, { ...ctx, merchant_name: merchantName });
+        alert = { ...current, payload, updated_at: at, notifications: current.notifications + (notify ? 1 : 0) };
+        ops.push(
+          { op: 'cas', coll: ALERT_STATE, doc: { ...state, last_seen_at: at, last_notified_at: notify ? at : state.last_notified_at }, expected: state.version! },
+          { op: 'cas', coll: ALERTS, doc: alert, expected: current.version! },
+        );
+      } else {
+        notify = true;
+        const id = newId('alt', now.getTime());
+        const payload = buildAlertPayload({
+          alert_id: id, alert_type: check.type, severity: SEVERITY[check.type],
+          window_start: windowStart, window_end: at, count, threshold: check.threshold,
+        }, { ...ctx, merchant_name: merchantName });
+        alert = {
+          id, alert_type: check.type, severity: SEVERITY[check.type], key: check.key, rule: check.rule,
+          merchant_id: payload.merchant_id, status: 'open', payload, notifications: 1, created_at: at, updated_at: at,
+        };
+        const next: StateDoc = { id: stateId, alert_id: id, last_seen_at: at, last_notified_at: at, window_ms: check.windowMs };
+        ops.push(state ? { op: 'cas', coll: ALERT_STATE, doc: next, expected: state.version! } : { op: 'insert', coll: ALERT_STATE, doc: next });
+        ops.push({ op: 'insert', coll: ALERTS, doc: alert });
+      }
+      if (notify) {
+        for (const destination of this.destinations()) {
+          const row: AlertDeliveryDoc = {
+            id: newId('ald', now.getTime()), alert_id: alert.id, destination, payload: alert.payload, status: 'pending',
+            next_attempt_at: at, attempts: 0, last_error: null, created_at: at, delivered_at: null,
+          };
+          ops.push({ op: 'insert', coll: ALERT_DELIVERIES, doc: row });
+        }
+      }
+      try {
+        await store.write(ops);
+      } catch (e) {
+        // another node raised or moved the same alert first: join it
+        if ((isConflict(e) || isDuplicate(e)) && attempt < MAX_RACE_RETRIES) {
+          await new Promise((r) => setTimeout(r, Math.random() * 10));
+          continue;
+        }
+        throw e;
+      }
+      const out = { alert, notified: notify, isNew: !current };
+      this.d.onRaised?.(out);
+      return out;
+    }
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The alert engine of a node (one per Runtime) and what hook sites call. `report` never throws and never
+ * delays the answer of the request that caused it by more than its store writes: an alerting failure is
+ * logged, the request goes on.
+ */
+import type { Runtime } from '../../runtime.ts';
+import { opsHasher } from '../hash.ts';
+import { AlertEngine, type RaisedAlert } from './engine.ts';
+import type { AlertContext } from './payload.ts';
+import type { Observation } from './rules.ts';
+
+export type { AlertContext } from './payload.ts';
+export type { Observation } from './rules.ts';
+
+type Logger = { warn(...a: unknown[]): void; info?(...a: unknown[]): void };
+
+export interface NodeAlerts {
+  engine: AlertEngine;
+  report(obs: Observation, ctx: AlertContext, log?: Logger): Promise<RaisedAlert[]>;
+}
+
+const engines = new WeakMap<Runtime, NodeAlerts>();
+
+export function nodeAlerts(rt: Runtime): NodeAlerts {
+  let a = engines.get(rt);
+  if (a) return a;
+  const engine = new AlertEngine({
+    store: rt.store,
+    config: rt.config.alerts,
+    now: () => rt.now(),
+    async merchantName(id) {
+      const m = await rt.store.get<{ id: string; name?: string }>('merchants', id).catch(() => null);
+      return typeof m?.name === 'string' ? m.name : null;
+    },
+    onRaised(r) {
+      if (r.isNew) rt.metrics.alertsRaised.inc({ alert_type: r.alert.alert_type, severity: r.alert.severity });
+    },
+  });
+  a = {
+    engine,
+    async report(obs, ctx, log) {
+      try {
+        const raised = await engine.observe(obs, ctx);
+        for (const r of raised) {
+          // ids, type and counts only: the payload's other fields stay in the store and the destinations
+          if (r.notified) log?.warn(`alert ${r.alert.id} ${r.alert.alert_type} ${r.alert.severity} ${r.isNew ? 'raised' : 'still open'}: ${r.alert.payload.count} against ${r.alert.payload.threshold}`);
+        }
+        return raised;
+      } catch (e) {
+        log?.warn('alert evaluation failed:', (e as Error).message);
+        return [];
+      }
+    },
+  };
+  engines.set(rt, a);
+  return a;
+}
+
+/** What moleculer-web put in ctx.meta (services/api.service.ts) and the action's params. */
+interface CtxLike {
+  requestID?: string | null;
+  meta: unknown;
+  params?: unknown;
+}
+
+/**
+ * The request context of an alert from an action's ctx: route template, request id, keyed hashes of the
+ * source IP, user agent and body. Credentials and the body itself are never copied; their names go to
+ * `withheld` (listed in redacted_fields).
+ */
+export function requestContext(rt: Runtime, ctx: CtxLike, extra: AlertContext = {}): AlertContext {
+  const meta = (ctx.meta ?? {}) as { client?: { ip_hash?: string; user_agent_hash?: string; route?: string; credentials?: string[] } };
+  const body = (ctx.params as { body?: unknown } | undefined)?.body;
+  const withheld = [...(meta.client?.credentials ?? [])];
+  let bodyHash: string | null = null;
+  if (body !== undefined && body !== null && body !== '') {
+    withheld.push('body');
+    bodyHash = opsHasher(rt.keyring).hash(typeof body === 'string' ? body : JSON.stringify(body));
+  }
+  return {
+    route: meta.client?.route ?? null,
+    request_id: ctx.requestID ?? null,
+    source_ip_hash: meta.client?.ip_hash ?? null,
+    user_agent_hash: meta.client?.user_agent_hash ?? null,
+    body_hash: bodyHash,
+    withheld,
+    ...extra,
+  };
+}

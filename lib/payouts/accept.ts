@@ -1,0 +1,217 @@
+/**
+ * Accepting a payout: every refusal first (each a 4xx that says what to change), then one atomic write
+ * of the payout, its ledger transfer (id = payout id; the amount reserved, or moved at once), the day's
+ * payout volume and, when it completes at once, its webhook row. Account compare-and-set makes racing
+ * payouts of one wallet unable to overdraw it: the loser re-reads and decides again.
+ *
+ * Execution (README "Payouts"):
+ * - destination is one of this service's wallets on the same chain and network: `ledger`, completed at once;
+ * - the wallet's on-chain money covers it: `chain`, pending for the chain executor (payouts-chain);
+ * - otherwise a sandbox merchant's simulated money covers it: `simulated`, completed at once, no broadcast;
+ * - otherwise 409 `insufficient available balance`.
+ */
+import { badRequest, conflict, forbidden, ServiceError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { floorSubunits, toApiNumber, toSubunits } from '../core/money.ts';
+import { networkRefusal } from '../core/environment.ts';
+import { METADATA_MAX_BYTES, parseAmount } from '../sessions/policy.ts';
+import { retryOnConflict } from '../core/retry.ts';
+import { findRail, railKey, type Rail } from '../../config/rails.ts';
+import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
+import { LedgerBatch, addPayout, balance, isLedgerError } from '../ledger/index.ts';
+import type { AbuseOutcome } from '../metrics.ts';
+import type { WalletDirectory } from '../wallets/directory.ts';
+import type { WalletDoc } from '../wallets/model.ts';
+import { checkDestination } from './destination.ts';
+import { PAYOUTS, payoutEventOp, type PayoutDoc, type PayoutExecution } from './model.ts';
+
+export interface PayoutBody {
+  wallet_id: string;
+  amount?: number | string;
+  amount_subunits?: string;
+  token: string;
+  destination: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface PayoutMerchant { id: string; sandbox: boolean; kyc_status?: string }
+
+export interface AcceptDeps {
+  store: Store;
+  rails: Rail[];
+  wallets: WalletDirectory;
+  limits: { payoutAmountLimit: string | null; dailyPayoutLimit: string | null };
+  now(): Date;
+  /** counts a refusal in the abuse metric (same outcomes as sessions) */
+  signal(outcome: AbuseOutcome, rail: { chain: string; network: string; token?: string }): void;
+}
+
+export const INSUFFICIENT = 'insufficient available balance';
+const DAY_MS = 86_400_000;
+const VOLUME = 'payout_volume';
+interface VolumeDoc extends Doc { merchant_id: string; rail: string; day: string; sum_subunits: string; expires_at: string }
+
+/**
+ * The merchant's own network only (lib/core/environment.ts: sandbox testnet, live mainnet), and mainnet
+ * only with verified KYC: the same refusals and abuse outcome (mainnet_kyc_required) as sessions.
+ */
+export function checkMainnet(m: PayoutMerchant, network: string, what: string, signal: () => void): void {
+  const refusal = networkRefusal(m.sandbox, network);
+  if (refusal) {
+    if (network === 'mainnet') signal();
+    throw forbidden(refusal);
+  }
+  if (network === 'mainnet' && m.kyc_status !== 'verified') {
+    signal();
+    throw forbidden(`mainnet ${what} require KYC verification of the merchant; complete KYC with the operator, or use network testnet`);
+  }
+}
+
+/** Exactly one of amount (token units, the sessions' rules) and amount_subunits; at least the rail minimum. */
+function payoutAmount(body: PayoutBody, rail: Rail): bigint {
+  if ((body.amount === undefined) === (body.amount_subunits === undefined)) {
+    throw badRequest('send exactly one of amount (token units) and amount_subunits (smallest units, a digit string)');
+  }
+  if (body.amount !== undefined) return parseAmount(Number(body.amount), rail);
+  if (!/^(0|[1-9]\d{0,77})$/.test(body.amount_subunits!)) throw badRequest('amount_subunits must be a digit string of smallest units without leading zeros');
+  const units = BigInt(body.amount_subunits!);
+  if (units < toSubunits(rail.min_amount, rail.decimals)) {
+    throw badRequest(`amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; pay out at least ${rail.min_amount}`);
+  }
+  return units;
+}
+
+export interface Accepted {
+  payout: PayoutDoc;
+  /** webhook rows written (for webhooks.nudge) */
+  events: string[];
+}
+
+/** What passed every check and is about to be written. */
+export interface CheckedPayout { wallet: WalletDoc; rail: Rail; amount: bigint; destination: string; metadata: Record<string, unknown> | null }
+
+export async function checkPayout(deps: AcceptDeps, m: PayoutMerchant, body: PayoutBody): Promise<CheckedPayout> {
+  const wallet = await deps.wallets.own(m.id, body.wallet_id);
+  checkMainnet(m, wallet.network, 'payouts', () => deps.signal('mainnet_kyc_required', { chain: wallet.chain, network: wallet.network, token: body.token }));
+  const rail = findRail(deps.rails, wallet.chain, wallet.network, body.token);
+  if (!rail) {
+    const tokens = deps.rails.filter((r) => r.chain === wallet.chain && r.network === wallet.network).map((r) => r.token);
+    throw badRequest(`token ${body.token} is not available on ${wallet.chain} ${wallet.network}; use one of ${tokens.join(', ')}`);
+  }
+  const amount = payoutAmount(body, rail);
+  const dest = checkDestination(wallet.chain, body.destination);
+  if (!dest.ok) throw badRequest(dest.reason);
+  const metadata = body.metadata ?? null;
+  if (metadata && Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
+    throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`);
+  }
+  if (deps.limits.payoutAmountLimit !== null && amount > floorSubunits(deps.limits.payoutAmountLimit, rail.decimals)) {
+    deps.signal('amount_limit_exceeded', rail);
+    throw badRequest(`amount exceeds the per-payout limit of ${deps.limits.payoutAmountLimit} ${rail.token}; lower the amount or split the payout`);
+  }
+  return { wallet, rail, amount, destination: dest.address, metadata };
+}
+
+/** The day's payout volume after this payout, as a write; 400 when it would pass DAILY_PAYOUT_LIMIT. */
+async function volumeOp(deps: AcceptDeps, m: PayoutMerchant, rail: Rail, amount: bigint, now: Date): Promise<WriteOp | null> {
+  if (deps.limits.dailyPayoutLimit === null) return null;
+  const limit = floorSubunits(deps.limits.dailyPayoutLimit, rail.decimals);
+  const day = now.toISOString().slice(0, 10);
+  const id = `${m.id}:${railKey(rail)}:${day}`;
+  const doc = await deps.store.get<VolumeDoc>(VOLUME, id);
+  const used = BigInt(doc?.sum_subunits ?? '0');
+  if (used + amount > limit) {
+    deps.signal('daily_volume_limit_exceeded', rail);
+    const left = limit > used ? limit - used : 0n;
+    throw badRequest(`daily payout limit of ${deps.limits.dailyPayoutLimit} ${rail.token} on ${rail.chain} ${rail.network} reached: ${toApiNumber(left, rail.decimals)} ${rail.token} left today (UTC); lower the amount or try again tomorrow`);
+  }
+  const next: VolumeDoc = {
+    id, merchant_id: m.id, rail: railKey(rail), day, sum_subunits: (used + amount).toString(),
+    expires_at: new Date(Date.parse(`${day}T00:00:00.000Z`) + 2 * DAY_MS).toISOString(),
+  };
+  return doc ? { op: 'cas', coll: VOLUME, doc: next, expected: doc.version! } : { op: 'insert', coll: VOLUME, doc: next };
+}
+
+/**
+ * Builds and commits the payout (retrying lost races from fresh reads). `extra` adds writes that must
+ * commit with it (the Idempotency-Key record); `before` runs first on every attempt (an idempotent
+ * replay check) and may answer instead.
+ */
+export async function acceptPayout(
+  deps: AcceptDeps, m: PayoutMerchant, c: CheckedPayout,
+  opts: { extra?: (p: PayoutDoc) => WriteOp[]; before?: () => Promise<Accepted | undefined> } = {},
+): Promise<Accepted> {
+  const { wallet, rail, amount, destination } = c;
+  const asset = railKey(rail);
+  const target = await deps.wallets.byAddress(wallet.chain, wallet.network, destination);
+  if (target?.id === wallet.id) throw badRequest('destination is the wallet\'s own address; choose another destination');
+  return retryOnConflict(async () => {
+    const earlier = await opts.before?.();
+    if (earlier) return earlier;
+    const now = deps.now();
+    const at = now.toISOString();
+    const id = newId('po');
+    const b = new LedgerBatch(deps.store, now);
+    const bal = await balance(deps.store, wallet.id, asset);
+    const onChain = bal.available - bal.simulated_available;
+    // one source per payout: on-chain money first, then (sandbox only) simulated money
+    const simulated = onChain < amount && m.sandbox && bal.simulated_available >= amount;
+    const execution: PayoutExecution = target ? 'ledger' : simulated ? 'simulated' : 'chain';
+    try {
+      await addPayout(b, { payoutId: id, walletId: wallet.id, asset, amount, simulated, toWalletId: target?.id });
+    } catch (e) {
+      if (isLedgerError(e, 'insufficient_funds')) {
+        throw new ServiceError(409, `${INSUFFICIENT}: ${toApiNumber(bal.available < 0n ? 0n : bal.available, rail.decimals)} ${rail.token} available in wallet ${wallet.id}${bal.pending > 0n ? ` (${toApiNumber(bal.pending, rail.decimals)} more pending)` : ''}`, 'INSUFFICIENT_FUNDS');
+      }
+      throw e;
+    }
+    const done = execution !== 'chain';
+    const payout: PayoutDoc = {
+      id, merchant_id: m.id, wallet_id: wallet.id, chain: wallet.chain, network: wallet.network, token: rail.token, asset,
+      amount_subunits: amount.toString(), destination, destination_wallet_id: target?.id ?? null,
+      status: done ? 'completed' : 'pending', execution, simulated,
+      tx_hash: null, fee_subunits: done ? '0' : null, failure_reason: null, metadata: c.metadata,
+      next_attempt_at: done ? null : at, created_at: at, updated_at: at, completed_at: done ? at : null,
+    };
+    const ops: WriteOp[] = [{ op: 'insert', coll: PAYOUTS, doc: payout }, ...b.ops()];
+    const vol = await volumeOp(deps, m, rail, amount, now);
+    if (vol) ops.push(vol);
+    const events: string[] = [];
+    if (done) {
+      const ev = payoutEventOp(payout, toApiNumber(amount, rail.decimals), now);
+      events.push((ev as { doc: Doc }).doc.id);
+      ops.push(ev);
+    }
+    ops.push(...(opts.extra?.(payout) ?? []));
+    await deps.store.write(ops);
+    return { payout, events };
+  }, { attempts: 60, retryOn: (e) => isConflict(e) || isDuplicate(e), exhausted: () => conflict('too many concurrent payouts on this wallet; retry the request') });
+}
+
+/** The Payout as the API shows it. */
+export function presentPayout(p: PayoutDoc, rails: Rail[]) {
+  const rail = findRail(rails, p.chain, p.network, p.token);
+  const decimals = rail?.decimals ?? 0;
+  return {
+    id: p.id,
+    merchant_id: p.merchant_id,
+    wallet_id: p.wallet_id,
+    chain: p.chain,
+    network: p.network,
+    token: p.token,
+    amount: toApiNumber(p.amount_subunits, decimals),
+    amount_subunits: p.amount_subunits,
+    destination: p.destination,
+    destination_wallet_id: p.destination_wallet_id,
+    status: p.status,
+    execution: p.execution,
+    simulated: p.simulated,
+    tx_hash: p.tx_hash,
+    fee_subunits: p.fee_subunits,
+    failure_reason: p.failure_reason,
+    metadata: p.metadata,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+    completed_at: p.completed_at,
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * What a receipt says, decided from the session alone (pure; no clock, no I/O), so that the same session
+ * always yields the same document: every field is already a display string, amounts exact (BigInt
+ * decimal text, never floating point), timestamps in UTC.
+ */
+import { fromSubunits } from '../core/money.ts';
+import { explorerUrl } from '../addresses.ts';
+import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import type { RecordedRate } from '../rates/types.ts';
+
+export interface ReceiptDeposit {
+  /** null for a sandbox simulation */
+  tx_hash: string | null;
+  amount: string;
+  detected_at: string;
+  credited_at: string;
+  explorer_url: string | null;
+  late: boolean;
+  simulated: boolean;
+}
+
+export interface ReceiptData {
+  merchant_name: string;
+  session_id: string;
+  status: string;
+  /** late, overpaid, partial: what a reader must notice */
+  marks: string[];
+  token: string;
+  chain: string;
+  network: string;
+  expected_amount: string;
+  received_amount: string;
+  created_at: string;
+  /** completion time, or the last counted deposit for a session that never completed */
+  issued_at: string;
+  /** the same instant as ISO text: the PDF's fixed creation date */
+  issued_iso: string;
+  completed_at: string | null;
+  deposits: ReceiptDeposit[];
+  /** the explorer link in the QR code: the paying transaction, else the deposit address */
+  qr_url: string;
+  fiat: { quote: string; rate: string; value: string; source: string; as_of: string } | null;
+}
+
+export class NoReceiptError extends Error {}
+
+const utc = (iso: string) => `${iso.slice(0, 19).replace('T', ' ')} UTC`;
+
+/** Multiplies a token amount (smallest units) by a decimal rate, rounded half-up to `places` decimals. */
+export function fiatValue(subunits: string, decimals: number, rate: string, places = 2): string {
+  const [whole, frac = ''] = rate.split('.');
+  const rateUnits = BigInt(whole + frac);
+  const scale = decimals + frac.length; // product = subunits × rateUnits / 10^scale
+  const product = BigInt(subunits) * rateUnits;
+  const shift = scale - places;
+  let cents: bigint;
+  if (shift <= 0) cents = product * 10n ** BigInt(-shift);
+  else {
+    const div = 10n ** BigInt(shift);
+    cents = (product + div / 2n) / div;
+  }
+  const s = cents.toString().padStart(places + 1, '0');
+  return `${s.slice(0, s.length - places)}.${s.slice(s.length - places)}`;
+}
+
+/** The receipt of a session that has received money; NoReceiptError otherwise. */
+export function receiptData(
+  s: PaymentSessionState,
+  merchantName: string,
+  rpcUrl = '',
+): ReceiptData {
+  const counted = s.deposits.filter((d) => d.counted && !d.reverted);
+  if (BigInt(s.received_subunits) <= 0n || counted.length === 0) {
+    throw new NoReceiptError(`session ${s.id} has received no payment yet (status ${s.status}); a receipt exists once money has arrived`);
+  }
+  const target = { chain: s.chain, network: s.network, address: s.address, rpc_url: rpcUrl };
+  const received = BigInt(s.received_subunits);
+  const expected = BigInt(s.expected_subunits);
+  const marks: string[] = [];
+  if (received > expected) marks.push(`OVERPAID by ${fromSubunits(received - expected, s.decimals)} ${s.token}`);
+  if (received < expected) marks.push(`PARTIAL: ${fromSubunits(expected - received, s.decimals)} ${s.token} short`);
+  if (counted.some((d) => d.late)) marks.push('LATE: money arrived after the session expired');
+  const last = counted.reduce((a, d) => (d.credited_at > a ? d.credited_at : a), counted[0].credited_at);
+  const issued = s.completed_at ?? last;
+  const paying = [...counted].reverse().find((d) => d.tx_hash);
+  const rate = (s as { completion_rate?: RecordedRate }).completion_rate;
+  return {
+    merchant_name: merchantName,
+    session_id: s.id,
+    status: s.status,
+    marks,
+    token: s.token,
+    chain: s.chain,
+    network: s.network,
+    expected_amount: fromSubunits(expected, s.decimals),
+    received_amount: fromSubunits(received, s.decimals),
+    created_at: utc(s.created_at),
+    issued_at: utc(issued),
+    issued_iso: issued,
+    completed_at: s.completed_at ? utc(s.completed_at) : null,
+    deposits: counted.map((d) => ({
+      tx_hash: d.tx_hash,
+      amount: fromSubunits(d.amount_subunits, s.decimals),
+      detected_at: utc(d.detected_at),
+      credited_at: utc(d.credited_at),
+      explorer_url: d.tx_hash ? explorerUrl(target, d.tx_hash) : null,
+      late: d.late,
+      simulated: d.simulated,
+    })),
+    qr_url: explorerUrl(target, paying?.tx_hash ?? null),
+    fiat: rate ? {
+      quote: rate.quote, rate: rate.rate, source: rate.source, as_of: utc(rate.as_of),
+      value: fiatValue(s.received_subunits, s.decimals, rate.rate),
+    } : null,
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * The creation policy of payment sessions as pure decisions (no store, no broker): what a create or
+ * demo body asks for, checked in the documented order, or a refusal that says what to change. A refusal
+ * that is also an abuse signal carries its outcome, so the facade can count it (lib/metrics.ts).
+ *
+ * Order on POST /v1/payment_sessions (after the body schema):
+ *   paymentMethod (methodID 0 only) → rail (chain, network, token) → expires_in bounds → amount (decimals,
+ *   min_amount) → metadata size → sandbox/testnet → mainnet KYC → SESSION_AMOUNT_LIMIT; then the facade
+ *   checks the catalog checkout reference, reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and
+ *   allocates the address.
+ */
+import { ServiceError, badRequest, forbidden } from '../core/errors.ts';
+import { AmountError, floorSubunits, toApiNumber, toSubunits } from '../core/money.ts';
+import { parseDuration } from '../core/duration.ts';
+import { networkRefusal } from '../core/environment.ts';
+import { findRail, type Rail } from '../../config/rails.ts';
+import type { AbuseOutcome, AbuseSignal, Environment } from '../metrics.ts';
+
+/** expires_in bounds (documented in the README and the OpenAPI description) */
+export const EXPIRES_IN_MIN_MS = 10_000;
+export const EXPIRES_IN_MAX_MS = 7 * 86_400_000;
+export const DEMO_EXPIRES_IN_MAX_MS = 3_600_000;
+export const DEMO_DEFAULT_EXPIRES_IN = '15m';
+/** demo sessions are for trying the flow: no amount beyond this many token units */
+export const DEMO_AMOUNT_MAX = 1000;
+export const METADATA_MAX_BYTES = 4096;
+
+export type PaymentMethodInput = { methodID: number; chain: string; token: string; network: string };
+export interface CreateBody {
+  amount: number;
+  expires_in: string;
+  paymentMethod?: PaymentMethodInput;
+  payment_method?: PaymentMethodInput;
+  metadata?: Record<string, unknown>;
+}
+export interface DemoBody { chain?: string; network?: string; token?: string; amount?: number; expires_in?: string }
+
+/** A refusal that is also an abuse signal (counted by the facade, then sent to the client). */
+export class PolicyRefusal extends ServiceError {
+  readonly signal: AbuseSignal;
+  readonly outcome: AbuseOutcome;
+  readonly rail: Rail;
+  constructor(error: ServiceError, signal: AbuseSignal, outcome: AbuseOutcome, rail: Rail) {
+    super(error.code, error.message, error.type, error.data);
+    this.signal = signal;
+    this.outcome = outcome;
+    this.rail = rail;
+  }
+}
+
+const refuse = (error: ServiceError, outcome: AbuseOutcome, rail: Rail) => new PolicyRefusal(error, 'limit_violation', outcome, rail);
+
+export function parseExpiresIn(value: string, maxMs: number, maxText: string): number {
+  const ms = parseDuration(value);
+  if (ms === null) throw badRequest(`expires_in must be a duration such as 15m, 45m or 1h (a whole number followed by s, m, h or d), between 10s and ${maxText}`);
+  if (ms < EXPIRES_IN_MIN_MS || ms > maxMs) throw badRequest(`expires_in must be between 10s and ${maxText}; got ${value}`);
+  return ms;
+}
+
+/** The amount in smallest units, checked against the rail's decimals and min_amount. */
+export function parseAmount(amount: number, rail: Rail): bigint {
+  let units: bigint;
+  try {
+    units = toSubunits(amount, rail.decimals);
+  } catch (e) {
+    if (e instanceof AmountError) {
+      throw badRequest(/decimal places/.test(e.message)
+        ? `amount has more decimal places than ${rail.token} on ${rail.chain} ${rail.network} allows (${rail.decimals}); round it to ${rail.decimals} decimals`
+        : 'amount must be a positive decimal number');
+    }
+    throw e;
+  }
+  if (units <= 0n) throw badRequest('amount must be greater than 0');
+  if (units < toSubunits(rail.min_amount, rail.decimals)) {
+    throw badRequest(`amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; send at least ${rail.min_amount}`);
+  }
+  return units;
+}
+
+/** The rail a create body names (paymentMethod, or its legacy name payment_method). */
+export function resolvePaymentMethod(body: CreateBody, rails: Rail[]): Rail {
+  const [a, b] = [body.paymentMethod, body.payment_method];
+  if (a && b && (a.methodID !== b.methodID || a.chain !== b.chain || a.network !== b.network || a.token !== b.token)) {
+    throw badRequest('send paymentMethod only (payment_method is its legacy name); the two differ');
+  }
+  const pm = a ?? b;
+  if (!pm) throw badRequest('body.paymentMethod is required: {methodID, chain, token, network}');
+  if (pm.methodID === 1) throw badRequest('methodID 1 (fiat) is not available: no fiat rail is enabled; use methodID 0 with a rail from GET /v1/payment_methods');
+  const rail = findRail(rails, pm.chain, pm.network, pm.token);
+  if (!rail) throw badRequest(`no enabled rail is ${pm.chain}:${pm.network}:${pm.token}; choose a (chain, network, token) triple from GET /v1/payment_methods`);
+  return rail;
+}
+
+export interface CreateRequest {
+  rail: Rail;
+  expected: bigint;
+  expiresMs: number;
+  metadata: Record<string, unknown>;
+}
+
+/** Everything a create body decides on its own: rail, duration, amount, metadata. */
+export function decideCreateBody(body: CreateBody, rails: Rail[]): CreateRequest {
+  const rail = resolvePaymentMethod(body, rails);
+  const expiresMs = parseExpiresIn(body.expires_in, EXPIRES_IN_MAX_MS, '7d');
+  const expected = parseAmount(body.amount, rail);
+  const metadata = body.metadata ?? {};
+  if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
+    throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`);
+  }
+  return { rail, expected, expiresMs, metadata };
+}
+
+/** Whether the KYC status must be read to decide (mainnet for a live merchant). */
+export const needsKyc = (rail: Rail, sandbox: boolean): boolean => rail.network === 'mainnet' && !sandbox;
+
+/**
+ * Whether the merchant may use the rail's network (lib/core/environment.ts: sandbox merchants testnet
+ * only, live merchants mainnet only), and mainnet only after KYC.
+ */
+export function checkNetworkAccess(rail: Rail, sandbox: boolean, kycStatus: string | null | undefined): void {
+  const refusal = networkRefusal(sandbox, rail.network);
+  // asking for mainnet without the right is an abuse signal; a live merchant asking for testnet is not
+  if (refusal) throw rail.network === 'mainnet' ? refuse(forbidden(refusal), 'mainnet_kyc_required', rail) : forbidden(refusal);
+  if (rail.network === 'mainnet' && kycStatus !== 'verified') {
+    throw refuse(forbidden('mainnet payment sessions require KYC verification of the merchant; complete KYC with the operator, or use network testnet'), 'mainnet_kyc_required', rail);
+  }
+}
+
+/** SESSION_AMOUNT_LIMIT (token units; null: no cap). */
+export function checkAmountLimit(expected: bigint, rail: Rail, limit: string | null): void {
+  if (limit !== null && expected > floorSubunits(limit, rail.decimals)) {
+    throw refuse(badRequest(`amount exceeds the per-session limit of ${limit} ${rail.token}; lower the amount or split the payment`), 'amount_limit_exceeded', rail);
+  }
+}
+
+/** The DAILY_VOLUME_LIMIT refusal, with what is left today. */
+export function dailyVolumeRefusal(limitText: string, rail: Rail, leftSubunits: bigint): PolicyRefusal {
+  return refuse(
+    badRequest(`daily volume limit of ${limitText} ${rail.token} on ${rail.chain} ${rail.network} reached: ${toApiNumber(leftSubunits, rail.decimals)} ${rail.token} left today (UTC); lower the amount or try again tomorrow`),
+    'daily_volume_limit_exceeded',
+    rail,
+  );
+}
+
+/** The catalog checkout reference a create names in its metadata, if any (the catalog checks the rest). */
+export function checkoutReference(metadata: Record<string, unknown>): string | undefined {
+  const ref = metadata.checkout_reference_id;
+  if (ref === undefined) return undefined;
+  if (typeof ref !== 'string' || ref === '') throw badRequest('metadata.checkout_reference_id must be a non-empty string');
+  return ref;
+}
+
+/** A demo body: a testnet rail (USDC preferred), an amount (default 1 USDC or 100 × the minimum) and a duration. */
+export function decideDemo(body: DemoBody, rails: Rail[]): CreateRequest {
+  const network = body.network ?? 'testnet';
+  if (network !== 'testnet') throw badRequest('demo sessions use testnet rails only; set network to testnet');
+  const candidates = rails.filter((r) => r.network === 'testnet' && (!body.chain || r.chain === body.chain) && (!body.token || r.token === body.token));
+  const rail = candidates.find((r) => r.token === 'USDC') ?? candidates[0];
+  if (!rail) throw badRequest(`no testnet rail matches ${body.chain ?? '*'}:testnet:${body.token ?? '*'}; choose one from GET /v1/payment_methods`);
+  const expected = body.amount === undefined
+    ? (rail.token === 'USDC' ? toSubunits(1, rail.decimals) : toSubunits(rail.min_amount, rail.decimals) * 100n)
+    : parseAmount(body.amount, rail);
+  if (expected > toSubunits(DEMO_AMOUNT_MAX, rail.decimals)) throw badRequest(`demo sessions take at most ${DEMO_AMOUNT_MAX} ${rail.token}`);
+  const expiresMs = parseExpiresIn(body.expires_in ?? DEMO_DEFAULT_EXPIRES_IN, DEMO_EXPIRES_IN_MAX_MS, '1h');
+  return { rail, expected, expiresMs, metadata: {} };
+}
+
+/** The environment label of a caller's sessions. */
+export const environmentOf = (sandbox: boolean): Environment => (sandbox ? 'sandbox' : 'live');

@@ -1,0 +1,258 @@
+/**
+ * Agent spend policies: the policy body (parsed and checked, amounts as bigints), and the rule evaluation
+ * of a spend attempt in one fixed, documented order. The first failing rule decides and names a stable
+ * `reason`. Pure: no store, no broker, no clock of its own (the caller passes `now`).
+ *
+ * Order (README "Agent wallets"):
+ *   1 ownership → 2 wallet type → 3 sandbox on mainnet → 4 KYC → 5 rail enabled (and the wallet's chain)
+ *   → 6 policy present, unexpired, mainnet allowed by it, rail in its limits → 7 denylist → 8 allowlist
+ *   (targets, API domains) → 9 per-attempt cap → 10 window caps (pending + posted spends) → 11 approval.
+ */
+import { parseDuration } from '../core/duration.ts';
+
+/** Stable reason codes, in rule order. */
+export const REASONS = {
+  ownership: ['wallet_not_owned'],
+  wallet_type: ['not_agent_wallet'],
+  sandbox_mainnet: ['sandbox_mainnet_not_allowed'],
+  kyc: ['kyc_required'],
+  rail: ['rail_not_enabled', 'wallet_rail_mismatch'],
+  policy: ['no_policy', 'policy_expired', 'policy_mainnet_not_allowed', 'rail_not_in_policy'],
+  denylist: ['target_denied'],
+  allowlist: ['target_not_allowed', 'api_domain_not_allowed'],
+  per_attempt_cap: ['per_attempt_cap_exceeded'],
+  window_caps: ['window_amount_exceeded', 'window_count_exceeded'],
+  approval: ['approval_threshold'],
+} as const;
+
+export type RuleName = keyof typeof REASONS;
+export type Reason = (typeof REASONS)[RuleName][number];
+export const RULE_ORDER = Object.keys(REASONS) as RuleName[];
+
+/** Reasons that are a limit violation (abuse_signal_total{signal="limit_violation"}). */
+export const LIMIT_VIOLATIONS: ReadonlySet<Reason> = new Set<Reason>([
+  'sandbox_mainnet_not_allowed', 'kyc_required', 'policy_mainnet_not_allowed',
+  'per_attempt_cap_exceeded', 'window_amount_exceeded', 'window_count_exceeded',
+]);
+
+// ---- policy body --------------------------------------------------------------------------------------
+
+export interface WindowInput { duration: string; max_subunits?: string; max_count?: number }
+export interface RailLimitsInput { per_attempt_subunits?: string; approval_above_subunits?: string; windows?: WindowInput[] }
+/** The body of PUT /v1/agent-wallets/{id}/policy (the schema is closed; this is after ajv). */
+export interface PolicyInput {
+  limits: Record<string, RailLimitsInput>;
+  allowed_targets?: string[];
+  denied_targets?: string[];
+  allowed_api_domains?: string[];
+  allow_mainnet?: boolean;
+  expires_at?: string | null;
+}
+
+export interface SpendWindow { duration: string; ms: number; max_subunits: bigint | null; max_count: number | null }
+export interface RailLimits { per_attempt: bigint | null; approval_above: bigint | null; windows: SpendWindow[] }
+export interface Policy {
+  limits: Map<string, RailLimits>;
+  allowed_targets: string[];
+  denied_targets: string[];
+  allowed_api_domains: string[];
+  allow_mainnet: boolean;
+  expires_at: string | null;
+}
+
+export class PolicyError extends Error {}
+
+/** Shortest and longest window (the actor keeps spends for the longest one). */
+export const WINDOW_MIN_MS = 60_000;
+export const WINDOW_MAX_MS = 30 * 86_400_000;
+const RAIL_KEY = /^[a-z0-9]+:(testnet|mainnet):[A-Za-z0-9]+$/;
+const DIGITS = /^(0|[1-9]\d{0,77})$/;
+
+function amount(value: string | undefined, where: string): bigint | null {
+  if (value === undefined) return null;
+  if (!DIGITS.test(value)) throw new PolicyError(`${where} must be a digit string of smallest units without leading zeros`);
+  return BigInt(value);
+}
+
+/** Checks a policy body beyond its JSON schema (rail keys, durations, amounts) and types it. */
+export function parsePolicy(input: PolicyInput): Policy {
+  const limits = new Map<string, RailLimits>();
+  for (const [rail, l] of Object.entries(input.limits)) {
+    if (!RAIL_KEY.test(rail)) throw new PolicyError(`limits key '${rail}' must be a rail <chain>:<network>:<token>, e.g. ethereum:testnet:USDC`);
+    const windows: SpendWindow[] = [];
+    const seen = new Set<string>();
+    for (const [i, w] of (l.windows ?? []).entries()) {
+      const where = `limits.${rail}.windows[${i}]`;
+      const ms = parseDuration(w.duration);
+      if (ms === null || ms < WINDOW_MIN_MS || ms > WINDOW_MAX_MS) throw new PolicyError(`${where}.duration must be a duration such as 1h, 24h or 7d, between 1m and 30d`);
+      if (w.max_subunits === undefined && w.max_count === undefined) throw new PolicyError(`${where} needs max_subunits, max_count or both`);
+      if (w.max_count !== undefined && (!Number.isInteger(w.max_count) || w.max_count < 0)) throw new PolicyError(`${where}.max_count must be a whole number`);
+      if (seen.has(w.duration)) throw new PolicyError(`${where}.duration ${w.duration} appears twice`);
+      seen.add(w.duration);
+      windows.push({ duration: w.duration, ms, max_subunits: amount(w.max_subunits, `${where}.max_subunits`), max_count: w.max_count ?? null });
+    }
+    limits.set(rail, {
+      per_attempt: amount(l.per_attempt_subunits, `limits.${rail}.per_attempt_subunits`),
+      approval_above: amount(l.approval_above_subunits, `limits.${rail}.approval_above_subunits`),
+      windows,
+    });
+  }
+  if (input.expires_at != null && Number.isNaN(Date.parse(input.expires_at))) throw new PolicyError('expires_at must be a timestamp or null');
+  return {
+    limits,
+    allowed_targets: input.allowed_targets ?? [],
+    denied_targets: input.denied_targets ?? [],
+    allowed_api_domains: (input.allowed_api_domains ?? []).map((d) => d.toLowerCase()),
+    allow_mainnet: input.allow_mainnet ?? false,
+    expires_at: input.expires_at == null ? null : new Date(input.expires_at).toISOString(),
+  };
+}
+
+/** The longest window of any rail: spends older than this never count again. */
+export function longestWindowMs(p: Policy | null): number {
+  let max = 0;
+  for (const l of p?.limits.values() ?? []) for (const w of l.windows) max = Math.max(max, w.ms);
+  return max;
+}
+
+// ---- evaluation ---------------------------------------------------------------------------------------
+
+/** A spend that counts against windows: pending or posted (voided and denied ones never do). */
+export interface CountedSpend { rail: string; amount: bigint; at: string }
+
+export interface AttemptFacts {
+  caller_merchant_id: string;
+  merchant: { sandbox: boolean; kyc_verified: boolean };
+  wallet: { merchant_id: string; type: string; chain: string; network: string };
+  /** whether (chain, network, token) is an enabled rail */
+  rail_enabled: boolean;
+  attempt: { chain: string; network: string; token: string; target: string; amount: bigint; api_domain?: string };
+  policy: Policy | null;
+  /** pending and posted spends of this wallet (any rail; filtered here) */
+  spends: CountedSpend[];
+  now: Date;
+  /** approval of an approval_required attempt re-checks everything but the approval threshold */
+  approving?: boolean;
+}
+
+export interface WindowHeadroom {
+  rail: string;
+  duration: string;
+  used_subunits: string;
+  used_count: number;
+  max_subunits: string | null;
+  max_count: number | null;
+  /** what may still be spent in the window before this attempt (null: no amount cap) */
+  remaining_subunits: string | null;
+  remaining_count: number | null;
+}
+
+export interface RuleResult { rule: RuleName; passed: boolean; reason?: Reason }
+
+export interface Evaluation {
+  status: 'pending' | 'approval_required' | 'denied';
+  reason?: Reason;
+  /** every rule in order up to the deciding one */
+  trace: RuleResult[];
+  windows: WindowHeadroom[];
+}
+
+/** Addresses compare by chain: Ethereum's are case-insensitive hex, Solana's base58 is case-sensitive. */
+export function sameTarget(chain: string, a: string, b: string): boolean {
+  return chain === 'ethereum' ? a.toLowerCase() === b.toLowerCase() : a === b;
+}
+
+/** Used amount and count of each window of the rail, over pending and posted spends. */
+export function windowUsage(limits: RailLimits | undefined, rail: string, spends: CountedSpend[], now: Date): WindowHeadroom[] {
+  if (!limits) return [];
+  const t = now.getTime();
+  return limits.windows.map((w) => {
+    let used = 0n;
+    let count = 0;
+    for (const s of spends) {
+      if (s.rail !== rail) continue;
+      const at = Date.parse(s.at);
+      if (at > t - w.ms && at <= t) { used += s.amount; count++; }
+    }
+    const remaining = w.max_subunits === null ? null : w.max_subunits > used ? w.max_subunits - used : 0n;
+    return {
+      rail, duration: w.duration, used_subunits: used.toString(), used_count: count,
+      max_subunits: w.max_subunits?.toString() ?? null, max_count: w.max_count,
+      remaining_subunits: remaining?.toString() ?? null,
+      remaining_count: w.max_count === null ? null : Math.max(0, w.max_count - count),
+    };
+  });
+}
+
+type Check = () => Reason | undefined;
+
+export function evaluate(f: AttemptFacts): Evaluation {
+  const a = f.attempt;
+  const rail = `${a.chain}:${a.network}:${a.token}`;
+  const mainnet = a.network === 'mainnet';
+  const p = f.policy;
+  const limits = p?.limits.get(rail);
+  const windows = windowUsage(limits, rail, f.spends, f.now);
+
+  const checks: Record<RuleName, Check> = {
+    ownership: () => (f.wallet.merchant_id !== f.caller_merchant_id ? 'wallet_not_owned' : undefined),
+    wallet_type: () => (f.wallet.type !== 'agent' ? 'not_agent_wallet' : undefined),
+    sandbox_mainnet: () => (mainnet && f.merchant.sandbox ? 'sandbox_mainnet_not_allowed' : undefined),
+    kyc: () => (mainnet && !f.merchant.kyc_verified ? 'kyc_required' : undefined),
+    rail: () => {
+      if (!f.rail_enabled) return 'rail_not_enabled';
+      if (f.wallet.chain !== a.chain || f.wallet.network !== a.network) return 'wallet_rail_mismatch';
+      return undefined;
+    },
+    policy: () => {
+      if (!p) return 'no_policy';
+      if (p.expires_at !== null && p.expires_at <= f.now.toISOString()) return 'policy_expired';
+      if (mainnet && !p.allow_mainnet) return 'policy_mainnet_not_allowed';
+      if (!limits) return 'rail_not_in_policy';
+      return undefined;
+    },
+    denylist: () => (p!.denied_targets.some((t) => sameTarget(a.chain, t, a.target)) ? 'target_denied' : undefined),
+    allowlist: () => {
+      if (p!.allowed_targets.length > 0 && !p!.allowed_targets.some((t) => sameTarget(a.chain, t, a.target))) return 'target_not_allowed';
+      if (p!.allowed_api_domains.length > 0 && !(a.api_domain && p!.allowed_api_domains.includes(a.api_domain.toLowerCase()))) return 'api_domain_not_allowed';
+      return undefined;
+    },
+    per_attempt_cap: () => (limits!.per_attempt !== null && a.amount > limits!.per_attempt ? 'per_attempt_cap_exceeded' : undefined),
+    window_caps: () => {
+      for (const w of windows) {
+        if (w.max_subunits !== null && BigInt(w.used_subunits) + a.amount > BigInt(w.max_subunits)) return 'window_amount_exceeded';
+        if (w.max_count !== null && w.used_count + 1 > w.max_count) return 'window_count_exceeded';
+      }
+      return undefined;
+    },
+    approval: () => (!f.approving && limits!.approval_above !== null && a.amount > limits!.approval_above ? 'approval_threshold' : undefined),
+  };
+
+  const trace: RuleResult[] = [];
+  for (const rule of RULE_ORDER) {
+    const reason = checks[rule]();
+    trace.push(reason ? { rule, passed: false, reason } : { rule, passed: true });
+    if (reason) return { status: rule === 'approval' ? 'approval_required' : 'denied', reason, trace, windows };
+  }
+  return { status: 'pending', trace, windows };
+}
+
+/** The policy as the API shows it (amounts back to digit strings). */
+export function presentPolicyBody(p: Policy) {
+  const limits: Record<string, RailLimitsInput> = {};
+  for (const [rail, l] of p.limits) {
+    limits[rail] = {
+      ...(l.per_attempt !== null ? { per_attempt_subunits: l.per_attempt.toString() } : {}),
+      ...(l.approval_above !== null ? { approval_above_subunits: l.approval_above.toString() } : {}),
+      windows: l.windows.map((w) => ({
+        duration: w.duration,
+        ...(w.max_subunits !== null ? { max_subunits: w.max_subunits.toString() } : {}),
+        ...(w.max_count !== null ? { max_count: w.max_count } : {}),
+      })),
+    };
+  }
+  return {
+    limits, allowed_targets: p.allowed_targets, denied_targets: p.denied_targets,
+    allowed_api_domains: p.allowed_api_domains, allow_mainnet: p.allow_mainnet, expires_at: p.expires_at,
+  };
+}

@@ -1,0 +1,17 @@
+/** Collections of the transaction outbox (lib/chains/broadcast) and sweeps (lib/chains/sweeps.ts). */
+import type { CollectionSpec } from '../port.ts';
+
+export const BROADCAST_COLLECTIONS: CollectionSpec[] = [
+  /**
+   * Outgoing chain transactions (ChainTxDoc): id = the purpose's key (`payout:<po_id>`, `sweep:<id>:…`);
+   * the signed bytes of every attempt, nonce or blockhash, status signed → sent → confirmed | failed;
+   * next_check_at is the due time the broadcaster claims.
+   */
+  { name: 'chain_txs', indexes: [{ fields: ['next_check_at'] }, { fields: ['ref'] }, { fields: ['status', 'created_at'] }] },
+  /** id = <chain>:<network>:<address>: the next nonce the service gives that Ethereum sender */
+  { name: 'chain_nonces' },
+  /** one sweep of a deposit address into its merchant wallet (lib/chains/sweeps.ts) */
+  { name: 'sweeps', indexes: [{ fields: ['next_check_at'] }, { fields: ['session_id'] }] },
+  /** id = the deposit key: which sweep took that deposit (a unique insert, so no deposit is swept twice) */
+  { name: 'sweep_claims' },
+];

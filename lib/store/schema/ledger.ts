@@ -1,0 +1,18 @@
+/** Collections of the ledger, wallets and payouts. */
+import type { CollectionSpec } from '../port.ts';
+
+export const LEDGER_COLLECTIONS: CollectionSpec[] = [
+  { name: 'ledger_accounts', indexes: [{ fields: ['owner'] }] },
+  { name: 'ledger_transfers', indexes: [{ fields: ['status', 'kind'] }, { fields: ['payout_id'] }] },
+  { name: 'wallet_transactions', indexes: [{ fields: ['wallet_id', 'sort_key'] }, { fields: ['transfer_id'] }] },
+  {
+    name: 'wallets',
+    indexes: [
+      { fields: ['merchant_id', 'id'] }, { fields: ['address'], unique: true }, { fields: ['default_key'], unique: true },
+      // one index sequence per chain, shared by its networks (the derivation path has no network)
+      { fields: ['chain', 'derivation_index'], unique: true },
+    ],
+  },
+  { name: 'payout_volume', expiresField: 'expires_at' },
+  { name: 'payouts', indexes: [{ fields: ['merchant_id', 'id'] }, { fields: ['wallet_id', 'id'] }, { fields: ['status', 'execution', 'next_attempt_at'] }] },
+];

@@ -1,0 +1,87 @@
+/**
+ * Benchmark: ledger transfers per second on the embedded store (SQLite file, WAL), against a bare
+ * baseline in the same run: raw `store.write` calls of the same rows (a transfer insert, two account
+ * rows, one wallet-transaction row) with no reads, no balance rule and no compare-and-set.
+ *
+ * 1. sequential: one transfer at a time (sys:chain → one of 100 wallets, then wallet → sys:payouts), each
+ *    built with `transferOps` (two account reads, the no_negative check) and committed;
+ * 2. contended: 8 concurrent writers paying out of 4 wallets, committed with `commitWithRetry` (lost
+ *    compare-and-set races re-read and retry);
+ * then `ledger:check` over everything written (and its time).
+ * Usage: npm run bench:ledger -- [--transfers 5000]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../lib/store/index.ts';
+import type { WriteOp } from '../lib/store/port.ts';
+import { accountId, checkStoredLedger, commitWithRetry, transferOps, walletAccount } from '../lib/ledger/index.ts';
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const N = arg('transfers', 5000);
+const ASSET = 'ethereum:testnet:USDC';
+const dir = mkdtempSync(join(tmpdir(), 'bench-ledger-'));
+const store = await openStore(`sqlite:${join(dir, 'bench.db')}`);
+// the baseline writes into its own file of the same kind, so the ledger check sees only ledger rows
+const bare = await openStore(`sqlite:${join(dir, 'baseline.db')}`);
+
+async function timed(label: string, n: number, run: () => Promise<void>): Promise<number> {
+  const t0 = performance.now();
+  await run();
+  const s = (performance.now() - t0) / 1000;
+  const rate = n / s;
+  console.log(`${label.padEnd(44)} ${n} in ${s.toFixed(2)} s  ${rate.toFixed(0)}/s`);
+  return rate;
+}
+
+// baseline: the same number of writes with the same row count, blind inserts and upserts
+const baseline = await timed('baseline: raw store.write (4 rows each)', N, async () => {
+  for (let i = 0; i < N; i++) {
+    const ops: WriteOp[] = [
+      { op: 'insert', coll: 'ledger_transfers', doc: { id: `base:${i}`, amount: '1', status: 'posted', kind: 'deposit' } },
+      { op: 'upsert', coll: 'ledger_accounts', doc: { id: `base:a:${i % 100}`, owner: `base_${i % 100}`, credits_posted: String(i) } },
+      { op: 'upsert', coll: 'ledger_accounts', doc: { id: 'base:sys', owner: 'base_sys', debits_posted: String(i) } },
+      { op: 'insert', coll: 'wallet_transactions', doc: { id: `base:w:${i}`, wallet_id: `base_${i % 100}`, sort_key: String(i) } },
+    ];
+    await bare.write(ops);
+  }
+});
+
+const wallets = Array.from({ length: 100 }, (_, i) => `wal_bench${String(i).padStart(3, '0')}`);
+const sequential = await timed('ledger: transferOps + write, sequential', N, async () => {
+  for (let i = 0; i < N; i++) {
+    const w = wallets[i % wallets.length];
+    const spec = i % 2 === 0
+      ? { id: `dep:${i}`, kind: 'deposit' as const, debit_account: accountId('sys:chain', ASSET), credit_account: walletAccount(w, ASSET) }
+      : { id: `po:${i}`, kind: 'payout' as const, debit_account: walletAccount(wallets[(i - 1) % wallets.length], ASSET), credit_account: accountId('sys:payouts', ASSET) };
+    const ops = await transferOps(store, { ...spec, asset: ASSET, amount: '1000000' });
+    await store.write(ops);
+  }
+});
+
+// contended: fund 4 wallets, then 8 writers pay out of them at once
+const hot = wallets.slice(0, 4);
+for (const w of hot) await store.write(await transferOps(store, { id: `fund:${w}`, kind: 'deposit', asset: ASSET, amount: String(10n ** 15n), debit_account: accountId('sys:chain', ASSET), credit_account: walletAccount(w, ASSET) }));
+let next = 0;
+const contended = await timed('ledger: 8 writers on 4 wallets, with retry', N, async () => {
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (next < N) {
+      const i = next++;
+      await commitWithRetry(store, () => transferOps(store, {
+        id: `hot:${i}`, kind: 'payout', asset: ASSET, amount: '1', debit_account: walletAccount(hot[i % hot.length], ASSET), credit_account: accountId('sys:payouts', ASSET),
+      }), { attempts: 1000 });
+    }
+  }));
+});
+
+const t0 = performance.now();
+const report = await checkStoredLedger(store);
+const checkMs = performance.now() - t0;
+console.log(`ledger:check over ${report.counts.transfers} transfers: ${report.ok ? 'ok' : report.problems.join('; ')} in ${checkMs.toFixed(0)} ms`);
+console.log(`ratio sequential/baseline ${(sequential / baseline).toFixed(2)}, contended/baseline ${(contended / baseline).toFixed(2)}`);
+await store.close();
+await bare.close();
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,80 @@
+/**
+ * Money out on chain (README "Sweeps, payouts and gas wallets"): the transaction outbox, sweeps of
+ * deposit addresses into merchant wallets and on-chain payout execution, each a due-scanner over its
+ * store rows, so every node running this service shares the work and resumes what a dead node left.
+ * `money-out.scan` runs one round of everything now (tests, operators); `money-out.status` counts rows.
+ */
+import type { ServiceSchema } from 'moleculer';
+import type { Runtime } from '../lib/runtime.ts';
+import { loadSeedPhrase } from '../lib/addresses.ts';
+import { PoolSigner } from '../lib/chains/signer.ts';
+import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
+import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
+import { CHAIN_TXS } from '../lib/chains/broadcast/types.ts';
+import { GasWallets } from '../lib/chains/gas-wallet.ts';
+import { moneyOutMetrics } from '../lib/chains/metrics.ts';
+import { SWEEPS, Sweeper } from '../lib/chains/sweeps.ts';
+import { PayoutExecutor } from '../lib/chains/payout-executor.ts';
+
+const GAS_CHECK_EVERY_MS = 5 * 60_000;
+
+export function createMoneyOutService(rt: Runtime): ServiceSchema {
+  let signer: PoolSigner | null = null;
+  let broadcaster: Broadcaster | null = null;
+  let sweeper: Sweeper | null = null;
+  let payouts: PayoutExecutor | null = null;
+  let gasTimer: NodeJS.Timeout | null = null;
+  const cfg = rt.config.moneyOut;
+  const anyChain = () => Object.values(rt.config.chains).some((c) => c.testnet.rpcUrl || c.mainnet.rpcUrl);
+
+  return {
+    name: 'money-out',
+    actions: {
+      /** one round now: find new sweeps, advance sweeps and payouts, check outgoing transactions */
+      scan: {
+        visibility: 'public',
+        async handler() {
+          if (!broadcaster) return { sweeps: 0, payouts: 0, transactions: 0 };
+          const s = await sweeper!.scanOnce();
+          const p = await payouts!.scanOnce();
+          const t = await broadcaster.scanOnce();
+          return { sweeps: s, payouts: p, transactions: t };
+        },
+      },
+      status: {
+        visibility: 'public',
+        async handler() {
+          const count = (coll: string, status: string) => rt.store.count(coll, { status });
+          return {
+            transactions: Object.fromEntries(await Promise.all(['signed', 'sent', 'confirmed', 'failed'].map(async (s) => [s, await count(CHAIN_TXS, s)]))),
+            sweeps: Object.fromEntries(await Promise.all(['waiting', 'topup', 'moving', 'completed', 'failed'].map(async (s) => [s, await count(SWEEPS, s)]))),
+          };
+        },
+      },
+    },
+    started(this: { logger: { warn(...a: unknown[]): void; info(...a: unknown[]): void } }) {
+      if (!anyChain()) return; // nothing to send anywhere: no pool, no timers
+      const log = this.logger;
+      signer = new PoolSigner(loadSeedPhrase(rt.config.dataDir).phrase);
+      const metrics = moneyOutMetrics(rt.metrics.registry);
+      const driver = configuredDrivers(rt.config, signer);
+      const gas = new GasWallets({ config: rt.config, keys: signer, metrics, log });
+      const now = () => rt.now();
+      broadcaster = new Broadcaster({ store: rt.store, driver, pollIntervalMs: cfg.pollIntervalMs, rebroadcastMs: cfg.rebroadcastMs, bumpAfterMs: cfg.bumpAfterMs, now, log, metrics });
+      sweeper = new Sweeper({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
+      payouts = new PayoutExecutor({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
+      broadcaster.start();
+      payouts.start();
+      sweeper.start();
+      const checkGas = () => gas.list().catch((e) => log.warn('gas wallet check failed:', (e as Error).message));
+      void checkGas();
+      gasTimer = setInterval(checkGas, GAS_CHECK_EVERY_MS);
+      gasTimer.unref();
+    },
+    async stopped() {
+      if (gasTimer) clearInterval(gasTimer);
+      await Promise.all([broadcaster?.stop(), payouts?.stop(), sweeper?.stop()]);
+      await signer?.close();
+    },
+  } as ServiceSchema;
+}

@@ -1,0 +1,90 @@
+/**
+ * Payouts (facade): POST/GET /v1/payouts. The rules live in lib/payouts/accept.ts; on-chain execution of
+ * `execution: 'chain'` payouts belongs to the chain executor (lib/chains, README "Sweeps, payouts and gas
+ * wallets"). Idempotency-Key: the catalog's rules (24 h, same body → the payout, other body → 409 code 5;
+ * concurrent requests with one key create one payout and one transfer).
+ */
+import type { Context, ServiceSchema } from 'moleculer';
+import type { Runtime } from '../lib/runtime.ts';
+import type { Caller } from './routes/types.ts';
+import { created } from './http-meta.ts';
+import { validate } from '../lib/validation.ts';
+import { badRequest, notFound, unauthorized } from '../lib/core/errors.ts';
+import { Idempotency } from '../lib/core/idempotency.ts';
+import { openWalletDirectory } from '../lib/wallets/directory.ts';
+import { pageById, type PageQuery } from '../lib/wallets/listing.ts';
+import { acceptPayout, checkPayout, presentPayout, type AcceptDeps, type PayoutBody, type PayoutMerchant } from '../lib/payouts/accept.ts';
+import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
+import type { AbuseLabels } from '../lib/metrics.ts';
+import type { Filter } from '../lib/store/port.ts';
+
+type Meta = { user?: Caller; headers?: Record<string, string | undefined> };
+type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export function createPayoutsService(rt: Runtime): ServiceSchema {
+  const { store, config } = rt;
+  const idem = new Idempotency(store);
+  const wallets = openWalletDirectory(store, config.dataDir, () => rt.now());
+  const present = (p: PayoutDoc) => presentPayout(p, config.rails);
+
+  const merchantOf = async (ctx: Context): Promise<PayoutMerchant> => {
+    const caller = (ctx.meta as Meta).user;
+    if (caller?.kind !== 'merchant') throw unauthorized();
+    const m = await store.get<{ id: string; kyc_status?: string }>('merchants', caller.merchant_id);
+    return { id: caller.merchant_id, sandbox: caller.sandbox, kyc_status: m?.kyc_status };
+  };
+  const depsFor = (m: PayoutMerchant): AcceptDeps => ({
+    store, rails: config.rails, now: () => rt.now(),
+    wallets,
+    limits: { payoutAmountLimit: config.payoutAmountLimit, dailyPayoutLimit: config.dailyPayoutLimit },
+    signal: (outcome, rail) => rt.metrics.signal({
+      signal: 'limit_violation', outcome, environment: m.sandbox ? 'sandbox' : 'live',
+      chain: rail.chain as AbuseLabels['chain'], network: rail.network as AbuseLabels['network'], token: rail.token as AbuseLabels['token'],
+    }),
+  });
+  const own = async (m: PayoutMerchant, id: unknown) => {
+    const p = typeof id === 'string' && id.length <= 64 ? await store.get<PayoutDoc>(PAYOUTS, id) : null;
+    if (!p || p.merchant_id !== m.id) throw notFound('payout');
+    return p;
+  };
+
+  return {
+    name: 'payouts',
+    actions: {
+      /** POST /v1/payouts */
+      async create(ctx: Context<Http>) {
+        const m = await merchantOf(ctx);
+        const body = validate<PayoutBody>('CreatePayoutRequest', ctx.params.body ?? {});
+        const key = (ctx.meta as Meta).headers?.['idempotency-key'];
+        if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
+        const deps = depsFor(m);
+        const req = key === undefined ? null : { scope: `payouts.create:${m.id}`, key, payload: body, now: rt.now() };
+        // a replay answers before any check: the payout exists whatever the balance is now
+        const replay = async () => {
+          const earlier = req && (await idem.replay<{ id: string }>(req));
+          return earlier ? { payout: await own(m, earlier.id), events: [] } : undefined;
+        };
+        const accepted = (await replay()) ?? await acceptPayout(deps, m, await checkPayout(deps, m, body), {
+          before: replay,
+          extra: (p) => (req ? [idem.record(req, { id: p.id })] : []),
+        });
+        for (const event_id of accepted.events) ctx.emit('webhooks.nudge', { event_id }).catch(() => undefined);
+        created(ctx, `/v1/payouts/${accepted.payout.id}`);
+        return present(accepted.payout);
+      },
+      /** GET /v1/payouts/{payout_id} */
+      async get(ctx: Context<Http>) {
+        return present(await own(await merchantOf(ctx), ctx.params.params?.payout_id));
+      },
+      /** GET /v1/payouts */
+      async list(ctx: Context<Http>) {
+        const m = await merchantOf(ctx);
+        const q = validate<PageQuery & { wallet_id?: string }>('PayoutListQuery', ctx.params.query ?? {}, 'query');
+        const filter: Filter = { merchant_id: m.id };
+        if (q.wallet_id) filter.wallet_id = q.wallet_id;
+        return pageById<PayoutDoc, unknown>(store, PAYOUTS, filter, { cursor: q.cursor, limit: q.limit }, present);
+      },
+    },
+  } as ServiceSchema;
+}

@@ -1,0 +1,77 @@
+/**
+ * Wallets (facade): a merchant's own on-chain addresses with ledger balances (issue 9, README "Balances,
+ * settlement, fees and payouts"), their transactions, and the operator's ledger check. Sandbox merchants
+ * get testnet wallets only; a mainnet wallet needs KYC (same refusal and metric as mainnet sessions).
+ */
+import type { Context, ServiceSchema } from 'moleculer';
+import type { Runtime } from '../lib/runtime.ts';
+import type { Caller } from './routes/types.ts';
+import { created } from './http-meta.ts';
+import { validate } from '../lib/validation.ts';
+import { badRequest, unauthorized } from '../lib/core/errors.ts';
+import { balances, checkStoredLedger } from '../lib/ledger/index.ts';
+import { openWalletDirectory } from '../lib/wallets/directory.ts';
+import { WALLETS, type WalletDoc, type WalletType } from '../lib/wallets/model.ts';
+import { presentWallet, presentWalletTx } from '../lib/wallets/present.ts';
+import { pageById, pageWalletTxs, type PageQuery } from '../lib/wallets/listing.ts';
+import { checkMainnet, type PayoutMerchant } from '../lib/payouts/accept.ts';
+
+type Meta = { user?: Caller };
+type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
+interface CreateBody { name?: string; type?: WalletType; chain: WalletDoc['chain']; network: WalletDoc['network'] }
+
+export function createWalletsService(rt: Runtime): ServiceSchema {
+  const { store, config } = rt;
+  const wallets = openWalletDirectory(store, config.dataDir, () => rt.now());
+
+  const merchantOf = async (ctx: Context): Promise<PayoutMerchant> => {
+    const caller = (ctx.meta as Meta).user;
+    if (caller?.kind !== 'merchant') throw unauthorized();
+    const m = await store.get<{ id: string; kyc_status?: string }>('merchants', caller.merchant_id);
+    return { id: caller.merchant_id, sandbox: caller.sandbox, kyc_status: m?.kyc_status };
+  };
+  const present = async (w: WalletDoc) => presentWallet(w, await balances(store, w.id), config.rails);
+
+  return {
+    name: 'wallets',
+    actions: {
+      /** POST /v1/wallets */
+      async create(ctx: Context<Http>) {
+        const m = await merchantOf(ctx);
+        const body = validate<CreateBody>('CreateWalletRequest', ctx.params.body ?? {});
+        if (!config.rails.some((r) => r.chain === body.chain && r.network === body.network)) {
+          throw badRequest(`no rail is enabled on ${body.chain} ${body.network}; choose a chain and network from GET /v1/payment_methods`);
+        }
+        checkMainnet(m, body.network, 'wallets', () => rt.metrics.signal({
+          signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: m.sandbox ? 'sandbox' : 'live', chain: body.chain, network: body.network,
+        }));
+        const w = await wallets.create({ merchant_id: m.id, type: body.type ?? 'merchant', name: body.name ?? null, chain: body.chain, network: body.network });
+        created(ctx, `/v1/wallets/${w.id}`);
+        return present(w);
+      },
+      /** GET /v1/wallets */
+      async list(ctx: Context<Http>) {
+        const m = await merchantOf(ctx);
+        const q = validate<PageQuery>('WalletListQuery', ctx.params.query ?? {}, 'query');
+        return pageById<WalletDoc, unknown>(store, WALLETS, { merchant_id: m.id }, q, present);
+      },
+      /** GET /v1/wallets/{wallet_id} */
+      async get(ctx: Context<Http>) {
+        const m = await merchantOf(ctx);
+        return present(await wallets.own(m.id, ctx.params.params?.wallet_id));
+      },
+      /** GET /v1/wallets/{wallet_id}/transactions */
+      async transactions(ctx: Context<Http>) {
+        const m = await merchantOf(ctx);
+        const w = await wallets.own(m.id, ctx.params.params?.wallet_id);
+        const q = validate<PageQuery>('WalletListQuery', ctx.params.query ?? {}, 'query');
+        return pageWalletTxs(store, w.id, q, (r) => presentWalletTx(r, config.rails));
+      },
+      /** Operator: the ledger's invariants over everything stored (`npm run operator ledger:check`). */
+      ledgerCheck: {
+        visibility: 'public',
+        handler: () => checkStoredLedger(store),
+      },
+    },
+  } as ServiceSchema;
+}

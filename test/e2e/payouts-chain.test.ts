@@ -1,0 +1,204 @@
+/**
+ * Money out end to end, through HTTP against a started node on a real Hardhat node (TestUSDC) and the
+ * LiteSVM harness: a session paid on chain is credited pending to the merchant's default wallet, swept
+ * into the wallet's address, becomes available, and a payout of part of it arrives at an external
+ * address with the exact amount (USDC and ETH on Ethereum; USDC and SOL on Solana), with a signed
+ * payout.completed webhook. A reorg of a swept deposit takes its credit back; the operator's
+ * reconciliation agrees with the chain, and lists a planted difference.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Wallet } from 'ethers';
+import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
+import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
+import { startTestNode, type TestNode } from '../helpers/node.ts';
+import { merchant } from '../integration/sessions-helpers.ts';
+import { startReceiver, type Receiver } from '../integration/webhooks-helpers.ts';
+import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
+import { verifyWebhook } from '../../lib/webhooks/verify.ts';
+import { loadSeedPhrase } from '../../lib/addresses.ts';
+import { KeyDeriver } from '../../lib/chains/keys.ts';
+import { gasWalletRef } from '../../lib/chains/gas-wallet.ts';
+import type { RegisteredMerchant } from '../helpers/merchant.ts';
+
+jest.setTimeout(240_000);
+const run = promisify(execFile);
+
+describe('sweeps and payouts on chain, over HTTP', () => {
+  let eth: HardhatNode;
+  let usdc: TestUsdc;
+  let sol: SolanaRpcHarness;
+  let mint: MintInfo;
+  let t: TestNode;
+  let rx: Receiver;
+  let m: RegisteredMerchant;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
+    usdc = await eth.deployTestUsdc();
+    mint = await sol.createMint();
+    await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
+    rx = await startReceiver();
+    env = {
+      ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      SOLANA_TESTNET_RPC_URL: sol.url, SOLANA_TESTNET_USDC_MINT: mint.mint,
+      CHAIN_POLL_INTERVAL_MS: '100', BROADCAST_POLL_INTERVAL_MS: '100', WEBHOOK_SCAN_INTERVAL_MS: '100', SESSION_SCAN_INTERVAL_MS: '100',
+    };
+    t = await startTestNode(env);
+    m = await merchant(t, { webhook_url: rx.url });
+    // the operator funds the node's gas wallets
+    const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
+    await eth.setBalance(keys.address(gasWalletRef('ethereum', 'testnet')), 10n ** 19n);
+    await sol.airdrop(keys.address(gasWalletRef('solana', 'testnet')), 10_000_000_000n);
+  }, 180_000);
+
+  afterAll(async () => {
+    await t?.stop();
+    await rx?.close();
+    await Promise.all([eth?.stop(), sol?.stop()]);
+  });
+
+  const get = async (path: string) => {
+    const r = await t.request('GET', path, { key: m.apiKey });
+    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
+    return r.body;
+  };
+  const defaultWallet = async (chain: string) => {
+    const { data } = await get('/v1/wallets?limit=100');
+    return data.find((w: any) => w.chain === chain && w.network === 'testnet' && w.is_default !== false);
+  };
+  const bal = (w: any, token: string) => w.balances.find((b: any) => b.token === token);
+  const walletWhen = (chain: string, what: string, pred: (w: any) => boolean) =>
+    until(what, async () => {
+      const w = await defaultWallet(chain);
+      return w && pred(w) ? get(`/v1/wallets/${w.id}`) : null;
+    }, 90_000);
+  const payoutWhen = (id: string) => until(`payout ${id} final`, async () => {
+    const p = await get(`/v1/payouts/${id}`);
+    return p.status === 'completed' || p.status === 'failed' ? p : null;
+  }, 90_000);
+  const createPayout = async (body: Record<string, unknown>) => {
+    const r = await t.request('POST', '/v1/payouts', { key: m.apiKey, body });
+    if (r.status !== 201) throw new Error(`payout refused: ${r.status} ${r.text}`);
+    return r.body;
+  };
+
+  it('Ethereum USDC: credited pending, swept, available; a payout of part arrives exactly, with a signed webhook', async () => {
+    const s = await createSession(t, m, RAILS.ethUsdc, 10);
+    await usdc.transfer(1, s.address, 10_000_000n);
+    await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
+    const w = await walletWhen('ethereum', 'the USDC settlement to become available', (x) => bal(x, 'USDC')?.available_subunits === '10000000');
+    expect(bal(w, 'USDC')).toMatchObject({ available_subunits: '10000000', pending_subunits: '0' });
+    expect(await usdc.balanceOf(w.address)).toBe(10_000_000n);
+    expect(await usdc.balanceOf(s.address)).toBe(0n);
+
+    const dest = Wallet.createRandom().address;
+    const p = await createPayout({ wallet_id: w.id, amount: 4, token: 'USDC', destination: dest });
+    expect(p.status).toBe('pending');
+    const done = await payoutWhen(p.id);
+    expect(done).toMatchObject({ status: 'completed', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/), amount_subunits: '4000000' });
+    expect(await usdc.balanceOf(dest)).toBe(4_000_000n);
+    const after = await get(`/v1/wallets/${w.id}`);
+    expect(bal(after, 'USDC').available_subunits).toBe('6000000');
+    const txs = (await get(`/v1/wallets/${w.id}/transactions?limit=100`)).data;
+    expect(txs).toContainEqual(expect.objectContaining({ type: 'payout', payout_id: p.id, status: 'posted', amount_subunits: '4000000', tx_hash: done.tx_hash }));
+    expect(txs).toContainEqual(expect.objectContaining({ type: 'settlement', session_id: s.session_id, status: 'posted' }));
+
+    const hook = await until('the payout.completed webhook', () => rx.received.find((r) => JSON.parse(r.raw).payout_id === p.id));
+    expect(verifyWebhook(hook.raw, String(hook.headers['x-service-signature']), m.webhookSecret)).toBe(true);
+    expect(JSON.parse(hook.raw)).toMatchObject({ event_type: 'payout.completed', payout_id: p.id, status: 'completed', amount: 4, currency: 'USDC', chain: 'ethereum', network: 'testnet', tx_hash: done.tx_hash });
+  });
+
+  it('Ethereum ETH: the sweep pays its own gas (a fee transaction); a payout arrives exactly', async () => {
+    const w0 = await defaultWallet('ethereum');
+    const before = await eth.provider.getBalance(w0.address); // the USDC payout's unused top-up gas
+    const s = await createSession(t, m, RAILS.eth, 0.05);
+    await eth.sendEth(2, s.address, 5n * 10n ** 16n);
+    await until('the ETH settlement to be posted', async () =>
+      (await get(`/v1/wallets/${w0.id}/transactions?limit=100`)).data.some((x: any) => x.type === 'settlement' && x.session_id === s.session_id && x.status === 'posted'), 90_000);
+    const w = await get(`/v1/wallets/${w0.id}`);
+    const onChain = await eth.provider.getBalance(w.address);
+    expect(BigInt(bal(w, 'ETH').available_subunits)).toBe(onChain);
+    const fee = 5n * 10n ** 16n - (onChain - before);
+    expect(fee).toBeGreaterThan(0n);
+    const txs = (await get(`/v1/wallets/${w.id}/transactions?limit=100`)).data;
+    expect(txs).toContainEqual(expect.objectContaining({ type: 'fee', amount_subunits: fee.toString(), status: 'posted' }));
+
+    const dest = Wallet.createRandom().address;
+    const p = await createPayout({ wallet_id: w.id, amount_subunits: '10000000000000000', token: 'ETH', destination: dest });
+    expect((await payoutWhen(p.id)).status).toBe('completed');
+    expect(await eth.provider.getBalance(dest)).toBe(10n ** 16n);
+    const after = await get(`/v1/wallets/${w.id}`);
+    expect(BigInt(bal(after, 'ETH').available_subunits)).toBe(await eth.provider.getBalance(w.address));
+  });
+
+  it('20 concurrent payout requests with one Idempotency-Key: one payout, exactly one transfer on chain', async () => {
+    const w = await defaultWallet('ethereum');
+    const nonceBefore = await eth.provider.getTransactionCount(w.address);
+    const dest = Wallet.createRandom().address;
+    const body = { wallet_id: w.id, amount_subunits: '1000000000000000', token: 'ETH', destination: dest };
+    const answers = await Promise.all(Array.from({ length: 20 }, () =>
+      t.request('POST', '/v1/payouts', { key: m.apiKey, body, headers: { 'Idempotency-Key': 'one-payout-please' } })));
+    const ids = new Set(answers.filter((r) => r.status === 201).map((r) => r.body.id));
+    expect(ids.size).toBe(1);
+    for (const r of answers) expect([201, 409]).toContain(r.status);
+    const [id] = [...ids];
+    expect((await payoutWhen(id!)).status).toBe('completed');
+    expect(await eth.provider.getBalance(dest)).toBe(10n ** 15n);
+    expect(await eth.provider.getTransactionCount(w.address)).toBe(nonceBefore + 1);
+    const { data } = await get('/v1/payouts?limit=100');
+    expect(data.filter((p: any) => p.destination === dest)).toHaveLength(1);
+  });
+
+  it('Solana USDC and SOL: swept with the gas wallet paying the fees; payouts arrive exactly', async () => {
+    const payer = await sol.newWallet(3_000_000_000n);
+    await sol.mintTo(mint.mint, payer.address, 100_000_000n);
+    const su = await createSession(t, m, RAILS.solUsdc, 8);
+    await sol.transferToken(payer, su.address, mint.mint, 8_000_000n);
+    const ss = await createSession(t, m, RAILS.sol, 0.5);
+    await sol.transferSol(payer, ss.address, 500_000_000n);
+    const w = await walletWhen('solana', 'both Solana settlements to become available', (x) =>
+      bal(x, 'USDC')?.available_subunits === '8000000' && bal(x, 'SOL')?.available_subunits === '500000000');
+    expect(await sol.tokenBalance(w.address, mint.mint)).toBe(8_000_000n);
+    expect(sol.balance(w.address)).toBe(500_000_000n);
+
+    const dest = (await sol.newWallet(0n)).address;
+    const a = await createPayout({ wallet_id: w.id, amount: 2.5, token: 'USDC', destination: dest });
+    const b = await createPayout({ wallet_id: w.id, amount: 0.2, token: 'SOL', destination: dest });
+    expect((await payoutWhen(a.id)).status).toBe('completed');
+    expect((await payoutWhen(b.id)).status).toBe('completed');
+    expect(await sol.tokenBalance(dest, mint.mint)).toBe(2_500_000n);
+    expect(sol.balance(dest)).toBe(200_000_000n);
+    const after = await get(`/v1/wallets/${w.id}`);
+    expect(bal(after, 'USDC').available_subunits).toBe('5500000');
+    expect(bal(after, 'SOL').available_subunits).toBe('300000000');
+  });
+
+  it('a reorg of a swept deposit takes its credit back (settlement_reversal); ledger and chain still agree', async () => {
+    const w0 = await defaultWallet('ethereum');
+    const before = BigInt(bal(w0, 'USDC').available_subunits);
+    const snap = await eth.snapshot();
+    const s = await createSession(t, m, RAILS.ethUsdc, 7);
+    await usdc.transfer(1, s.address, 7_000_000n);
+    await walletWhen('ethereum', 'the reorged-to-be deposit to be swept', (x) => BigInt(bal(x, 'USDC').available_subunits) === before + 7_000_000n);
+    await eth.revert(snap); // the deposit and its sweep leave the canonical chain
+    await eth.mine(3);
+    const w = await walletWhen('ethereum', 'the credit to be taken back', (x) => BigInt(bal(x, 'USDC').available_subunits) === before);
+    expect(await usdc.balanceOf(w.address)).toBe(before);
+    const txs = (await get(`/v1/wallets/${w.id}/transactions?limit=100`)).data;
+    expect(txs).toContainEqual(expect.objectContaining({ type: 'settlement_reversal', session_id: s.session_id, amount_subunits: '7000000' }));
+  });
+
+  it('the operator reconciliation matches the chain, and lists a planted difference', async () => {
+    const opEnv = { ...process.env, ...env, DATA_DIR: t.dataDir, LOG_LEVEL: 'error' };
+    const reconcile = async () => JSON.parse((await run(process.execPath, ['scripts/operator.ts', 'reconcile'], { env: opEnv })).stdout);
+    const clean = await reconcile();
+    expect(clean.checked).toBeGreaterThanOrEqual(4);
+    expect(clean.differences).toEqual([]);
+    const w = await defaultWallet('solana');
+    await sol.mintTo(mint.mint, w.address, 1234n); // money the ledger knows nothing about
+    const planted = await reconcile();
+    expect(planted.differences).toEqual([expect.objectContaining({ wallet_id: w.id, token: 'USDC', difference_subunits: '1234', chain: 'solana' })]);
+  });
+});

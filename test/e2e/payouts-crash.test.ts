@@ -1,0 +1,135 @@
+/**
+ * A node SIGKILLed after signing a payout and before the broadcast result: the node (a real child
+ * process, `node index.ts`) talks to the chain through a proxy that passes the transaction on to the
+ * Hardhat node (it lands) but never answers, and the node is killed while it waits. A second node on the
+ * same DATA_DIR resumes the persisted row: exactly one transfer on chain (the wallet's nonce moved once,
+ * the destination got the amount once), the payout completed with that transaction's hash.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { Wallet } from 'ethers';
+import { startHardhatNode, type HardhatNode } from '../harness/hardhat-node.ts';
+import { http, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
+import { freePort } from '../helpers/nats.ts';
+import { merchant } from '../integration/sessions-helpers.ts';
+import { RAILS, createSession, until } from '../integration/chain-listener-helpers.ts';
+import { openStore, type Store } from '../../lib/store/index.ts';
+import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts';
+
+jest.setTimeout(240_000);
+
+interface Proxy { url: string; held: Promise<void>; close(): Promise<void> }
+
+/** JSON-RPC pass-through that forwards eth_sendRawTransaction but never answers it. */
+async function holdingProxy(target: string): Promise<Proxy> {
+  let onHeld: () => void = () => undefined;
+  const held = new Promise<void>((r) => { onHeld = r; });
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const answer = await fetch(target, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body }).then((r) => r.text());
+      if (body.includes('eth_sendRawTransaction')) {
+        onHeld(); // forwarded (the transaction is on chain now); the caller never hears back
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(answer);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    held,
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+describe('a node killed between signing a payout and the broadcast result', () => {
+  let chain: HardhatNode;
+  let proxy: Proxy;
+  let child: ChildProcess | null = null;
+  const nodes: TestNode[] = [];
+  let store: Store | null = null;
+  const dataDir = tempDir();
+
+  beforeAll(async () => {
+    chain = await startHardhatNode();
+    proxy = await holdingProxy(chain.url);
+  }, 120_000);
+  afterAll(async () => {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    for (const n of nodes) await n.stop();
+    await store?.close();
+    await proxy?.close();
+    await chain?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('resumes it on restart: one on-chain transfer, payout completed', async () => {
+    const env = {
+      DATA_DIR: dataDir, ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      CHAIN_POLL_INTERVAL_MS: '100', BROADCAST_POLL_INTERVAL_MS: '100', CHAIN_LEASE_TTL_MS: '1000',
+    };
+    // 1. a merchant whose default wallet holds swept ETH
+    const a = await startTestNode(env);
+    const m = await merchant(a);
+    const s = await createSession(a, m, RAILS.eth, 0.05);
+    await chain.sendEth(1, s.address, 5n * 10n ** 16n);
+    const wallet = await until('the ETH to be swept and available', async () => {
+      const w = (await a.request('GET', '/v1/wallets', { key: m.apiKey })).body.data?.[0];
+      const b = w?.balances.find((x: any) => x.token === 'ETH');
+      return b && b.pending_subunits === '0' && b.available_subunits !== '0' ? w : null;
+    }, 90_000);
+    await a.stop();
+
+    // 2. a real node process whose broadcast never returns: killed while it waits
+    const port = await freePort();
+    let out = '';
+    child = spawn(process.execPath, ['index.ts'], {
+      cwd: process.cwd(),
+      env: { ...process.env, ...env, ETHEREUM_TESTNET_RPC_URL: proxy.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', POW_DIFFICULTY: '4' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (d) => { out += d; });
+    child.stderr!.on('data', (d) => { out += d; });
+    const url = `http://127.0.0.1:${port}`;
+    await until(`the child node to answer (${out})`, async () => {
+      if (child!.exitCode !== null) throw new Error(`child exited: ${out}`);
+      return (await fetch(`${url}/v1/payment_methods`).catch(() => null))?.status === 200;
+    }, 60_000);
+    const dest = Wallet.createRandom().address;
+    const created = await http(url, 'POST', '/v1/payouts', { key: m.apiKey, body: { wallet_id: wallet.id, amount_subunits: '10000000000000000', token: 'ETH', destination: dest } });
+    expect(created.status).toBe(201);
+    await proxy.held;
+    await new Promise<void>((r) => { child!.once('exit', () => r()); child!.kill('SIGKILL'); });
+
+    store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
+    const row = (await store.get<ChainTxDoc>(CHAIN_TXS, `payout:${created.body.id}`))!;
+    expect(row).toMatchObject({ status: 'signed', broadcasts: 0, nonce: 0 }); // persisted before the send; its result never recorded
+    expect(await chain.provider.getBalance(dest)).toBe(10n ** 16n); // yet it landed
+    const payout = await store.get('payouts', created.body.id);
+    expect(payout!.status).toBe('processing');
+    await store.close();
+    store = null;
+
+    // 3. a restarted node resumes the row: it re-sends the same bytes and confirms; nothing is signed again
+    const b = await startTestNode(env);
+    nodes.push(b);
+    const done = await until('the payout to complete', async () => {
+      const p = (await b.request('GET', `/v1/payouts/${created.body.id}`, { key: m.apiKey })).body;
+      return p.status === 'completed' || p.status === 'failed' ? p : null;
+    }, 90_000);
+    expect(done).toMatchObject({ status: 'completed', tx_hash: row.tx_hash });
+    const final = (await b.node.rt.store.get<ChainTxDoc>(CHAIN_TXS, `payout:${created.body.id}`))!;
+    expect(final.attempts).toHaveLength(1);
+    expect(await chain.provider.getBalance(dest)).toBe(10n ** 16n);
+    expect(await chain.provider.getTransactionCount(wallet.address)).toBe(1); // exactly one transaction from the wallet
+    const w = (await b.request('GET', `/v1/wallets/${wallet.id}`, { key: m.apiKey })).body;
+    expect(BigInt(w.balances.find((x: any) => x.token === 'ETH').available_subunits)).toBe(await chain.provider.getBalance(wallet.address));
+  });
+});
