@@ -11,6 +11,7 @@ import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, forbidden, notFound, rateLimited, ServiceError } from '../lib/core/errors.ts';
 import { newId, randomToken } from '../lib/core/ids.ts';
+import { auditOp } from '../lib/core/audit.ts';
 import { constantTimeEqual, hmacHex, sha256Hex } from '../lib/core/secrets.ts';
 import { isDisposableEmail } from '../lib/onboarding/disposable.ts';
 import { isTrusted, normalizeEmail } from '../lib/onboarding/trust.ts';
@@ -195,7 +196,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
     ops.push(
       { op: 'insert', coll: 'merchants', doc: merchant },
       { op: 'insert', coll: 'api_keys', doc: { id: merchant.active_key_id, merchant_id: merchant.id, kind: 'active', prefix: merchant.active_key_prefix, created_at: at, expires_at: null } },
-      { op: 'insert', coll: 'audit_events', doc: { id: newId('aud'), type: 'merchant.registered', merchant_id: merchant.id, environment, created_at: at } },
+      auditOp('merchant.registered', { merchant_id: merchant.id, environment }, at),
     );
     const create = async () => {
       if (idem) ops.push(idempotency.record(idem, response));

@@ -6,7 +6,8 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import { badRequest } from '../lib/core/errors.ts';
-import { newId, randomToken } from '../lib/core/ids.ts';
+import { randomToken } from '../lib/core/ids.ts';
+import { auditOp, type AuditDetail } from '../lib/core/audit.ts';
 import { sha256Hex } from '../lib/core/secrets.ts';
 import { normalizeEmail } from '../lib/onboarding/trust.ts';
 import type { KycStatus, MerchantMsg } from '../actors/merchant.ts';
@@ -19,8 +20,7 @@ const DOMAIN = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/;
 export function createOperatorsService(rt: Runtime): ServiceSchema {
   const { store } = rt;
   const at = () => rt.now().toISOString();
-  const audit = (type: string, detail: Record<string, unknown>) =>
-    ({ op: 'insert' as const, coll: 'audit_events', doc: { id: newId('aud'), type, ...detail, created_at: at() } });
+  const audit = (type: string, detail: AuditDetail) => auditOp(type, detail, at());
 
   const listEntry = (coll: 'trusted_emails' | 'trusted_domains', pattern: RegExp) => ({
     async add(ctx: Context<{ value: string }>) {

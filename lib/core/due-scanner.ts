@@ -34,6 +34,8 @@ export interface DueScannerOptions<T extends Doc> {
   /** how many rows there is room for now (bounded in-flight work); 0 skips the claim (default: batch) */
   room?: () => number;
   now?: () => Date;
+  /** after each claim: how many rows came back of how many asked (0 of 0: no room); a full claim means more may be due */
+  onClaim?: (claimed: number, limit: number) => void;
   /** handles one claimed row; a throw is logged and the row is retried after its lease */
   handle(row: T, claimedAt: Date): Promise<void>;
   log?: { warn(...args: unknown[]): void };
@@ -98,11 +100,15 @@ export class DueScanner<T extends Doc = Doc> {
     for (;;) {
       if (this.halted) return total; // stopped: the running batch finishes, no new claim
       const limit = Math.min(batch, this.o.room ? this.o.room() : batch);
-      if (limit <= 0) return total;
+      if (limit <= 0) {
+        this.o.onClaim?.(0, 0);
+        return total;
+      }
       const now = (this.o.now ?? (() => new Date()))();
       const due = await this.o.store.claimDue<T>(this.o.coll, {
         dueField: this.o.dueField, filter: this.o.filter, now, leaseMs: this.o.leaseMs, limit,
       });
+      this.o.onClaim?.(due.length, limit);
       for (let i = 0; i < due.length; i += parallel) {
         await Promise.all(due.slice(i, i + parallel).map(async (row) => {
           try {

@@ -20,6 +20,9 @@ export const lossId = (key: string) => `loss:${key}`;
 
 const MAX_GENERATIONS = 1000;
 
+/** The deposit key a settlement transfer id (`set:<key>` or `set:<key>#<generation>`) belongs to. */
+export const depositKeyOf = (settlementTransferId: string) => settlementTransferId.replace(/^set:/, '').replace(/#\d+$/, '');
+
 /** The newest generation's settlement of a deposit key (null when it was never settled) and its key. */
 export async function latestSettlement(b: LedgerBatch, depositKey: string): Promise<{ key: string; transfer: LedgerTransfer; reversed: boolean } | null> {
   let found: { key: string; transfer: LedgerTransfer; reversed: boolean } | null = null;
