@@ -61,6 +61,24 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     params: (a) => ({ merchant_id: a.merchant_id, status: a.status && a.status !== 'all' ? a.status : undefined, limit: a.limit ? Number(a.limit) : undefined }),
   },
   {
+    name: 'audit', args: [], optional: ['filter', 'limit'],
+    description: 'audit events, newest first; filter: a merchant id, an event type (or a prefix ending in "."), or an ISO time (since)',
+    action: 'ops.audit',
+    params: (a) => {
+      const f = a.filter;
+      const limit = a.limit ? Number(a.limit) : undefined;
+      if (!f || f === 'all') return { limit };
+      if (f.startsWith('mer_')) return { merchant_id: f, limit };
+      if (/^\d{4}-\d{2}-\d{2}/.test(f)) return { since: f, limit };
+      return { type: f, limit };
+    },
+  },
+  {
+    name: 'audit-verify', args: [], optional: ['merchant_id'],
+    description: 'verify the audit hash chains (every merchant\'s, or one): reports the first broken link of each',
+    action: 'ops.auditVerify', params: (a) => ({ merchant_id: a.merchant_id }),
+  },
+  {
     name: 'listeners', args: [], description: 'chain listeners: which node holds each network\'s lease, until when, and the Ethereum cursors',
     action: 'ops.listeners', params: () => ({}),
   },

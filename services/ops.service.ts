@@ -9,12 +9,24 @@ import type { Runtime } from '../lib/runtime.ts';
 import { badRequest } from '../lib/core/errors.ts';
 import { ALERT_DELIVERIES, ALERTS, type AlertDeliveryDoc, type AlertDoc } from '../lib/ops/alerts/engine.ts';
 import { ALERT_TYPES, type AlertType } from '../lib/ops/alerts/rules.ts';
-import { deliverDue, httpAlertSender } from '../lib/ops/alerts/delivery.ts';
+import { deliverOne, deliveryLeaseMs, httpAlertSender } from '../lib/ops/alerts/delivery.ts';
+import { DueScanner } from '../lib/core/due-scanner.ts';
+import { AUDIT_EVENTS, sealRow, verifyChains } from '../lib/ops/audit-chain.ts';
+import { decodeCursor, encodeCursor, parseLimit } from '../lib/catalog/rules.ts';
+import { validate } from '../lib/validation.ts';
+import type { Caller } from './routes/types.ts';
+import { forbidden } from '../lib/core/errors.ts';
 import type { Doc, Filter } from '../lib/store/port.ts';
 import type { PaymentSessionState } from '../actors/payment-session.ts';
 import { fromSubunits } from '../lib/core/money.ts';
 import { LEASE_COLLECTION, type LeaseDoc } from '../lib/chains/lease.ts';
 import { CURSORS } from '../lib/chains/cursor.ts';
+
+/** What a merchant sees of its audit events: the row's own facts, not the sealer's bookkeeping. */
+function presentAuditEvent(r: Doc & { type: string; created_at: string }) {
+  const { id, type, created_at, seq, version: _v, seal_due_at: _s, sealed_at: _sa, chain: _c, hash: _h, prev_hash: _p, merchant_id: _m, ...details } = r as Record<string, unknown> & { id: string; type: string; created_at: string };
+  return { id, type, created_at, seq: typeof seq === 'number' ? seq : null, details };
+}
 
 function limitOf(v: unknown, dflt: number): number {
   const limit = v === undefined ? dflt : Number(v);
@@ -25,11 +37,9 @@ function limitOf(v: unknown, dflt: number): number {
 export function createOpsService(rt: Runtime): ServiceSchema {
   const cfg = rt.config.alerts;
   const sender = httpAlertSender(cfg);
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<unknown> | null = null;
-
-  const scan = (logger: { warn(...a: unknown[]): void }) =>
-    deliverDue(rt.store, sender, () => rt.now(), { timeoutMs: cfg.timeoutMs, log: logger });
+  const auditKey = rt.keyring.derive('audit-chain/v1');
+  let deliveries: DueScanner<AlertDeliveryDoc> | null = null;
+  let sealer: DueScanner | null = null;
 
   return {
     name: 'ops',
@@ -113,23 +123,93 @@ export function createOpsService(rt: Runtime): ServiceSchema {
       deliverAlerts: {
         visibility: 'public',
         async handler() {
-          return { claimed: await scan(this.logger) };
+          return { claimed: await deliveries!.scanOnce() };
+        },
+      },
+      /** Internal: seal what is due into the audit chains now (tests, operators). */
+      sealAudit: {
+        visibility: 'public',
+        async handler() {
+          return { sealed: await sealer!.scanOnce() };
+        },
+      },
+      /**
+       * The audit log for operators, newest first: `merchant_id`, `type` (exact, or a prefix ending in
+       * `.`, e.g. `payment_session.webhook.`), `since` / `until` (ISO times), `limit` 1..500 (default 50).
+       */
+      audit: {
+        visibility: 'public',
+        async handler(ctx: Context<{ merchant_id?: string; type?: string; since?: string; until?: string; limit?: number }>) {
+          const p = ctx.params ?? {};
+          const filter: Filter = {};
+          if (p.merchant_id) filter.merchant_id = String(p.merchant_id);
+          const prefix = typeof p.type === 'string' && p.type.endsWith('.') ? p.type : null;
+          if (p.type && !prefix) filter.type = String(p.type);
+          const range: { $gte?: string; $lte?: string } = {};
+          for (const [k, op] of [['since', '$gte'], ['until', '$lte']] as const) {
+            if (!p[k]) continue;
+            const t = Date.parse(String(p[k]));
+            if (Number.isNaN(t)) throw badRequest(`${k} must be an ISO timestamp`);
+            range[op] = new Date(t).toISOString();
+          }
+          if (range.$gte || range.$lte) filter.created_at = range;
+          const limit = limitOf(p.limit, 50);
+          let rows = await rt.store.find<Doc & { type: string }>(AUDIT_EVENTS, filter, { sort: 'created_at', desc: true, limit: prefix ? 5000 : limit });
+          if (prefix) rows = rows.filter((r) => r.type.startsWith(prefix)).slice(0, limit);
+          return { events: rows.map(({ version: _v, seal_due_at: _s, ...r }) => r), count: rows.length };
+        },
+      },
+      /** Verifies the audit hash chains (all, or one merchant's): the first broken link of each. */
+      auditVerify: {
+        visibility: 'public',
+        async handler(ctx: Context<{ merchant_id?: string }>) {
+          await sealer!.scanOnce();
+          return verifyChains(rt.store, auditKey, ctx.params?.merchant_id || undefined);
+        },
+      },
+      /** GET /v1/audit-events: the calling merchant's own audit events, newest first, paged. */
+      auditEvents: {
+        async handler(ctx: Context<{ query?: unknown }>) {
+          const caller = (ctx.meta as { user?: Caller }).user;
+          if (caller?.kind !== 'merchant') throw forbidden();
+          const q = validate<{ limit?: string; cursor?: string; type?: string }>('AuditEventsQuery', ctx.params.query ?? {}, 'query');
+          const limit = parseLimit(q.limit);
+          if (typeof limit === 'string') throw badRequest(limit);
+          const filter: Filter = { merchant_id: caller.merchant_id };
+          if (q.type) filter.type = q.type;
+          if (q.cursor !== undefined) {
+            const after = decodeCursor(q.cursor);
+            if (!after) throw badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged');
+            filter.id = { $lt: after };
+          }
+          const rows = await rt.store.find<Doc & { type: string; created_at: string }>(AUDIT_EVENTS, filter, { desc: true, limit: limit + 1 });
+          const page = rows.slice(0, limit);
+          const more = rows.length > limit;
+          return { data: page.map(presentAuditEvent), has_more: more, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
         },
       },
     },
+    created() {
+      deliveries = new DueScanner<AlertDeliveryDoc>({
+        name: 'alert delivery', store: rt.store, coll: ALERT_DELIVERIES, dueField: 'next_attempt_at', filter: { status: 'pending' },
+        leaseMs: deliveryLeaseMs(cfg.timeoutMs), intervalMs: cfg.scanIntervalMs, batch: 20, parallel: 5, now: () => rt.now(),
+        handle: (row) => deliverOne(rt.store, sender, row, () => rt.now(), this.logger),
+        log: this.logger,
+      });
+      // one row at a time: a chain is linked in order, and parallel rows of one merchant would only race
+      sealer = new DueScanner({
+        name: 'audit sealer', store: rt.store, coll: AUDIT_EVENTS, dueField: 'seal_due_at', leaseMs: 30_000,
+        intervalMs: rt.config.audit.sealIntervalMs, batch: 200, parallel: 1, now: () => rt.now(),
+        handle: async (row) => { await sealRow(rt.store, auditKey, row, rt.now()); },
+        log: this.logger,
+      });
+    },
     started() {
-      if (!cfg.webhookUrl && !cfg.alertmanagerUrl) return;
-      timer = setInterval(() => {
-        if (running) return;
-        running = scan(this.logger)
-          .catch((e) => this.logger.warn('alert delivery scan failed:', (e as Error).message))
-          .finally(() => { running = null; });
-      }, cfg.scanIntervalMs);
-      timer.unref();
+      sealer!.start();
+      if (cfg.webhookUrl || cfg.alertmanagerUrl) deliveries!.start();
     },
     async stopped() {
-      if (timer) clearInterval(timer);
-      await running;
+      await Promise.all([deliveries?.stop(), sealer?.stop()]);
     },
   } as ServiceSchema;
 }

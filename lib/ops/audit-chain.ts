@@ -38,7 +38,7 @@ export interface AuditHead extends Doc {
   updated_at: string;
 }
 
-export const chainOf = (row: { merchant_id?: unknown }): string =>
+export const chainOf = (row: Doc): string =>
   typeof row.merchant_id === 'string' && row.merchant_id ? row.merchant_id : PLATFORM_CHAIN;
 
 /** The fields a row's hash covers: everything but the chain's own bookkeeping. */
