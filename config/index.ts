@@ -37,6 +37,10 @@ export interface Config {
   trustedEmailDomains: string[];
   trustedEmails: string[];
   powDifficulty: number;
+  /** public registration: per-email and per-domain intents, wrong codes per email (lib/onboarding/limits.ts) */
+  registration: { intentsPerEmailPerHour: number; intentsPerDomainPerHour: number; wrongCodesPerEmailPerDay: number };
+  /** addresses or CIDRs of load balancers whose X-Forwarded-For names the client (TRUSTED_PROXIES) */
+  trustedProxies: string[];
   webhookAllowPrivate: boolean;
   /** webhook delivery: scanner period, per-attempt time-out, first retry delay (the schedule scales with it) */
   webhooks: { scanIntervalMs: number; timeoutMs: number; retryBaseMs: number };
@@ -70,6 +74,13 @@ export interface Config {
     rebroadcastMs: number;
     /** BROADCAST_BUMP_AFTER_MS: an Ethereum transaction still not mined is replaced (same nonce, +25% gas price) */
     bumpAfterMs: number;
+  };
+  /** agent spends and x402 (README "Agent wallets and x402") */
+  agents: {
+    /** X402_SETTLE_TIMEOUT_MS: how long a redeem waits for its on-chain settlement before answering pending */
+    settleTimeoutMs: number;
+    /** AGENTS_SCAN_INTERVAL_MS: period of the scanners that finish interrupted spends and settlements */
+    scanIntervalMs: number;
   };
   chains: {
     ethereum: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
@@ -239,6 +250,12 @@ export function loadConfig(env: Env = process.env): Config {
     trustedEmailDomains: list(env.TRUSTED_EMAIL_DOMAINS),
     trustedEmails: list(env.TRUSTED_EMAILS),
     powDifficulty: int(env, 'POW_DIFFICULTY', 20),
+    registration: {
+      intentsPerEmailPerHour: int(env, 'REGISTRATION_EMAIL_LIMIT_PER_HOUR', 5, 1),
+      intentsPerDomainPerHour: int(env, 'REGISTRATION_DOMAIN_LIMIT_PER_HOUR', 100, 1),
+      wrongCodesPerEmailPerDay: int(env, 'REGISTRATION_WRONG_CODES_PER_DAY', 10, 1),
+    },
+    trustedProxies: list(env.TRUSTED_PROXIES),
     webhookAllowPrivate: bool(env.WEBHOOK_ALLOW_PRIVATE),
     webhooks: {
       scanIntervalMs: int(env, 'WEBHOOK_SCAN_INTERVAL_MS', 1000, 10),
@@ -266,6 +283,10 @@ export function loadConfig(env: Env = process.env): Config {
       pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),
       rebroadcastMs: int(env, 'BROADCAST_REBROADCAST_MS', 15_000, 10),
       bumpAfterMs: int(env, 'BROADCAST_BUMP_AFTER_MS', 120_000, 10),
+    },
+    agents: {
+      settleTimeoutMs: int(env, 'X402_SETTLE_TIMEOUT_MS', 20_000, 0),
+      scanIntervalMs: int(env, 'AGENTS_SCAN_INTERVAL_MS', 2000, 10),
     },
     chains,
     rails: buildRails(chains),

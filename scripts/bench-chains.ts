@@ -96,7 +96,7 @@ async function latency(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
     const email = `bench${Date.now()}@bench.test`;
     await node.broker.call('operators.trustDomain', { value: 'bench.test' });
     const intent = await api(base, 'POST', '/v1/merchants/email-verification', { email });
-    const code = /\b(\d{6})\b/.exec(mailer.sent.at(-1)!.text)![1];
+    const code = await mailer.waitForCode(email);
     await api(base, 'POST', '/v1/merchants/email-verification/confirm', { registration_intent_id: intent.registration_intent_id, code });
     const pow = await api(base, 'POST', '/v1/merchants/registration-proof-of-work', { registration_intent_id: intent.registration_intent_id });
     const merchant = await api(base, 'POST', '/v1/merchants', {

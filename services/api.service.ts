@@ -3,6 +3,7 @@
  * limit, JSON-only bodies with a size limit, and every error in the spec's envelope {code, message}.
  * moleculer-web picks the node before parsing params, so routes call facade actions, never actors.
  */
+import { clientAddress, clientBucket, trustedProxyList } from '../lib/core/client-address.ts';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import ApiGateway from 'moleculer-web';
@@ -65,6 +66,7 @@ export function createApiService(rt: Runtime): ServiceSchema {
   authByAction.set('api.openapi', 'key');
   const serveMetricsHere = rt.config.metricsPort === null;
   const hasher = opsHasher(rt.keyring);
+  const proxies = trustedProxyList(rt.config.trustedProxies);
   const alerts = nodeAlerts(rt);
   let metricsServer: Server | null = null;
 
@@ -108,7 +110,7 @@ export function createApiService(rt: Runtime): ServiceSchema {
             if (req.headers['x-api-key'] !== undefined) credentials.push('headers.x-api-key');
             if (req.headers.authorization !== undefined) credentials.push('headers.authorization');
             (ctx.meta as Record<string, unknown>).client = {
-              ip_hash: hasher.hash(req.socket.remoteAddress ?? ''),
+              ip_hash: hasher.hash(clientBucket(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], proxies))),
               user_agent_hash: hasher.hash(req.headers['user-agent'] ?? ''),
               route: req.$alias ? `${req.$alias.method} ${req.$alias.fullPath}` : undefined,
               credentials,

@@ -22,6 +22,9 @@ import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
 import { createOpsService } from './ops.service.ts';
 import { createDiagnosticsService } from './diagnostics.service.ts';
+import { createAgentsService } from './agents.service.ts';
+import { createAgentWalletActorsService } from './agent-wallet-actors.service.ts';
+import { createX402Service } from './x402.service.ts';
 import { createTreasuryService } from './treasury.service.ts';
 import { createMoneyOutService } from './money-out.service.ts';
 import { createWalletsService } from './wallets.service.ts';
@@ -48,6 +51,9 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'solana-listener': createSolanaListenerService,
   ops: createOpsService,
   diagnostics: createDiagnosticsService,
+  agents: createAgentsService,
+  'agent-wallet-actors': createAgentWalletActorsService,
+  x402: createX402Service,
   treasury: createTreasuryService,
   'money-out': createMoneyOutService,
   wallets: createWalletsService,

@@ -3,6 +3,8 @@
  * confirmation, proof of work, registration behind the trust gate), live registration by a bearer
  * user, the profile, and credential rotation through the merchant actor.
  */
+import { MailOutbox, mailOp } from '../lib/onboarding/mail-outbox.ts';
+import { countIntent, countWrongCode, guessesLeft } from '../lib/onboarding/limits.ts';
 import { randomInt } from 'node:crypto';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
@@ -209,8 +211,19 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
     return result;
   }
 
+  let outbox: MailOutbox;
+
   return {
     name: 'merchants',
+    created(this: { logger: { warn(...a: unknown[]): void } }) {
+      outbox = new MailOutbox(store, rt.keyring, rt.mailer, this.logger, () => rt.now());
+    },
+    started() {
+      outbox.start();
+    },
+    async stopped() {
+      await outbox.stop();
+    },
     actions: {
       /** Step 1: always the same 200 shape; a code is sent only to trusted or invited emails. */
       startEmailVerification: {
@@ -220,6 +233,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const email = normalizeEmail(body.email);
           if (isDisposableEmail(email)) throw badRequest('email addresses from disposable-mail providers are not accepted');
           const now = rt.now();
+          await countIntent(store, rt.config.registration, email, now);
           const invitation = await validInvitation(body.invitation_token, email);
           const eligible = invitation !== null || (await isTrusted(store, email));
           const intent: IntentDoc = {
@@ -228,20 +242,23 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
             verified: false, code_hash: null, code_expires_at: null, attempts: 0,
             invitation_id: invitation?.id ?? null, consumed_by: null,
           };
-          let code: string | null = null;
+          // the same work for every email (a code, its hash, a sealed mail row in one write): neither the
+          // answer nor its timing tells whether the address is trusted; only an eligible row is ever sent
+          const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+          const hash = codeHash(intent.id, code);
           if (eligible) {
-            code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-            intent.code_hash = codeHash(intent.id, code);
+            intent.code_hash = hash;
             intent.code_expires_at = new Date(now.getTime() + CODE_TTL_MS).toISOString();
           }
-          await store.write([{ op: 'insert', coll: 'registration_intents', doc: intent }]);
-          if (code) {
-            // not awaited: the response time must not tell whether a code was sent
-            rt.mailer.send({
-              to: email,
-              subject: 'Your verification code',
-              text: `Your verification code is ${code}. It expires in ${CODE_TTL_MS / 60_000} minutes.\nIf you did not ask for it, ignore this email.`,
-            }).catch((e) => this.logger.warn('verification email not sent:', (e as Error).message));
+          const mail = mailOp(rt.keyring, {
+            to: email,
+            subject: 'Your verification code',
+            text: `Your verification code is ${code}. It expires in ${CODE_TTL_MS / 60_000} minutes.\nIf you did not ask for it, ignore this email.`,
+          }, now, eligible);
+          await store.write([{ op: 'insert', coll: 'registration_intents', doc: intent }, mail]);
+          if (eligible) {
+            const id = (mail as { doc: { id: string } }).doc.id;
+            setImmediate(() => outbox.deliverNow(id).catch((e) => this.logger.warn('verification mail delivery:', (e as Error).message)));
           }
           return { registration_intent_id: intent.id, expires_at: intent.expires_at };
         },
@@ -255,12 +272,17 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const intent = await intentOr400(body.registration_intent_id);
           if (intent.verified) return { registration_intent_id: intent.id, verified: true };
           if (intent.attempts >= CODE_MAX_ATTEMPTS) throw rateLimited('too many wrong codes; start again with email verification');
+          // wrong guesses count per email across intents: a new intent does not buy new guesses
+          if (!(await guessesLeft(store, rt.config.registration, intent.email, rt.now()))) throw rateLimited('too many wrong codes for this email today; retry tomorrow');
           const now = rt.now().toISOString();
           const ok = intent.code_hash !== null && intent.code_expires_at !== null && intent.code_expires_at > now
             && constantTimeEqual(intent.code_hash, codeHash(intent.id, body.code));
           const next: IntentDoc = ok ? { ...intent, verified: true, code_hash: null } : { ...intent, attempts: intent.attempts + 1 };
           await store.write([{ op: 'cas', coll: 'registration_intents', doc: next, expected: intent.version! }]);
-          if (!ok) throw badRequest('the code is wrong or has expired');
+          if (!ok) {
+            await countWrongCode(store, intent.email, rt.now());
+            throw badRequest('the code is wrong or has expired');
+          }
           return { registration_intent_id: intent.id, verified: true };
         },
       },

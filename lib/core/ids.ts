@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   ri: 'registration intent',
   pow: 'proof-of-work challenge',
   aud: 'audit event',
+  mail: 'outgoing verification mail (outbox row)',
   evt: 'webhook event',
   store: 'catalog store',
   prod: 'catalog product',
@@ -24,6 +25,9 @@ export const ID_PREFIXES = {
   ald: 'alert delivery (outbox row)',
   owe: 'alert window event (one counted event of a sliding window)',
   drp: 'testnet faucet drip',
+  pol: 'agent spend policy (one version)',
+  sa: 'agent spend attempt',
+  xch: 'x402 payment challenge',
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;

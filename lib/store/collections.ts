@@ -9,6 +9,7 @@ import { OPS_COLLECTIONS } from './schema/ops.ts';
 import { LEDGER_COLLECTIONS } from './schema/ledger.ts';
 import { RATES_COLLECTIONS } from './schema/rates.ts';
 import { BROADCAST_COLLECTIONS } from './schema/broadcast.ts';
+import { AGENTS_COLLECTIONS } from './schema/agents.ts';
 
 export const COLLECTIONS: CollectionSpec[] = [
   ...MERCHANT_COLLECTIONS,
@@ -20,4 +21,5 @@ export const COLLECTIONS: CollectionSpec[] = [
   ...LEDGER_COLLECTIONS,
   ...RATES_COLLECTIONS,
   ...BROADCAST_COLLECTIONS,
+  ...AGENTS_COLLECTIONS,
 ];

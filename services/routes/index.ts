@@ -11,5 +11,6 @@ import { MONEY_ROUTES } from './money.ts';
 import { RATES_ROUTES } from './rates.ts';
 import { OPS_ROUTES } from './ops.ts';
 import { FAUCETS_ROUTES } from './faucets.ts';
+import { AGENTS_ROUTES } from './agents.ts';
 
-export const ROUTES: RouteDef[] = [...DISCOVERY_ROUTES, ...MERCHANT_ROUTES, ...SESSIONS_ROUTES, ...CATALOG_ROUTES, ...WEBHOOKS_ROUTES, ...CHECKOUT_ROUTES, ...RECEIPTS_ROUTES, ...RATES_ROUTES, ...MONEY_ROUTES, ...FAUCETS_ROUTES, ...OPS_ROUTES];
+export const ROUTES: RouteDef[] = [...DISCOVERY_ROUTES, ...MERCHANT_ROUTES, ...SESSIONS_ROUTES, ...CATALOG_ROUTES, ...WEBHOOKS_ROUTES, ...CHECKOUT_ROUTES, ...RECEIPTS_ROUTES, ...RATES_ROUTES, ...MONEY_ROUTES, ...FAUCETS_ROUTES, ...OPS_ROUTES, ...AGENTS_ROUTES];

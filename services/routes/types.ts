@@ -12,7 +12,7 @@ export type AuthMode =
   | 'bearer-optional';
 
 export interface RouteDef {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   action: string;
   auth: AuthMode;

@@ -133,6 +133,24 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     expect(BigInt(bal(after, 'ETH').available_subunits)).toBe(await eth.provider.getBalance(w.address));
   });
 
+  it('20 concurrent payout requests with one Idempotency-Key: one payout, exactly one transfer on chain', async () => {
+    const w = await defaultWallet('ethereum');
+    const nonceBefore = await eth.provider.getTransactionCount(w.address);
+    const dest = Wallet.createRandom().address;
+    const body = { wallet_id: w.id, amount_subunits: '1000000000000000', token: 'ETH', destination: dest };
+    const answers = await Promise.all(Array.from({ length: 20 }, () =>
+      t.request('POST', '/v1/payouts', { key: m.apiKey, body, headers: { 'Idempotency-Key': 'one-payout-please' } })));
+    const ids = new Set(answers.filter((r) => r.status === 201).map((r) => r.body.id));
+    expect(ids.size).toBe(1);
+    for (const r of answers) expect([201, 409]).toContain(r.status);
+    const [id] = [...ids];
+    expect((await payoutWhen(id!)).status).toBe('completed');
+    expect(await eth.provider.getBalance(dest)).toBe(10n ** 15n);
+    expect(await eth.provider.getTransactionCount(w.address)).toBe(nonceBefore + 1);
+    const { data } = await get('/v1/payouts?limit=100');
+    expect(data.filter((p: any) => p.destination === dest)).toHaveLength(1);
+  });
+
   it('Solana USDC and SOL: swept with the gas wallet paying the fees; payouts arrive exactly', async () => {
     const payer = await sol.newWallet(3_000_000_000n);
     await sol.mintTo(mint.mint, payer.address, 100_000_000n);

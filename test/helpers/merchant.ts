@@ -23,7 +23,7 @@ export async function registerMerchant(t: TestNode, opts: { name?: string; email
   const start = await t.request('POST', '/v1/merchants/email-verification', { body: { email } });
   if (start.status !== 200) throw new Error(`email verification failed: ${start.status} ${start.text}`);
   const intent = start.body.registration_intent_id;
-  const code = opts.codeFor ? await opts.codeFor(email) : t.mailer.codeFor(email);
+  const code = opts.codeFor ? await opts.codeFor(email) : await t.mailer.waitForCode(email);
   if (!code) throw new Error('no verification code was sent');
   const confirm = await t.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code } });
   if (confirm.status !== 200) throw new Error(`confirm failed: ${confirm.status} ${confirm.text}`);

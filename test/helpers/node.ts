@@ -59,6 +59,16 @@ export class CapturingMailer implements Mailer {
     const mail = [...this.sent].reverse().find((m) => m.to === email.toLowerCase());
     return mail ? /\b(\d{6})\b/.exec(mail.text)?.[1] : undefined;
   }
+  /** The code, once the mail outbox has delivered it (it leaves after the response, never on its path). */
+  async waitForCode(email: string, timeoutMs = 15_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const code = this.codeFor(email);
+      if (code) return code;
+      if (Date.now() > deadline) throw new Error(`no verification code reached ${email}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
 }
 
 export interface TestNode {
@@ -78,7 +88,7 @@ export function tempDir(prefix = 'pay-test-'): string {
 
 export async function startTestNode(env: Record<string, string> = {}, opts: NodeOptions & { keepData?: boolean } = {}): Promise<TestNode> {
   const dataDir = env.DATA_DIR ?? tempDir();
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', POW_DIFFICULTY: '4', LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: 'true', PUBLIC_RATE_LIMIT_PER_MINUTE: '10000', ...env, DATA_DIR: dataDir });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', POW_DIFFICULTY: '4', LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: 'true', PUBLIC_RATE_LIMIT_PER_MINUTE: '10000', REGISTRATION_EMAIL_LIMIT_PER_HOUR: '10000', REGISTRATION_DOMAIN_LIMIT_PER_HOUR: '100000', REGISTRATION_WRONG_CODES_PER_DAY: '10000', ...env, DATA_DIR: dataDir });
   const mailer = opts.mailer instanceof CapturingMailer ? opts.mailer : new CapturingMailer();
   // with SMTP_URL the node sends real mail (to a receiver the test runs); otherwise mail is captured
   const node = await startNode(config, { defaultMetrics: false, ...opts, mailer: env.SMTP_URL ? undefined : (opts.mailer ?? mailer) });

@@ -19,6 +19,9 @@ import { SWEEPS, Sweeper, type SweepDoc } from '../../lib/chains/sweeps.ts';
 import { PayoutExecutor } from '../../lib/chains/payout-executor.ts';
 import { reconcile } from '../../lib/chains/reconcile.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
+import { moneyOutMetrics } from '../../lib/chains/metrics.ts';
+import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts';
+import { Registry } from 'prom-client';
 import { balance, payoutOps, settlementOps, checkStoredLedger } from '../../lib/ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../../lib/payouts/model.ts';
 import { newId } from '../../lib/core/ids.ts';
@@ -179,6 +182,69 @@ describe('sweeps and on-chain payouts', () => {
     expect(await balance(store, w.id, 'solana:testnet:USDC')).toMatchObject({ available: 5_500_000n });
     expect(await balance(store, w.id, 'solana:testnet:SOL')).toMatchObject({ available: 300_000_000n });
     expect((await reconcile({ store, config })).differences.filter((d) => d.wallet_id === w.id)).toEqual([]);
+  });
+
+  it('a sweep waits while the gas wallet is empty (says why, counts it), then goes on once it is funded', async () => {
+    const gasAddress = signer.address(gasWalletRef('solana', 'testnet'));
+    const before = sol.balance(gasAddress);
+    // empty the gas wallet: move everything to a throwaway key (the fee payer pays for itself)
+    const drain = new Broadcaster({ store, driver: configuredDrivers(config, signer), pollIntervalMs: 50, rebroadcastMs: 1000, bumpAfterMs: 600_000, log: quiet });
+    await drain.create({ id: 'drain', chain: 'solana', network: 'testnet', purpose: 'test', intent: { chain: 'solana', kind: 'native', from: gasWalletRef('solana', 'testnet'), to: (await sol.newWallet(0n)).address, lamports: (before - 5_000n).toString(), fee_payer: gasWalletRef('solana', 'testnet') } });
+    await until('the drain', async () => { await drain.scanOnce(); return sol.balance(gasAddress) === 0n; });
+    const metrics = moneyOutMetrics(new Registry());
+    const warnings: string[] = [];
+    const gas = new GasWallets({ config, keys: signer, metrics, log: { warn: (m: unknown) => warnings.push(String(m)) } });
+    const waiting = new Sweeper({ store, config, broadcaster, driver: configuredDrivers(config, signer), gas, pollIntervalMs: 50, retryMs: 50, log: { warn: (m: unknown) => warnings.push(String(m)) } });
+    const w = await wallet('solana');
+    const { sessionId } = await settledDeposit('solana', 'SOL', w.id, 300_000_000n, (a) => sol.airdrop(a, 300_000_000n));
+    const [s] = await until('a waiting sweep', async () => {
+      await waiting.scanOnce();
+      const found = await store.find<SweepDoc>(SWEEPS, { session_id: sessionId });
+      return found[0]?.waiting_reason === 'gas_wallet_empty' ? found : null;
+    });
+    expect(s!.status).toBe('waiting');
+    expect(warnings.some((x) => /gas wallet solana testnet .* needs/.test(x))).toBe(true);
+    expect((await metrics.gasWalletLow.get()).values[0]!.value).toBeGreaterThan(0);
+    expect(await balance(store, w.id, 'solana:testnet:SOL')).toMatchObject({ pending: 300_000_000n, available: 0n });
+    await sol.airdrop(gasAddress, 1_000_000_000n);
+    await sweepOf(sessionId);
+    expect(sol.balance(w.address)).toBe(300_000_000n);
+  });
+
+  it('a sweep left half done by a dead node (top-up signed, never sent) is finished by new engines, once', async () => {
+    const w = await wallet('ethereum');
+    const { sessionId, address } = await settledDeposit('ethereum', 'USDC', w.id, 2_000_000n, async (a) => (await usdc.mint(a, 2_000_000n)).hash);
+    // the "dead" node: discovers the sweep and signs its top-up, but never broadcasts anything
+    const deadDriver = configuredDrivers(config, signer);
+    const dead = new Broadcaster({ store, driver: deadDriver, pollIntervalMs: 50, rebroadcastMs: 1000, bumpAfterMs: 600_000, log: quiet });
+    dead.process = async () => null; // killed right after the signed row was committed
+    const deadSweeper = new Sweeper({ store, config, broadcaster: dead, driver: deadDriver, gas: new GasWallets({ config, keys: signer }), pollIntervalMs: 50, log: quiet });
+    await deadSweeper.scanOnce();
+    const [half] = await store.find<SweepDoc>(SWEEPS, { session_id: sessionId });
+    expect(half).toMatchObject({ status: 'topup' });
+    const topup = (await store.get<ChainTxDoc>(CHAIN_TXS, half!.topup_tx!))!;
+    expect(topup.status).toBe('signed');
+    expect(await eth.provider.getBalance(address)).toBe(0n);
+    // the engines of a live node take over
+    const s = await sweepOf(sessionId);
+    expect(s.topup_tx).toBe(half!.topup_tx);
+    expect((await store.get<ChainTxDoc>(CHAIN_TXS, s.topup_tx!))!.attempts).toHaveLength(1);
+    expect(await usdc.balanceOf(w.address)).toBe(2_000_000n);
+    expect(await store.count(SWEEPS, { session_id: sessionId })).toBe(1);
+  });
+
+  it('an ETH payout whose wallet cannot also pay the gas fails at once and its amount is available again', async () => {
+    const w = await wallet('ethereum');
+    const { sessionId } = await settledDeposit('ethereum', 'ETH', w.id, 2n * 10n ** 16n, async (a) => (await eth.sendEth(3, a, 2n * 10n ** 16n)).hash);
+    await sweepOf(sessionId);
+    const all = (await balance(store, w.id, 'ethereum:testnet:ETH')).available;
+    const id = await payout(w, 'ETH', all, Wallet.createRandom().address);
+    const p = await completed(id);
+    expect(p).toMatchObject({ status: 'failed', failure_reason: expect.stringMatching(/network fee/) });
+    expect((await balance(store, w.id, 'ethereum:testnet:ETH')).available).toBe(all);
+    expect(await eth.provider.getTransactionCount(w.address)).toBe(0);
+    const [ev] = await store.find<{ id: string; body: { event_type: string } }>('webhook_events', { payout_id: id });
+    expect(ev!.body.event_type).toBe('payout.failed');
   });
 
   it('reconciliation lists a planted difference', async () => {

@@ -223,6 +223,21 @@ describe('wallets, settlement and payouts over HTTP', () => {
     expect(await abuseCount(t, { outcome: 'daily_volume_limit_exceeded' })).toBe(before + 1);
   });
 
+  it('30 sessions of one merchant simulated at once all settle into its one wallet, none lost', async () => {
+    const n = await merchant(t);
+    const ids = await Promise.all(Array.from({ length: 30 }, async (_, i) => {
+      const s = await t.request('POST', '/v1/payment_sessions', { key: n.apiKey, body: { amount: i + 1, expires_in: '15m', paymentMethod: ETH_USDC } });
+      return s.body.session_id as string;
+    }));
+    const sims = await Promise.all(ids.map((id) => t.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: n.apiKey })));
+    expect(sims.map((r) => r.status)).toEqual(Array(30).fill(200));
+    const list = await wallets(n);
+    expect(list).toHaveLength(1);
+    expect(usdc(list[0]).available).toBe((30 * 31) / 2);
+    const txs = (await t.request('GET', `/v1/wallets/${list[0].id}/transactions?limit=100`, { key: n.apiKey })).body.data;
+    expect(txs).toHaveLength(30);
+  });
+
   it('lists payouts newest first with paging; the ledger check passes', async () => {
     const p1 = (await t.request('GET', '/v1/payouts?limit=2', { key: m.apiKey })).body;
     expect(p1.data).toHaveLength(2);

@@ -12,7 +12,7 @@ async function tryRegister(t: TestNode, webhookUrl: string) {
   await t.call('operators.trustDomain', { value: 'trusted.test' });
   const start = await t.request('POST', '/v1/merchants/email-verification', { body: { email } });
   const intent = start.body.registration_intent_id;
-  await t.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code: t.mailer.codeFor(email) } });
+  await t.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code: await t.mailer.waitForCode(email) } });
   const pow = await t.request('POST', '/v1/merchants/registration-proof-of-work', { body: { registration_intent_id: intent } });
   return t.request('POST', '/v1/merchants', {
     body: {

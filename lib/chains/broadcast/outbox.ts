@@ -200,7 +200,8 @@ export class Broadcaster {
         : { status: 'failed', tx_hash: check.hash ?? doc.tx_hash, block_number: check.block, fee_subunits: check.fee, failure_reason: check.reason });
     }
     if (check.state === 'expired') {
-      if (doc.attempts.length >= (this.o.maxSolanaAttempts ?? 5)) {
+      // a co-signed transaction carries someone else's signature over their blockhash: it cannot be re-signed
+      if (doc.attempts.length >= (this.o.maxSolanaAttempts ?? 5) || doc.intent.kind === 'cosign') {
         return this.finish(doc, { status: 'failed', failure_reason: 'the transaction did not land before its blockhash expired', fee_subunits: null, block_number: null });
       }
       const next = await driver.resign(doc);

@@ -17,7 +17,16 @@ export type TxIntent =
   /** SOL; the fee payer signs too (the gas wallet), so `from` may send everything it holds */
   | { chain: 'solana'; kind: 'native'; from: KeyRef; to: string; lamports: string; fee_payer: KeyRef }
   /** SPL transferChecked from the owner's associated token account to `to`'s (created if missing, paid by the fee payer) */
-  | { chain: 'solana'; kind: 'spl'; from: KeyRef; mint: string; decimals: number; to: string; amount: string; fee_payer: KeyRef };
+  | { chain: 'solana'; kind: 'spl'; from: KeyRef; mint: string; decimals: number; to: string; amount: string; fee_payer: KeyRef }
+  /** a contract call by `from` (x402: transferWithAuthorization submitted by the gas wallet) */
+  | { chain: 'ethereum'; kind: 'call'; from: KeyRef; to: string; data: string; gas_limit?: string; gas_price?: string }
+  /**
+   * a transaction built and signed by someone else that names `fee_payer` as its fee payer (x402: a payer's
+   * Solana payment): `message` (base64) gets the fee payer's signature next to `signatures` (base64, by
+   * signer position; the first, the fee payer's, empty). It cannot be signed again: when its blockhash
+   * expires it fails.
+   */
+  | { chain: 'solana'; kind: 'cosign'; fee_payer: KeyRef; message: string; signatures: string[]; from_address: string; to_address: string; /** our signing key: the fee payer */ from: KeyRef };
 
 export interface TxAttempt {
   /** Ethereum: 0x hex; Solana: base64 wire bytes */

@@ -67,6 +67,7 @@ export class EthereumTxDriver implements TxDriver {
       if (code === '0x') return NATIVE_TRANSFER_GAS;
       return ((await p.estimateGas({ from, to: getAddress(i.to), value: 1n })) * 130n) / 100n;
     }
+    if (i.kind === 'call') return ((await p.estimateGas({ from, to: getAddress(i.to), data: i.data })) * 130n) / 100n;
     const data = ERC20.encodeFunctionData('transfer', [getAddress(i.to), BigInt(i.amount)]);
     return ((await p.estimateGas({ from, to: getAddress(i.token), data })) * 130n) / 100n;
   }
@@ -83,6 +84,10 @@ export class EthereumTxDriver implements TxDriver {
       value = BigInt(intent.value) - (intent.deduct_fee ? gasLimit * gasPrice : 0n);
       if (value <= 0n) throw new Error(`the amount ${intent.value} does not cover the network fee ${gasLimit * gasPrice}`);
       data = '0x';
+    } else if (intent.kind === 'call') {
+      to = getAddress(intent.to);
+      value = 0n;
+      data = intent.data;
     } else {
       to = getAddress(intent.token);
       value = 0n;

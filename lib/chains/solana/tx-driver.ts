@@ -5,6 +5,7 @@
  * safe. Confirmed at SOLANA_<NET>_COMMITMENT.
  */
 import { PublicKey, SystemProgram, Transaction, TransactionInstruction, type Connection } from '@solana/web3.js';
+import { encodeBase58 } from 'ethers';
 import type { Signer } from '../signer.ts';
 import type { KeyRef } from '../keys.ts';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID, associatedTokenAddress } from '../clients.ts';
@@ -70,10 +71,11 @@ export class SolanaTxDriver implements TxDriver {
 
   addresses(intent: TxIntent): { from: string; to: string } {
     const i = this.sol(intent);
+    if (i.kind === 'cosign') return { from: i.from_address, to: i.to_address };
     return { from: this.o.signer.address(i.from), to: new PublicKey(i.to).toBase58() };
   }
 
-  private instructions(i: SolIntent): TransactionInstruction[] {
+  private instructions(i: Exclude<SolIntent, { kind: 'cosign' }>): TransactionInstruction[] {
     const from = new PublicKey(this.o.signer.address(i.from));
     const to = new PublicKey(i.to);
     if (i.kind === 'native') return [SystemProgram.transfer({ fromPubkey: from, toPubkey: to, lamports: BigInt(i.lamports) })];
@@ -86,6 +88,7 @@ export class SolanaTxDriver implements TxDriver {
 
   async sign(intent: TxIntent): Promise<TxAttempt> {
     const i = this.sol(intent);
+    if (i.kind === 'cosign') return this.cosign(i);
     const conn = this.o.connection();
     const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
     const feePayer = this.o.signer.address(i.fee_payer);
@@ -100,6 +103,20 @@ export class SolanaTxDriver implements TxDriver {
     });
     const { raw, hash } = await this.o.signer.sign({ chain: 'solana', keys: signers, message: Buffer.from(message.serialize()).toString('base64') });
     return { raw, hash, signed_at: (this.o.now?.() ?? new Date()).toISOString(), blockhash, last_valid_height: lastValidBlockHeight };
+  }
+
+  /**
+   * The fee payer's signature on someone else's message. Its blockhash is theirs: a blockhash is valid for
+   * at most 150 blocks, so the current height + 150 bounds when it can still land.
+   */
+  private async cosign(i: Extract<SolIntent, { kind: 'cosign' }>): Promise<TxAttempt> {
+    const message = Buffer.from(i.message, 'base64');
+    const { raw } = await this.o.signer.sign({ chain: 'solana', keys: [i.fee_payer], message: i.message });
+    const own = Buffer.from(raw, 'base64').subarray(1, 65);
+    const others = i.signatures.slice(1).map((s) => Buffer.from(s, 'base64'));
+    const wire = Buffer.concat([Buffer.from([1 + others.length]), own, ...others, message]);
+    const height = await this.o.connection().getBlockHeight('confirmed');
+    return { raw: wire.toString('base64'), hash: encodeBase58(own), signed_at: (this.o.now?.() ?? new Date()).toISOString(), last_valid_height: height + 150 };
   }
 
   /** only called once check() said `expired`: no attempt can land any more */

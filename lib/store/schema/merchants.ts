@@ -6,6 +6,8 @@ export const MERCHANT_COLLECTIONS: CollectionSpec[] = [
   /** id = sha256 of the API key; kind active|previous; a previous key carries expires_at */
   { name: 'api_keys', indexes: [{ fields: ['merchant_id'] }], expiresField: 'expires_at' },
   { name: 'registration_intents', expiresField: 'expires_at' },
+  /** sealed verification mail waiting for delivery (lib/onboarding/mail-outbox.ts) */
+  { name: 'mail_outbox', indexes: [{ fields: ['status', 'next_attempt_at'] }], expiresField: 'expires_at' },
   { name: 'pow_challenges', indexes: [{ fields: ['intent_id'] }], expiresField: 'expires_at' },
   /** id = <scope>:<sha256 of key>; the replayable outcome of an idempotent request, for 24 h */
   { name: 'idempotency', expiresField: 'expires_at' },

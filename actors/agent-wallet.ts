@@ -1,0 +1,295 @@
+/**
+ * The agent-wallet actor (one per wallet id): its current spend policy and the spends its windows count.
+ * Attempts on one wallet are decided one at a time here, so concurrent attempts can never together
+ * reserve more than a window cap; an allowed attempt writes the attempt, its pending ledger transfer (and,
+ * for an on-chain target, the payout that carries it out) and the updated window in one atomic write.
+ */
+import { createHash } from 'node:crypto';
+import type { ActorBehavior, Decision } from './runtime.ts';
+import type { Doc, Store, WriteOp } from '../lib/store/port.ts';
+import { conflict, notFound, ServiceError } from '../lib/core/errors.ts';
+import { IDEMPOTENCY_MISMATCH } from '../lib/core/errors.ts';
+import {
+  evaluate, parsePolicy, longestWindowMs, presentPolicyBody, WINDOW_MAX_MS,
+  type Evaluation, type Policy, type PolicyInput, type CountedSpend,
+} from '../lib/spend/policy.ts';
+import { ATTEMPTS, type SpendAttemptDoc, type TargetKind, type Execution } from '../lib/spend/attempts.ts';
+import { LedgerBatch, isLedgerError, walletAccount, accountId, available, TRANSFERS, type LedgerTransfer } from '../lib/ledger/index.ts';
+import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
+import { encodeHeader } from '../lib/x402/challenge.ts';
+
+export const AGENT_WALLET_STATES = 'agent_wallet_states';
+export const POLICIES = 'agent_policies';
+export const REFERENCES = 'spend_references';
+
+export interface StoredPolicy { id: string; version_no: number; body: PolicyInput; created_at: string }
+export interface SpendEntry { attempt_id: string; transfer_id: string; rail: string; amount: string; at: string; final: boolean }
+
+export interface AgentWalletState extends Doc {
+  merchant_id: string;
+  policy: StoredPolicy | null;
+  spends: SpendEntry[];
+  updated_at: string;
+}
+
+export interface WalletFacts { id: string; merchant_id: string; type: string; chain: string; network: string; address: string }
+export interface AttemptInput {
+  target: string;
+  amount_subunits: string;
+  decimals: number;
+  token_symbol: string;
+  chain: string;
+  network: string;
+  api_domain: string | null;
+  reference: string | null;
+  metadata: Record<string, unknown> | null;
+}
+/** What the facade found out before asking the actor (reads only). */
+export interface AttemptContext {
+  caller_merchant_id: string;
+  merchant: { sandbox: boolean; kyc_verified: boolean };
+  wallet: WalletFacts;
+  rail_enabled: boolean;
+  target: { kind: TargetKind; wallet_id: string | null; challenge_id: string | null };
+}
+
+export type AgentWalletMsg =
+  | { type: 'set_policy'; wallet_id: string; merchant_id: string; policy_id: string; body: PolicyInput }
+  | { type: 'attempt'; attempt_id: string; payout_id: string; input: AttemptInput; ctx: AttemptContext; dry_run: boolean }
+  | { type: 'approve'; attempt_id: string; payout_id: string; ctx: AttemptContext }
+  | { type: 'deny'; attempt_id: string; caller_merchant_id: string }
+  | { type: 'execute'; attempt_id: string };
+
+export interface AgentWalletReply {
+  attempt?: SpendAttemptDoc;
+  evaluation?: Evaluation;
+  policy?: StoredPolicy;
+  /** false when an attempt with this reference already existed */
+  created?: boolean;
+}
+
+const parsed = new Map<string, Policy>();
+function policyOf(p: StoredPolicy | null): Policy | null {
+  if (!p) return null;
+  let hit = parsed.get(p.id);
+  if (!hit) {
+    hit = parsePolicy(p.body);
+    if (parsed.size > 5000) parsed.clear();
+    parsed.set(p.id, hit);
+  }
+  return hit;
+}
+
+export const referenceId = (walletId: string, reference: string) =>
+  `${walletId}:${createHash('sha256').update(reference).digest('hex').slice(0, 40)}`;
+
+export function requestHash(input: AttemptInput): string {
+  const { target, amount_subunits, token_symbol, chain, network, api_domain, reference, metadata } = input;
+  return createHash('sha256').update(JSON.stringify([target, amount_subunits, token_symbol, chain, network, api_domain, reference, metadata])).digest('hex');
+}
+
+/** The X-Service-Payment value of an agent-wallet spend that pays an x402 challenge. */
+export const agentProofHeader = (challengeId: string, walletId: string, attemptId: string) =>
+  encodeHeader({ x402Version: 1, scheme: 'agent_wallet', memo: challengeId, payload: { agent_wallet_id: walletId, spend_attempt_id: attemptId } });
+
+export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWalletState, AgentWalletMsg, AgentWalletReply> {
+  /** Window entries of chain spends still in flight: a voided one stops counting, a posted one is final. */
+  async function liveSpends(state: AgentWalletState | null, now: Date): Promise<{ spends: SpendEntry[]; changed: boolean }> {
+    const keepMs = Math.min(WINDOW_MAX_MS, Math.max(longestWindowMs(policyOf(state?.policy ?? null)), 3_600_000));
+    const cutoff = now.getTime() - keepMs;
+    let changed = false;
+    const out: SpendEntry[] = [];
+    for (const s of state?.spends ?? []) {
+      if (Date.parse(s.at) <= cutoff) { changed = true; continue; }
+      if (!s.final) {
+        const t = await store.get<LedgerTransfer>(TRANSFERS, s.transfer_id);
+        if (!t || t.status === 'voided') { changed = true; continue; }
+        if (t.status === 'posted') { out.push({ ...s, final: true }); changed = true; continue; }
+      }
+      out.push(s);
+    }
+    return { spends: out, changed };
+  }
+
+  const counted = (spends: SpendEntry[]): CountedSpend[] => spends.map((s) => ({ rail: s.rail, amount: BigInt(s.amount), at: s.at }));
+
+  function decide(state: AgentWalletState | null, spends: SpendEntry[], input: AttemptInput, ctx: AttemptContext, now: Date, approving: boolean): Evaluation {
+    return evaluate({
+      caller_merchant_id: ctx.caller_merchant_id,
+      merchant: ctx.merchant,
+      wallet: ctx.wallet,
+      rail_enabled: ctx.rail_enabled,
+      attempt: { chain: input.chain, network: input.network, token: input.token_symbol, target: input.target, amount: BigInt(input.amount_subunits), api_domain: input.api_domain ?? undefined },
+      policy: policyOf(state?.policy ?? null),
+      spends: counted(spends),
+      now,
+      approving,
+    });
+  }
+
+  /**
+   * The ledger (and payout) writes of an allowed attempt. The agent's on-chain money is used first, then
+   * its simulated (sandbox) money; simulated money never leaves on chain.
+   */
+  async function reserve(a: SpendAttemptDoc, payoutId: string, now: Date): Promise<{ ops: WriteOp[]; a: SpendAttemptDoc; entry: SpendEntry } | { insufficient: true }> {
+    const asset = `${a.chain}:${a.network}:${a.token_symbol}`;
+    const amount = BigInt(a.amount_subunits);
+    const b = new LedgerBatch(store, now);
+    const real = await b.account(walletAccount(a.agent_wallet_id, asset));
+    const sim = await b.account(walletAccount(a.agent_wallet_id, asset, true));
+    const simulated = available(real) < amount;
+    if (simulated && available(sim) < amount) return { insufficient: true };
+    const execution: Execution = a.target_kind === 'chain' ? (simulated ? 'simulated' : 'chain') : 'ledger';
+    const transferId = execution === 'chain' ? payoutId : a.id;
+    const credit = a.target_kind === 'chain'
+      ? accountId(simulated ? 'sys:simulated' : 'sys:payouts', asset)
+      : walletAccount(a.target_wallet_id!, asset, simulated);
+    try {
+      await b.transfer({
+        id: transferId, kind: 'agent_spend', asset, amount, pending: true, spend_attempt_id: a.id,
+        debit_account: walletAccount(a.agent_wallet_id, asset, simulated), credit_account: credit,
+        ...(simulated ? { simulated: true } : {}), ...(execution === 'chain' ? { payout_id: payoutId } : {}),
+      });
+    } catch (e) {
+      if (isLedgerError(e, 'insufficient_funds')) return { insufficient: true };
+      throw e;
+    }
+    const ops = b.ops();
+    const at = now.toISOString();
+    const next: SpendAttemptDoc = {
+      ...a, status: 'pending', reason: null, ledger_entry_id: transferId, updated_at: at,
+      settlement: execution === 'chain'
+        ? { status: 'submitted', execution, payout_id: payoutId, tx_hash: null, settled_at: null }
+        : { status: 'awaiting_execution', execution, settled_at: null },
+      // the request executes it at once; the scanner only picks up one a crash interrupted
+      execute_due_at: execution === 'chain' ? null : new Date(now.getTime() + 10_000).toISOString(),
+      spend_reference: a.target_kind === 'x402' ? agentProofHeader(a.challenge_id!, a.agent_wallet_id, a.id) : a.spend_reference,
+    };
+    if (execution === 'chain') {
+      const payout: PayoutDoc = {
+        id: payoutId, merchant_id: a.merchant_id, wallet_id: a.agent_wallet_id, chain: a.chain as PayoutDoc['chain'],
+        network: a.network as PayoutDoc['network'], token: a.token_symbol, asset, amount_subunits: a.amount_subunits,
+        destination: a.target, destination_wallet_id: null, status: 'pending', execution: 'chain', simulated: false,
+        tx_hash: null, fee_subunits: null, failure_reason: null, metadata: { spend_attempt_id: a.id },
+        next_attempt_at: at, created_at: at, updated_at: at, completed_at: null,
+      };
+      ops.push({ op: 'insert', coll: PAYOUTS, doc: payout });
+    }
+    return { ops, a: next, entry: { attempt_id: a.id, transfer_id: transferId, rail: asset, amount: a.amount_subunits, at, final: execution !== 'chain' } };
+  }
+
+  function nextState(state: AgentWalletState | null, merchantId: string, spends: SpendEntry[], at: string): AgentWalletState {
+    return { id: state?.id ?? '', merchant_id: state?.merchant_id ?? merchantId, policy: state?.policy ?? null, spends, updated_at: at, ...(state?.version !== undefined ? { version: state.version } : {}) };
+  }
+
+  async function handle(state: AgentWalletState | null, msg: AgentWalletMsg, now: Date): Promise<Decision<AgentWalletState, AgentWalletReply>> {
+    const at = now.toISOString();
+    switch (msg.type) {
+      case 'set_policy': {
+        const policy: StoredPolicy = { id: msg.policy_id, version_no: (state?.policy?.version_no ?? 0) + 1, body: presentPolicyBody(parsePolicy(msg.body)), created_at: at };
+        const next = { ...nextState(state, msg.merchant_id, state?.spends ?? [], at), policy };
+        return {
+          state: next,
+          effects: [{ op: 'insert', coll: POLICIES, doc: { ...policy, agent_wallet_id: msg.wallet_id, merchant_id: msg.merchant_id } }],
+          reply: { policy },
+        };
+      }
+      case 'attempt': {
+        const { input, ctx } = msg;
+        const hash = requestHash(input);
+        const refId = input.reference !== null ? referenceId(ctx.wallet.id, input.reference) : null;
+        if (refId && !msg.dry_run) {
+          const ref = await store.get<{ id: string; attempt_id: string; request_hash: string }>(REFERENCES, refId);
+          if (ref) {
+            if (ref.request_hash !== hash) throw conflict(IDEMPOTENCY_MISMATCH);
+            const existing = await store.get<SpendAttemptDoc>(ATTEMPTS, ref.attempt_id);
+            if (existing) return { reply: { attempt: existing, created: false } };
+          }
+        }
+        const { spends, changed } = await liveSpends(state, now);
+        const evaluation = decide(state, spends, input, ctx, now, false);
+        if (msg.dry_run) return { reply: { evaluation } };
+        const base: SpendAttemptDoc = {
+          id: msg.attempt_id, merchant_id: ctx.caller_merchant_id, agent_wallet_id: ctx.wallet.id, ...input,
+          status: evaluation.status, reason: evaluation.reason ?? null, policy_id: state?.policy?.id ?? null,
+          ledger_entry_id: null, spend_reference: null, target_kind: ctx.target.kind, target_wallet_id: ctx.target.wallet_id,
+          challenge_id: ctx.target.challenge_id, settlement: null, execute_due_at: null, request_hash: hash, created_at: at, updated_at: at,
+        };
+        const effects: WriteOp[] = [];
+        let doc = base;
+        let nextSpends = spends;
+        if (evaluation.status === 'pending') {
+          const r = await reserve(base, msg.payout_id, now);
+          if ('insufficient' in r) doc = { ...base, status: 'denied', reason: 'insufficient_funds' };
+          else {
+            doc = r.a;
+            effects.push(...r.ops);
+            nextSpends = [...spends, r.entry];
+          }
+        }
+        effects.unshift({ op: 'insert', coll: ATTEMPTS, doc });
+        if (refId) effects.push({ op: 'insert', coll: REFERENCES, doc: { id: refId, attempt_id: doc.id, request_hash: hash, created_at: at } });
+        const touched = doc.status === 'pending' || changed;
+        return {
+          ...(touched && state ? { state: nextState(state, ctx.caller_merchant_id, nextSpends, at) } : {}),
+          effects,
+          reply: { attempt: doc, evaluation, created: true },
+        };
+      }
+      case 'approve': {
+        const a = await store.get<SpendAttemptDoc>(ATTEMPTS, msg.attempt_id);
+        if (!a || a.merchant_id !== msg.ctx.caller_merchant_id || a.agent_wallet_id !== msg.ctx.wallet.id) throw notFound('spend attempt');
+        if (a.status !== 'approval_required') throw conflict(`spend attempt ${a.id} is ${a.status}; only an attempt awaiting approval can be approved`);
+        const { spends } = await liveSpends(state, now);
+        const evaluation = decide(state, spends, a, msg.ctx, now, true);
+        let doc: SpendAttemptDoc = { ...a, status: evaluation.status, reason: evaluation.reason ?? null, policy_id: state?.policy?.id ?? a.policy_id, updated_at: at };
+        const effects: WriteOp[] = [];
+        let nextSpends = spends;
+        if (evaluation.status === 'pending') {
+          const r = await reserve(doc, msg.payout_id, now);
+          if ('insufficient' in r) doc = { ...doc, status: 'denied', reason: 'insufficient_funds' };
+          else {
+            doc = r.a;
+            effects.push(...r.ops);
+            nextSpends = [...spends, r.entry];
+          }
+        }
+        effects.unshift({ op: 'cas', coll: ATTEMPTS, doc, expected: a.version ?? 0 });
+        return {
+          ...(doc.status === 'pending' && state ? { state: nextState(state, a.merchant_id, nextSpends, at) } : {}),
+          effects,
+          reply: { attempt: doc, evaluation },
+        };
+      }
+      case 'deny': {
+        const a = await store.get<SpendAttemptDoc>(ATTEMPTS, msg.attempt_id);
+        if (!a || a.merchant_id !== msg.caller_merchant_id || a.agent_wallet_id !== (state?.id ?? a.agent_wallet_id)) throw notFound('spend attempt');
+        if (a.status === 'denied') return { reply: { attempt: a } };
+        if (a.status !== 'approval_required') throw conflict(`spend attempt ${a.id} is ${a.status}; only an attempt awaiting approval can be denied`);
+        const doc: SpendAttemptDoc = { ...a, status: 'denied', reason: 'denied_by_merchant', updated_at: at };
+        return { effects: [{ op: 'cas', coll: ATTEMPTS, doc, expected: a.version ?? 0 }], reply: { attempt: doc } };
+      }
+      case 'execute': {
+        const a = await store.get<SpendAttemptDoc>(ATTEMPTS, msg.attempt_id);
+        if (!a) throw notFound('spend attempt');
+        if (a.status !== 'pending' || !a.settlement || a.settlement.status !== 'awaiting_execution') return { reply: { attempt: a } };
+        const b = new LedgerBatch(store, now);
+        await b.post(a.ledger_entry_id!);
+        const doc: SpendAttemptDoc = { ...a, settlement: { ...a.settlement, status: 'settled', settled_at: at }, execute_due_at: null, updated_at: at };
+        return { effects: [{ op: 'cas', coll: ATTEMPTS, doc, expected: a.version ?? 0 }, ...b.ops()], reply: { attempt: doc } };
+      }
+    }
+  }
+
+  return {
+    collection: AGENT_WALLET_STATES,
+    async handle(state, msg, now) {
+      try {
+        return await handle(state, msg, now);
+      } catch (e) {
+        if (isLedgerError(e)) throw new ServiceError(409, e.message, 'CONFLICT');
+        throw e;
+      }
+    },
+  };
+}

@@ -1,0 +1,21 @@
+/** Collections of agent wallets (spend policies, spend attempts) and x402 challenges and redemptions. */
+import type { CollectionSpec } from '../port.ts';
+
+export const AGENTS_COLLECTIONS: CollectionSpec[] = [
+  /** the agent-wallet actor's document, id = the wallet id: current policy and the spends its windows count */
+  { name: 'agent_wallet_states' },
+  /** every policy version ever set (id pol_…); an attempt's policy_id names one */
+  { name: 'agent_policies', indexes: [{ fields: ['agent_wallet_id', 'id'] }] },
+  {
+    name: 'spend_attempts',
+    indexes: [{ fields: ['agent_wallet_id', 'id'] }, { fields: ['merchant_id', 'id'] }, { fields: ['execute_due_at'] }],
+  },
+  /** id = <wallet id>:<sha256 of reference>: the reference is the attempt's idempotency key */
+  { name: 'spend_references' },
+  { name: 'x402_challenges', indexes: [{ fields: ['merchant_id', 'id'] }] },
+  /**
+   * id = the challenge id (a challenge is consumed once); proof_key unique (a proof redeems once).
+   * Holds the settlement's signed bytes before they are sent.
+   */
+  { name: 'x402_redemptions', indexes: [{ fields: ['proof_key'], unique: true }, { fields: ['status', 'next_check_at'] }] },
+];

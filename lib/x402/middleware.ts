@@ -1,0 +1,157 @@
+/**
+ * x402 for a merchant's own Node resource server, and for agents that pay such servers.
+ *
+ *   // server: node:http or Express
+ *   const pay = requirePayment({ serviceUrl, apiKey, amount_subunits: '10000', paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' } });
+ *   http.createServer((req, res) => pay(req, res, () => res.end('the paid resource')));
+ *   app.get('/report', pay, (req, res) => res.send('the paid resource'));
+ *
+ *   // agent
+ *   const fetchPaid = payingFetch(apiKey, 'wal_…', { serviceUrl });
+ *   const res = await fetchPaid('https://api.example/report');
+ *
+ * Without a proof the server answers 402 with PAYMENT-REQUIRED and X-PAYMENT-REQUIRED (base64 JSON of the
+ * X402Challenge); with X-Service-Payment (or PAYMENT-SIGNATURE) it redeems the proof with the service and
+ * serves the resource only once it is settled, with PAYMENT-RESPONSE. A settlement still pending answers
+ * 202 with Retry-After (present the same proof again), never a new 402, so nobody pays twice.
+ * Uses the global fetch only; no dependency on the rest of this project.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HEADERS, decodeChallenge, type X402Challenge } from './challenge.ts';
+
+export interface RequirePaymentOptions {
+  /** base URL of the payment service, e.g. https://pay.example.com */
+  serviceUrl: string;
+  /** the merchant's API key (service_sk_…) */
+  apiKey: string;
+  amount_subunits?: string;
+  /** a published catalog price instead of amount_subunits */
+  price_id?: string;
+  paymentMethod: { chain: string; network: string; token: string };
+  description?: string;
+  /** challenge lifetime (default 5m) */
+  expires_in?: string;
+  /** what is paid for; must be the same for the 402 and the paid retry (default: the request's path and query) */
+  resource?: (req: IncomingMessage) => string;
+  fetch?: typeof fetch;
+}
+
+type Next = (err?: unknown) => void;
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export function requirePayment(o: RequirePaymentOptions): (req: IncomingMessage, res: ServerResponse, next: Next) => Promise<void> {
+  const f = o.fetch ?? fetch;
+  const base = o.serviceUrl.replace(/\/+$/, '');
+  const call = (path: string, body: unknown) => f(`${base}${path}`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': o.apiKey }, body: JSON.stringify(body),
+  });
+
+  async function challenge(res: ServerResponse, resource: string, error?: string) {
+    const r = await call('/v1/x402/challenges', {
+      resource, paymentMethod: o.paymentMethod,
+      ...(o.price_id ? { price_id: o.price_id } : { amount_subunits: o.amount_subunits }),
+      ...(o.description ? { description: o.description } : {}), ...(o.expires_in ? { expires_in: o.expires_in } : {}),
+    });
+    const c = await r.json() as { header: string; challenge: X402Challenge; fee_payer?: string; chain?: string; message?: string };
+    if (r.status !== 201) return send(res, 503, { error: 'payment service unavailable', detail: c.message }, { 'Retry-After': '5' });
+    send(res, 402, { x402Version: 1, error: error ?? 'payment required', accepts: [c.challenge], chain: c.chain, fee_payer: c.fee_payer },
+      { [HEADERS.required]: c.header, [HEADERS.requiredLegacy]: c.header });
+  }
+
+  return async (req, res, next) => {
+    try {
+      const resource = o.resource ? o.resource(req) : (req.url ?? '/');
+      const proof = headerOf(req, HEADERS.payment) ?? headerOf(req, HEADERS.signature);
+      if (!proof) return await challenge(res, resource);
+      const r = await call('/v1/x402/redeem', { proof, resource });
+      const body = await r.json() as { payment_response?: string; message?: string; challenge_id?: string };
+      if (r.status === 200) {
+        res.setHeader(HEADERS.response, body.payment_response!);
+        return next();
+      }
+      if (r.status === 202) {
+        // paid, not yet settled: the same proof later gets the resource; a new 402 would make them pay twice
+        return send(res, 202, { status: 'payment_pending', challenge_id: body.challenge_id, retry: 'send the same X-Service-Payment again' },
+          { 'Retry-After': '2', [HEADERS.response]: body.payment_response! });
+      }
+      if (r.status === 402 || r.status === 400 || r.status === 404) return await challenge(res, resource, body.message);
+      // the service's answer is unknown (5xx): never ask for a new payment
+      return send(res, 503, { error: 'payment verification unavailable, retry with the same proof' }, { 'Retry-After': '5' });
+    } catch (e) {
+      if (!res.headersSent) send(res, 503, { error: 'payment verification unavailable, retry with the same proof' }, { 'Retry-After': '5' });
+      else next(e);
+    }
+  };
+}
+
+export class PaymentDeclinedError extends Error {
+  /** the AgentSpendAttempt (status approval_required or denied, with its reason) */
+  readonly attempt: Record<string, unknown>;
+  constructor(attempt: Record<string, unknown>) {
+    super(`the spend attempt was ${String(attempt.status)}${attempt.reason ? `: ${String(attempt.reason)}` : ''}`);
+    this.name = 'PaymentDeclinedError';
+    this.attempt = attempt;
+  }
+}
+
+export interface PayingFetchOptions {
+  serviceUrl: string;
+  fetch?: typeof fetch;
+  /** how often a 202 (settlement pending) is retried with the same proof (default 10, 1 s apart) */
+  pendingRetries?: number;
+}
+
+/** The chain a challenge's asset lives on: 0x contract → Ethereum, base58 mint → Solana, or a native symbol. */
+function chainOf(asset: string): { chain: string; token: string } {
+  if (asset === 'ETH') return { chain: 'ethereum', token: 'ETH' };
+  if (asset === 'SOL') return { chain: 'solana', token: 'SOL' };
+  return { chain: /^0x[0-9a-fA-F]{40}$/.test(asset) ? 'ethereum' : 'solana', token: 'USDC' };
+}
+
+/**
+ * A fetch that meets a 402 with a spend attempt of the agent wallet (reference = the challenge memo, so a
+ * retry never pays twice) and retries with X-Service-Payment = the attempt's spend_reference. Throws
+ * PaymentDeclinedError when the wallet's policy does not allow the payment (denied or awaiting approval).
+ */
+export function payingFetch(apiKey: string, agentWalletId: string, o: PayingFetchOptions): (input: string | URL, init?: RequestInit) => Promise<Response> {
+  const f = o.fetch ?? fetch;
+  const base = o.serviceUrl.replace(/\/+$/, '');
+  let rails: Array<{ chain: string; network: string; token: string; decimals: number }> | null = null;
+
+  return async (input, init = {}) => {
+    const first = await f(input, init);
+    if (first.status !== 402) return first;
+    const c = decodeChallenge(first.headers.get(HEADERS.required) ?? first.headers.get(HEADERS.requiredLegacy));
+    if (!c?.payTo || !c.amount || !c.asset || !c.network) return first;
+    const { chain, token } = chainOf(c.asset);
+    rails ??= await (await f(`${base}/v1/payment_methods`)).json() as typeof rails;
+    const rail = rails!.find((r) => r.chain === chain && r.network === c.network && r.token === token);
+    if (!rail) return first;
+    const units = BigInt(c.amount);
+    const scale = 10n ** BigInt(rail.decimals);
+    const amount = Number(`${units / scale}.${(units % scale).toString().padStart(rail.decimals, '0')}`);
+    const r = await f(`${base}/v1/agent-wallets/${agentWalletId}/spend-attempts`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
+      body: JSON.stringify({ target: c.payTo, amount, amount_subunits: c.amount, token_symbol: token, chain, network: c.network, reference: c.memo, ...(c.resource ? { metadata: { resource: c.resource } } : {}) }),
+    });
+    const attempt = await r.json() as Record<string, unknown>;
+    if (r.status >= 300) throw new Error(`spend attempt refused: ${r.status} ${String(attempt.message)}`);
+    if (attempt.status !== 'pending' || typeof attempt.spend_reference !== 'string') throw new PaymentDeclinedError(attempt);
+    const headers = new Headers(init.headers);
+    headers.set('X-Service-Payment', attempt.spend_reference);
+    for (let i = 0; ; i++) {
+      const paid = await f(input, { ...init, headers });
+      if (paid.status !== 202 || i >= (o.pendingRetries ?? 10)) return paid;
+      await new Promise((res) => setTimeout(res, 1000));
+    }
+  };
+}

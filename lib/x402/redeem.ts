@@ -1,0 +1,277 @@
+/**
+ * x402 redemption: verify a proof against its challenge, settle it, and consume the challenge once.
+ *
+ * - The redemption row's id is the challenge id and its `proof_key` is unique: of concurrent redeems exactly
+ *   one insert wins; every other proof for that challenge, and the same proof again, is refused.
+ * - On-chain proofs go through the transaction outbox (lib/chains/broadcast): the gas wallet's signed
+ *   transaction (row `x402:<challenge id>` in `chain_txs`) is written in the same write as the redemption
+ *   row (status `settling`), before the first send; it is re-sent unchanged until it lands.
+ * - Settle before serving: only a confirmed settlement answers `settled`. One that does not confirm within
+ *   the wait answers `pending` (never a fresh 402: the payer must not pay twice); the same proof presented
+ *   again later gets the resource once the settlement confirms, exactly once (`served`).
+ * - A settled redemption credits the merchant's wallet in the ledger (a posted `deposit` transfer from
+ *   `sys:chain`, id `x402:<challenge id>`) in the same write that consumes the challenge. An agent-wallet
+ *   proof has already moved the money inside the ledger (its spend attempt's transfer).
+ */
+import { createHash } from 'node:crypto';
+import { isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
+import { retryOnConflict } from '../core/retry.ts';
+import { LedgerBatch, accountId, walletAccount } from '../ledger/index.ts';
+import { encodeHeader } from './challenge.ts';
+import { decodeProof, verifyEip3009, verifySolana, ProofError, type ChallengeTerms, type Proof } from './proof.ts';
+import { domainSeparator, eip3009Intent, solanaCosignIntent } from './settle.ts';
+import { CHAIN_TXS, type ChainTxDoc } from '../chains/broadcast/types.ts';
+import type { Broadcaster } from '../chains/broadcast/outbox.ts';
+import type { SpendAttemptDoc } from '../spend/attempts.ts';
+
+export const CHALLENGES = 'x402_challenges';
+export const REDEMPTIONS = 'x402_redemptions';
+
+export interface ChallengeDoc extends Doc, ChallengeTerms {
+  merchant_id: string;
+  wallet_id: string;
+  decimals: number;
+  resource: string;
+  description: string | null;
+  price_id: string | null;
+  status: 'open' | 'redeemed';
+  expires_at: string;
+  created_at: string;
+  redeemed_at: string | null;
+}
+
+export interface RedemptionDoc extends Doc {
+  merchant_id: string;
+  proof_key: string;
+  proof_hash: string;
+  kind: Proof['kind'];
+  payer: string;
+  chain: string;
+  network: string;
+  status: 'settling' | 'settled' | 'failed';
+  /** the resource was answered for this payment (once) */
+  served: boolean;
+  /** the outbox row carrying the settlement (on-chain proofs) */
+  chain_tx_id: string | null;
+  tx_hash: string | null;
+  spend_attempt_id: string | null;
+  next_check_at: string | null;
+  failure_reason: string | null;
+  created_at: string;
+  settled_at: string | null;
+}
+
+export interface RedeemResult {
+  challenge_id: string;
+  status: 'settled' | 'pending';
+  payer: string;
+  amount_subunits: string;
+  tx_hash?: string;
+  settled_at: string | null;
+  /** base64 JSON for the PAYMENT-RESPONSE header */
+  payment_response: string;
+}
+
+export interface RedeemDeps {
+  store: Store;
+  broadcaster: Broadcaster;
+  /** the RPC URL of a chain and network (null: not configured) */
+  rpcUrl(chain: string, network: string): string | null;
+  /** the gas wallet address (the Solana fee payer) */
+  gasWallet(chain: 'ethereum' | 'solana', network: string): string;
+  now(): Date;
+  /** runs a pending agent spend's ledger execution now (the agent-wallet actor) */
+  executeAttempt(attemptId: string, walletId: string): Promise<SpendAttemptDoc>;
+  /** how long a redeem waits for its settlement to confirm before answering pending */
+  settleTimeoutMs: number;
+  pollMs?: number;
+}
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export class X402Redeemer {
+  private d: RedeemDeps;
+
+  constructor(deps: RedeemDeps) {
+    this.d = deps;
+  }
+
+  private result(c: ChallengeDoc, r: RedemptionDoc): RedeemResult {
+    const settled = r.status === 'settled';
+    return {
+      challenge_id: c.id, status: settled ? 'settled' : 'pending', payer: r.payer, amount_subunits: c.amount_subunits,
+      ...(r.tx_hash ? { tx_hash: r.tx_hash } : {}), settled_at: r.settled_at,
+      payment_response: encodeHeader({ success: settled, status: settled ? 'settled' : 'pending', challenge_id: c.id, payer: r.payer, transaction: r.tx_hash ?? null, network: c.network, chain: c.chain }),
+    };
+  }
+
+  async redeem(header: string, resource: string, merchantId: string): Promise<RedeemResult> {
+    const { store } = this.d;
+    const proof = decodeProof(header);
+    const challenge = await store.get<ChallengeDoc>(CHALLENGES, proof.memo);
+    if (!challenge || challenge.merchant_id !== merchantId) throw new ProofError('unknown_challenge', 'no challenge of yours has this memo');
+    if (resource !== challenge.resource) throw new ProofError('wrong_resource', 'the proof pays for another resource');
+    const proofHash = sha(header.trim());
+    const existing = await store.get<RedemptionDoc>(REDEMPTIONS, challenge.id);
+    if (existing) return this.continueExisting(challenge, existing, proofHash);
+    const now = this.d.now();
+    if (challenge.expires_at <= now.toISOString()) throw new ProofError('challenge_expired', 'the challenge has expired; ask for a new one');
+
+    if (proof.kind === 'agent_wallet') return this.redeemAgent(challenge, proof, proofHash);
+    const rpcUrl = this.d.rpcUrl(challenge.chain, challenge.network);
+    if (!rpcUrl) throw new ProofError('wrong_network', `${challenge.chain} ${challenge.network} is not configured`);
+    let payer: string;
+    let proofKey: string;
+    let intent: ReturnType<typeof eip3009Intent>;
+    if (proof.kind === 'eip3009') {
+      if (challenge.chain !== 'ethereum') throw new ProofError('wrong_asset', 'the challenge is not on Ethereum');
+      ({ payer, proof_key: proofKey } = verifyEip3009(proof, challenge, await domainSeparator(rpcUrl, challenge.asset), Math.floor(now.getTime() / 1000)));
+      intent = eip3009Intent(challenge.network, challenge.asset, proof.authorization, proof.signature);
+    } else {
+      const v = verifySolana(proof, challenge, this.d.gasWallet('solana', challenge.network));
+      ({ payer, proof_key: proofKey } = v);
+      intent = solanaCosignIntent(challenge.network, v.tx, v.payer, challenge.pay_to);
+    }
+    const txId = `x402:${challenge.id}`;
+    const row: RedemptionDoc = {
+      id: challenge.id, merchant_id: merchantId, proof_key: proofKey, proof_hash: proofHash, kind: proof.kind, payer,
+      chain: challenge.chain, network: challenge.network, status: 'settling', served: false, chain_tx_id: txId, tx_hash: null,
+      spend_attempt_id: null, next_check_at: new Date(now.getTime() + 5_000).toISOString(), failure_reason: null,
+      created_at: now.toISOString(), settled_at: null,
+    };
+    let created: boolean;
+    try {
+      // the signed transaction and the redemption in one write: the redemption exists iff the bytes do
+      ({ created } = await this.d.broadcaster.create(
+        { id: txId, chain: challenge.chain, network: challenge.network, purpose: 'x402', ref: challenge.id, intent },
+        async () => ((await store.get(REDEMPTIONS, challenge.id)) ? [] : [{ op: 'insert', coll: REDEMPTIONS, doc: row }]),
+      ));
+    } catch (e) {
+      if (await store.get(REDEMPTIONS, challenge.id)) throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
+      // Ethereum signs after a simulation (estimateGas): a refused authorization ends here, nothing written
+      throw new ProofError('settlement_failed', `the settlement cannot be made: ${String((e as { shortMessage?: string }).shortMessage ?? (e as Error).message).slice(0, 160)}`);
+    }
+    const mine = await store.get<RedemptionDoc>(REDEMPTIONS, challenge.id);
+    if (!created || !mine || mine.proof_hash !== proofHash) throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
+    return this.await(challenge, true);
+  }
+
+  /** The same proof again: serve a settlement that finished after its redeem answered pending, once. */
+  private async continueExisting(c: ChallengeDoc, r: RedemptionDoc, proofHash: string): Promise<RedeemResult> {
+    if (r.proof_hash !== proofHash) throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
+    if (r.status === 'failed') throw new ProofError('settlement_failed', 'the settlement failed on chain');
+    if (r.status === 'settled') {
+      if (r.served) throw new ProofError('already_redeemed', 'this proof has already been redeemed');
+      return this.serveOnce(c);
+    }
+    return this.await(c, true);
+  }
+
+  private async serveOnce(c: ChallengeDoc): Promise<RedeemResult> {
+    return retryOnConflict(async () => {
+      const r = (await this.d.store.get<RedemptionDoc>(REDEMPTIONS, c.id))!;
+      if (r.served) throw new ProofError('already_redeemed', 'this proof has already been redeemed');
+      await this.d.store.write([{ op: 'cas', coll: REDEMPTIONS, doc: { ...r, served: true }, expected: r.version ?? 0 }]);
+      return this.result(c, { ...r, served: true });
+    });
+  }
+
+  /** Moves the outbox row on until it is final or the wait is over; then settles, fails or answers pending. */
+  private async await(c: ChallengeDoc, serve: boolean): Promise<RedeemResult> {
+    const deadline = Date.now() + this.d.settleTimeoutMs;
+    for (;;) {
+      const r = (await this.d.store.get<RedemptionDoc>(REDEMPTIONS, c.id))!;
+      if (r.status === 'settled') return serve ? this.serveOnce(c) : this.result(c, r);
+      if (r.status === 'failed') throw new ProofError('settlement_failed', `the settlement failed on chain: ${r.failure_reason ?? ''}`);
+      const tx = await this.d.broadcaster.process(r.chain_tx_id!).catch(() => null) ?? await this.d.store.get<ChainTxDoc>(CHAIN_TXS, r.chain_tx_id!);
+      const done = tx ? await this.settleFrom(r, tx, serve) : null;
+      if (done) return done.mine || !serve ? this.result(c, done.doc) : this.serveOnce(c);
+      if (Date.now() >= deadline) return this.result(c, r);
+      await new Promise((res) => setTimeout(res, this.d.pollMs ?? 100));
+    }
+  }
+
+  /** A final outbox row decides the redemption: confirmed settles it, failed fails it. */
+  private async settleFrom(r: RedemptionDoc, tx: ChainTxDoc, serve: boolean): Promise<{ doc: RedemptionDoc; mine: boolean } | null> {
+    if (tx.status === 'confirmed') return this.finish(r.id, serve, tx.tx_hash);
+    if (tx.status === 'failed') {
+      await this.fail(r.id, tx.failure_reason ?? 'failed on chain');
+      throw new ProofError('settlement_failed', `the settlement failed on chain: ${tx.failure_reason ?? ''}`);
+    }
+    return null;
+  }
+
+  /** Settled: consume the challenge and credit the merchant's wallet, in one write. */
+  /** `mine`: this call settled it (and served it when `serve`); otherwise it was settled before. */
+  private async finish(challengeId: string, serve: boolean, txHash: string): Promise<{ doc: RedemptionDoc; mine: boolean }> {
+    const { store } = this.d;
+    return retryOnConflict(async () => {
+      const r = (await store.get<RedemptionDoc>(REDEMPTIONS, challengeId))!;
+      if (r.status !== 'settling') return { doc: r, mine: false };
+      const c = (await store.get<ChallengeDoc>(CHALLENGES, challengeId))!;
+      const now = this.d.now();
+      const at = now.toISOString();
+      const asset = `${c.chain}:${c.network}:${c.token}`;
+      const b = new LedgerBatch(store, now);
+      await b.transfer({
+        id: `x402:${c.id}`, kind: 'deposit', asset, amount: c.amount_subunits, tx_hash: txHash,
+        debit_account: accountId('sys:chain', asset), credit_account: walletAccount(c.wallet_id, asset),
+      });
+      const next: RedemptionDoc = { ...r, status: 'settled', served: serve, tx_hash: txHash, settled_at: at, next_check_at: null };
+      const ops: WriteOp[] = [
+        { op: 'cas', coll: REDEMPTIONS, doc: next, expected: r.version ?? 0 },
+        { op: 'cas', coll: CHALLENGES, doc: { ...c, status: 'redeemed', redeemed_at: at }, expected: c.version ?? 0 },
+        ...b.ops(),
+      ];
+      await store.write(ops);
+      return { doc: next, mine: true };
+    });
+  }
+
+  private async fail(challengeId: string, why: string): Promise<void> {
+    await retryOnConflict(async () => {
+      const r = await this.d.store.get<RedemptionDoc>(REDEMPTIONS, challengeId);
+      if (!r || r.status !== 'settling') return;
+      await this.d.store.write([{ op: 'cas', coll: REDEMPTIONS, doc: { ...r, status: 'failed', failure_reason: why, next_check_at: null }, expected: r.version ?? 0 }]);
+    });
+  }
+
+  /** An agent wallet of this service paid through a spend attempt bound to the challenge. */
+  private async redeemAgent(c: ChallengeDoc, p: Extract<Proof, { kind: 'agent_wallet' }>, proofHash: string): Promise<RedeemResult> {
+    const { store } = this.d;
+    let a = await store.get<SpendAttemptDoc>('spend_attempts', p.spend_attempt_id);
+    if (!a || a.agent_wallet_id !== p.agent_wallet_id) throw new ProofError('unknown_challenge', 'no such spend attempt');
+    if (a.status !== 'pending' || a.target_kind !== 'x402' || a.challenge_id !== c.id || a.reference !== c.id) {
+      throw new ProofError('memo_mismatch', 'the spend attempt does not pay this challenge');
+    }
+    if (a.amount_subunits !== c.amount_subunits) throw new ProofError('wrong_amount', `the spend attempt must be of ${c.amount_subunits}`);
+    if (a.chain !== c.chain || a.network !== c.network || a.token_symbol !== c.token) throw new ProofError('wrong_asset', 'the spend attempt is on another rail');
+    if (a.target_wallet_id !== c.wallet_id) throw new ProofError('wrong_payee', 'the spend attempt pays another wallet');
+    if (a.settlement?.status === 'awaiting_execution') a = await this.d.executeAttempt(a.id, a.agent_wallet_id);
+    if (a.settlement?.status !== 'settled') throw new ProofError('settlement_failed', 'the spend attempt is not settled');
+    const now = this.d.now();
+    const at = now.toISOString();
+    const row: RedemptionDoc = {
+      id: c.id, merchant_id: c.merchant_id, proof_key: `agent:${a.id}`, proof_hash: proofHash, kind: 'agent_wallet', payer: a.agent_wallet_id,
+      chain: c.chain, network: c.network, status: 'settled', served: true, chain_tx_id: null, tx_hash: null, spend_attempt_id: a.id,
+      next_check_at: null, failure_reason: null, created_at: at, settled_at: at,
+    };
+    try {
+      await store.write([
+        { op: 'insert', coll: REDEMPTIONS, doc: row },
+        { op: 'cas', coll: CHALLENGES, doc: { ...c, status: 'redeemed', redeemed_at: at }, expected: c.version ?? 0 },
+      ]);
+    } catch (e) {
+      if (isDuplicate(e) || (e as Error).name === 'VersionConflictError') throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
+      throw e;
+    }
+    return this.result(c, row);
+  }
+
+  /** The scanner's step for a redemption still settling: move its outbox row on, then settle or fail it. */
+  async check(r: RedemptionDoc): Promise<void> {
+    if (r.status !== 'settling' || !r.chain_tx_id) return;
+    const tx = await this.d.broadcaster.process(r.chain_tx_id).catch(() => null) ?? await this.d.store.get<ChainTxDoc>(CHAIN_TXS, r.chain_tx_id);
+    if (tx) await this.settleFrom(r, tx, false).catch((e) => { if (!(e instanceof ProofError)) throw e; });
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * x402 end to end: a merchant's resource server using requirePayment, paid by (a) an EIP-3009
+ * authorization signed by an outside key on the Hardhat node, (b) a Solana payer on the LiteSVM harness,
+ * (c) payingFetch with an agent wallet. Replays (also concurrent) and expired challenges are refused.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Wallet, parseEther } from 'ethers';
+import { Connection, Keypair } from '@solana/web3.js';
+import { startTestNode, type TestNode } from '../helpers/node.ts';
+import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
+import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
+import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
+import { requirePayment, payingFetch } from '../../lib/x402/middleware.ts';
+import { decodeChallenge, decodeHeader } from '../../lib/x402/challenge.ts';
+import { signEip3009Proof, buildSolanaProof } from '../../lib/x402/payer.ts';
+import { closeClients } from '../../lib/chains/clients.ts';
+import { POLICY, balanceOf, createWallet, fund, type WalletRef } from './agents-helpers.ts';
+
+let chain: HardhatNode;
+let usdc: TestUsdc;
+let sol: SolanaRpcHarness;
+let mint: MintInfo;
+let t: TestNode;
+let m: RegisteredMerchant;
+let ethWallet: WalletRef;
+let solWallet: WalletRef;
+let server: Server;
+let base: string;
+let skewMs = 0;
+
+beforeAll(async () => {
+  chain = await startHardhatNode();
+  usdc = await chain.deployTestUsdc();
+  sol = await startSolanaRpc();
+  mint = await sol.createMint();
+  t = await startTestNode({
+    ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+    SOLANA_TESTNET_RPC_URL: sol.url, SOLANA_TESTNET_USDC_MINT: mint.mint, RATE_LIMIT_PER_MINUTE: '100000', CHAIN_POLL_INTERVAL_MS: '60000',
+  }, { now: () => new Date(Date.now() + skewMs) });
+  m = await registerMerchant(t);
+  const opts = { serviceUrl: t.url, apiKey: m.apiKey, description: 'one report' };
+  const payEth = requirePayment({ ...opts, amount_subunits: '1250000', paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' } });
+  const paySol = requirePayment({ ...opts, amount_subunits: '2000000', paymentMethod: { chain: 'solana', network: 'testnet', token: 'USDC' } });
+  server = createServer((req, res) => {
+    const pay = req.url?.startsWith('/sol') ? paySol : payEth;
+    pay(req, res, () => {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end(`paid content of ${req.url}`);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // challenges pay into the merchant's settlement (default) wallet of the chain, created on first need
+  await challengeFor('/warmup');
+  await challengeFor('/sol/warmup');
+  const list = (await t.request('GET', '/v1/wallets?limit=100', { key: m.apiKey })).body.data as Array<WalletRef & { is_default: boolean }>;
+  ethWallet = list.find((w) => w.is_default && w.chain === 'ethereum')!;
+  solWallet = list.find((w) => w.is_default && w.chain === 'solana')!;
+  await sol.createAssociatedTokenAccount(solWallet.address, mint.mint);
+}, 180_000);
+
+afterAll(async () => {
+  server?.close();
+  await t?.stop();
+  await closeClients();
+  await chain?.stop();
+  await sol?.stop();
+});
+
+async function challengeFor(path: string) {
+  const r = await fetch(`${base}${path}`);
+  expect(r.status).toBe(402);
+  expect(r.headers.get('payment-required')).toBe(r.headers.get('x-payment-required'));
+  const body = await r.json() as { fee_payer: string; error: string };
+  return { challenge: decodeChallenge(r.headers.get('payment-required'))!, fee_payer: body.fee_payer, body };
+}
+
+describe('EIP-3009 authorization signed by an outside key (Hardhat)', () => {
+  const outside = Wallet.createRandom();
+  beforeAll(async () => {
+    await usdc.mint(outside.address, 50_000_000n);
+    const { fee_payer } = await challengeFor('/warmup');
+    await (await chain.wallet(0).sendTransaction({ to: fee_payer, value: parseEther('10') })).wait();
+  });
+  const sign = async (c: ReturnType<typeof decodeChallenge>) => {
+    const block = await chain.provider.getBlock('latest');
+    return signEip3009Proof(outside, c!, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) });
+  };
+
+  it('402 with the spec challenge, then the paid retry is settled on chain and served once', async () => {
+    const { challenge } = await challengeFor('/report?id=1');
+    expect(Object.keys(challenge).sort()).toEqual(['amount', 'asset', 'description', 'maxAmountRequired', 'memo', 'network', 'payTo', 'recipient', 'resource', 'scheme', 'version']);
+    expect(challenge).toMatchObject({ scheme: 'exact', network: 'testnet', amount: '1250000', asset: usdc.address, payTo: ethWallet.address, resource: '/report?id=1' });
+    const proof = await sign(challenge);
+    const paid = await fetch(`${base}/report?id=1`, { headers: { 'X-Service-Payment': proof } });
+    expect(paid.status).toBe(200);
+    expect(await paid.text()).toBe('paid content of /report?id=1');
+    const receipt = decodeHeader(paid.headers.get('payment-response'));
+    expect(receipt).toMatchObject({ success: true, challenge_id: challenge.memo, payer: outside.address });
+    expect(await usdc.balanceOf(ethWallet.address)).toBe(1_250_000n);
+    expect(await balanceOf(t, m, ethWallet.id)).toBe(1_250_000n);
+
+    const replay = await fetch(`${base}/report?id=1`, { headers: { 'X-Service-Payment': proof } });
+    expect(replay.status).toBe(402);
+    expect((await replay.json() as { error: string }).error).toMatch(/^already_redeemed/);
+    expect(await usdc.balanceOf(ethWallet.address)).toBe(1_250_000n);
+  });
+
+  it('concurrent redeems of one proof: exactly one is served, the money moves once', async () => {
+    const before = await usdc.balanceOf(ethWallet.address);
+    const { challenge } = await challengeFor('/report?id=2');
+    const proof = await sign(challenge);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => fetch(`${base}/report?id=2`, { headers: { 'X-Service-Payment': proof } })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 402, 402, 402, 402, 402]);
+    expect(await usdc.balanceOf(ethWallet.address)).toBe(before + 1_250_000n);
+  });
+
+  it('refuses a proof for another resource, a wrong amount, and an expired challenge', async () => {
+    const { challenge } = await challengeFor('/report?id=3');
+    const proof = await sign(challenge);
+    const other = await fetch(`${base}/report?id=4`, { headers: { 'X-Service-Payment': proof } });
+    expect((await other.json() as { error: string }).error).toMatch(/^wrong_resource/);
+    const cheap = await sign({ ...challenge, amount: '1' });
+    expect((await (await fetch(`${base}/report?id=3`, { headers: { 'X-Service-Payment': cheap } })).json() as { error: string }).error).toMatch(/^wrong_amount/);
+    const { challenge: late } = await challengeFor('/report?id=5');
+    const lateProof = await sign(late);
+    skewMs = 6 * 60_000; // past the 5-minute challenge lifetime
+    try {
+      const r = await fetch(`${base}/report?id=5`, { headers: { 'X-Service-Payment': lateProof } });
+      expect(r.status).toBe(402);
+      expect((await r.json() as { error: string }).error).toMatch(/^challenge_expired/);
+    } finally {
+      skewMs = 0;
+    }
+    expect(await usdc.balanceOf(outside.address)).toBe(50_000_000n - 2n * 1_250_000n);
+  });
+});
+
+describe('Solana payer (LiteSVM)', () => {
+  it('pays with a memo transfer co-signed by the gas wallet; a replay is refused', async () => {
+    const payer = Keypair.generate();
+    await sol.airdrop(payer.publicKey.toBase58(), 10_000_000n);
+    await sol.mintTo(mint.mint, payer.publicKey.toBase58(), 10_000_000n);
+    const { challenge, fee_payer } = await challengeFor('/sol/data');
+    await sol.airdrop(fee_payer, 1_000_000_000n);
+    const { blockhash } = await new Connection(sol.url, 'confirmed').getLatestBlockhash();
+    const proof = buildSolanaProof(payer, challenge, { feePayer: fee_payer, recentBlockhash: blockhash });
+    const paid = await fetch(`${base}/sol/data`, { headers: { 'X-Service-Payment': proof } });
+    expect(paid.status).toBe(200);
+    expect(await paid.text()).toBe('paid content of /sol/data');
+    expect(await sol.tokenBalance(solWallet.address, mint.mint)).toBe(2_000_000n);
+    expect(await sol.tokenBalance(payer.publicKey.toBase58(), mint.mint)).toBe(8_000_000n);
+    expect(await balanceOf(t, m, solWallet.id)).toBe(2_000_000n);
+    const replay = await Promise.all([1, 2, 3].map(() => fetch(`${base}/sol/data`, { headers: { 'X-Service-Payment': proof } })));
+    expect(replay.map((r) => r.status)).toEqual([402, 402, 402]);
+    expect(await sol.tokenBalance(solWallet.address, mint.mint)).toBe(2_000_000n);
+  });
+});
+
+describe('payingFetch with an agent wallet', () => {
+  let agent: WalletRef;
+  beforeAll(async () => {
+    agent = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
+    await fund(t, m, agent, 10_000_000n);
+    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: POLICY });
+  });
+
+  it('meets the 402 with a spend attempt and gets the resource; the ledger moves once; the proof cannot be replayed', async () => {
+    const before = await balanceOf(t, m, ethWallet.id);
+    const paying = payingFetch(m.apiKey, agent.id, { serviceUrl: t.url });
+    const r = await paying(`${base}/agent/report`);
+    expect(r.status).toBe(200);
+    expect(await r.text()).toBe('paid content of /agent/report');
+    expect(await balanceOf(t, m, agent.id)).toBe(10_000_000n - 1_250_000n);
+    expect(await balanceOf(t, m, ethWallet.id)).toBe(before + 1_250_000n);
+    const list = await t.request('GET', `/v1/agent-wallets/${agent.id}/spend-attempts`, { key: m.apiKey });
+    const a = list.body.data[0];
+    expect(a).toMatchObject({ status: 'pending', target: ethWallet.address, settlement: { status: 'settled', execution: 'ledger' } });
+    const replay = await fetch(`${base}/agent/report`, { headers: { 'X-Service-Payment': a.spend_reference } });
+    expect(replay.status).toBe(402);
+    expect((await replay.json() as { error: string }).error).toMatch(/^already_redeemed/);
+  });
+
+  it('a policy that denies: payingFetch throws with the reason, nothing is paid', async () => {
+    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: { ...POLICY, allowed_api_domains: ['elsewhere.example'] } });
+    const paying = payingFetch(m.apiKey, agent.id, { serviceUrl: t.url });
+    await expect(paying(`${base}/agent/other`)).rejects.toThrow(/denied: api_domain_not_allowed/);
+  });
+});
