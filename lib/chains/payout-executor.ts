@@ -67,6 +67,8 @@ export class PayoutExecutor {
     this.d = d;
     d.broadcaster.hook('payout', (tx) => this.onFinal(tx));
     d.broadcaster.hook('payout_topup', (tx) => this.onTopupFinal(tx));
+    // the gas is there: sign the payout now rather than on the next scan
+    d.broadcaster.afterFinal('payout_topup', (tx) => this.kick(tx.ref!));
     this.scanner = new DueScanner<ChainPayout>({
       name: 'payout-executor', store: d.store, coll: PAYOUTS, dueField: 'next_attempt_at',
       filter: { execution: 'chain', status: { $in: ['pending', 'processing'] } }, leaseMs: 60_000,
@@ -118,6 +120,14 @@ export class PayoutExecutor {
     if (t?.status === 'pending') await b.void(p.id);
     const failed: ChainPayout = { ...p, status: 'failed', failure_reason: reason, next_attempt_at: null };
     await this.d.store.write([this.cas(p, { status: 'failed', failure_reason: reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp('failed', failed, this.now())]);
+  }
+
+  /** a step for one payout now, if it is due (what the scanner would do on its next tick) */
+  async kick(id: string): Promise<void> {
+    const [p] = await this.d.store.claimDue<ChainPayout>(PAYOUTS, {
+      dueField: 'next_attempt_at', filter: { id, execution: 'chain', status: { $in: ['pending', 'processing'] } }, now: this.now(), leaseMs: 60_000, limit: 1,
+    });
+    if (p) await this.step(p);
   }
 
   /** one step of a claimed payout: sign and persist its transaction (or its gas top-up) */

@@ -97,6 +97,7 @@ export class Sweeper {
     this.d = d;
     d.broadcaster.hook('sweep_topup', (doc) => this.onTopupFinal(doc));
     d.broadcaster.hook('sweep', (doc) => this.onMoveFinal(doc));
+    d.broadcaster.afterFinal('sweep_topup', (tx) => this.kick(tx.ref!));
     this.scanner = new DueScanner<SweepDoc>({
       name: 'sweeps', store: d.store, coll: SWEEPS, dueField: 'next_check_at', filter: { status: 'waiting' },
       leaseMs: 60_000, intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log, handle: (s) => this.step(s),
@@ -195,6 +196,12 @@ export class Sweeper {
       ...keys.map((k): WriteOp => ({ op: 'insert', coll: SWEEP_CLAIMS, doc: { id: k, sweep_id: doc.id, created_at: at } })),
     ]);
     return { ...doc, version: 1 };
+  }
+
+  /** a step for one sweep now, if it is due (after its top-up landed) */
+  async kick(id: string): Promise<void> {
+    const [s] = await this.d.store.claimDue<SweepDoc>(SWEEPS, { dueField: 'next_check_at', filter: { id, status: 'waiting' }, now: this.now(), leaseMs: 60_000, limit: 1 });
+    if (s) await this.step(s);
   }
 
   private depositRef(s: SweepDoc): KeyRef {
