@@ -62,6 +62,8 @@ export interface Config {
   bodyLimit: string;
   /** operational alerts (lib/ops/alerts): thresholds, dedup, destinations */
   alerts: AlertsConfig;
+  /** audit hash chains: how often each node seals new audit rows (AUDIT_SEAL_INTERVAL_MS) */
+  audit: { sealIntervalMs: number };
   /** money out (lib/chains/broadcast, gas-wallet, sweeps): see README "Sweeps, payouts and gas wallets" */
   moneyOut: {
     /** GAS_WALLET_MIN_ETH / GAS_WALLET_MIN_SOL: below this (token units) a gas wallet is low */
@@ -275,6 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     bodyLimit: env.BODY_LIMIT || '64kb',
     alerts: alertsConfig(env),
+    audit: { sealIntervalMs: int(env, 'AUDIT_SEAL_INTERVAL_MS', 1000, 10) },
     moneyOut: {
       gasWalletMin: { ethereum: decimalOrNull(env, 'GAS_WALLET_MIN_ETH') ?? '0.01', solana: decimalOrNull(env, 'GAS_WALLET_MIN_SOL') ?? '0.05' },
       pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),

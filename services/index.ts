@@ -20,7 +20,7 @@ import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
-import { createAlertsService } from './alerts.service.ts';
+import { createOpsService } from './ops.service.ts';
 import { createDiagnosticsService } from './diagnostics.service.ts';
 import { createAgentsService } from './agents.service.ts';
 import { createAgentWalletActorsService } from './agent-wallet-actors.service.ts';
@@ -49,7 +49,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'session-actors': createSessionActorsService,
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
-  alerts: createAlertsService,
+  ops: createOpsService,
   diagnostics: createDiagnosticsService,
   agents: createAgentsService,
   'agent-wallet-actors': createAgentWalletActorsService,
