@@ -21,7 +21,7 @@
 import { newId } from '../core/ids.ts';
 import { DueScanner } from '../core/due-scanner.ts';
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
-import { LedgerBatch, accountId, settlementId, walletOfAccount, type LedgerTransfer } from '../ledger/index.ts';
+import { LedgerBatch, accountId, depositKeyOf, settlementId, walletOfAccount, type LedgerTransfer } from '../ledger/index.ts';
 import type { Config } from '../../config/index.ts';
 import type { Broadcaster } from './broadcast/outbox.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
@@ -176,7 +176,8 @@ export class Sweeper {
     let amount = 0n;
     for (const t of ts) {
       const key = t.id.slice(4);
-      const dep = await this.d.store.get<DepositLike>('deposits', key);
+      // a deposit credited again after a reorg settles as `set:<deposit key>#<generation>`
+      const dep = await this.d.store.get<DepositLike>('deposits', depositKeyOf(t.id));
       if (!dep || dep.status !== 'credited') continue;
       keys.push(key);
       amount += BigInt(t.amount);
