@@ -44,6 +44,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** webhook delivery: scanner period, per-attempt time-out, first retry delay (the schedule scales with it) */
   webhooks: { scanIntervalMs: number; timeoutMs: number; retryBaseMs: number };
+  /** the events API: sequencer and stream poll period, longest life of one SSE connection, keep-alive comment period */
+  events: { pollIntervalMs: number; streamMaxMs: number; heartbeatMs: number };
   metricsPort: number | null;
   logLevel: string;
   rateLimitPerMinute: number;
@@ -261,6 +263,11 @@ export function loadConfig(env: Env = process.env): Config {
       scanIntervalMs: int(env, 'WEBHOOK_SCAN_INTERVAL_MS', 1000, 10),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
       retryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 30_000, 10),
+    },
+    events: {
+      pollIntervalMs: int(env, 'EVENTS_POLL_INTERVAL_MS', 500, 10),
+      streamMaxMs: int(env, 'EVENTS_STREAM_MAX_MS', 30 * 60_000, 1000),
+      heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100),
     },
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0) : null,
     logLevel: env.LOG_LEVEL || 'info',

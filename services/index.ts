@@ -16,6 +16,7 @@ import { createRatesService } from './rates.service.ts';
 import { createFaucetsService } from './faucets.service.ts';
 import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
+import { createEventsService } from './events.service.ts';
 import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
@@ -45,6 +46,7 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   faucets: createFaucetsService,
   catalog: createCatalogService,
   webhooks: createWebhooksService,
+  events: createEventsService,
   sessions: createSessionsService,
   'session-actors': createSessionActorsService,
   'ethereum-listener': createEthereumListenerService,
