@@ -200,6 +200,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the merchant's own audit events
+         * @description The calling merchant's audit log, newest first: merchant.registered, merchant.api_key.rotated, merchant.webhook_secret.rotated, merchant.credential.revoked, payment_session.webhook.delivered / .failed / .skipped, payout.created / .completed / .failed, operator.kyc.set, operator.rate_limit.set, and more types as the service grows. Each event is written in the same atomic write as the change it records and is then linked into the merchant's hash chain (seq counts the merchant's events without gaps; operators verify the chain). Never contains API keys, webhook secrets, signatures or request bodies. Paged like catalog lists: pass next_cursor as cursor for the next page.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/catalog/prices/{price_id}/checkout-intent": {
         parameters: {
             query?: never;
@@ -2117,6 +2137,29 @@ export interface components {
                 [key: string]: string | number | boolean | null;
             };
         };
+        AuditEventsQuery: {
+            limit?: string;
+            cursor?: string;
+            type?: string;
+        };
+        AuditEvent: {
+            /** @description aud_… */
+            id: string;
+            type: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Position in the merchant's hash chain; null for a moment after the write, until the event is sealed */
+            seq: number | null;
+            /** @description What the event records: ids (session_id, event_id, payout_id), outcomes, statuses, amounts as digit strings */
+            details: {
+                [key: string]: unknown;
+            };
+        };
+        AuditEventPage: {
+            data: components["schemas"]["AuditEvent"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
         RatesQuery: {
             /** @description token symbol of an enabled rail (case-insensitive); default: every enabled token */
             base?: string;
@@ -2798,6 +2841,36 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description 1 to 100, default 20 */
+                limit?: string;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                /** @description only events of this type */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
         };
     };
