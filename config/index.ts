@@ -45,6 +45,8 @@ export interface Config {
   /** webhook delivery: scanner period, per-attempt time-out, first retry delay (the schedule scales with it) */
   webhooks: { scanIntervalMs: number; timeoutMs: number; retryBaseMs: number };
   metricsPort: number | null;
+  /** METRICS_TOKEN: bearer token /metrics requires; unset: only direct local callers on the API port */
+  metricsToken: string;
   logLevel: string;
   rateLimitPerMinute: number;
   /** requests per minute per client (hashed IP) on each public onboarding step and demo sessions */
@@ -261,6 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 30_000, 10),
     },
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0) : null,
+    metricsToken: env.METRICS_TOKEN ?? '',
     logLevel: env.LOG_LEVEL || 'info',
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 60, 1),
     publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 30, 1),

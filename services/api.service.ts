@@ -3,6 +3,7 @@
  * limit, JSON-only bodies with a size limit, and every error in the spec's envelope {code, message}.
  * moleculer-web picks the node before parsing params, so routes call facade actions, never actors.
  */
+import { mayReadMetrics } from '../lib/ops/metrics-access.ts';
 import { clientAddress, clientBucket, trustedProxyList } from '../lib/core/client-address.ts';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -70,7 +71,10 @@ export function createApiService(rt: Runtime): ServiceSchema {
   const alerts = nodeAlerts(rt);
   let metricsServer: Server | null = null;
 
-  async function metricsHandler(_req: IncomingMessage, res: ServerResponse) {
+  async function metricsHandler(req: IncomingMessage, res: ServerResponse) {
+    if (!mayReadMetrics(req, rt.config.metricsToken, serveMetricsHere)) {
+      return sendEnvelope(res, unauthorized()); // README: Security, metrics
+    }
     const text = await rt.metrics.registry.metrics();
     res.writeHead(200, { 'Content-Type': rt.metrics.registry.contentType });
     res.end(text);
