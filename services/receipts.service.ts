@@ -7,11 +7,11 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Caller } from './routes/types.ts';
-import { conflict, notFound, unauthorized } from '../lib/core/errors.ts';
+import { conflict, notFound, rateLimited, unauthorized } from '../lib/core/errors.ts';
 import { NoReceiptError, ReceiptWorkers, etagOf, notModified, receiptFor } from '../lib/receipts/index.ts';
 import type { PaymentSessionState } from '../actors/payment-session.ts';
 
-type Meta = { user?: Caller; headers?: Record<string, string | undefined> } & Record<string, unknown>;
+type Meta = { user?: Caller; headers?: Record<string, string | undefined>; client?: { ip_hash: string } } & Record<string, unknown>;
 type Params = { params: { session_id: string } };
 
 export function createReceiptsService(rt: Runtime): ServiceSchema {
@@ -42,6 +42,15 @@ export function createReceiptsService(rt: Runtime): ServiceSchema {
     return pdf;
   }
 
+  /** Rendering costs a worker ~15 ms: callers without a key are limited per client (hashed IP). */
+  async function limitAnonymous(ctx: Context): Promise<void> {
+    const ip = (ctx.meta as Meta).client?.ip_hash ?? 'unknown';
+    const limit = rt.config.publicRateLimitPerMinute;
+    if (await rt.store.increment(`public:receipt:${ip}`, 1, 60_000, rt.now()) > limit) {
+      throw rateLimited(`too many receipt requests from this client (at most ${limit} a minute); retry in a minute`);
+    }
+  }
+
   const load = async (id: unknown) => (typeof id === 'string' ? rt.store.get<PaymentSessionState>('payment_sessions', id) : null);
 
   return {
@@ -54,13 +63,17 @@ export function createReceiptsService(rt: Runtime): ServiceSchema {
           const s = await load(ctx.params.params?.session_id);
           if (caller?.kind === 'merchant') {
             if (!s || (s.merchant_id !== caller.merchant_id && !s.demo)) throw notFound('payment session');
-          } else if (!s || !s.demo) throw unauthorized(); // nothing tells whether another id exists
+          } else {
+            if (!s || !s.demo) throw unauthorized(); // nothing tells whether another id exists
+            await limitAnonymous(ctx);
+          }
           return respond(ctx, s);
         },
       },
       /** GET /checkout/{session_id}/receipt */
       buyer: {
         async handler(ctx: Context<Params>) {
+          await limitAnonymous(ctx);
           const s = await load(ctx.params.params?.session_id);
           if (!s) throw notFound('checkout');
           return respond(ctx, s);

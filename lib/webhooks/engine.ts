@@ -15,7 +15,7 @@
  *   request carries a stable X-Service-Event-Id to de-duplicate on.
  * - Only 2xx is success; 3xx (never followed), 4xx, 5xx, time-outs and refused targets are failures,
  *   retried on the schedule of lib/webhooks/delivery.ts for 72 h, then `failed`.
- * - Audit (lib/core/audit.ts): `payment_session.webhook.delivered` per delivery, `.failed` per failed
+ * - Audit (lib/core/audit.ts): `payment_session.webhook.delivered` (`payout.webhook.…` for payout events) per delivery, `.failed` per failed
  *   attempt (with `final: true` on the one that ends the schedule), `.skipped` when the merchant has no
  *   webhook_url; each in the same write as the row's change.
  */
@@ -117,8 +117,10 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
   }
 
   function auditOf(doc: DeliveryDoc, merchant: MerchantState | null, kind: 'delivered' | 'failed' | 'skipped', extra: Record<string, unknown>): WriteOp {
-    return auditOp(`payment_session.webhook.${kind}`, {
-      merchant_id: doc.merchant_id, session_id: doc.session_id, event_id: doc.id, event_type: doc.event_type,
+    // payout events (issue 9) share the outbox; their audit names the payout, not a session
+    const payoutId = (doc as { payout_id?: string }).payout_id;
+    return auditOp(`${payoutId ? 'payout' : 'payment_session'}.webhook.${kind}`, {
+      merchant_id: doc.merchant_id, ...(payoutId ? { payout_id: payoutId } : { session_id: doc.session_id }), event_id: doc.id, event_type: doc.event_type,
       environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null, ...extra,
     }, o.now());
   }

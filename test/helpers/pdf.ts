@@ -1,8 +1,8 @@
-/** Reads a PDF back for assertions: its text and info dictionary (pdf-parse on Mozilla's PDF.js, in a child process). */
+/** Reads a PDF back for assertions: its text, info dictionary and the QR code on page 1 (pdf-parse on Mozilla's PDF.js, in a child process). */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 
-export function pdfText(bytes: Uint8Array): Promise<{ text: string; info: Record<string, unknown>; pages: number }> {
+export function pdfText(bytes: Uint8Array): Promise<{ text: string; info: Record<string, unknown>; pages: number; qr: string | null }> {
   return new Promise((resolve, reject) => {
     const child = execFile(process.execPath, [join(process.cwd(), 'test/helpers/pdf-text-child.ts')], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`PDF text extraction failed: ${err.message}\n${stderr}`));

@@ -109,6 +109,11 @@ describe('settlement of on-chain deposits (Hardhat)', () => {
       event_type: 'payout.completed', payout_id: po.body.id, status: 'completed', amount: 12.5, currency: 'USDC',
       chain: 'ethereum', network: 'testnet', timestamp: expect.stringMatching(/^\d+$/), tx_hash: null,
     });
+    const audit = await until('the delivery audit', async () => {
+      const rows = await t.node.rt.store.find<any>('audit_events', { event_id: hook.eventId });
+      return rows.length > 0 && rows;
+    });
+    expect(audit[0]).toMatchObject({ type: 'payout.webhook.delivered', payout_id: po.body.id, merchant_id: m.id });
     // simulated money never reached the chain
     expect(await usdc.balanceOf(dest)).toBe(0n);
     await ledgerOk();

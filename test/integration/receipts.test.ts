@@ -50,7 +50,9 @@ describe('receipts', () => {
     expect(res.bytes.subarray(0, 5).toString()).toBe('%PDF-');
     expect(res.headers.get('etag')).toBe(`"${createHash('sha256').update(res.bytes).digest('hex')}"`);
 
-    const { text, info } = await pdfText(res.bytes);
+    const { text, info, qr } = await pdfText(res.bytes);
+    // the QR code on the page decodes to the explorer link of the paying transaction
+    expect(qr).toBe(`https://sepolia.etherscan.io/tx/${tx2}`);
     const utc = (iso: string) => `${iso.slice(0, 19).replace('T', ' ')} UTC`;
     for (const expected of [
       'Receipt Shop', `Session: ${s.session_id}`, 'Status: completed', 'Token: USDC', 'Chain: Ethereum', 'Network: testnet',
@@ -94,6 +96,7 @@ describe('receipts', () => {
     const partial = await receipt(s.session_id, shop.apiKey);
     expect(partial.status).toBe(200);
     const p = await pdfText(partial.bytes);
+    expect(p.qr).toBe(`https://explorer.solana.com/tx/${sig1}?cluster=devnet`);
     expect(p.text).toContain('Status: partial_paid');
     expect(p.text).toContain('PARTIAL: 3.75 USDC short');
     expect(p.text).toContain('Chain: Solana');
@@ -142,5 +145,20 @@ describe('receipts', () => {
     const d = await receipt(demo.session_id);
     expect(d.status).toBe(200);
     expect((await pdfText(d.bytes)).text).toContain('Demo checkout');
+  });
+
+  it('limits receipt requests without a key per client', async () => {
+    const limited = await startTestNode({ PUBLIC_RATE_LIMIT_PER_MINUTE: '2' });
+    try {
+      const demo = (await limited.request('POST', '/v1/payment_sessions/demo')).body;
+      await limited.request('POST', `/v1/payment_sessions/${demo.session_id}/simulate`);
+      expect((await limited.request('GET', `/checkout/${demo.session_id}/receipt`)).status).toBe(200);
+      expect((await limited.request('GET', `/v1/payment_sessions/${demo.session_id}/receipt`)).status).toBe(200);
+      const third = await limited.request('GET', `/checkout/${demo.session_id}/receipt`);
+      expect(third.status).toBe(429);
+      expect(third.body.code).toBe(4);
+    } finally {
+      await limited.stop();
+    }
   });
 });
