@@ -209,7 +209,7 @@ export interface paths {
         };
         /**
          * List the merchant's own audit events
-         * @description The calling merchant's audit log, newest first: merchant.registered, merchant.api_key.rotated, merchant.webhook_secret.rotated, merchant.credential.revoked, payment_session.webhook.delivered / .failed / .skipped, payout.created / .completed / .failed, operator.kyc.set, operator.rate_limit.set, and more types as the service grows. Each event is written in the same atomic write as the change it records and is then linked into the merchant's hash chain (seq counts the merchant's events without gaps; operators verify the chain). Never contains API keys, webhook secrets, signatures or request bodies. Paged like catalog lists: pass next_cursor as cursor for the next page.
+         * @description The calling merchant's audit log, newest first: merchant.registered, merchant.api_key.rotated, merchant.webhook_secret.rotated, merchant.credential.revoked, payment_session.webhook.delivered / .failed / .skipped, payout.created / .completed / .failed, operator.kyc.set, operator.rate_limit.set, agent_wallet.policy.set, and more types as the service grows. Each event is written in the same atomic write as the change it records and is then linked into the merchant's hash chain (seq counts the merchant's events without gaps; operators verify the chain). Never contains API keys, webhook secrets, signatures or request bodies. Paged like catalog lists: pass next_cursor as cursor for the next page.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -2283,10 +2283,10 @@ export interface components {
             /** @enum {string} */
             network: "testnet" | "mainnet";
         };
-        /** @description paymentMethod (or its legacy name payment_method) is required as well. */
+        /** @description paymentMethod (or its legacy name payment_method) is required as well, and one of amount or amount_subunits. */
         CreatePaymentSessionRequest: {
-            /** @description token units, e.g. 12.5 (USDC); at most the token's decimals; at least the rail's min_amount */
-            amount: number;
+            /** @description token units, e.g. 12.5 (USDC); at most the token's decimals; at least the rail's min_amount; at most 10^15. A number whose digits a JSON double cannot carry exactly is refused: send amount_subunits instead. One of amount and amount_subunits is required (both must agree). */
+            amount?: number;
             /**
              * @description a whole number followed by s, m, h or d; between 10s and 7d
              * @example 15m
@@ -2302,6 +2302,8 @@ export interface components {
             payment_method?: components["schemas"]["SessionPaymentMethod"];
             /** @description caller-supplied, at most 4KB as JSON; checkout_reference_id (string) ties the session to a catalog checkout */
             metadata?: Record<string, unknown>;
+            /** @description the amount exactly, in the token's smallest units (wei, lamports, USDC 6-decimal units); the way to send amounts with more digits than a JSON number carries (an 18-decimal ETH price, say) */
+            amount_subunits?: string;
         };
         CreateDemoSessionRequest: {
             /**
