@@ -209,7 +209,7 @@ export interface paths {
         };
         /**
          * List the merchant's own audit events
-         * @description The calling merchant's audit log, newest first: merchant.registered, merchant.api_key.rotated, merchant.webhook_secret.rotated, merchant.credential.revoked, payment_session.webhook.delivered / .failed / .skipped, payout.created / .completed / .failed, operator.kyc.set, operator.rate_limit.set, and more types as the service grows. Each event is written in the same atomic write as the change it records and is then linked into the merchant's hash chain (seq counts the merchant's events without gaps; operators verify the chain). Never contains API keys, webhook secrets, signatures or request bodies. Paged like catalog lists: pass next_cursor as cursor for the next page.
+         * @description The calling merchant's audit log, newest first: merchant.registered, merchant.api_key.rotated, merchant.webhook_secret.rotated, merchant.credential.revoked, payment_session.webhook.delivered / .failed / .skipped, payout.created / .completed / .failed, operator.kyc.set, operator.rate_limit.set, agent_wallet.policy.set, and more types as the service grows. Each event is written in the same atomic write as the change it records and is then linked into the merchant's hash chain (seq counts the merchant's events without gaps; operators verify the chain). Never contains API keys, webhook secrets, signatures or request bodies. Paged like catalog lists: pass next_cursor as cursor for the next page.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -292,6 +292,26 @@ export interface paths {
          * @description Newest first. Page with limit (1 to 100, default 20) and cursor (the next_cursor of the previous page); has_more tells whether another page exists. Filters: type, created_after.
          */
         get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve one of your events
+         * @description The event as GET /v1/events shows it. Another merchant's event is a 404 like an unknown one.
+         */
+        get: operations["getEvent"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2987,6 +3007,33 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description evt_… */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
     };
