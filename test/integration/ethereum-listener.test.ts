@@ -297,7 +297,9 @@ describe('Ethereum listener on a local Hardhat chain', () => {
       expect(deposits).toEqual(before[i]!.deposits); // not one field written again
       const s = await getSession(t, m, id);
       expect(s.received_amount).toBe(before[i]!.session.received_amount);
-      expect(s.deposits).toEqual(before[i]!.session.deposits);
+      // the view shows current confirmations (they grow with the chain): compare everything else
+      const settled = (ds: Array<Record<string, unknown>>) => ds.map(({ confirmations: _c, ...rest }) => rest);
+      expect(settled(s.deposits)).toEqual(settled(before[i]!.session.deposits));
       expect(webhooksOf(rx, id)).toHaveLength(before[i]!.hooks);
     }
     // the partial session still completes normally
