@@ -27,6 +27,7 @@ import type { Broadcaster } from './broadcast/outbox.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
 import { EthereumTxDriver } from './ethereum/tx-driver.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
+import { rpcErrorText } from './clients.ts';
 import type { KeyChain, KeyRef } from './keys.ts';
 
 export const SWEEPS = 'sweeps';
@@ -100,7 +101,8 @@ export class Sweeper {
     d.broadcaster.afterFinal('sweep_topup', (tx) => this.kick(tx.ref!));
     this.scanner = new DueScanner<SweepDoc>({
       name: 'sweeps', store: d.store, coll: SWEEPS, dueField: 'next_check_at', filter: { status: 'waiting' },
-      leaseMs: 60_000, intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log, handle: (s) => this.step(s),
+      leaseMs: 60_000, intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log,
+      handle: (s) => this.step(s).catch((e) => { throw new Error(rpcErrorText(e)); }),
     });
   }
 
@@ -110,7 +112,7 @@ export class Sweeper {
     if (this.timer) return;
     this.timer = setInterval(() => {
       if (this.discovering) return;
-      this.discovering = this.discover().catch((e) => this.log().warn('sweep discovery failed:', (e as Error).message)).finally(() => { this.discovering = null; });
+      this.discovering = this.discover().catch((e) => this.log().warn('sweep discovery failed:', rpcErrorText(e))).finally(() => { this.discovering = null; });
     }, this.d.pollIntervalMs);
     this.timer.unref();
   }

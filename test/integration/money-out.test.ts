@@ -247,6 +247,18 @@ describe('sweeps and on-chain payouts', () => {
     expect(ev!.body.event_type).toBe('payout.failed');
   });
 
+  it('a SOL payout the chain would refuse (below the rent-exempt minimum) fails at once, amount available again', async () => {
+    const w = await wallet('solana');
+    const { sessionId } = await settledDeposit('solana', 'SOL', w.id, 100_000_000n, (a) => sol.airdrop(a, 100_000_000n));
+    await sweepOf(sessionId);
+    const tooSmall = await payout(w, 'SOL', 500_000n, (await sol.newWallet(0n)).address);
+    expect(await completed(tooSmall)).toMatchObject({ status: 'failed', failure_reason: expect.stringMatching(/new Solana account must receive at least 0\.00089088 SOL/) });
+    const strands = await payout(w, 'SOL', 99_500_000n, (await sol.newWallet(0n)).address);
+    expect(await completed(strands)).toMatchObject({ status: 'failed', failure_reason: expect.stringMatching(/rent-exempt minimum/) });
+    expect(await balance(store, w.id, 'solana:testnet:SOL')).toMatchObject({ available: 100_000_000n });
+    expect(sol.balance(w.address)).toBe(100_000_000n);
+  });
+
   it('reconciliation lists a planted difference', async () => {
     const w = await wallet('ethereum');
     await usdc.mint(w.address, 1234n); // money the ledger does not know about

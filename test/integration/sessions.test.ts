@@ -283,9 +283,11 @@ describe('payment sessions over HTTP', () => {
       const eth = await t.request('POST', '/v1/payment_sessions/demo', { body: { chain: 'ethereum', token: 'ETH' } });
       expect(eth.body).toMatchObject({ expected_amount: 0.001, currency: 'ETH' });
       expect((await t.request('POST', '/v1/payment_sessions/demo', { body: { network: 'mainnet' } })).status).toBe(400);
-      const huge = await t.request('POST', '/v1/payment_sessions/demo', { body: { amount: 1e300 } });
+      const huge = await t.request('POST', '/v1/payment_sessions/demo', { body: { amount: 5000 } });
       expect(huge.status).toBe(400);
       expect(huge.body).toEqual({ code: 3, message: 'demo sessions take at most 1000 USDC' });
+      const absurd = await t.request('POST', '/v1/payment_sessions/demo', { body: { amount: 1e300 } });
+      expect(absurd.body).toEqual({ code: 3, message: 'amount is larger than the maximum of 1000000000000000 token units' });
       expect((await t.request('POST', '/v1/payment_sessions/demo', { body: { chain: 'bitcoin' } })).body.message).toMatch(/no testnet rail matches/);
       expect((await t.request('POST', '/v1/payment_sessions/demo', { body: { amount: 1.1234567 } })).status).toBe(400);
       expect((await t.request('POST', '/v1/payment_sessions/demo', { body: { merchant_id: 'x' } })).body.message).toMatch(/unknown field/);

@@ -200,6 +200,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the merchant's own audit events
+         * @description The calling merchant's audit log, newest first: merchant.registered, merchant.api_key.rotated, merchant.webhook_secret.rotated, merchant.credential.revoked, payment_session.webhook.delivered / .failed / .skipped, payout.created / .completed / .failed, operator.kyc.set, operator.rate_limit.set, agent_wallet.policy.set, and more types as the service grows. Each event is written in the same atomic write as the change it records and is then linked into the merchant's hash chain (seq counts the merchant's events without gaps; operators verify the chain). Never contains API keys, webhook secrets, signatures or request bodies. Paged like catalog lists: pass next_cursor as cursor for the next page.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/catalog/prices/{price_id}/checkout-intent": {
         parameters: {
             query?: never;
@@ -272,6 +292,26 @@ export interface paths {
          * @description Newest first. Page with limit (1 to 100, default 20) and cursor (the next_cursor of the previous page); has_more tells whether another page exists. Filters: type, created_after.
          */
         get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve one of your events
+         * @description The event as GET /v1/events shows it. Another merchant's event is a 404 like an unknown one.
+         */
+        get: operations["getEvent"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2117,6 +2157,29 @@ export interface components {
                 [key: string]: string | number | boolean | null;
             };
         };
+        AuditEventsQuery: {
+            limit?: string;
+            cursor?: string;
+            type?: string;
+        };
+        AuditEvent: {
+            /** @description aud_… */
+            id: string;
+            type: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Position in the merchant's hash chain; null for a moment after the write, until the event is sealed */
+            seq: number | null;
+            /** @description What the event records: ids (session_id, event_id, payout_id), outcomes, statuses, amounts as digit strings */
+            details: {
+                [key: string]: unknown;
+            };
+        };
+        AuditEventPage: {
+            data: components["schemas"]["AuditEvent"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
         RatesQuery: {
             /** @description token symbol of an enabled rail (case-insensitive); default: every enabled token */
             base?: string;
@@ -2220,10 +2283,10 @@ export interface components {
             /** @enum {string} */
             network: "testnet" | "mainnet";
         };
-        /** @description paymentMethod (or its legacy name payment_method) is required as well. */
+        /** @description paymentMethod (or its legacy name payment_method) is required as well, and one of amount or amount_subunits. */
         CreatePaymentSessionRequest: {
-            /** @description token units, e.g. 12.5 (USDC); at most the token's decimals; at least the rail's min_amount */
-            amount: number;
+            /** @description token units, e.g. 12.5 (USDC); at most the token's decimals; at least the rail's min_amount; at most 10^15. A number whose digits a JSON double cannot carry exactly is refused: send amount_subunits instead. One of amount and amount_subunits is required (both must agree). */
+            amount?: number;
             /**
              * @description a whole number followed by s, m, h or d; between 10s and 7d
              * @example 15m
@@ -2239,6 +2302,8 @@ export interface components {
             payment_method?: components["schemas"]["SessionPaymentMethod"];
             /** @description caller-supplied, at most 4KB as JSON; checkout_reference_id (string) ties the session to a catalog checkout */
             metadata?: Record<string, unknown>;
+            /** @description the amount exactly, in the token's smallest units (wei, lamports, USDC 6-decimal units); the way to send amounts with more digits than a JSON number carries (an 18-decimal ETH price, say) */
+            amount_subunits?: string;
         };
         CreateDemoSessionRequest: {
             /**
@@ -2801,6 +2866,36 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description 1 to 100, default 20 */
+                limit?: string;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                /** @description only events of this type */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     createCheckoutIntent: {
         parameters: {
             query?: never;
@@ -2912,6 +3007,33 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description evt_… */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
     };
