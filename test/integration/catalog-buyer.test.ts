@@ -161,6 +161,10 @@ describe('catalog: buyer side', () => {
       expect(await q('e_c')).toEqual([under]);
       expect(await q('%')).toEqual([quokka]);
       expect(await q('ze')).toEqual([zebra]);
+      // a short term scans: only within one merchant's catalog
+      const short = await t.request('GET', '/v1/catalog/products?q=ze');
+      expect(short.status).toBe(400);
+      expect(short.body).toEqual({ code: 3, message: expect.stringMatching(/at least 3 characters, or a merchant_id/) });
       expect(await q('no such words anywhere')).toEqual([]);
       // q combines with the other filters
       expect((await discoverAll(t, `merchant_id=${live.id}&q=zebra`)).ids).toEqual([]);
