@@ -88,7 +88,7 @@ describe('catalog: buyer side', () => {
       await c.ok('POST', `/v1/products/${archived.id}/archive`);
 
       const visible = async () => (await discoverAll(t, `merchant_id=${m.id}`)).ids;
-      let ids = await visible();
+      const ids = await visible();
       expect(ids).toContain(product.id);
       for (const hidden of [inDraftStore.id, draftProduct.id, archived.id]) {
         expect(ids).not.toContain(hidden);
@@ -107,7 +107,7 @@ describe('catalog: buyer side', () => {
     it('shows the published version of a product, with the plans of the line', async () => {
       const { product, plan } = await c.published({ product: { name: 'Versioned v1' } });
       const v2 = (await c.req('PATCH', `/v1/products/${product.id}`, { name: 'Versioned v2' })).body;
-      let ids = (await discoverAll(t, `merchant_id=${m.id}`)).ids;
+      const ids = (await discoverAll(t, `merchant_id=${m.id}`)).ids;
       expect(ids).toContain(product.id);
       expect(ids).not.toContain(v2.id);
       await c.publish('products', v2.id);

@@ -291,7 +291,7 @@ describe('session address book', () => {
 
   it('numbers every address it learns (incremental refresh or full reload), keeping the number of one it knew', async () => {
     const wall = Date.now();
-    let now = wall;
+    const now = wall;
     const book = new SessionAddressBook(store, 'ethereum', { keepAfterExpiryMs: 60_000, now: () => new Date(now), overlapMs: 5000, fullReloadMs: 60_000 });
     await put(`${sessionIdAt(wall - 1000)}aaaaaaaaaaaaaaaa`, '0xA1', now + 3_600_000);
     await book.refresh();
