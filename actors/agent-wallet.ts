@@ -17,6 +17,7 @@ import { ATTEMPTS, type SpendAttemptDoc, type TargetKind, type Execution } from 
 import { LedgerBatch, isLedgerError, walletAccount, accountId, available, TRANSFERS, type LedgerTransfer } from '../lib/ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
 import { encodeHeader } from '../lib/x402/challenge.ts';
+import { auditOp } from '../lib/core/audit.ts';
 
 export const AGENT_WALLET_STATES = 'agent_wallet_states';
 export const POLICIES = 'agent_policies';
@@ -221,7 +222,11 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
         const next = { ...nextState(state, msg.merchant_id, { spends: state?.spends ?? [], buckets: state?.buckets ?? [] }, at), policy };
         return {
           state: next,
-          effects: [{ op: 'insert', coll: POLICIES, doc: { ...policy, agent_wallet_id: msg.wallet_id, merchant_id: msg.merchant_id } }],
+          effects: [
+            { op: 'insert', coll: POLICIES, doc: { ...policy, agent_wallet_id: msg.wallet_id, merchant_id: msg.merchant_id } },
+            // a policy change is audited with the change
+            auditOp('agent_wallet.policy.set', { merchant_id: msg.merchant_id, agent_wallet_id: msg.wallet_id, policy_id: policy.id, version_no: policy.version_no }, at),
+          ],
           reply: { policy },
         };
       }

@@ -23,6 +23,7 @@ import { ATTEMPTS, presentAttempt, type SpendAttemptDoc } from '../lib/spend/att
 import { CHALLENGES, type ChallengeDoc } from '../lib/x402/redeem.ts';
 import type { AgentWalletMsg, AgentWalletReply, AttemptContext, AttemptInput, StoredPolicy, AgentWalletState, WalletFacts } from '../actors/agent-wallet.ts';
 import { AGENT_WALLET_STATES } from '../actors/agent-wallet.ts';
+import { limitViolation } from '../lib/ops/alerts/index.ts';
 
 type Http = { body?: unknown; query?: Record<string, string | undefined>; params?: Record<string, string | undefined> };
 type Meta = { user?: Caller };
@@ -127,12 +128,12 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
     const outcome = a.reason ? OUTCOME[a.reason as Reason] : undefined;
     if (!outcome || !LIMIT_VIOLATIONS.has(a.reason as Reason)) return;
     const user = (ctx.meta as Meta).user;
-    rt.metrics.signal({
+    limitViolation(rt, {
       signal: 'limit_violation', outcome, environment: user?.kind === 'merchant' && user.sandbox ? 'sandbox' : 'live',
       chain: (['ethereum', 'solana'].includes(a.chain) ? a.chain : '') as 'ethereum' | '',
       network: (['testnet', 'mainnet'].includes(a.network) ? a.network : '') as 'testnet' | '',
       token: (['USDC', 'ETH', 'SOL'].includes(a.token_symbol) ? a.token_symbol : '') as 'USDC' | '',
-    });
+    }, { merchant_id: user?.kind === 'merchant' ? user.merchant_id : null, ctx });
   }
 
   /** A ledger execution right after the decision (the scanner finishes it if this node dies first). */

@@ -11,7 +11,7 @@ import type { Runtime } from '../lib/runtime.ts';
 import type { Caller } from './routes/types.ts';
 import { forbidden } from '../lib/core/errors.ts';
 import { validate } from '../lib/validation.ts';
-import { listEvents, readAfter, sequenceAll, startSeq, type ListQuery } from '../lib/events/feed.ts';
+import { getEvent, listEvents, readAfter, sequenceAll, startSeq, type ListQuery } from '../lib/events/feed.ts';
 import { eventStream } from '../lib/events/stream.ts';
 
 type Meta = { user?: Caller; headers?: Record<string, string | undefined>; $responseType?: string; $responseHeaders?: Record<string, string> };
@@ -63,6 +63,13 @@ export function createEventsService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<Http>) {
           const query = validate<ListQuery>('EventListQuery', ctx.params.query ?? {}, 'query');
           return listEvents(rt.store, merchantOf(ctx), query);
+        },
+      },
+
+      /** GET /v1/events/{event_id} */
+      get: {
+        async handler(ctx: Context<{ params: { event_id: string } }>) {
+          return getEvent(rt.store, merchantOf(ctx), String(ctx.params.params?.event_id));
         },
       },
 

@@ -15,6 +15,7 @@ import { GasWallets } from '../lib/chains/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { SWEEPS, Sweeper } from '../lib/chains/sweeps.ts';
 import { PayoutExecutor } from '../lib/chains/payout-executor.ts';
+import { rpcErrorText } from '../lib/chains/clients.ts';
 
 const GAS_CHECK_EVERY_MS = 5 * 60_000;
 
@@ -66,7 +67,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       broadcaster.start();
       payouts.start();
       sweeper.start();
-      const checkGas = () => gas.list().catch((e) => log.warn('gas wallet check failed:', (e as Error).message));
+      const checkGas = () => gas.list().catch((e) => log.warn('gas wallet check failed:', rpcErrorText(e)));
       void checkGas();
       gasTimer = setInterval(checkGas, GAS_CHECK_EVERY_MS);
       gasTimer.unref();

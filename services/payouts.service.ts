@@ -17,6 +17,7 @@ import { acceptPayout, checkPayout, presentPayout, type AcceptDeps, type PayoutB
 import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
 import type { AbuseLabels } from '../lib/metrics.ts';
 import type { Filter } from '../lib/store/port.ts';
+import { limitViolation } from '../lib/ops/alerts/index.ts';
 
 type Meta = { user?: Caller; headers?: Record<string, string | undefined> };
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
@@ -38,10 +39,10 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
     store, rails: config.rails, now: () => rt.now(),
     wallets,
     limits: { payoutAmountLimit: config.payoutAmountLimit, dailyPayoutLimit: config.dailyPayoutLimit },
-    signal: (outcome, rail) => rt.metrics.signal({
+    signal: (outcome, rail) => limitViolation(rt, {
       signal: 'limit_violation', outcome, environment: m.sandbox ? 'sandbox' : 'live',
       chain: rail.chain as AbuseLabels['chain'], network: rail.network as AbuseLabels['network'], token: rail.token as AbuseLabels['token'],
-    }),
+    }, { merchant_id: m.id }),
   });
   const own = async (m: PayoutMerchant, id: unknown) => {
     const p = typeof id === 'string' && id.length <= 64 ? await store.get<PayoutDoc>(PAYOUTS, id) : null;

@@ -15,6 +15,7 @@ import { WALLETS, type WalletDoc, type WalletType } from '../lib/wallets/model.t
 import { presentWallet, presentWalletTx } from '../lib/wallets/present.ts';
 import { pageById, pageWalletTxs, type PageQuery } from '../lib/wallets/listing.ts';
 import { checkMainnet, type PayoutMerchant } from '../lib/payouts/accept.ts';
+import { limitViolation } from '../lib/ops/alerts/index.ts';
 
 type Meta = { user?: Caller };
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
@@ -42,9 +43,9 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
         if (!config.rails.some((r) => r.chain === body.chain && r.network === body.network)) {
           throw badRequest(`no rail is enabled on ${body.chain} ${body.network}; choose a chain and network from GET /v1/payment_methods`);
         }
-        checkMainnet(m, body.network, 'wallets', () => rt.metrics.signal({
+        checkMainnet(m, body.network, 'wallets', () => limitViolation(rt, {
           signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: m.sandbox ? 'sandbox' : 'live', chain: body.chain, network: body.network,
-        }));
+        }, { merchant_id: m.id, ctx, log: this.logger }));
         const w = await wallets.create({ merchant_id: m.id, type: body.type ?? 'merchant', name: body.name ?? null, chain: body.chain, network: body.network });
         created(ctx, `/v1/wallets/${w.id}`);
         return present(w);

@@ -23,6 +23,8 @@ import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
 import { gasWalletRef } from '../lib/chains/gas-wallet.ts';
 import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc } from '../lib/x402/redeem.ts';
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
+import { limitViolation } from '../lib/ops/alerts/index.ts';
+import type { AbuseLabels } from '../lib/metrics.ts';
 
 type Http = { body?: unknown; params?: Record<string, string | undefined> };
 type Meta = { user?: Caller };
@@ -114,7 +116,8 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           if (!rail) throw badRequest(`(${pm.chain}, ${pm.network}, ${pm.token}) is not an enabled rail; see GET /v1/payment_methods`);
           const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string }>('merchants', caller.merchant_id);
           if (rail.network === 'mainnet' && (merchant?.sandbox || merchant?.kyc_status !== 'verified')) {
-            rt.metrics.signal({ signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: merchant?.sandbox ? 'sandbox' : 'live', chain: rail.chain, network: rail.network, token: rail.token });
+            limitViolation(rt, { signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: merchant?.sandbox ? 'sandbox' : 'live', chain: rail.chain, network: rail.network, token: rail.token } as AbuseLabels & { signal: 'limit_violation' },
+              { merchant_id: caller.merchant_id, ctx });
             throw forbidden(merchant?.sandbox ? 'sandbox merchants can charge on testnet only' : 'mainnet requires KYC verification of the merchant');
           }
           const ttl = parseDuration(b.expires_in ?? CHALLENGE_TTL_DEFAULT);

@@ -9,7 +9,7 @@
  */
 import type { Config } from '../../config/index.ts';
 import { fromSubunits, toSubunits } from '../core/money.ts';
-import { nativeBalance } from './clients.ts';
+import { nativeBalance, rpcErrorText } from './clients.ts';
 import { networkIndex, type KeyChain, type KeyRef } from './keys.ts';
 import type { MoneyOutMetrics } from './metrics.ts';
 
@@ -88,7 +88,7 @@ export class GasWallets {
     try {
       balance = await (this.d.balanceOf ?? nativeBalance)(chain, rpcUrl, address);
     } catch (e) {
-      return { ...base, balance_subunits: null, balance: null, low: false, error: `RPC error: ${String((e as Error).message).slice(0, 200)}` };
+      return { ...base, balance_subunits: null, balance: null, low: false, error: `RPC error: ${rpcErrorText(e, 200)}` };
     }
     const low = balance < min;
     this.d.metrics?.gasWalletBalance.set({ chain, network }, Number(fromSubunits(balance, decimals)));

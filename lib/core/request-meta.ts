@@ -14,7 +14,7 @@ export type Caller =
 export interface RequestMeta {
   user?: Caller;
   /** hashed, never raw: per-client limits and alerts must not store IPs */
-  client?: { ip_hash: string; user_agent_hash?: string };
+  client?: { ip_hash: string; user_agent_hash?: string; route?: string; credentials?: string[] };
   /** the request headers actions read */
   headers?: { 'idempotency-key'?: string; 'x-merchant-id'?: string };
   $statusCode?: number;

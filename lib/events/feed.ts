@@ -13,7 +13,7 @@ import type { Doc, Filter, Store, WriteOp } from '../store/port.ts';
 import { isConflict, isDuplicate } from '../store/port.ts';
 import type { WebhookEventDoc } from '../webhooks/event.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
-import { badRequest } from '../core/errors.ts';
+import { badRequest, notFound } from '../core/errors.ts';
 
 export const EVENTS_COLL = 'webhook_events';
 export const SEQUENCE_COLL = 'event_sequence';
@@ -75,6 +75,13 @@ export async function listEvents(store: Store, merchantId: string, query: ListQu
 }
 
 type Counter = Doc & { last: number };
+
+/** GET /v1/events/{event_id}: one of the merchant's events; anyone else's is a 404 like an unknown one. */
+export async function getEvent(store: Store, merchantId: string, id: string) {
+  const row = /^evt_[0-9a-z]{26}$/.test(id) ? await store.get<FeedRow>(EVENTS_COLL, id) : null;
+  if (!row || row.merchant_id !== merchantId) throw notFound('event');
+  return presentEvent(row);
+}
 
 /** The highest seq handed out so far (0 before the first). */
 export async function lastSeq(store: Store): Promise<number> {
