@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { promtool, startPrometheus, type Prometheus } from '../helpers/prometheus.ts';
 import { eventually } from '../helpers/wait.ts';
+import { ensureBinary } from '../helpers/system-package.ts';
 
 jest.setTimeout(300_000);
 
@@ -20,6 +21,12 @@ describe('Prometheus rules and scraping', () => {
   it('alerts.yml passes its promtool unit tests', () => {
     const out = execFileSync(promtool(), ['test', 'rules', 'alerts.test.yml'], { cwd: 'ops/prometheus', encoding: 'utf8' });
     expect(out).toContain('SUCCESS');
+  });
+
+  it('the docker-compose Prometheus and Alertmanager configurations pass their checkers', () => {
+    expect(execFileSync(promtool(), ['check', 'config', 'ops/prometheus/prometheus.yml'], { encoding: 'utf8' })).toMatch(/SUCCESS/);
+    const amtool = ensureBinary(['amtool'], 'prometheus-alertmanager');
+    expect(execFileSync(amtool, ['check-config', 'ops/alertmanager/alertmanager.yml'], { encoding: 'utf8' })).toMatch(/SUCCESS/);
   });
 
   it('the Grafana dashboard queries only metrics the service exports or the rules record', () => {
