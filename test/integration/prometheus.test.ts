@@ -33,7 +33,7 @@ describe('Prometheus rules and scraping', () => {
     const dash = JSON.parse(readFileSync('ops/grafana/dashboard.json', 'utf8')) as { panels: Array<{ title: string; targets?: Array<{ expr: string }> }> };
     const rules = readFileSync('ops/prometheus/alerts.yml', 'utf8');
     const exported = ['http_requests_total', 'http_request_duration_seconds_bucket', 'webhook_delivery_attempts_total', 'chain_listener_lag_blocks', 'chain_listener_lag_seconds',
-      'actor_mailbox_depth', 'actor_active', 'actor_activations_total', 'store_operation_duration_seconds_bucket', 'alerts_raised_total', 'abuse_signal_total', 'payouts_total'];
+      'actor_mailbox_depth', 'actor_active', 'actor_activations_total', 'store_operation_duration_seconds_bucket', 'alerts_raised_total', 'abuse_signal_total', 'payouts'];
     const exprs = dash.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr);
     expect(exprs.length).toBeGreaterThanOrEqual(8);
     const recorded = [...rules.matchAll(/record: ([a-z_:0-9]+)/g)].map((m) => m[1]);
