@@ -28,6 +28,8 @@ function presentAuditEvent(r: Doc & { type: string; created_at: string }) {
   return { id, type, created_at, seq: typeof seq === 'number' ? seq : null, details };
 }
 
+const PAYOUT_STATUSES = ['pending', 'processing', 'completed', 'failed'];
+
 function limitOf(v: unknown, dflt: number): number {
   const limit = v === undefined ? dflt : Number(v);
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw badRequest('limit must be an integer from 1 to 500');
@@ -205,10 +207,15 @@ export function createOpsService(rt: Runtime): ServiceSchema {
       });
     },
     started() {
+      // index (status, …): four indexed counts per scrape
+      rt.metrics.payoutCounts = async () => Object.fromEntries(await Promise.all(
+        PAYOUT_STATUSES.map(async (status) => [status, await rt.store.count('payouts', { status })] as const),
+      ));
       sealer!.start();
       if (cfg.webhookUrl || cfg.alertmanagerUrl) deliveries!.start();
     },
     async stopped() {
+      rt.metrics.payoutCounts = null;
       await Promise.all([deliveries?.stop(), sealer?.stop()]);
     },
   } as ServiceSchema;

@@ -259,6 +259,18 @@ describe('sweeps and on-chain payouts', () => {
     expect(sol.balance(w.address)).toBe(100_000_000n);
   });
 
+  it('a SOL sweep takes uncounted dust along when it could not stay behind, and books it to the wallet', async () => {
+    const w = await wallet('solana');
+    const { sessionId, address } = await settledDeposit('solana', 'SOL', w.id, 300_000_000n, (a) => sol.airdrop(a, 300_000_000n));
+    await sol.airdrop(address, 1_000n); // dust nobody counted (below the rent-exempt minimum on its own)
+    const s = await sweepOf(sessionId);
+    expect(s.extra_subunits).toBe('1000');
+    expect(sol.balance(address)).toBe(0n);
+    expect(sol.balance(w.address)).toBe(300_001_000n);
+    expect(await balance(store, w.id, 'solana:testnet:SOL')).toMatchObject({ available: 300_001_000n });
+    expect((await reconcile({ store, config })).differences.filter((d) => d.wallet_id === w.id)).toEqual([]);
+  });
+
   it('reconciliation lists a planted difference', async () => {
     const w = await wallet('ethereum');
     await usdc.mint(w.address, 1234n); // money the ledger does not know about

@@ -30,6 +30,10 @@ describe('limit_violation alerts from payouts and wallets', () => {
     const [alert] = await eventually('the payout cap alert', async () => { const a = await alertsOf(m.id); return a.length > 0 && a; });
     expect(alert.payload).toMatchObject({ merchant_id: m.id, chain: 'ethereum', network: 'testnet', environment: 'sandbox' });
     expect(alert.payload.last_error_code).toMatch(/limit_exceeded$/);
+    // payouts by status on /metrics: the sandbox payout completed at once
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/^payouts\{status="completed"\} 1$/m);
+    expect(metrics).toMatch(/^payouts\{status="failed"\} 0$/m);
   });
 
   it('a sandbox merchant asking for a mainnet wallet alerts', async () => {

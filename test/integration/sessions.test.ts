@@ -494,7 +494,6 @@ describe('payment session expiry', () => {
 
   it('a partially paid session expires too, and a late deposit is recorded without reopening it', async () => {
     const s = (await create()).body;
-    const send = (msg: unknown) => t.call('session-actors.send', { id: s.session_id, msg });
     await creditViaInbox(t, s.session_id, { key: 'ethereum:testnet:0x01:0', tx_hash: '0x01', index: 0, amount_subunits: '1000000', token: 'USDC', confirmations: 2, detected_at: t.node.rt.now().toISOString() });
     offset += 11_000;
     await eventually('expiry', async () => (await stored(s.session_id))?.status === 'expired');

@@ -20,7 +20,7 @@ import { isConflict, isDuplicate, type Store, type WriteOp } from '../../store/p
 import { DueScanner } from '../../core/due-scanner.ts';
 import type { MoneyOutMetrics } from '../metrics.ts';
 import { rpcErrorText } from '../clients.ts';
-import { CHAIN_NONCES, CHAIN_TXS, type ChainTxDoc, type NonceDoc, type TxAttempt, type TxDriver, type TxIntent } from './types.ts';
+import { CHAIN_NONCES, CHAIN_TXS, type ChainTxDoc, type NonceDoc, type TxDriver, type TxIntent } from './types.ts';
 
 /** The ops a purpose adds to the final write (the doc is already final: status, tx_hash, fee_subunits). */
 export type FinalHook = (doc: ChainTxDoc) => Promise<WriteOp[]>;

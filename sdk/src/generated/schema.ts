@@ -1738,6 +1738,7 @@ export interface components {
             merchant_id?: string;
             /** @enum {string} */
             sandbox?: "true" | "false";
+            /** @description At least 3 characters, unless merchant_id narrows the search to one merchant (a shorter term cannot use the text index). */
             q?: string;
         };
         CatalogDiscoveredPrice: {
@@ -2932,6 +2933,7 @@ export interface operations {
             query?: {
                 merchant_id?: string;
                 sandbox?: boolean;
+                /** @description case-insensitive text search over name and description; at least 3 characters, unless merchant_id narrows the search to one merchant (a shorter term cannot use the text index) */
                 q?: string;
                 cursor?: string;
                 limit?: number;
