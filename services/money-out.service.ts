@@ -4,7 +4,7 @@
  * store rows, so every node running this service shares the work and resumes what a dead node left.
  * `money-out.scan` runs one round of everything now (tests, operators); `money-out.status` counts rows.
  */
-import type { ServiceSchema } from 'moleculer';
+import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import { loadSeedPhrase } from '../lib/addresses.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
@@ -50,6 +50,14 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
             transactions: Object.fromEntries(await Promise.all(['signed', 'sent', 'confirmed', 'failed'].map(async (s) => [s, await count(CHAIN_TXS, s)]))),
             sweeps: Object.fromEntries(await Promise.all(['waiting', 'topup', 'moving', 'completed', 'failed'].map(async (s) => [s, await count(SWEEPS, s)]))),
           };
+        },
+      },
+    },
+    events: {
+      /** a payout was just accepted: start it now (at-most-once is fine, the scanner catches up) */
+      'money-out.nudge': {
+        handler(ctx: Context<{ payout_id?: unknown }>) {
+          if (payouts && typeof ctx.params?.payout_id === 'string') void payouts.kick(ctx.params.payout_id).catch(() => undefined);
         },
       },
     },
