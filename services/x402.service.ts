@@ -125,8 +125,8 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const { amount, price_id } = await amountOf(b, caller.merchant_id, rail);
           // paid into the merchant's settlement wallet, where session deposits go too
           const wallet = await wallets.defaultWallet(caller.merchant_id, rail.chain, rail.network);
-          const asset = rail.token === 'USDC' ? config.chains[rail.chain][rail.network].usdcToken : rail.token;
-          if (!asset) throw badRequest(`no USDC ${rail.chain === 'ethereum' ? 'contract' : 'mint'} is configured for ${rail.chain} ${rail.network}`);
+          // without a configured contract or mint the asset is the symbol: only agent wallets can pay then
+          const asset = (rail.token === 'USDC' ? config.chains[rail.chain][rail.network].usdcToken : '') || rail.token;
           const now = rt.now();
           const doc: ChallengeDoc = {
             id: newId('xch'), merchant_id: caller.merchant_id, wallet_id: wallet.id, chain: rail.chain, network: rail.network, token: rail.token,

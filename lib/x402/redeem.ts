@@ -118,6 +118,7 @@ export class X402Redeemer {
     if (challenge.expires_at <= now.toISOString()) throw new ProofError('challenge_expired', 'the challenge has expired; ask for a new one');
 
     if (proof.kind === 'agent_wallet') return this.redeemAgent(challenge, proof, proofHash);
+    if (challenge.asset === challenge.token && challenge.token === 'USDC') throw new ProofError('wrong_asset', `no USDC token is configured on ${challenge.chain} ${challenge.network}: only agent wallets of this service can pay`);
     const rpcUrl = this.d.rpcUrl(challenge.chain, challenge.network);
     if (!rpcUrl) throw new ProofError('wrong_network', `${challenge.chain} ${challenge.network} is not configured`);
     let payer: string;
