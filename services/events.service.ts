@@ -8,13 +8,13 @@
 import { EventEmitter } from 'node:events';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { merchantCaller } from '../lib/core/request-meta.ts';
 import { forbidden } from '../lib/core/errors.ts';
 import { validate } from '../lib/validation.ts';
 import { getEvent, listEvents, readAfter, sequenceAll, startSeq, type ListQuery } from '../lib/events/feed.ts';
 import { eventStream } from '../lib/events/stream.ts';
 
-type Meta = { user?: Caller; headers?: Record<string, string | undefined>; $responseType?: string; $responseHeaders?: Record<string, string> };
+type Meta = { headers?: Record<string, string | undefined>; $responseType?: string; $responseHeaders?: Record<string, string> };
 type Http = { query?: Record<string, string> };
 
 export function createEventsService(rt: Runtime): ServiceSchema {
@@ -29,8 +29,8 @@ export function createEventsService(rt: Runtime): ServiceSchema {
   const streams = new AbortController();
 
   function merchantOf(ctx: Context): string {
-    const caller = (ctx.meta as Meta).user;
-    if (caller?.kind !== 'merchant') throw forbidden();
+    const caller = merchantCaller(ctx);
+    if (!caller) throw forbidden();
     return caller.merchant_id;
   }
 
