@@ -14,7 +14,7 @@ import { DueScanner } from '../lib/core/due-scanner.ts';
 import { AUDIT_EVENTS, sealRow, verifyChains } from '../lib/ops/audit-chain.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../lib/catalog/rules.ts';
 import { validate } from '../lib/validation.ts';
-import type { Caller } from './routes/types.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import { forbidden } from '../lib/core/errors.ts';
 import type { Doc, Filter } from '../lib/store/port.ts';
 import type { PaymentSessionState } from '../actors/payment-session.ts';
@@ -172,7 +172,7 @@ export function createOpsService(rt: Runtime): ServiceSchema {
       /** GET /v1/audit-events: the calling merchant's own audit events, newest first, paged. */
       auditEvents: {
         async handler(ctx: Context<{ query?: unknown }>) {
-          const caller = (ctx.meta as { user?: Caller }).user;
+          const caller = requestMeta(ctx).user;
           if (caller?.kind !== 'merchant') throw forbidden();
           const q = validate<{ limit?: string; cursor?: string; type?: string }>('AuditEventsQuery', ctx.params.query ?? {}, 'query');
           const limit = parseLimit(q.limit);

@@ -6,11 +6,11 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
-import { badRequest, notFound, unauthorized } from '../lib/core/errors.ts';
-import { Idempotency } from '../lib/core/idempotency.ts';
+import { notFound, unauthorized } from '../lib/core/errors.ts';
+import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { pageById, type PageQuery } from '../lib/wallets/listing.ts';
 import { acceptPayout, checkPayout, presentPayout, type AcceptDeps, type PayoutBody, type PayoutMerchant } from '../lib/payouts/accept.ts';
@@ -19,9 +19,7 @@ import type { AbuseLabels } from '../lib/metrics.ts';
 import type { Filter } from '../lib/store/port.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 
-type Meta = { user?: Caller; headers?: Record<string, string | undefined> };
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function createPayoutsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
@@ -30,7 +28,7 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
   const present = (p: PayoutDoc) => presentPayout(p, config.rails);
 
   const merchantOf = async (ctx: Context): Promise<PayoutMerchant> => {
-    const caller = (ctx.meta as Meta).user;
+    const caller = requestMeta(ctx).user;
     if (caller?.kind !== 'merchant') throw unauthorized();
     const m = await store.get<{ id: string; kyc_status?: string }>('merchants', caller.merchant_id);
     return { id: caller.merchant_id, sandbox: caller.sandbox, kyc_status: m?.kyc_status };
@@ -57,8 +55,7 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
       async create(ctx: Context<Http>) {
         const m = await merchantOf(ctx);
         const body = validate<PayoutBody>('CreatePayoutRequest', ctx.params.body ?? {});
-        const key = (ctx.meta as Meta).headers?.['idempotency-key'];
-        if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
+        const key = idempotencyKey(requestMeta(ctx).headers?.['idempotency-key']);
         const deps = depsFor(m);
         const req = key === undefined ? null : { scope: `payouts.create:${m.id}`, key, payload: body, now: rt.now() };
         // a replay answers before any check: the payout exists whatever the balance is now

@@ -5,7 +5,7 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, unauthorized } from '../lib/core/errors.ts';
@@ -17,7 +17,6 @@ import { pageById, pageWalletTxs, type PageQuery } from '../lib/wallets/listing.
 import { checkMainnet, type PayoutMerchant } from '../lib/payouts/accept.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 
-type Meta = { user?: Caller };
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
 interface CreateBody { name?: string; type?: WalletType; chain: WalletDoc['chain']; network: WalletDoc['network'] }
 
@@ -26,7 +25,7 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
   const wallets = openWalletDirectory(store, config.dataDir, () => rt.now());
 
   const merchantOf = async (ctx: Context): Promise<PayoutMerchant> => {
-    const caller = (ctx.meta as Meta).user;
+    const caller = requestMeta(ctx).user;
     if (caller?.kind !== 'merchant') throw unauthorized();
     const m = await store.get<{ id: string; kyc_status?: string }>('merchants', caller.merchant_id);
     return { id: caller.merchant_id, sandbox: caller.sandbox, kyc_status: m?.kyc_status };

@@ -4,6 +4,7 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import type { Doc } from '../lib/store/port.ts';
 import type { Caller } from './routes/types.ts';
 import { created } from './http-meta.ts';
@@ -27,7 +28,6 @@ import { limitViolation } from '../lib/ops/alerts/index.ts';
 import type { AbuseLabels } from '../lib/metrics.ts';
 
 type Http = { body?: unknown; params?: Record<string, string | undefined> };
-type Meta = { user?: Caller };
 interface ChallengeBody {
   resource: string;
   amount_subunits?: string;
@@ -73,7 +73,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
   }
 
   function merchantOf(ctx: Context): Extract<Caller, { kind: 'merchant' }> {
-    const user = (ctx.meta as Meta).user;
+    const user = requestMeta(ctx).user;
     if (user?.kind !== 'merchant') throw unauthorized();
     return user;
   }
@@ -163,7 +163,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const b = validate<{ proof: string; resource: string }>('X402RedeemRequest', ctx.params.body);
           try {
             const r = await engine().redeem(b.proof, b.resource, caller.merchant_id);
-            if (r.status === 'pending') (ctx.meta as Record<string, unknown>).$statusCode = 202;
+            if (r.status === 'pending') requestMeta(ctx).$statusCode = 202;
             return r;
           } catch (e) {
             refuse(e);

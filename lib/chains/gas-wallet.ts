@@ -44,9 +44,15 @@ export interface GasWalletDeps {
   balanceOf?: (chain: KeyChain, rpcUrl: string, address: string) => Promise<bigint>;
 }
 
-/** `<chain> <network> <address> <balance>`, the operator's line (balance in token units, or `unavailable`). */
+/** `<chain> <network> <address> <balance>`, the operator's line: balance in ETH or SOL, or `unavailable`. */
 export const gasWalletLine = (w: GasWalletInfo): string =>
-  `${w.chain} ${w.network} ${w.address} ${w.balance === null ? 'unavailable' : `${w.balance} ${w.token}`}${w.low ? ' LOW' : ''}`;
+  `${w.chain} ${w.network} ${w.address} ${w.balance === null ? 'unavailable' : w.balance}`;
+
+/** what the operator should do about a gas wallet, if anything (stderr beside the lines) */
+export const gasWalletWarning = (w: GasWalletInfo): string[] =>
+  w.error ? [`${w.chain} ${w.network}: ${w.error}`]
+    : w.low ? [`${w.chain} ${w.network} gas wallet is low: ${w.balance} ${w.token}, below the minimum ${w.min_balance} ${w.token}; fund ${w.address}`]
+      : [];
 
 export class GasWallets {
   private d: GasWalletDeps;

@@ -148,16 +148,27 @@ export class Sweeper {
    * Finds pending on-chain settlements not yet taken by a sweep and creates one sweep per session and
    * asset. Returns the sweeps created.
    */
-  async discover(limit = 500): Promise<SweepDoc[]> {
-    const pending = await this.d.store.find<LedgerTransfer>('ledger_transfers', { status: 'pending', kind: 'settlement' }, { limit });
+  async discover(page = 500): Promise<SweepDoc[]> {
     const groups = new Map<string, LedgerTransfer[]>();
-    for (const t of pending) {
-      if (t.simulated || !t.session_id || !t.id.startsWith('set:')) continue;
-      const [chain, network] = t.asset.split(':');
-      if (!this.d.driver(chain!, network!)) continue; // no RPC: nothing can be swept
-      if (await this.d.store.get(SWEEP_CLAIMS, t.id.slice(4))) continue;
-      const k = `${t.session_id}|${t.asset}|${t.credit_account}`;
-      groups.set(k, [...(groups.get(k) ?? []), t]);
+    // every pending settlement, a page at a time (claimed ones stay pending until their sweep lands)
+    for (let after = ''; ;) {
+      const batch = await this.d.store.find<LedgerTransfer>('ledger_transfers', { status: 'pending', kind: 'settlement', ...(after ? { id: { $gt: after } } : {}) }, { limit: page });
+      const pending = batch.filter((t) => !t.simulated && t.session_id && t.id.startsWith('set:'));
+      // one read for the claims of a hundred deposits
+      const claimed = new Set<string>();
+      for (let i = 0; i < pending.length; i += 100) {
+        const ids = pending.slice(i, i + 100).map((t) => t.id.slice(4));
+        for (const c of await this.d.store.find(SWEEP_CLAIMS, { id: { $in: ids } })) claimed.add(c.id);
+      }
+      for (const t of pending) {
+        const [chain, network] = t.asset.split(':');
+        if (!this.d.driver(chain!, network!)) continue; // no RPC: nothing can be swept
+        if (claimed.has(t.id.slice(4))) continue;
+        const k = `${t.session_id}|${t.asset}|${t.credit_account}`;
+        groups.set(k, [...(groups.get(k) ?? []), t]);
+      }
+      if (batch.length < page) break;
+      after = batch[batch.length - 1]!.id;
     }
     const out: SweepDoc[] = [];
     for (const ts of groups.values()) {

@@ -90,12 +90,12 @@ export async function lastSeq(store: Store): Promise<number> {
 
 /**
  * One sequencer pass: stamps up to `limit` unsequenced rows (oldest id first) with the next seqs, the
- * counter and the rows in one atomic write. Returns how many were stamped; 0 when there was nothing to
- * do or another writer won the race (a row or the counter changed: the next pass tries again).
+ * counter and the rows in one atomic write. Returns how many were stamped: 0 when another writer won
+ * the race (a row or the counter changed: the next pass tries again), null when nothing was unstamped.
  */
-export async function sequencePass(store: Store, limit = 200): Promise<number> {
+export async function sequencePass(store: Store, limit = 200): Promise<number | null> {
   const rows = await store.find<FeedRow>(EVENTS_COLL, { stream_seq: null }, { limit });
-  if (rows.length === 0) return 0;
+  if (rows.length === 0) return null;
   const counter = await store.get<Counter>(SEQUENCE_COLL, COUNTER_ID);
   const last = counter?.last ?? 0;
   const ops: WriteOp[] = [
@@ -122,12 +122,12 @@ export async function sequenceAll(store: Store, maxRounds = 50): Promise<number>
   let batch = 200;
   for (let i = 0; i < maxRounds; i++) {
     const n = await sequencePass(store, batch);
+    if (n === null) break;
     if (n > 0) {
       total += n;
       batch = 200;
       continue;
     }
-    if ((await store.count(EVENTS_COLL, { stream_seq: null })) === 0) break;
     batch = Math.max(1, Math.floor(batch / 4));
   }
   return total;

@@ -45,6 +45,17 @@ export default tseslint.config(
     },
   },
   {
+    // one request-meta type for every facade (lib/core/request-meta.ts), not local types and casts
+    files: ['services/**/*.ts', 'mixins/**/*.ts'],
+    ignores: ['services/api.service.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: "TSAsExpression > MemberExpression.expression[property.name='meta']",
+        message: 'read ctx.meta through requestMeta(ctx) / merchantCaller(ctx) / clientHash(ctx) from lib/core/request-meta.ts',
+      }],
+    },
+  },
+  {
     files: ['test/**/*.ts'],
     languageOptions: { globals: { ...globals.node, ...globals.jest } },
     rules: {
