@@ -22,12 +22,15 @@ import { fromSubunits } from '../core/money.ts';
 import { isConflict, type Doc, type Store, type WriteOp } from '../store/port.ts';
 import { LedgerBatch, accountId, available, isLedgerError, walletAccount, type LedgerAccount } from '../ledger/index.ts';
 import { PAYOUTS, payoutEventOp, type PayoutDoc } from '../payouts/model.ts';
+import { payoutAuditOp } from '../payouts/audit.ts';
 import type { Config } from '../../config/index.ts';
 import { DueScanner } from '../core/due-scanner.ts';
 import type { Broadcaster } from './broadcast/outbox.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
 import { EthereumTxDriver } from './ethereum/tx-driver.ts';
+import { SolanaTxDriver } from './solana/tx-driver.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
+import { rpcErrorText } from './clients.ts';
 import type { KeyRef } from './keys.ts';
 
 interface WalletLike extends Doc { id: string; address: string; derivation_index: number; chain: 'ethereum' | 'solana' }
@@ -66,10 +69,13 @@ export class PayoutExecutor {
     this.d = d;
     d.broadcaster.hook('payout', (tx) => this.onFinal(tx));
     d.broadcaster.hook('payout_topup', (tx) => this.onTopupFinal(tx));
+    // the gas is there: sign the payout now rather than on the next scan
+    d.broadcaster.afterFinal('payout_topup', (tx) => this.kick(tx.ref!));
     this.scanner = new DueScanner<ChainPayout>({
       name: 'payout-executor', store: d.store, coll: PAYOUTS, dueField: 'next_attempt_at',
       filter: { execution: 'chain', status: { $in: ['pending', 'processing'] } }, leaseMs: 60_000,
-      intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log, handle: (p) => this.step(p),
+      intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log,
+      handle: (p) => this.step(p).catch((e) => { throw new Error(rpcErrorText(e)); }),
     });
   }
 
@@ -116,7 +122,15 @@ export class PayoutExecutor {
     const t = await b.transferDoc(p.id);
     if (t?.status === 'pending') await b.void(p.id);
     const failed: ChainPayout = { ...p, status: 'failed', failure_reason: reason, next_attempt_at: null };
-    await this.d.store.write([this.cas(p, { status: 'failed', failure_reason: reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now())]);
+    await this.d.store.write([this.cas(p, { status: 'failed', failure_reason: reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp('failed', failed, this.now())]);
+  }
+
+  /** a step for one payout now, if it is due (what the scanner would do on its next tick) */
+  async kick(id: string): Promise<void> {
+    const [p] = await this.d.store.claimDue<ChainPayout>(PAYOUTS, {
+      dueField: 'next_attempt_at', filter: { id, execution: 'chain', status: { $in: ['pending', 'processing'] } }, now: this.now(), leaseMs: 60_000, limit: 1,
+    });
+    if (p) await this.step(p);
   }
 
   /** one step of a claimed payout: sign and persist its transaction (or its gas top-up) */
@@ -134,6 +148,15 @@ export class PayoutExecutor {
     const gasRef = gasWalletRef(p.chain, p.network);
     const txId = `payout:${p.id}`;
     if (p.chain === 'solana') {
+      if (p.token === 'SOL' && driver instanceof SolanaTxDriver) {
+        // Solana refuses to leave an account between 0 and its rent-exempt minimum: say so now, not after
+        // the transaction's blockhash expired
+        const min = await driver.rentExemptMinimum();
+        const amount = BigInt(p.amount_subunits);
+        const left = (await driver.lamports(wallet.address)) - amount;
+        if (left > 0n && left < min) return this.failUnsent(p, `the payout would leave the wallet below Solana's rent-exempt minimum of ${fromSubunits(min, 9)} SOL: pay out everything or leave at least that`);
+        if (amount < min && (await driver.lamports(p.destination)) === 0n) return this.failUnsent(p, `a new Solana account must receive at least ${fromSubunits(min, 9)} SOL (rent-exempt minimum)`);
+      }
       const covers = await this.d.gas.covers('solana', p.network, 10_000n + (p.token === 'SOL' ? 0n : 2_100_000n));
       if (!covers.ok) return this.wait(p, 'gas_wallet_empty');
       const intent: TxIntent = p.token === 'SOL'
@@ -208,7 +231,7 @@ export class PayoutExecutor {
     // the top-up never moved the payout's money: the payout fails and its reservation is released
     await b.void(p.id);
     const failed: ChainPayout = { ...p, status: 'failed', failure_reason: `gas top-up failed: ${tx.failure_reason}` };
-    return [this.cas(p, { status: 'failed', failure_reason: failed.failure_reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now())];
+    return [this.cas(p, { status: 'failed', failure_reason: failed.failure_reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp('failed', failed, this.now())];
   }
 
   /** the payout transaction's final write: completed (post) or failed (void), fees, webhook */
@@ -242,6 +265,6 @@ export class PayoutExecutor {
       ? { status: 'completed', tx_hash: tx.tx_hash, fee_subunits: totalFee.toString(), completed_at: at, next_attempt_at: null }
       : { status: 'failed', tx_hash: tx.tx_hash, fee_subunits: totalFee.toString(), failure_reason: tx.failure_reason, next_attempt_at: null };
     const final = { ...p, ...changes } as ChainPayout;
-    return [this.cas(p, changes), ...b.ops(), payoutEventOp(final, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now())];
+    return [this.cas(p, changes), ...b.ops(), payoutEventOp(final, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp(completed ? 'completed' : 'failed', final, this.now())];
   }
 }

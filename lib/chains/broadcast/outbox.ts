@@ -19,7 +19,8 @@
 import { isConflict, isDuplicate, type Store, type WriteOp } from '../../store/port.ts';
 import { DueScanner } from '../../core/due-scanner.ts';
 import type { MoneyOutMetrics } from '../metrics.ts';
-import { CHAIN_NONCES, CHAIN_TXS, type ChainTxDoc, type NonceDoc, type TxAttempt, type TxDriver, type TxIntent } from './types.ts';
+import { rpcErrorText } from '../clients.ts';
+import { CHAIN_NONCES, CHAIN_TXS, type ChainTxDoc, type NonceDoc, type TxDriver, type TxIntent } from './types.ts';
 
 /** The ops a purpose adds to the final write (the doc is already final: status, tx_hash, fee_subunits). */
 export type FinalHook = (doc: ChainTxDoc) => Promise<WriteOp[]>;
@@ -49,7 +50,7 @@ export interface CreateSpec {
   intent: TxIntent;
 }
 
-const errText = (e: unknown) => String((e as Error)?.message ?? e).slice(0, 300);
+const errText = (e: unknown) => rpcErrorText(e);
 const isRace = (e: unknown) => isConflict(e) || isDuplicate(e);
 
 export class Broadcaster {
@@ -63,7 +64,7 @@ export class Broadcaster {
     this.scanner = new DueScanner<ChainTxDoc>({
       name: 'broadcaster', store: o.store, coll: CHAIN_TXS, dueField: 'next_check_at',
       filter: { status: { $in: ['signed', 'sent'] } }, leaseMs: o.leaseMs ?? 30_000, intervalMs: o.pollIntervalMs,
-      now: () => this.now(), log: o.log, handle: (row) => this.step(row).then(() => undefined),
+      now: () => this.now(), log: o.log, handle: (row) => this.step(row).then(() => undefined, (e) => { throw new Error(errText(e)); }),
     });
   }
 
@@ -79,6 +80,15 @@ export class Broadcaster {
   hook(purpose: string, fn: FinalHook): void {
     this.hooks[purpose] = fn;
   }
+
+  /**
+   * Runs after a row of this purpose became final and committed (e.g. sign the next transaction at once
+   * instead of on the next scan). Best effort: correctness never depends on it, the scanners catch up.
+   */
+  afterFinal(purpose: string, fn: (doc: ChainTxDoc) => Promise<unknown>): void {
+    this.after[purpose] = fn;
+  }
+  private after: Record<string, (doc: ChainTxDoc) => Promise<unknown>> = {};
 
   start(): void {
     this.scanner.start();
@@ -147,11 +157,14 @@ export class Broadcaster {
     }
   }
 
-  /** runs the next step of a row now (after create, for latency; the scanner does the same later) */
+  /**
+   * Runs the next steps of a row now (after create, for latency; the scanner does the same later): the
+   * broadcast, then one check at once (on a fast chain the transaction may already be deep enough).
+   */
   async process(id: string): Promise<ChainTxDoc | null> {
-    const doc = await this.o.store.get<ChainTxDoc>(CHAIN_TXS, id);
-    if (!doc || doc.status === 'confirmed' || doc.status === 'failed') return doc;
-    return this.step(doc);
+    let doc = await this.o.store.get<ChainTxDoc>(CHAIN_TXS, id);
+    for (let i = 0; i < 2 && doc && (doc.status === 'signed' || doc.status === 'sent'); i++) doc = await this.step(doc);
+    return doc;
   }
 
   private async save(doc: ChainTxDoc, changes: Partial<ChainTxDoc>, extra: WriteOp[] = []): Promise<ChainTxDoc | null> {
@@ -234,6 +247,8 @@ export class Broadcaster {
         await this.o.store.write([{ op: 'cas', coll: CHAIN_TXS, doc: final, expected: current.version! }, ...extra]);
         this.count(final, final.status);
         if (final.status === 'failed') this.log().warn(`chain transaction ${final.id} failed: ${final.failure_reason}`);
+        const after = this.after[final.purpose];
+        if (after) void after(final).catch((e) => this.log().warn(`after ${final.id}:`, errText(e)));
         return { ...final, version: current.version! + 1 };
       } catch (e) {
         if (!isRace(e)) throw e;
