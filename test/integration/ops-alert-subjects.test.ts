@@ -1,11 +1,15 @@
 /**
- * registration_spike per agent: an operator-issued bearer user registering merchants from many sources is
- * one agent. The 11th successful registration of one agent in 10 minutes raises the alert (keyed by the
- * agent, not the source), the 10th does not; the payload names the agent and never the bearer token.
+ * The alert subjects the two-node e2e test does not reach, through HTTP on one node:
+ * - registration_spike per agent: an operator-issued bearer user registering merchants from many sources
+ *   is one agent. Its 11th successful registration in 10 minutes raises the alert (keyed by the agent, not
+ *   the source), the 10th does not; the payload names the agent and never the bearer token.
+ * - simulation_abuse per merchant: more than 10 simulate calls in 10 minutes over a merchant's sessions,
+ *   none of which reaches 10 on its own.
  */
 import { request as httpRequest } from 'node:http';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import type { AlertDoc } from '../../lib/ops/alerts/engine.ts';
+import { merchant } from './sessions-helpers.ts';
 
 jest.setTimeout(300_000);
 
@@ -27,10 +31,10 @@ function postFrom(baseUrl: string, path: string, body: unknown, localAddress: st
   });
 }
 
-describe('registration_spike per agent', () => {
+describe('alert subjects: agents and merchants', () => {
   let t: TestNode;
   beforeAll(async () => {
-    t = await startTestNode({ SERVICES: 'api,discovery,merchants,merchant-actors,operators,ops' });
+    t = await startTestNode({ SERVICES: 'api,discovery,merchants,merchant-actors,operators,sessions,session-actors,ops' });
   });
   afterAll(async () => {
     await t?.stop();
@@ -56,5 +60,23 @@ describe('registration_spike per agent', () => {
     expect(alert.key).toBe(`agent:${alert.payload.agent_id}`);
     expect(JSON.stringify(alert)).not.toContain(token);
     expect(alert.payload.redacted_fields).toContain('headers.authorization');
+  });
+
+  it('the 11th simulate call over one merchant\'s sessions alerts for the merchant, the 10th does not', async () => {
+    const m = await merchant(t);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const s = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } } });
+      expect(s.status).toBe(201);
+      ids.push(s.body.session_id);
+    }
+    const abuse = () => t.node.rt.store.find<AlertDoc>('alerts', { alert_type: 'simulation_abuse', merchant_id: m.id });
+    // two calls per session (the second is refused: already completed): five sessions, ten calls
+    for (let i = 0; i < 10; i++) await t.request('POST', `/v1/payment_sessions/${ids[Math.floor(i / 2)]}/simulate`, { key: m.apiKey });
+    expect(await abuse()).toHaveLength(0);
+    await t.request('POST', `/v1/payment_sessions/${ids[5]}/simulate`, { key: m.apiKey });
+    const [alert] = await abuse();
+    expect(alert).toMatchObject({ key: `merchant:${m.id}`, rule: 'simulate_calls' });
+    expect(alert.payload).toMatchObject({ severity: 'P3', count: 11, threshold: 10, merchant_id: m.id, session_id: ids[5] });
   });
 });
