@@ -218,10 +218,10 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const wallet = await ownWallet(ctx);
-          const q = ctx.params.query ?? {};
+          // validated: a repeated or bracketed parameter arrives as an array or object and must not reach the store
+          const q = validate<{ limit?: string; cursor?: string; status?: string }>('AgentSpendAttemptListQuery', ctx.params.query ?? {}, 'query');
           const limit = q.limit === undefined ? 20 : Number(q.limit);
           if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('limit must be an integer from 1 to 100');
-          if (q.status !== undefined && !['pending', 'approval_required', 'denied'].includes(q.status)) throw badRequest('status must be pending, approval_required or denied');
           const filter: Record<string, unknown> = { agent_wallet_id: wallet.id, merchant_id: wallet.merchant_id };
           if (q.status) filter.status = q.status;
           if (q.cursor) filter.id = { $lt: q.cursor };
