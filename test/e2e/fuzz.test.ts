@@ -81,6 +81,21 @@ describe('schema-driven fuzz of every operation', () => {
       session_id: [session.session_id], store_id: [store.id], product_id: [product.id], plan_id: [plan.id], price_id: [price.id],
       wallet_id: [wallet.id], agent_wallet_id: [agentWallet.id], merchant_id: [m.id],
     });
+    const rail = { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' };
+    known.templates = {
+      'POST /v1/payment_sessions': { amount: 1.5, expires_in: '1h', paymentMethod: rail, metadata: { order: 'fuzz' } },
+      'POST /v1/payment_sessions/demo': { chain: 'ethereum', network: 'testnet', token: 'USDC', amount: 1, expires_in: '15m' },
+      'POST /v1/payouts': { wallet_id: wallet.id, token: 'USDC', amount_subunits: '1000', destination: '0x000000000000000000000000000000000000dEaD', metadata: { ref: 'fuzz' } },
+      'POST /v1/agent-wallets/{agent_wallet_id}/spend-attempts': { target: '0x000000000000000000000000000000000000dEaD', amount: 1, amount_subunits: '1000000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', metadata: { a: 1 } },
+      'POST /v1/agent-wallets/{agent_wallet_id}/spend-attempts/evaluate': { target: '0x000000000000000000000000000000000000dEaD', amount: 1, amount_subunits: '1000000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet' },
+      'PUT /v1/agent-wallets/{agent_wallet_id}/policy': { limits: { 'ethereum:testnet:USDC': { per_attempt_subunits: '5000000', windows: [{ duration: '1h', max_subunits: '9000000', max_count: 3 }] } }, allowed_targets: [], allow_mainnet: false },
+      'POST /v1/x402/challenges': { resource: 'https://api.example/thing', amount_subunits: '1000', paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' }, expires_in: '5m' },
+      'POST /v1/sandbox/faucets/drip': { address: '0x000000000000000000000000000000000000dEaD', chain: 'ethereum', token: 'USDC' },
+      'POST /v1/plans': { product_id: product.id, name: 'Fuzz plan 2', entitlement: { seats: 5 } },
+      'PATCH /v1/plans/{plan_id}': { name: 'Renamed', entitlement: { seats: 6 } },
+      'POST /v1/prices': { plan_id: plan.id, amount_subunits: '3000000', currency_or_token: 'USDC', allowed_payment_methods: ['ethereum:testnet:USDC'] },
+      'POST /v1/merchants/email-verification': { email: 'fuzz-verify@trusted.test' },
+    };
   }, 120_000);
 
   afterAll(async () => {

@@ -89,7 +89,12 @@ export function deepJson(depth: number, kind: 'array' | 'object'): string {
   return kind === 'array' ? `${'['.repeat(depth)}1${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 }
 
-export interface Known { ids: Record<string, string[]>; emailSeq: { n: number } }
+export interface Known {
+  ids: Record<string, string[]>;
+  emailSeq: { n: number };
+  /** hand-written valid bodies by "METHOD /path", so that broken variants get past the first checks */
+  templates?: Record<string, unknown>;
+}
 
 /** A value that satisfies the schema as far as a simple generator can (examples, enums, bounds). */
 export function validValue(doc: Schema, schema: Schema, rng: Rng, known: Known, name = '', depth = 0): unknown {
@@ -181,7 +186,8 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
   const headers: Record<string, string> = {};
   let body: Buffer | undefined;
   let label = kind;
-  let valid: unknown = op.body ? validValue(doc, op.body, rng, known) : undefined;
+  const template = known.templates?.[`${op.method} ${op.path}`];
+  let valid: unknown = template !== undefined && rng.chance(0.75) ? structuredClone(template) : op.body ? validValue(doc, op.body, rng, known) : undefined;
   if (op.headers.includes('Idempotency-Key') && rng.chance(0.5)) headers['Idempotency-Key'] = `fuzz-${rng.int(1e9)}`;
   const jsonBody = (text: string) => { body = Buffer.from(text); headers['Content-Type'] = 'application/json'; };
   const mutateAt = (value: unknown) => {
