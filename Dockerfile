@@ -4,6 +4,7 @@
 FROM node:24-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY sdk/package.json sdk/
 RUN npm ci --omit=dev --ignore-scripts
 COPY . .
 RUN mkdir -p /app/data && chown node:node /app/data && chmod 0700 /app/data

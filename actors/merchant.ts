@@ -6,6 +6,7 @@ import type { ActorBehavior, Decision } from './runtime.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
 import type { ApiKeyDoc } from '../lib/auth.ts';
 import { forbidden, notFound } from '../lib/core/errors.ts';
+import { auditOp } from '../lib/core/audit.ts';
 
 export type KycStatus = 'none' | 'pending' | 'verified' | 'rejected';
 
@@ -62,11 +63,13 @@ export function decideMerchant(state: MerchantState | null, msg: MerchantMsg, no
         previous_key_id: state.active_key_id, previous_api_key_expires_at: msg.overlap_until,
         active_key_id: msg.new_key_id, active_key_prefix: msg.new_key_prefix,
       });
+      effects.push(auditOp('merchant.api_key.rotated', { merchant_id: state.id, previous_expires_at: msg.overlap_until }, at));
       break;
     }
     case 'rotate_webhook_secret': {
       const [current] = liveSecrets(state, now);
       next.webhook_secrets = [{ sealed: msg.sealed, created_at: at, expires_at: null }, ...(current ? [{ ...current, expires_at: msg.overlap_until }] : [])];
+      effects.push(auditOp('merchant.webhook_secret.rotated', { merchant_id: state.id, previous_expires_at: msg.overlap_until }, at));
       break;
     }
     case 'revoke_previous': {
@@ -74,17 +77,22 @@ export function decideMerchant(state: MerchantState | null, msg: MerchantMsg, no
         const had = state.previous_key_id !== null && (state.previous_api_key_expires_at ?? '') > at;
         if (state.previous_key_id) effects.push({ op: 'delete', coll: 'api_keys', id: state.previous_key_id });
         Object.assign(next, { previous_key_id: null, previous_api_key_expires_at: null });
+        effects.push(auditOp('merchant.credential.revoked', { merchant_id: state.id, credential: 'api_key', revoked: had }, at));
         return { state: next, effects, reply: { merchant: next, revoked: had } };
       }
       const had = liveSecrets(state, now).length > 1;
       next.webhook_secrets = liveSecrets(state, now).slice(0, 1);
-      return { state: next, reply: { merchant: next, revoked: had } };
+      effects.push(auditOp('merchant.credential.revoked', { merchant_id: state.id, credential: 'webhook_secret', revoked: had }, at));
+      return { state: next, effects, reply: { merchant: next, revoked: had } };
     }
+    // operator policy changes: the audit row commits with the change
     case 'set_kyc':
       next.kyc_status = msg.status;
+      effects.push(auditOp('operator.kyc.set', { merchant_id: state.id, status: msg.status, previous_status: state.kyc_status }, at));
       break;
     case 'set_rate_limit':
       next.rate_limit_per_minute = msg.rate_limit_per_minute;
+      effects.push(auditOp('operator.rate_limit.set', { merchant_id: state.id, rate_limit_per_minute: msg.rate_limit_per_minute, previous: state.rate_limit_per_minute }, at));
       break;
   }
   return { state: next, effects, reply: { merchant: next } };

@@ -42,6 +42,20 @@ import type { RecordedRate } from '../lib/rates/types.ts';
 import { badRequest, notFound } from '../lib/core/errors.ts';
 
 export type SessionStatus = 'pending' | 'partial_paid' | 'completed' | 'expired';
+/**
+ * The transition table as data: the statuses each status may move to. `transition` refuses anything else
+ * (a bug, never a client error), and the tests iterate it: every move the decisions make is in it, and
+ * every edge in it is reachable.
+ */
+export const ALLOWED: Readonly<Record<SessionStatus, readonly SessionStatus[]>> = {
+  pending: ['partial_paid', 'completed', 'expired'],
+  partial_paid: ['completed', 'expired', 'pending'],
+  // reopened when a reorg takes back the money the completion rested on (expired when its time is up)
+  completed: ['partial_paid', 'pending', 'expired'],
+  expired: [],
+};
+export const SESSION_STATUSES = Object.keys(ALLOWED) as SessionStatus[];
+
 /** statuses the expiry scanner looks at */
 export const OPEN_STATUSES: SessionStatus[] = ['pending', 'partial_paid'];
 
@@ -185,6 +199,7 @@ interface Draft {
 function transition(d: Draft, next: SessionStatus): void {
   const { s, now } = d;
   if (s.status === next) return;
+  if (!ALLOWED[s.status].includes(next)) throw new Error(`payment session ${s.id}: ${s.status} -> ${next} is not an allowed transition`);
   const at = now.toISOString();
   s.status = next;
   d.changed = true;

@@ -44,6 +44,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** webhook delivery: scanner period, per-attempt time-out, first retry delay (the schedule scales with it) */
   webhooks: { scanIntervalMs: number; timeoutMs: number; retryBaseMs: number };
+  /** the events API: sequencer and stream poll period, longest life of one SSE connection, keep-alive comment period */
+  events: { pollIntervalMs: number; streamMaxMs: number; heartbeatMs: number };
   metricsPort: number | null;
   logLevel: string;
   rateLimitPerMinute: number;
@@ -62,6 +64,8 @@ export interface Config {
   bodyLimit: string;
   /** operational alerts (lib/ops/alerts): thresholds, dedup, destinations */
   alerts: AlertsConfig;
+  /** audit hash chains: how often each node seals new audit rows (AUDIT_SEAL_INTERVAL_MS) */
+  audit: { sealIntervalMs: number };
   /** money out (lib/chains/broadcast, gas-wallet, sweeps): see README "Sweeps, payouts and gas wallets" */
   moneyOut: {
     /** GAS_WALLET_MIN_ETH / GAS_WALLET_MIN_SOL: below this (token units) a gas wallet is low */
@@ -260,6 +264,11 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
       retryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 30_000, 10),
     },
+    events: {
+      pollIntervalMs: int(env, 'EVENTS_POLL_INTERVAL_MS', 500, 10),
+      streamMaxMs: int(env, 'EVENTS_STREAM_MAX_MS', 30 * 60_000, 1000),
+      heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100),
+    },
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0) : null,
     logLevel: env.LOG_LEVEL || 'info',
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 60, 1),
@@ -275,6 +284,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     bodyLimit: env.BODY_LIMIT || '64kb',
     alerts: alertsConfig(env),
+    audit: { sealIntervalMs: int(env, 'AUDIT_SEAL_INTERVAL_MS', 1000, 10) },
     moneyOut: {
       gasWalletMin: { ethereum: decimalOrNull(env, 'GAS_WALLET_MIN_ETH') ?? '0.01', solana: decimalOrNull(env, 'GAS_WALLET_MIN_SOL') ?? '0.05' },
       pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),

@@ -44,7 +44,7 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
   {
     name: 'alerts', args: [], optional: ['filter', 'limit'],
     description: 'operational alerts, newest first; filter: an alert type, a merchant id or an ISO time (since)',
-    action: 'alerts.list',
+    action: 'ops.alerts',
     params: (a) => {
       const f = a.filter;
       const limit = a.limit ? Number(a.limit) : undefined;
@@ -53,6 +53,34 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
       if (/^\d{4}-\d{2}-\d{2}/.test(f)) return { since: f, limit };
       return { type: f, limit };
     },
+  },
+  {
+    name: 'sessions', args: ['merchant_id'], optional: ['status', 'limit'],
+    description: 'a merchant\'s payment sessions, newest first: status, rail, expected and received',
+    action: 'ops.sessions',
+    params: (a) => ({ merchant_id: a.merchant_id, status: a.status && a.status !== 'all' ? a.status : undefined, limit: a.limit ? Number(a.limit) : undefined }),
+  },
+  {
+    name: 'audit', args: [], optional: ['filter', 'limit'],
+    description: 'audit events, newest first; filter: a merchant id, an event type (or a prefix ending in "."), or an ISO time (since)',
+    action: 'ops.audit',
+    params: (a) => {
+      const f = a.filter;
+      const limit = a.limit ? Number(a.limit) : undefined;
+      if (!f || f === 'all') return { limit };
+      if (f.startsWith('mer_')) return { merchant_id: f, limit };
+      if (/^\d{4}-\d{2}-\d{2}/.test(f)) return { since: f, limit };
+      return { type: f, limit };
+    },
+  },
+  {
+    name: 'audit-verify', args: [], optional: ['merchant_id'],
+    description: 'verify the audit hash chains (every merchant\'s, or one): reports the first broken link of each',
+    action: 'ops.auditVerify', params: (a) => ({ merchant_id: a.merchant_id }),
+  },
+  {
+    name: 'listeners', args: [], description: 'chain listeners: which node holds each network\'s lease, until when, and the Ethereum cursors',
+    action: 'ops.listeners', params: () => ({}),
   },
   {
     name: 'gas-wallets', args: [], description: 'the platform gas wallets: one line per chain and network, `<chain> <network> <address> <balance>`',
@@ -88,7 +116,7 @@ export async function startOperatorNode(env = process.env): Promise<RunningNode>
   const config = {
     ...base,
     nodeId: base.nodeId ? `${base.nodeId}-operator` : `operator-${process.pid}`,
-    services: base.transporter ? [] : ['operators', 'merchant-actors', 'treasury', 'alerts', 'wallets'],
+    services: base.transporter ? [] : ['operators', 'merchant-actors', 'treasury', 'ops', 'wallets'],
     logLevel: env.LOG_LEVEL || 'warn',
   };
   const node = await startNode(config, { defaultMetrics: false });

@@ -116,11 +116,12 @@ export function createApiService(rt: Runtime): ServiceSchema {
               credentials,
             };
             // the few request headers actions read: Idempotency-Key (creates), X-Merchant-Id (bearer callers),
-            // If-None-Match (receipts)
+            // If-None-Match (receipts), Last-Event-ID (the event stream's resume point)
             (ctx.meta as Record<string, unknown>).headers = {
               'idempotency-key': req.headers['idempotency-key'],
               'x-merchant-id': req.headers['x-merchant-id'],
               'if-none-match': req.headers['if-none-match'],
+              'last-event-id': req.headers['last-event-id'],
             };
             if (!BODY_METHODS.has(req.method ?? '')) return;
             const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
@@ -192,8 +193,20 @@ export function createApiService(rt: Runtime): ServiceSchema {
         metricsServer.listen(rt.config.metricsPort!, rt.config.host);
       }
     },
-    stopped() {
+    /** runs before moleculer-web's own stopped, which then finds the server closed */
+    async stopped() {
       metricsServer?.close();
+      const server = (this as unknown as { server?: Server }).server;
+      if (!server?.listening) return;
+      // an open event stream (or a client that keeps reusing its keep-alive socket) would hold close()
+      // forever: requests in flight get a grace period, then what is left is dropped
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), 2000);
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
     },
   } as unknown as ServiceSchema;
 }

@@ -16,11 +16,12 @@ import { createRatesService } from './rates.service.ts';
 import { createFaucetsService } from './faucets.service.ts';
 import { createCatalogService } from './catalog.service.ts';
 import { createWebhooksService } from './webhooks.service.ts';
+import { createEventsService } from './events.service.ts';
 import { createSessionsService } from './sessions.service.ts';
 import { createSessionActorsService } from './session-actors.service.ts';
 import { createEthereumListenerService } from './ethereum-listener.service.ts';
 import { createSolanaListenerService } from './solana-listener.service.ts';
-import { createAlertsService } from './alerts.service.ts';
+import { createOpsService } from './ops.service.ts';
 import { createDiagnosticsService } from './diagnostics.service.ts';
 import { createAgentsService } from './agents.service.ts';
 import { createAgentWalletActorsService } from './agent-wallet-actors.service.ts';
@@ -45,11 +46,12 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   faucets: createFaucetsService,
   catalog: createCatalogService,
   webhooks: createWebhooksService,
+  events: createEventsService,
   sessions: createSessionsService,
   'session-actors': createSessionActorsService,
   'ethereum-listener': createEthereumListenerService,
   'solana-listener': createSolanaListenerService,
-  alerts: createAlertsService,
+  ops: createOpsService,
   diagnostics: createDiagnosticsService,
   agents: createAgentsService,
   'agent-wallet-actors': createAgentWalletActorsService,

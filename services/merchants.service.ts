@@ -11,51 +11,25 @@ import type { Runtime } from '../lib/runtime.ts';
 import { clientHash, merchantCaller, requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
-import { badRequest, forbidden, notFound, rateLimited, ServiceError } from '../lib/core/errors.ts';
+import { badRequest, forbidden, notFound, rateLimited } from '../lib/core/errors.ts';
 import { newId, randomToken } from '../lib/core/ids.ts';
 import { auditOp } from '../lib/core/audit.ts';
 import { constantTimeEqual, hmacHex, sha256Hex } from '../lib/core/secrets.ts';
 import { isDisposableEmail } from '../lib/onboarding/disposable.ts';
 import { isTrusted, normalizeEmail } from '../lib/onboarding/trust.ts';
-import { POW_ALGORITHM, verifyPow } from '../lib/onboarding/pow.ts';
+import { POW_ALGORITHM } from '../lib/onboarding/pow.ts';
+import {
+  CHALLENGE_TTL_MS, CODE_MAX_ATTEMPTS, CODE_TTL_MS, INTENT_TTL_MS, checkRegistrant, decideRegistration, invitationOpen, liveIntent,
+  type IntentDoc, type InvitationDoc, type PowChallengeDoc,
+} from '../lib/onboarding/intents.ts';
 import { checkWebhookUrl } from '../lib/webhooks/net-guard.ts';
 import { keyHash, newApiKey, newWebhookSecret } from '../lib/auth.ts';
 import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
-import type { Doc, WriteOp } from '../lib/store/port.ts';
+import type { WriteOp } from '../lib/store/port.ts';
 import { type MerchantMsg, type MerchantReply, type MerchantState } from '../actors/merchant.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 
-const INTENT_TTL_MS = 30 * 60_000;
-const CODE_TTL_MS = 10 * 60_000;
-const CODE_MAX_ATTEMPTS = 5;
-const CHALLENGE_TTL_MS = 15 * 60_000;
 const ROTATION_OVERLAP_MS = 24 * 3600_000;
-
-interface IntentDoc extends Doc {
-  email: string;
-  expires_at: string;
-  created_at: string;
-  verified: boolean;
-  code_hash: string | null;
-  code_expires_at: string | null;
-  attempts: number;
-  invitation_id: string | null;
-  consumed_by: string | null;
-}
-
-interface ChallengeDoc extends Doc {
-  intent_id: string;
-  challenge: string;
-  difficulty: number;
-  expires_at: string;
-  used: boolean;
-}
-
-interface InvitationDoc extends Doc {
-  email: string | null;
-  expires_at: string | null;
-  used_by: string | null;
-}
 
 type Body<T> = { body: T };
 
@@ -111,9 +85,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
   }
 
   async function intentOr400(id: unknown): Promise<IntentDoc> {
-    const intent = typeof id === 'string' ? await store.get<IntentDoc>('registration_intents', id) : null;
-    if (!intent || intent.expires_at <= rt.now().toISOString()) throw badRequest('registration_intent_id is unknown or expired; start again with email verification');
-    return intent;
+    return liveIntent(typeof id === 'string' ? await store.get<IntentDoc>('registration_intents', id) : null, rt.now());
   }
 
   function callActor(ctx: Context, id: string, msg: MerchantMsg): Promise<MerchantReply> {
@@ -142,7 +114,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
     const caller = requestMeta(ctx).user ?? null;
     const bearer = caller?.kind === 'bearer' ? caller : null;
     const sandbox = body.sandbox ?? false;
-    if (!bearer && !sandbox) throw forbidden('sandbox must be true for an unauthenticated caller; a live merchant needs a bearer token');
+    checkRegistrant(bearer, sandbox);
     const environment = sandbox ? 'sandbox' : 'live';
     const now = rt.now();
     const key = idempotencyKey(body.idempotency_key, 'idempotency_key must be 1 to 255 visible ASCII characters');
@@ -160,28 +132,16 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
         throw badRequest(check.reason!);
       }
     }
-    const ops: WriteOp[] = [];
-    let email: string | null = null;
-    if (!bearer || body.registration_intent_id !== undefined) {
-      const intent = await intentOr400(body.registration_intent_id);
-      if (!intent.verified) throw badRequest('the email of this registration intent is not verified');
-      if (intent.consumed_by) throw new ServiceError(409, 'this registration intent was already used', 'CONFLICT');
-      email = intent.email;
-      const invitation = intent.invitation_id ? await store.get<InvitationDoc>('invitations', intent.invitation_id) : null;
-      const invited = invitation !== null && invitation.used_by === null;
-      if (!invited) {
-        const challenge = body.proof_of_work_challenge_id ? await store.get<ChallengeDoc>('pow_challenges', body.proof_of_work_challenge_id) : null;
-        const fresh = challenge !== null && challenge.expires_at > now.toISOString();
-        if (!challenge || !fresh || challenge.intent_id !== intent.id || challenge.used) throw badRequest('proof_of_work_challenge_id is unknown, expired, already used or not for this registration');
-        if (!verifyPow(challenge.challenge, body.proof_of_work_nonce ?? '', challenge.difficulty)) throw badRequest('proof_of_work_nonce does not solve the challenge');
-        ops.push({ op: 'cas', coll: 'pow_challenges', doc: { ...challenge, used: true }, expected: challenge.version! });
-      }
-      if (!invited && !bearer && !(await isTrusted(store, email))) throw forbidden('registration is not permitted for this email');
-      ops.push({ op: 'cas', coll: 'registration_intents', doc: { ...intent, consumed_by: 'pending' }, expected: intent.version! });
-      if (invited) ops.push({ op: 'cas', coll: 'invitations', doc: { ...invitation, used_by: 'pending' }, expected: invitation.version! });
-    } else {
-      email = bearer.email;
-    }
+    // read what the decision needs, decide (lib/onboarding/intents.ts), then write it all at once
+    const intentNamed = body.registration_intent_id !== undefined;
+    const intent = (!bearer || intentNamed) && typeof body.registration_intent_id === 'string'
+      ? await store.get<IntentDoc>('registration_intents', body.registration_intent_id) : null;
+    const invitation = intent?.invitation_id ? await store.get<InvitationDoc>('invitations', intent.invitation_id) : null;
+    const needsPow = intent !== null && !invitationOpen(invitation);
+    const challenge = needsPow && body.proof_of_work_challenge_id ? await store.get<PowChallengeDoc>('pow_challenges', body.proof_of_work_challenge_id) : null;
+    const trusted = needsPow && !bearer ? await isTrusted(store, intent.email) : false;
+    const decision = decideRegistration({ bearer, sandbox, intentNamed, intent, invitation, challenge, nonce: body.proof_of_work_nonce, trusted, now });
+    const email = decision.email;
     const apiKey = newApiKey(sandbox);
     const webhookSecret = newWebhookSecret();
     const at = now.toISOString();
@@ -192,14 +152,13 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       previous_key_id: null, previous_api_key_expires_at: null,
       webhook_secrets: [{ sealed: rt.keyring.seal(webhookSecret), created_at: at, expires_at: null }],
     };
-    for (const op of ops) if (op.op === 'cas' && 'used_by' in op.doc) op.doc.used_by = merchant.id;
-    for (const op of ops) if (op.op === 'cas' && 'consumed_by' in op.doc) op.doc.consumed_by = merchant.id;
     const response = presentMerchant(merchant, { api_key: apiKey, webhook_secret: webhookSecret });
-    ops.push(
+    const ops: WriteOp[] = [
+      ...decision.consume(merchant.id),
       { op: 'insert', coll: 'merchants', doc: merchant },
       { op: 'insert', coll: 'api_keys', doc: { id: merchant.active_key_id, merchant_id: merchant.id, kind: 'active', prefix: merchant.active_key_prefix, created_at: at, expires_at: null } },
       auditOp('merchant.registered', { merchant_id: merchant.id, environment }, at),
-    );
+    ];
     const create = async () => {
       if (idem) ops.push(idempotency.record(idem, response));
       await store.write(ops);
@@ -298,7 +257,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           if (intent.invitation_id && (await store.get<InvitationDoc>('invitations', intent.invitation_id))?.used_by === null) {
             return { required: false, algorithm_version: POW_ALGORITHM, difficulty: 0, expires_at: intent.expires_at };
           }
-          const challenge: ChallengeDoc = {
+          const challenge: PowChallengeDoc = {
             id: newId('pow'), intent_id: intent.id, challenge: randomToken(24), difficulty: rt.config.powDifficulty,
             expires_at: new Date(now.getTime() + CHALLENGE_TTL_MS).toISOString(), used: false,
           };

@@ -87,7 +87,6 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
           if (!KYC.includes(ctx.params.status)) throw badRequest(`status must be one of ${KYC.join(', ')}`);
           const msg: MerchantMsg = { type: 'set_kyc', status: ctx.params.status };
           const { merchant } = await ctx.call<{ merchant: { id: string; kyc_status: string } }, unknown>('merchant-actors.send', { id: ctx.params.merchant_id, msg });
-          await store.write([audit('operator.kyc.set', { merchant_id: merchant.id, status: merchant.kyc_status })]);
           return { merchant_id: merchant.id, kyc_status: merchant.kyc_status };
         },
       },

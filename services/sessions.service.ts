@@ -23,6 +23,7 @@ import { DailyVolume } from '../lib/sessions/volume.ts';
 import { newSessionState, type AddressSource, type SessionOwner } from '../lib/sessions/new-session.ts';
 import { presentSession } from '../lib/sessions/presenter.ts';
 import { readAccess, simulateHidden } from '../lib/sessions/access.ts';
+import { listSessions, type SessionListQuery } from '../lib/sessions/list.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import { DEMO_MERCHANT_ID, isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from '../actors/payment-session.ts';
@@ -151,6 +152,16 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           const s = await newSession(ctx, { merchant_id: DEMO_MERCHANT_ID, sandbox: true, demo: true, environment: 'demo' }, decideDemo(body, config.rails));
           created(ctx, `/v1/payment_sessions/${s.id}`);
           return present(s);
+        },
+      },
+
+      /** GET /v1/payment_sessions: the caller's sessions, newest first. */
+      list: {
+        async handler(ctx: RequestContext<{ query?: Record<string, string> }>) {
+          const caller = merchantCaller(ctx);
+          if (!caller) throw unauthorized();
+          const page = await listSessions(store, caller.merchant_id, validate<SessionListQuery>('PaymentSessionListQuery', ctx.params.query ?? {}, 'query'));
+          return { data: page.rows.map((s) => present(s)), has_more: page.has_more, next_cursor: page.next_cursor };
         },
       },
 

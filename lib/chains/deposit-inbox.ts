@@ -20,12 +20,16 @@
  *
  * No broker in here: delivery goes through the `send` function the listener service passes in.
  */
-import { isConflict, isDuplicate, type Doc, type Filter, type Store } from '../store/port.ts';
+import { DuplicateKeyError, isConflict, isDuplicate, type Doc, type Filter, type Store } from '../store/port.ts';
+import { retryOnConflict } from '../core/retry.ts';
+import { DueScanner } from '../core/due-scanner.ts';
 import { conflict } from '../core/errors.ts';
 import type { DepositInput, SessionMsg, SessionReply } from '../../actors/payment-session.ts';
 import type { WatchedAddress } from './address-book.ts';
 
 export const DEPOSITS = 'deposits';
+/** the store decides races between listeners at once: retry without a pause */
+const CAS_RETRY = { attempts: 10, maxPauseMs: () => 0 };
 
 export type DepositStatus = 'seen' | 'credited' | 'reverted' | 'orphan';
 export const DEPOSIT_STATUSES: DepositStatus[] = ['seen', 'credited', 'reverted', 'orphan'];
@@ -204,7 +208,7 @@ export class DepositInbox {
       // the chain's time of inclusion (capped at now): a payment included before expires_at counts normally
       detected_at: blockTime ?? at, created_at: at, updated_at: at, credited_at: null, reverted_at: null,
     };
-    for (let attempt = 0; attempt < 10; attempt++) {
+    return retryOnConflict(async () => {
       try {
         await this.store.write([{ op: 'insert', coll: DEPOSITS, doc }]);
         return status === 'orphan' ? null : doc;
@@ -212,7 +216,7 @@ export class DepositInbox {
         if (!isDuplicate(e)) throw e;
       }
       const existing = await this.store.get<DepositDoc>(DEPOSITS, doc.id);
-      if (!existing) continue; // deleted meanwhile: insert again
+      if (!existing) throw new DuplicateKeyError(DEPOSITS, `${doc.id} deleted meanwhile`); // insert again
       if (existing.status !== 'reverted') return null; // a replay: already recorded
       // a reorged transaction mined again on the canonical chain: the same key counts again
       const again: DepositDoc = {
@@ -222,14 +226,9 @@ export class DepositInbox {
         delivered: status === 'orphan', next_delivery_at: status === 'orphan' ? null : new Date(now.getTime() + this.graceMs).toISOString(),
         last_error: null, updated_at: at, reverted_at: null,
       };
-      try {
-        await this.store.write([{ op: 'cas', coll: DEPOSITS, doc: again, expected: existing.version! }]);
-        return status === 'orphan' ? null : again;
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-      }
-    }
-    throw new Error(`deposit ${doc.id} could not be recorded (too many concurrent changes)`);
+      await this.store.write([{ op: 'cas', coll: DEPOSITS, doc: again, expected: existing.version! }]);
+      return status === 'orphan' ? null : again;
+    }, { ...CAS_RETRY, retryOn: (e) => isConflict(e) || isDuplicate(e), exhausted: () => new Error(`deposit ${doc.id} could not be recorded (too many concurrent changes)`) });
   }
 
   /**
@@ -247,8 +246,8 @@ export class DepositInbox {
     return out;
   }
 
-  private async markReverted(id: string): Promise<DepositDoc | null> {
-    for (let attempt = 0; attempt < 10; attempt++) {
+  private markReverted(id: string): Promise<DepositDoc | null> {
+    return retryOnConflict(async () => {
       const cur = await this.store.get<DepositDoc>(DEPOSITS, id);
       if (!cur || cur.status === 'reverted') return null;
       const at = this.now().toISOString();
@@ -257,14 +256,9 @@ export class DepositInbox {
         ...cur, status: 'reverted', reverted_at: at, updated_at: at,
         delivered: !owes, next_delivery_at: owes ? new Date(this.now().getTime() + this.graceMs).toISOString() : null,
       };
-      try {
-        await this.store.write([{ op: 'cas', coll: DEPOSITS, doc, expected: cur.version! }]);
-        return doc;
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-      }
-    }
-    throw new Error(`deposit ${id} could not be reverted (too many concurrent changes)`);
+      await this.store.write([{ op: 'cas', coll: DEPOSITS, doc, expected: cur.version! }]);
+      return doc;
+    }, { ...CAS_RETRY, exhausted: () => new Error(`deposit ${id} could not be reverted (too many concurrent changes)`) });
   }
 
   /** The message the session is owed, from a document. */
@@ -332,19 +326,24 @@ export class DepositInbox {
   }
 
   /**
-   * The redelivery scanner: claims deposits of a chain whose delivery is due and delivers them.
-   * Returns how many were claimed.
+   * The redelivery scanner of a chain (lib/core/due-scanner.ts): claims deposits whose delivery is due
+   * and delivers them; a failed delivery comes back after the claim lease.
    */
-  async redeliverDue(chain: string, limit = 100, parallel = 8): Promise<number> {
-    const due = await this.store.claimDue<DepositDoc>(DEPOSITS, {
-      dueField: 'next_delivery_at', filter: { chain }, now: this.now(), leaseMs: this.claimLeaseMs, limit,
+  redeliveryScanner(chain: string, intervalMs: number, batch = 100, parallel = 8, drain = true): DueScanner<DepositDoc> {
+    return new DueScanner<DepositDoc>({
+      name: `${chain} deposit redelivery`, store: this.store, coll: DEPOSITS, dueField: 'next_delivery_at', filter: { chain },
+      leaseMs: this.claimLeaseMs, intervalMs, batch, parallel, drain, now: this.now, log: this.log,
+      handle: async (d) => {
+        await this.deliver(d.id).catch((e) => {
+          this.log.warn(`deposit ${d.id}: redelivery failed:`, errorText(e));
+          return false;
+        });
+      },
     });
-    for (let i = 0; i < due.length; i += parallel) {
-      await Promise.all(due.slice(i, i + parallel).map((d) => this.deliver(d.id).catch((e) => {
-        this.log.warn(`deposit ${d.id}: redelivery failed:`, errorText(e));
-        return false;
-      })));
-    }
-    return due.length;
+  }
+
+  /** One claim of due deliveries of a chain, delivered now; returns how many were claimed. */
+  redeliverDue(chain: string, limit = 100, parallel = 8): Promise<number> {
+    return this.redeliveryScanner(chain, 0, limit, parallel, false).scanOnce();
   }
 }

@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import type { Runtime } from '../runtime.ts';
 import { Lease } from './lease.ts';
 import { RailRunner, type RunnerStatus } from './runner.ts';
-import { DepositInbox, type SendToSession } from './deposit-inbox.ts';
+import { DepositInbox, type DepositDoc, type SendToSession } from './deposit-inbox.ts';
+import type { DueScanner } from '../core/due-scanner.ts';
 import { SessionAddressBook } from './address-book.ts';
 import type { ChainNetworkConfig } from '../../config/index.ts';
 import { findRail } from '../../config/rails.ts';
@@ -44,9 +45,7 @@ export class ListenerSet<S> {
   private readonly scanners = new Map<string, Scanner<S>>();
   private readonly rt: Runtime;
   private readonly log: Logger;
-  private redeliveryTimer: NodeJS.Timeout | null = null;
-  private redelivering: Promise<unknown> | null = null;
-  private stopped = false;
+  private readonly redelivery: DueScanner<DepositDoc>;
 
   constructor(o: ListenerSetOptions<S>) {
     this.chain = o.chain;
@@ -59,6 +58,7 @@ export class ListenerSet<S> {
       return rail ? toSubunits(rail.min_amount, rail.decimals) / 10n : 0n;
     };
     this.inbox = new DepositInbox(o.rt.store, { send: o.send, now, log: o.log, dustBelow });
+    this.redelivery = this.inbox.redeliveryScanner(o.chain, o.rt.config.listeners.pollIntervalMs);
     this.book = new SessionAddressBook(o.rt.store, o.chain, { keepAfterExpiryMs: o.keepAfterExpiryMs, now });
     // one owner id per service instance: two nodes in one process may share a Moleculer node id
     const owner = `${o.nodeId}:${randomBytes(4).toString('hex')}`;
@@ -90,33 +90,13 @@ export class ListenerSet<S> {
 
   start(): void {
     this.rt.metrics.listenerSources.add(this.lag);
-    this.stopped = false;
     for (const r of this.runners.values()) r.start();
-    if (this.runners.size === 0) return;
-    const tick = () => {
-      if (this.stopped) return;
-      this.redelivering = this.redeliverNow()
-        .catch((e) => this.log.warn(`${this.chain} deposit redelivery failed:`, (e as Error).message))
-        .finally(() => {
-          this.redelivering = null;
-          if (!this.stopped) {
-            this.redeliveryTimer = setTimeout(tick, this.rt.config.listeners.pollIntervalMs);
-            this.redeliveryTimer.unref();
-          }
-        });
-    };
-    this.redeliveryTimer = setTimeout(tick, this.rt.config.listeners.pollIntervalMs);
-    this.redeliveryTimer.unref();
+    if (this.runners.size > 0) this.redelivery.start();
   }
 
   /** Delivers every due deposit of the chain now; returns how many were claimed. */
-  async redeliverNow(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const n = await this.inbox.redeliverDue(this.chain);
-      total += n;
-      if (n < 100 || this.stopped) return total;
-    }
+  redeliverNow(): Promise<number> {
+    return this.redelivery.scanOnce();
   }
 
   /** One pass on each network now (where this node holds the lease). */
@@ -132,10 +112,8 @@ export class ListenerSet<S> {
 
   async stop(): Promise<void> {
     this.rt.metrics.listenerSources.delete(this.lag);
-    this.stopped = true;
-    if (this.redeliveryTimer) clearTimeout(this.redeliveryTimer);
     await Promise.all([...this.runners.values()].map((r) => r.stop()));
-    await this.redelivering;
+    await this.redelivery.stop();
     for (const s of this.scanners.values()) s.close();
   }
 }

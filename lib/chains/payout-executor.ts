@@ -22,6 +22,7 @@ import { fromSubunits } from '../core/money.ts';
 import { isConflict, type Doc, type Store, type WriteOp } from '../store/port.ts';
 import { LedgerBatch, accountId, available, isLedgerError, walletAccount, type LedgerAccount } from '../ledger/index.ts';
 import { PAYOUTS, payoutEventOp, type PayoutDoc } from '../payouts/model.ts';
+import { payoutAuditOp } from '../payouts/audit.ts';
 import type { Config } from '../../config/index.ts';
 import { DueScanner } from '../core/due-scanner.ts';
 import type { Broadcaster } from './broadcast/outbox.ts';
@@ -66,6 +67,8 @@ export class PayoutExecutor {
     this.d = d;
     d.broadcaster.hook('payout', (tx) => this.onFinal(tx));
     d.broadcaster.hook('payout_topup', (tx) => this.onTopupFinal(tx));
+    // the gas is there: sign the payout now rather than on the next scan
+    d.broadcaster.afterFinal('payout_topup', (tx) => this.kick(tx.ref!));
     this.scanner = new DueScanner<ChainPayout>({
       name: 'payout-executor', store: d.store, coll: PAYOUTS, dueField: 'next_attempt_at',
       filter: { execution: 'chain', status: { $in: ['pending', 'processing'] } }, leaseMs: 60_000,
@@ -116,7 +119,15 @@ export class PayoutExecutor {
     const t = await b.transferDoc(p.id);
     if (t?.status === 'pending') await b.void(p.id);
     const failed: ChainPayout = { ...p, status: 'failed', failure_reason: reason, next_attempt_at: null };
-    await this.d.store.write([this.cas(p, { status: 'failed', failure_reason: reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now())]);
+    await this.d.store.write([this.cas(p, { status: 'failed', failure_reason: reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp('failed', failed, this.now())]);
+  }
+
+  /** a step for one payout now, if it is due (what the scanner would do on its next tick) */
+  async kick(id: string): Promise<void> {
+    const [p] = await this.d.store.claimDue<ChainPayout>(PAYOUTS, {
+      dueField: 'next_attempt_at', filter: { id, execution: 'chain', status: { $in: ['pending', 'processing'] } }, now: this.now(), leaseMs: 60_000, limit: 1,
+    });
+    if (p) await this.step(p);
   }
 
   /** one step of a claimed payout: sign and persist its transaction (or its gas top-up) */
@@ -208,7 +219,7 @@ export class PayoutExecutor {
     // the top-up never moved the payout's money: the payout fails and its reservation is released
     await b.void(p.id);
     const failed: ChainPayout = { ...p, status: 'failed', failure_reason: `gas top-up failed: ${tx.failure_reason}` };
-    return [this.cas(p, { status: 'failed', failure_reason: failed.failure_reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now())];
+    return [this.cas(p, { status: 'failed', failure_reason: failed.failure_reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp('failed', failed, this.now())];
   }
 
   /** the payout transaction's final write: completed (post) or failed (void), fees, webhook */
@@ -242,6 +253,6 @@ export class PayoutExecutor {
       ? { status: 'completed', tx_hash: tx.tx_hash, fee_subunits: totalFee.toString(), completed_at: at, next_attempt_at: null }
       : { status: 'failed', tx_hash: tx.tx_hash, fee_subunits: totalFee.toString(), failure_reason: tx.failure_reason, next_attempt_at: null };
     const final = { ...p, ...changes } as ChainPayout;
-    return [this.cas(p, changes), ...b.ops(), payoutEventOp(final, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now())];
+    return [this.cas(p, changes), ...b.ops(), payoutEventOp(final, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp(completed ? 'completed' : 'failed', final, this.now())];
   }
 }

@@ -21,7 +21,7 @@
 import { newId } from '../core/ids.ts';
 import { DueScanner } from '../core/due-scanner.ts';
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
-import { LedgerBatch, accountId, settlementId, walletOfAccount, type LedgerTransfer } from '../ledger/index.ts';
+import { LedgerBatch, accountId, depositKeyOf, settlementId, walletOfAccount, type LedgerTransfer } from '../ledger/index.ts';
 import type { Config } from '../../config/index.ts';
 import type { Broadcaster } from './broadcast/outbox.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
@@ -97,6 +97,7 @@ export class Sweeper {
     this.d = d;
     d.broadcaster.hook('sweep_topup', (doc) => this.onTopupFinal(doc));
     d.broadcaster.hook('sweep', (doc) => this.onMoveFinal(doc));
+    d.broadcaster.afterFinal('sweep_topup', (tx) => this.kick(tx.ref!));
     this.scanner = new DueScanner<SweepDoc>({
       name: 'sweeps', store: d.store, coll: SWEEPS, dueField: 'next_check_at', filter: { status: 'waiting' },
       leaseMs: 60_000, intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log, handle: (s) => this.step(s),
@@ -175,7 +176,8 @@ export class Sweeper {
     let amount = 0n;
     for (const t of ts) {
       const key = t.id.slice(4);
-      const dep = await this.d.store.get<DepositLike>('deposits', key);
+      // a deposit credited again after a reorg settles as `set:<deposit key>#<generation>`
+      const dep = await this.d.store.get<DepositLike>('deposits', depositKeyOf(t.id));
       if (!dep || dep.status !== 'credited') continue;
       keys.push(key);
       amount += BigInt(t.amount);
@@ -195,6 +197,12 @@ export class Sweeper {
       ...keys.map((k): WriteOp => ({ op: 'insert', coll: SWEEP_CLAIMS, doc: { id: k, sweep_id: doc.id, created_at: at } })),
     ]);
     return { ...doc, version: 1 };
+  }
+
+  /** a step for one sweep now, if it is due (after its top-up landed) */
+  async kick(id: string): Promise<void> {
+    const [s] = await this.d.store.claimDue<SweepDoc>(SWEEPS, { dueField: 'next_check_at', filter: { id, status: 'waiting' }, now: this.now(), leaseMs: 60_000, limit: 1 });
+    if (s) await this.step(s);
   }
 
   private depositRef(s: SweepDoc): KeyRef {

@@ -18,8 +18,13 @@ export interface AuditRow extends AuditDetail {
   created_at: string;
 }
 
-/** The insert of one audit row of `type` at `at`. */
+/**
+ * The insert of one audit row of `type` at `at`. The row is due for sealing at once (`seal_due_at`): the
+ * sealer (lib/ops/audit-chain.ts) links it into its merchant's hash chain after the commit, so this
+ * insert needs no read and never makes the caller's write conflict.
+ */
 export function auditOp(type: string, detail: AuditDetail, at: Date | string): WriteOp {
-  const doc: AuditRow = { id: newId('aud'), type, ...detail, created_at: typeof at === 'string' ? at : at.toISOString() };
+  const createdAt = typeof at === 'string' ? at : at.toISOString();
+  const doc: AuditRow = { id: newId('aud'), type, ...detail, created_at: createdAt, seal_due_at: createdAt };
   return { op: 'insert', coll: AUDIT_COLLECTION, doc };
 }

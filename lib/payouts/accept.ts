@@ -24,6 +24,7 @@ import type { WalletDirectory } from '../wallets/directory.ts';
 import type { WalletDoc } from '../wallets/model.ts';
 import { checkDestination } from './destination.ts';
 import { PAYOUTS, payoutEventOp, type PayoutDoc, type PayoutExecution } from './model.ts';
+import { payoutAuditOp } from './audit.ts';
 
 export interface PayoutBody {
   wallet_id: string;
@@ -173,14 +174,14 @@ export async function acceptPayout(
       tx_hash: null, fee_subunits: done ? '0' : null, failure_reason: null, metadata: c.metadata,
       next_attempt_at: done ? null : at, created_at: at, updated_at: at, completed_at: done ? at : null,
     };
-    const ops: WriteOp[] = [{ op: 'insert', coll: PAYOUTS, doc: payout }, ...b.ops()];
+    const ops: WriteOp[] = [{ op: 'insert', coll: PAYOUTS, doc: payout }, ...b.ops(), payoutAuditOp('created', payout, now)];
     const vol = await volumeOp(deps, m, rail, amount, now);
     if (vol) ops.push(vol);
     const events: string[] = [];
     if (done) {
       const ev = payoutEventOp(payout, toApiNumber(amount, rail.decimals), now);
       events.push((ev as { doc: Doc }).doc.id);
-      ops.push(ev);
+      ops.push(ev, payoutAuditOp('completed', payout, now));
     }
     ops.push(...(opts.extra?.(payout) ?? []));
     await deps.store.write(ops);

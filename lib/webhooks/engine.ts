@@ -91,17 +91,25 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
     registers: [o.registry],
   });
 
+  /** the rows are equal but for the event sequencer's stream_seq and the version */
+  const onlyStamped = (a: DeliveryDoc, b: DeliveryDoc) => {
+    const strip = ({ version: _v, stream_seq: _s, ...rest }: DeliveryDoc & { stream_seq?: unknown }) => JSON.stringify(rest);
+    return strip(a) === strip(b);
+  };
   const leaseActive = (d: DeliveryDoc, now: Date) => typeof d.lease_until === 'string' && d.lease_until > now.toISOString();
 
   /** Marks a row as being attempted by this node; null when somebody else changed it first. */
-  async function lease(doc: DeliveryDoc, now: Date): Promise<DeliveryDoc | null> {
+  async function lease(doc: DeliveryDoc, now: Date, again = true): Promise<DeliveryDoc | null> {
     const until = new Date(now.getTime() + leaseMs).toISOString();
     const next: DeliveryDoc = { ...doc, lease_until: until, next_attempt_at: doc.status === 'pending' ? until : doc.next_attempt_at };
     try {
       await store.write([{ op: 'cas', coll: COLL, doc: next, expected: doc.version! }]);
     } catch (e) {
-      if (isConflict(e)) return null;
-      throw e;
+      if (!isConflict(e)) throw e;
+      // a change that only stamped the row's event-stream position (lib/events/feed.ts) is not a claim
+      if (!again) return null;
+      const fresh = await store.get<DeliveryDoc>(COLL, doc.id);
+      return fresh && onlyStamped(doc, fresh) ? lease(fresh, now, false) : null;
     }
     return { ...next, version: doc.version! + 1 };
   }

@@ -106,7 +106,7 @@ describe('operational alerts on two nodes over NATS', () => {
       TRUSTED_EMAIL_DOMAINS: 'trusted.test',
       PUBLIC_RATE_LIMIT_PER_MINUTE: '10000',
       RATE_LIMIT_PER_MINUTE: '10000',
-      SERVICES: 'api,discovery,merchants,merchant-actors,operators,housekeeping,webhooks,sessions,session-actors,alerts',
+      SERVICES: 'api,discovery,merchants,merchant-actors,operators,housekeeping,webhooks,sessions,session-actors,ops',
       SESSION_AMOUNT_LIMIT: '1000',
       // a mainnet rail exists (no listener runs here), so a gated mainnet attempt is a limit violation
       ETHEREUM_MAINNET_RPC_URL: 'http://127.0.0.1:9',

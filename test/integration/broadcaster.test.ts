@@ -104,8 +104,8 @@ describe('transaction outbox', () => {
     await eth.setAutomine(false);
     try {
       const { doc } = await b.create({ id: 't:bump', chain: 'ethereum', network: 'testnet', purpose: 'test', intent: { chain: 'ethereum', kind: 'native', from: gas, to, value: '4242' } });
-      await b.process('t:bump'); // broadcast
-      await b.process('t:bump'); // not mined: replaced
+      const sent = await b.step(doc); // broadcast
+      await b.step(sent!); // not mined: replaced
       const bumped = (await store.get<ChainTxDoc>(CHAIN_TXS, 't:bump'))!;
       expect(bumped.attempts).toHaveLength(2);
       expect(BigInt(bumped.attempts[1]!.gas_price!)).toBeGreaterThan(BigInt(doc.attempts[0]!.gas_price!));

@@ -53,6 +53,30 @@ describe('actor runtime', () => {
     b.stop();
   });
 
+  it('decides again after a duplicate key on an effect only in the collections the behaviour names', async () => {
+    await store.ensure([{ name: 'shared' }]);
+    // each decision creates the shared row unless it exists (as the first ledger account of a wallet)
+    const make = (retryDuplicatesIn?: string[]): ActorBehavior<Counter, Msg, number> => ({
+      collection: 'counters',
+      retryDuplicatesIn,
+      async handle(state, msg) {
+        const exists = await store.get('shared', 'row');
+        // another writer creates it between the read and this actor's write
+        if (!exists) await store.write([{ op: 'insert', coll: 'shared', doc: { id: 'row' } }]);
+        const next: Counter = state ? { ...state, n: state.n + msg.add } : { id: '', n: msg.add, log: [] };
+        return { state: next, effects: exists ? [] : [{ op: 'insert', coll: 'shared', doc: { id: 'row' } }], reply: next.n };
+      },
+    });
+    const strict = new ActorHost(store, make());
+    await expect(strict.send('a', { add: 1 })).rejects.toMatchObject({ name: 'DuplicateKeyError' });
+    strict.stop();
+    await store.write([{ op: 'delete', coll: 'shared', id: 'row' }]);
+    const lenient = new ActorHost(store, make(['shared']));
+    expect(await lenient.send('b', { add: 2 })).toBe(2);
+    expect(await store.get('counters', 'b')).toMatchObject({ n: 2 });
+    lenient.stop();
+  });
+
   it('answers 429 when the mailbox is full', async () => {
     const host = new ActorHost(store, counter, { mailboxSize: 3 });
     const results = await Promise.allSettled(Array.from({ length: 6 }, () => host.send('m', { add: 1, slow: true })));

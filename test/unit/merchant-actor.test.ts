@@ -20,6 +20,8 @@ describe('merchant actor', () => {
     expect(d.effects).toEqual([
       { op: 'upsert', coll: 'api_keys', doc: expect.objectContaining({ id: 'k1', kind: 'previous', expires_at: later(1000).toISOString() }) },
       { op: 'insert', coll: 'api_keys', doc: expect.objectContaining({ id: 'k2', kind: 'active', expires_at: null }) },
+      // the audit row commits with the change; no part of a key is in it
+      { op: 'insert', coll: 'audit_events', doc: expect.objectContaining({ type: 'merchant.api_key.rotated', merchant_id: 'mer_1' }) },
     ]);
   });
 
@@ -34,7 +36,10 @@ describe('merchant actor', () => {
     const rotated = decideMerchant(merchant(), { type: 'rotate_api_key', new_key_id: 'k2', new_key_prefix: 'p2', overlap_until: later(1000).toISOString(), by_key_id: 'k1' }, now).state!;
     const revoked = decideMerchant(rotated, { type: 'revoke_previous', credential: 'api_key', by_key_id: 'k2' }, now);
     expect(revoked.reply.revoked).toBe(true);
-    expect(revoked.effects).toEqual([{ op: 'delete', coll: 'api_keys', id: 'k1' }]);
+    expect(revoked.effects).toEqual([
+      { op: 'delete', coll: 'api_keys', id: 'k1' },
+      { op: 'insert', coll: 'audit_events', doc: expect.objectContaining({ type: 'merchant.credential.revoked', credential: 'api_key', revoked: true }) },
+    ]);
     expect(revoked.state).toMatchObject({ previous_key_id: null, previous_api_key_expires_at: null, active_key_id: 'k2' });
     expect(decideMerchant(revoked.state!, { type: 'revoke_previous', credential: 'api_key', by_key_id: 'k2' }, now).reply.revoked).toBe(false);
   });

@@ -80,6 +80,15 @@ export class Broadcaster {
     this.hooks[purpose] = fn;
   }
 
+  /**
+   * Runs after a row of this purpose became final and committed (e.g. sign the next transaction at once
+   * instead of on the next scan). Best effort: correctness never depends on it, the scanners catch up.
+   */
+  afterFinal(purpose: string, fn: (doc: ChainTxDoc) => Promise<unknown>): void {
+    this.after[purpose] = fn;
+  }
+  private after: Record<string, (doc: ChainTxDoc) => Promise<unknown>> = {};
+
   start(): void {
     this.scanner.start();
   }
@@ -147,11 +156,14 @@ export class Broadcaster {
     }
   }
 
-  /** runs the next step of a row now (after create, for latency; the scanner does the same later) */
+  /**
+   * Runs the next steps of a row now (after create, for latency; the scanner does the same later): the
+   * broadcast, then one check at once (on a fast chain the transaction may already be deep enough).
+   */
   async process(id: string): Promise<ChainTxDoc | null> {
-    const doc = await this.o.store.get<ChainTxDoc>(CHAIN_TXS, id);
-    if (!doc || doc.status === 'confirmed' || doc.status === 'failed') return doc;
-    return this.step(doc);
+    let doc = await this.o.store.get<ChainTxDoc>(CHAIN_TXS, id);
+    for (let i = 0; i < 2 && doc && (doc.status === 'signed' || doc.status === 'sent'); i++) doc = await this.step(doc);
+    return doc;
   }
 
   private async save(doc: ChainTxDoc, changes: Partial<ChainTxDoc>, extra: WriteOp[] = []): Promise<ChainTxDoc | null> {
@@ -234,6 +246,8 @@ export class Broadcaster {
         await this.o.store.write([{ op: 'cas', coll: CHAIN_TXS, doc: final, expected: current.version! }, ...extra]);
         this.count(final, final.status);
         if (final.status === 'failed') this.log().warn(`chain transaction ${final.id} failed: ${final.failure_reason}`);
+        const after = this.after[final.purpose];
+        if (after) void after(final).catch((e) => this.log().warn(`after ${final.id}:`, errText(e)));
         return { ...final, version: current.version! + 1 };
       } catch (e) {
         if (!isRace(e)) throw e;

@@ -80,30 +80,29 @@ export function nextAttemptAt(row: Pick<AlertDeliveryDoc, 'created_at' | 'attemp
   return next - Date.parse(row.created_at) > GIVE_UP_MS ? null : new Date(next).toISOString();
 }
 
-/** Claims due rows and sends them; returns how many were claimed. */
-export async function deliverDue(store: Store, sender: AlertSender, now: () => Date, opts: { timeoutMs: number; limit?: number; log?: { warn(...a: unknown[]): void } }): Promise<number> {
-  const claimedAt = now();
-  const rows = await store.claimDue<AlertDeliveryDoc>(ALERT_DELIVERIES, {
-    dueField: 'next_attempt_at', filter: { status: 'pending' }, now: claimedAt, leaseMs: opts.timeoutMs * 2 + 5_000, limit: opts.limit ?? 20,
-  });
-  await Promise.all(rows.map(async (row) => {
-    const at = now();
-    const result = await sender.send(row, at);
-    const attempts = row.attempts + 1;
-    const next = result.ok ? null : nextAttemptAt({ created_at: row.created_at, attempts }, at);
-    const doc: AlertDeliveryDoc = {
-      ...row, attempts,
-      status: result.ok ? 'delivered' : next === null ? 'failed' : 'pending',
-      next_attempt_at: next,
-      last_error: result.ok ? null : `${result.error}${result.status ? ` ${result.status}` : ''}`,
-      delivered_at: result.ok ? at.toISOString() : null,
-    };
-    if (!result.ok) opts.log?.warn(`alert ${row.alert_id} to ${row.destination} failed (${doc.last_error}); ${next ? `retry at ${next}` : 'giving up'}`);
-    try {
-      await store.write([{ op: 'cas', coll: ALERT_DELIVERIES, doc, expected: row.version! }]);
-    } catch (e) {
-      if (!isConflict(e)) throw e;
-    }
-  }));
-  return rows.length;
+/** The claim lease of an alert delivery: longer than one attempt and the write after it. */
+export const deliveryLeaseMs = (timeoutMs: number) => timeoutMs * 2 + 5_000;
+
+/**
+ * Sends one claimed row (the due-scanner claimed it, so no other node does now) and records the outcome
+ * by compare-and-set on the claimed version.
+ */
+export async function deliverOne(store: Store, sender: AlertSender, row: AlertDeliveryDoc, now: () => Date, log?: { warn(...a: unknown[]): void }): Promise<void> {
+  const at = now();
+  const result = await sender.send(row, at);
+  const attempts = row.attempts + 1;
+  const next = result.ok ? null : nextAttemptAt({ created_at: row.created_at, attempts }, at);
+  const doc: AlertDeliveryDoc = {
+    ...row, attempts,
+    status: result.ok ? 'delivered' : next === null ? 'failed' : 'pending',
+    next_attempt_at: next,
+    last_error: result.ok ? null : `${result.error}${result.status ? ` ${result.status}` : ''}`,
+    delivered_at: result.ok ? at.toISOString() : null,
+  };
+  if (!result.ok) log?.warn(`alert ${row.alert_id} to ${row.destination} failed (${doc.last_error}); ${next ? `retry at ${next}` : 'giving up'}`);
+  try {
+    await store.write([{ op: 'cas', coll: ALERT_DELIVERIES, doc, expected: row.version! }]);
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+  }
 }

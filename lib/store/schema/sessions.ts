@@ -14,6 +14,9 @@ export const SESSIONS_COLLECTIONS: CollectionSpec[] = [
       { fields: ['address', 'chain', 'network'], unique: true },
       { fields: ['merchant_id', 'created_at'] },
       { fields: ['expiry_due_at'] },
+      // GET /v1/payment_sessions: newest first per merchant, by status
+      { fields: ['merchant_id', 'id'] },
+      { fields: ['merchant_id', 'status', 'id'] },
     ],
   },
   /** id = chain: the next unreserved BIP-44 / SLIP-0010 address index (lib/addresses.ts) */

@@ -1,0 +1,146 @@
+/**
+ * `npm run bench:payouts`: payout latency from request to `completed` on a local chain.
+ *
+ * A local Hardhat node (automine: a transaction is in a block when eth_sendRawTransaction returns) with
+ * TestUSDC; the service in this process (SQLite) with ETHEREUM_TESTNET_CONFIRMATIONS=1. A sandbox merchant
+ * is paid 1,000 USDC and 1 ETH on chain; once swept and available, N sequential payouts of each token go to
+ * fresh addresses, each timed from the POST /v1/payouts request to the first GET that answers
+ * `completed` (polled every 5 ms), for each BROADCAST_POLL_INTERVAL_MS given. A USDC payout is two chain
+ * transactions (the gas top-up from the gas wallet, then the transfer); an ETH payout is one.
+ * Baseline in the same run: the same transfer sent bare with ethers from a funded key and its receipt
+ * read (what the chain itself costs).
+ *
+ * Environment: BENCH_N (payouts per token and interval, default 20), BENCH_INTERVALS (default 100,1000).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { Contract, Wallet } from 'ethers';
+import { loadConfig } from '../config/index.ts';
+import { startNode } from '../app.ts';
+import { api, CapturingMailer } from '../test/helpers/node.ts';
+import { solvePow } from '../lib/onboarding/pow.ts';
+import { loadSeedPhrase } from '../lib/addresses.ts';
+import { KeyDeriver } from '../lib/chains/keys.ts';
+import { gasWalletRef } from '../lib/chains/gas-wallet.ts';
+import { startHardhatNode, type HardhatNode, type TestUsdc } from '../test/harness/hardhat-node.ts';
+import { percentile } from './bench-lib.ts';
+
+const N = Number(process.env.BENCH_N ?? 20);
+const INTERVALS = (process.env.BENCH_INTERVALS ?? '100,1000').split(',').map(Number);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fmt = (x: number) => `${x.toFixed(x < 10 ? 1 : 0)} ms`;
+
+interface Row { label: string; p50: number; p95: number; mean: number }
+const stats = (label: string, xs: number[]): Row => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { label, p50: percentile(s, 50), p95: percentile(s, 95), mean: s.reduce((a, b) => a + b, 0) / s.length };
+};
+
+async function until<T>(what: string, f: () => Promise<T | null | undefined | false>, ms = 120_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await sleep(5);
+  }
+}
+
+async function service(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Promise<{ eth: number[]; usdc: number[] }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-payouts-'));
+  const mailer = new CapturingMailer();
+  const node = await startNode(loadConfig({
+    PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'error', POW_DIFFICULTY: '8',
+    ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+    CHAIN_POLL_INTERVAL_MS: String(pollMs), BROADCAST_POLL_INTERVAL_MS: String(pollMs), RATE_LIMIT_PER_MINUTE: '100000',
+  }), { mailer, defaultMetrics: false });
+  try {
+    const port = (node.broker.getLocalService('api') as unknown as { server: { address(): AddressInfo } }).server.address().port;
+    const base = `http://127.0.0.1:${port}`;
+    const email = `bench${Date.now()}@bench.test`;
+    await node.broker.call('operators.trustDomain', { value: 'bench.test' });
+    const intent = await api(base, 'POST', '/v1/merchants/email-verification', { email });
+    const code = /\b(\d{6})\b/.exec(mailer.sent.at(-1)!.text)![1];
+    await api(base, 'POST', '/v1/merchants/email-verification/confirm', { registration_intent_id: intent.registration_intent_id, code });
+    const pow = await api(base, 'POST', '/v1/merchants/registration-proof-of-work', { registration_intent_id: intent.registration_intent_id });
+    const merchant = await api(base, 'POST', '/v1/merchants', {
+      name: 'Bench', sandbox: true, registration_intent_id: intent.registration_intent_id,
+      ...(pow.required ? { proof_of_work_challenge_id: pow.challenge_id, proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty) } : {}),
+    });
+    await node.broker.call('operators.setRateLimit', { merchant_id: merchant.id, rate_limit_per_minute: 100000 });
+    const key = merchant.api_key as string;
+    await chain.setBalance(new KeyDeriver(loadSeedPhrase(dataDir, {}).phrase).address(gasWalletRef('ethereum', 'testnet')), 10n ** 20n);
+
+    // money in: one USDC session, one ETH session, paid, swept, available
+    const rail = (token: string) => ({ methodID: 0, chain: 'ethereum', network: 'testnet', token });
+    const su = await api(base, 'POST', '/v1/payment_sessions', { amount: 1000, expires_in: '1h', paymentMethod: rail('USDC') }, key);
+    const se = await api(base, 'POST', '/v1/payment_sessions', { amount: 1, expires_in: '1h', paymentMethod: rail('ETH') }, key);
+    await usdc.transfer(3, su.address, 1_000_000_000n);
+    await chain.sendEth(3, se.address, 10n ** 18n);
+    const wallet = await until('the deposits to be swept', async () => {
+      const w = (await api(base, 'GET', '/v1/wallets', undefined, key)).data[0];
+      const b = (t: string) => w?.balances.find((x: any) => x.token === t);
+      return w && b('USDC')?.available_subunits === '1000000000' && b('ETH')?.pending_subunits === '0' && b('ETH')?.available_subunits !== '0' ? w : null;
+    });
+
+    const run = async (token: 'USDC' | 'ETH', amount_subunits: string) => {
+      const out: number[] = [];
+      for (let i = 0; i < N; i++) {
+        const t0 = performance.now();
+        const p = await api(base, 'POST', '/v1/payouts', { wallet_id: wallet.id, amount_subunits, token, destination: Wallet.createRandom().address }, key);
+        const done = await until(`payout ${p.id}`, async () => {
+          const x = await api(base, 'GET', `/v1/payouts/${p.id}`, undefined, key);
+          if (x.status === 'failed') throw new Error(`payout failed: ${x.failure_reason}`);
+          return x.status === 'completed' ? x : null;
+        });
+        if (!done) throw new Error('not completed');
+        out.push(performance.now() - t0);
+      }
+      return out;
+    };
+    return { usdc: await run('USDC', '1000000'), eth: await run('ETH', '1000000000000000') };
+  } finally {
+    await node.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function bare(chain: HardhatNode, usdc: TestUsdc): Promise<{ eth: number[]; usdc: number[] }> {
+  const from = chain.wallet(4);
+  const token = new Contract(usdc.address, ['function transfer(address to, uint256 amount) returns (bool)'], from);
+  await usdc.mint(from.address, 1_000_000_000n);
+  const eth: number[] = [];
+  const tok: number[] = [];
+  for (let i = 0; i < N; i++) {
+    let t0 = performance.now();
+    const a = await from.sendTransaction({ to: Wallet.createRandom().address, value: 10n ** 15n });
+    await a.wait(1);
+    eth.push(performance.now() - t0);
+    t0 = performance.now();
+    const b = await token.getFunction('transfer')(Wallet.createRandom().address, 1_000_000n);
+    await b.wait(1);
+    tok.push(performance.now() - t0);
+  }
+  return { eth, usdc: tok };
+}
+
+const chain = await startHardhatNode();
+try {
+  const usdc = await chain.deployTestUsdc();
+  await usdc.mint(chain.accounts[3]!.address, 10_000_000_000n);
+  const baseline = await bare(chain, usdc);
+  const rows: Row[] = [stats('bare ethers transfer, ETH', baseline.eth), stats('bare ethers transfer, USDC', baseline.usdc)];
+  for (const ms of INTERVALS) {
+    const r = await service(chain, usdc, ms);
+    rows.push(stats(`payout ETH, poll ${ms} ms`, r.eth), stats(`payout USDC (top-up + transfer), poll ${ms} ms`, r.usdc));
+  }
+  const ref = (label: string) => rows.find((x) => x.label === (label.includes('USDC') ? 'bare ethers transfer, USDC' : 'bare ethers transfer, ETH'))!.p50;
+  console.log(`\npayout latency, request → completed (N=${N} each, Hardhat automine, depth 1)\n`);
+  console.log('| case | p50 | p95 | mean | p50 vs bare |');
+  console.log('|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.label} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.mean)} | ${r.label.startsWith('bare') ? '1×' : `${(r.p50 / ref(r.label)).toFixed(0)}×`} |`);
+} finally {
+  await chain.stop();
+}

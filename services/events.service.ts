@@ -1,0 +1,130 @@
+/**
+ * The merchant events API: `GET /v1/events` (newest first, cursor paging, filters) and
+ * `GET /v1/events/stream` (Server-Sent Events, resumable with Last-Event-ID), both over the webhook
+ * outbox (lib/events/). Every node running this service also runs the sequencer that stamps committed
+ * events with their stream position; a pass runs every EVENTS_POLL_INTERVAL_MS and at once after a
+ * `webhooks.nudge`, and a pass that stamped something wakes the streams of every node.
+ */
+import { EventEmitter } from 'node:events';
+import type { Context, ServiceSchema } from 'moleculer';
+import type { Runtime } from '../lib/runtime.ts';
+import type { Caller } from './routes/types.ts';
+import { forbidden } from '../lib/core/errors.ts';
+import { validate } from '../lib/validation.ts';
+import { listEvents, readAfter, sequenceAll, startSeq, type ListQuery } from '../lib/events/feed.ts';
+import { eventStream } from '../lib/events/stream.ts';
+
+type Meta = { user?: Caller; headers?: Record<string, string | undefined>; $responseType?: string; $responseHeaders?: Record<string, string> };
+type Http = { query?: Record<string, string> };
+
+export function createEventsService(rt: Runtime): ServiceSchema {
+  const cfg = rt.config.events;
+  const wake = new EventEmitter();
+  wake.setMaxListeners(0);
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopping = false;
+  /** ends this node's open streams when it stops, so the HTTP server can close */
+  const streams = new AbortController();
+
+  function merchantOf(ctx: Context): string {
+    const caller = (ctx.meta as Meta).user;
+    if (caller?.kind !== 'merchant') throw forbidden();
+    return caller.merchant_id;
+  }
+
+  /** One sequencer run at a time per node; a request during a run makes it go round once more. */
+  function sequence(broker: { broadcast(event: string, data?: unknown): unknown }, logger: { warn(...a: unknown[]): void }): Promise<void> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        const n = await sequenceAll(rt.store);
+        if (n > 0) {
+          wake.emit('seq');
+          void broker.broadcast('events.sequenced', { count: n });
+        }
+      } while (again && !stopping);
+    })()
+      .catch((e) => logger.warn('event sequencer pass failed:', (e as Error).message))
+      .finally(() => { running = null; });
+    return running;
+  }
+
+  return {
+    name: 'events',
+    actions: {
+      /** GET /v1/events */
+      list: {
+        async handler(ctx: Context<Http>) {
+          const query = validate<ListQuery>('EventListQuery', ctx.params.query ?? {}, 'query');
+          return listEvents(rt.store, merchantOf(ctx), query);
+        },
+      },
+
+      /** GET /v1/events/stream: a text/event-stream body that lasts until the client leaves (or EVENTS_STREAM_MAX_MS). */
+      stream: {
+        async handler(ctx: Context<Http>) {
+          const query = validate<{ type?: string; last_event_id?: string }>('EventStreamQuery', ctx.params.query ?? {}, 'query');
+          const merchantId = merchantOf(ctx);
+          const meta = ctx.meta as Meta;
+          // EventSource sends Last-Event-ID on reconnects; a first connection may pass it in the query
+          const lastId = meta.headers?.['last-event-id'] ?? query.last_event_id;
+          const start = await startSeq(rt.store, merchantId, lastId?.trim());
+          // validates `type` now, so a bad filter is a 400 rather than an empty stream
+          await readAfter(rt.store, merchantId, start, 1, query.type);
+          meta.$responseType = 'text/event-stream; charset=utf-8';
+          meta.$responseHeaders = { 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' };
+          const logger = this.logger;
+          return eventStream({
+            start,
+            read: (after) => readAfter(rt.store, merchantId, after, 100, query.type),
+            pollMs: cfg.pollIntervalMs,
+            heartbeatMs: cfg.heartbeatMs,
+            maxMs: cfg.streamMaxMs,
+            wake: (notify) => {
+              wake.on('seq', notify);
+              return () => wake.off('seq', notify);
+            },
+            onError: (e) => logger.warn('event stream read failed:', (e as Error).message),
+            signal: streams.signal,
+          });
+        },
+      },
+
+      /** Internal: stamp every committed event now (tests, operators). */
+      sequence: {
+        visibility: 'public',
+        async handler() {
+          await sequence(this.broker, this.logger);
+          await sequence(this.broker, this.logger);
+          return { ok: true };
+        },
+      },
+    },
+    events: {
+      /** an outbox row was just committed: stamp it now rather than at the next pass */
+      'webhooks.nudge'() {
+        void sequence(this.broker, this.logger);
+      },
+      /** another node stamped events: streams here look now */
+      'events.sequenced'() {
+        wake.emit('seq');
+      },
+    },
+    started() {
+      timer = setInterval(() => void sequence(this.broker, this.logger), cfg.pollIntervalMs);
+      timer.unref();
+    },
+    async stopped() {
+      stopping = true;
+      streams.abort();
+      if (timer) clearInterval(timer);
+      await running;
+    },
+  } as ServiceSchema;
+}

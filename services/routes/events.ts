@@ -1,0 +1,7 @@
+/** REST routes of the merchant events API. */
+import type { RouteDef } from './types.ts';
+
+export const EVENTS_ROUTES: RouteDef[] = [
+  { method: 'GET', path: '/v1/events', action: 'events.list', auth: 'key' },
+  { method: 'GET', path: '/v1/events/stream', action: 'events.stream', auth: 'key' },
+];

@@ -1,0 +1,137 @@
+/** Pure parts of the SDK (sdk/): retries, webhook signatures (against the service's signer), proof of work, SSE parsing, generated types. */
+import { execFileSync } from 'node:child_process';
+import fc from 'fast-check';
+import { retryingFetch } from '../../sdk/src/client.ts';
+import { NetworkError, PaymentsError, RateLimitedError, ConflictError } from '../../sdk/src/errors.ts';
+import { verifyWebhook, isValidWebhook, signatureHeader as sdkSign, WebhookVerificationError } from '../../sdk/src/webhooks.ts';
+import { solvePow, powBits } from '../../sdk/src/pow.ts';
+import { solvePowInWorker } from '../../sdk/src/pow-node.ts';
+import { parseSse } from '../../sdk/src/sse.ts';
+import { signatureHeader as serviceSign } from '../../lib/webhooks/signature.ts';
+import { verifyWebhook as serviceVerify } from '../../lib/webhooks/verify.ts';
+import { verifyPow } from '../../lib/onboarding/pow.ts';
+
+function fakeFetch(answers: Array<number | 'throw' | { status: number; retryAfter?: string }>) {
+  const calls: Request[] = [];
+  const fn = async (input: RequestInfo | URL) => {
+    const req = input as Request;
+    calls.push(req);
+    const a = answers[Math.min(calls.length - 1, answers.length - 1)];
+    if (a === 'throw') throw new TypeError('fetch failed');
+    const { status, retryAfter } = typeof a === 'number' ? { status: a, retryAfter: undefined } : a;
+    return new Response(JSON.stringify(status < 300 ? { ok: true } : { code: status === 429 ? 4 : 1, message: 'x' }), { status, headers: retryAfter ? { 'Retry-After': retryAfter } : {} });
+  };
+  return { calls, fn: fn as typeof fetch };
+}
+
+describe('retryingFetch', () => {
+  const opts = { retryBaseMs: 1, maxRetries: 3 };
+  it('retries idempotent calls on 429, 5xx and network failures, then answers', async () => {
+    const f = fakeFetch([503, 'throw', 429, 200]);
+    const res = await retryingFetch(f.fn, opts)(new Request('http://x/v1/me'));
+    expect(res.status).toBe(200);
+    expect(f.calls).toHaveLength(4);
+  });
+  it('gives up after maxRetries with the last answer', async () => {
+    const f = fakeFetch([500]);
+    const res = await retryingFetch(f.fn, opts)(new Request('http://x/v1/me'));
+    expect(res.status).toBe(500);
+    expect(f.calls).toHaveLength(4);
+    const g = fakeFetch(['throw']);
+    await expect(retryingFetch(g.fn, opts)(new Request('http://x/v1/me'))).rejects.toBeInstanceOf(NetworkError);
+    expect(g.calls).toHaveLength(4);
+  });
+  it('never retries a POST without an Idempotency-Key; retries one with a key, body intact, honouring Retry-After', async () => {
+    const plain = fakeFetch([503, 200]);
+    const res = await retryingFetch(plain.fn, opts)(new Request('http://x/v1/payment_sessions/ps_1/simulate', { method: 'POST' }));
+    expect(res.status).toBe(503);
+    expect(plain.calls).toHaveLength(1);
+    const keyed = fakeFetch([{ status: 429, retryAfter: '0' }, 502, 201]);
+    const body = JSON.stringify({ amount: 1 });
+    const r2 = await retryingFetch(keyed.fn, opts)(new Request('http://x/v1/payment_sessions', { method: 'POST', body, headers: { 'Idempotency-Key': 'k1' } }));
+    expect(r2.status).toBe(201);
+    expect(keyed.calls).toHaveLength(3);
+    for (const c of keyed.calls) expect(await c.text()).toBe(body);
+    const failing = fakeFetch(['throw']);
+    await expect(retryingFetch(failing.fn, opts)(new Request('http://x/v1/payment_sessions/ps_1/simulate', { method: 'POST' }))).rejects.toBeInstanceOf(NetworkError);
+    expect(failing.calls).toHaveLength(1);
+  });
+  it('maps envelopes to typed errors', () => {
+    expect(PaymentsError.from(429, { code: 4, message: 'slow down' })).toBeInstanceOf(RateLimitedError);
+    expect(PaymentsError.from(409, { code: 5, message: 'c' })).toMatchObject({ constructor: ConflictError, code: 5, status: 409, message: 'c' });
+    expect(PaymentsError.from(502, 'gateway')).toMatchObject({ code: 0, status: 502, message: 'HTTP 502' });
+  });
+});
+
+describe('webhook signatures', () => {
+  it('the SDK verifies what the service signs and the service verifies what the SDK signs (several secrets, any body)', () => {
+    fc.assert(fc.property(
+      fc.string({ unit: 'grapheme', maxLength: 200 }), fc.array(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1_600_000_000, max: 2_000_000_000 }),
+      (body, secrets, t) => {
+        const now = new Date(t * 1000);
+        const byService = serviceSign(body, secrets, t);
+        expect(sdkSign(body, secrets, t)).toBe(byService);
+        for (const s of secrets) expect(verifyWebhook(body, byService, [s], { now })).toBe(true);
+        expect(serviceVerify(Buffer.from(body), sdkSign(body, secrets, t), secrets[secrets.length - 1], { now })).toBe(true);
+        expect(isValidWebhook(`${body}x`, byService, secrets, { now })).toBe(false);
+      },
+    ), { numRuns: 100 });
+  });
+  it('refuses with a reason: tolerance (default 300 s), missing or malformed header, wrong secret', () => {
+    const t = 1_700_000_000;
+    const h = sdkSign('{"a":1}', 'sec', t);
+    expect(verifyWebhook('{"a":1}', h, 'sec', { now: new Date((t + 300) * 1000) })).toBe(true);
+    const reason = (f: () => unknown) => { try { f(); return 'none'; } catch (e) { return (e as WebhookVerificationError).reason; } };
+    expect(reason(() => verifyWebhook('{"a":1}', h, 'sec', { now: new Date((t + 301) * 1000) }))).toBe('timestamp_outside_tolerance');
+    expect(reason(() => verifyWebhook('{"a":1}', h, 'sec', 60))).toBe('timestamp_outside_tolerance');
+    expect(reason(() => verifyWebhook('{"a":1}', undefined, 'sec'))).toBe('missing_header');
+    expect(reason(() => verifyWebhook('{"a":1}', 'v1=abc', 'sec'))).toBe('malformed_header');
+    expect(reason(() => verifyWebhook('{"a":1}', h, [], { now: new Date(t * 1000) }))).toBe('missing_secret');
+    expect(reason(() => verifyWebhook('{"a":1}', h, ['other'], { now: new Date(t * 1000) }))).toBe('no_matching_signature');
+  });
+});
+
+describe('proof of work', () => {
+  it('both solvers find nonces the service accepts', async () => {
+    for (const difficulty of [1, 8, 14]) {
+      const challenge = `c${difficulty}-${Math.random()}`;
+      const here = await solvePow(challenge, difficulty);
+      const progress: number[] = [];
+      const inWorker = await solvePowInWorker(challenge, difficulty, { onProgress: (p) => progress.push(p.tried) });
+      expect(verifyPow(challenge, here, difficulty)).toBe(true);
+      expect(verifyPow(challenge, inWorker, difficulty)).toBe(true);
+      expect(powBits(challenge, inWorker)).toBeGreaterThanOrEqual(difficulty);
+      expect(progress.length).toBeGreaterThan(0);
+    }
+  });
+  it('the worker can be aborted', async () => {
+    const controller = new AbortController();
+    const p = solvePowInWorker('never', 60, { signal: controller.signal });
+    controller.abort();
+    await expect(p).rejects.toThrow(/aborted/);
+  });
+});
+
+describe('parseSse', () => {
+  it('parses messages split across chunks, with comments, CRLF, multi-line data and persistent ids', async () => {
+    const text = 'retry: 2000\n: hello\n\nid: 1\nevent: a\ndata: {"x":\ndata: 1}\n\r\n: keep-alive\n\nevent: b\ndata: two\r\n\r\nid: 3\ndata: three\n\n';
+    const bytes = new TextEncoder().encode(text);
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += 7) c.enqueue(bytes.slice(i, i + 7));
+        c.close();
+      },
+    });
+    const got = [];
+    for await (const m of parseSse(body)) got.push(m);
+    expect(got).toEqual([
+      { id: '1', event: 'a', data: '{"x":\n1}' },
+      { id: '1', event: 'b', data: 'two' },
+      { id: '3', event: 'message', data: 'three' },
+    ]);
+  });
+});
+
+it('the SDK\'s generated types match openapi.json (npm run generate -w @stablecoin-payments/sdk)', () => {
+  expect(() => execFileSync(process.execPath, ['sdk/scripts/generate-types.ts', '--check'], { encoding: 'utf8', stdio: 'pipe' })).not.toThrow();
+});
