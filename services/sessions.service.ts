@@ -102,8 +102,24 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     const body = validate<CreateBody>('CreatePaymentSessionRequest', ctx.params.body);
     const key = idempotencyKey(requestMeta(ctx).headers?.['idempotency-key']);
     const idem: IdempotencyRequest | null = key ? { scope: `sessions.create:${caller.merchant_id}`, key, payload: body, now: rt.now() } : null;
+    /** Creates the session (the key, when there is one, is already reserved for `sessionId`). */
+    const build = async (req: CreateRequest, sessionId: string): Promise<PaymentSessionState> => {
+      let release: (() => Promise<void>) | null = null;
+      try {
+        if (config.dailyVolumeLimit !== null) release = await volume.reserve(caller.merchant_id, req.rail, req.expected, config.dailyVolumeLimit);
+        return await newSession(ctx, { merchant_id: caller.merchant_id, sandbox: caller.sandbox, demo: false, environment: environmentOf(caller.sandbox) }, req, sessionId);
+      } catch (e) {
+        // the actor may have committed before its reply was lost: that session keeps its volume and key
+        if (await load(sessionId).catch(() => null)) throw e;
+        await release?.().catch((err) => ctx.broker.logger.warn('daily volume not released:', (err as Error).message));
+        if (idem) await idempotency.release(idem).catch(() => undefined);
+        throw e;
+      }
+    };
+    // a reservation whose node died before writing its session: this request creates it, same id
+    const resume = async (id: string) => build(await decideCreate(ctx, caller, body), id);
     if (idem) {
-      const earlier = await idempotency.replayResource(idem, load);
+      const earlier = await idempotency.replayResource(idem, load, resume);
       if (earlier) return current(ctx, earlier);
     }
     const req = await decideCreate(ctx, caller, body);
@@ -111,19 +127,9 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     if (idem) {
       const winner = await idempotency.reserve(idem, sessionId);
       // a concurrent request with the same key won the reservation: answer with its session
-      if (winner !== null) return idempotency.awaitResource(idem, winner, load);
+      if (winner !== null) return idempotency.awaitResource(idem, winner, load, resume);
     }
-    let release: (() => Promise<void>) | null = null;
-    try {
-      if (config.dailyVolumeLimit !== null) release = await volume.reserve(caller.merchant_id, req.rail, req.expected, config.dailyVolumeLimit);
-      return await newSession(ctx, { merchant_id: caller.merchant_id, sandbox: caller.sandbox, demo: false, environment: environmentOf(caller.sandbox) }, req, sessionId);
-    } catch (e) {
-      // the actor may have committed before its reply was lost: that session keeps its volume and key
-      if (await load(sessionId).catch(() => null)) throw e;
-      await release?.().catch((err) => ctx.broker.logger.warn('daily volume not released:', (err as Error).message));
-      if (idem) await idempotency.release(idem).catch(() => undefined);
-      throw e;
-    }
+    return build(req, sessionId);
   }
 
   return {
