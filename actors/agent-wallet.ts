@@ -17,19 +17,35 @@ import { ATTEMPTS, type SpendAttemptDoc, type TargetKind, type Execution } from 
 import { LedgerBatch, isLedgerError, walletAccount, accountId, available, TRANSFERS, type LedgerTransfer } from '../lib/ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
 import { encodeHeader } from '../lib/x402/challenge.ts';
+import { auditOp } from '../lib/core/audit.ts';
 
 export const AGENT_WALLET_STATES = 'agent_wallet_states';
 export const POLICIES = 'agent_policies';
 export const REFERENCES = 'spend_references';
 
 export interface StoredPolicy { id: string; version_no: number; body: PolicyInput; created_at: string }
+/** A spend whose outcome is still open (an on-chain execution): voided, it stops counting. */
 export interface SpendEntry { attempt_id: string; transfer_id: string; rail: string; amount: string; at: string; final: boolean }
+/** Settled spends of one rail and minute, summed: the state stays small however many spends a window holds. */
+export interface SpendBucket { rail: string; minute: number; last_at: number; amount: string; count: number }
 
 export interface AgentWalletState extends Doc {
   merchant_id: string;
   policy: StoredPolicy | null;
   spends: SpendEntry[];
+  buckets?: SpendBucket[];
   updated_at: string;
+}
+
+interface Windowed { spends: SpendEntry[]; buckets: SpendBucket[] }
+
+function fold(buckets: SpendBucket[], rail: string, amount: string, atMs: number): SpendBucket[] {
+  const minute = atMs - (atMs % 60_000);
+  const i = buckets.findIndex((b) => b.rail === rail && b.minute === minute);
+  if (i < 0) return [...buckets, { rail, minute, last_at: atMs, amount, count: 1 }];
+  const b = buckets[i];
+  const next = { ...b, last_at: Math.max(b.last_at, atMs), amount: (BigInt(b.amount) + BigInt(amount)).toString(), count: b.count + 1 };
+  return [...buckets.slice(0, i), next, ...buckets.slice(i + 1)];
 }
 
 export interface WalletFacts { id: string; merchant_id: string; type: string; chain: string; network: string; address: string }
@@ -93,27 +109,43 @@ export const agentProofHeader = (challengeId: string, walletId: string, attemptI
   encodeHeader({ x402Version: 1, scheme: 'agent_wallet', memo: challengeId, payload: { agent_wallet_id: walletId, spend_attempt_id: attemptId } });
 
 export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWalletState, AgentWalletMsg, AgentWalletReply> {
-  /** Window entries of chain spends still in flight: a voided one stops counting, a posted one is final. */
-  async function liveSpends(state: AgentWalletState | null, now: Date): Promise<{ spends: SpendEntry[]; changed: boolean }> {
+  /**
+   * What the windows count now: buckets younger than the longest window, and in-flight chain spends
+   * (a voided one is dropped, a posted one folded into its bucket).
+   */
+  async function liveSpends(state: AgentWalletState | null, now: Date): Promise<Windowed & { changed: boolean }> {
     const keepMs = Math.min(WINDOW_MAX_MS, Math.max(longestWindowMs(policyOf(state?.policy ?? null)), 3_600_000));
     const cutoff = now.getTime() - keepMs;
     let changed = false;
-    const out: SpendEntry[] = [];
+    let buckets = (state?.buckets ?? []).filter((b) => b.last_at > cutoff);
+    if (buckets.length !== (state?.buckets ?? []).length) changed = true;
+    const spends: SpendEntry[] = [];
     for (const s of state?.spends ?? []) {
-      if (Date.parse(s.at) <= cutoff) { changed = true; continue; }
-      if (!s.final) {
+      const at = Date.parse(s.at);
+      if (at <= cutoff) { changed = true; continue; }
+      let final = s.final;
+      if (!final) {
         const t = await store.get<LedgerTransfer>(TRANSFERS, s.transfer_id);
         if (!t || t.status === 'voided') { changed = true; continue; }
-        if (t.status === 'posted') { out.push({ ...s, final: true }); changed = true; continue; }
+        final = t.status === 'posted';
       }
-      out.push(s);
+      if (final) {
+        buckets = fold(buckets, s.rail, s.amount, at);
+        changed = true;
+      } else spends.push(s);
     }
-    return { spends: out, changed };
+    return { spends, buckets, changed };
   }
 
-  const counted = (spends: SpendEntry[]): CountedSpend[] => spends.map((s) => ({ rail: s.rail, amount: BigInt(s.amount), at: s.at }));
+  const counted = (w: Windowed): CountedSpend[] => [
+    ...w.buckets.map((b) => ({ rail: b.rail, amount: BigInt(b.amount), at: b.last_at, count: b.count })),
+    ...w.spends.map((s) => ({ rail: s.rail, amount: BigInt(s.amount), at: Date.parse(s.at) })),
+  ];
 
-  function decide(state: AgentWalletState | null, spends: SpendEntry[], input: AttemptInput, ctx: AttemptContext, now: Date, approving: boolean): Evaluation {
+  /** The window after an allowed attempt: folded at once when it settles in the ledger, tracked when on chain. */
+  const add = (w: Windowed, e: SpendEntry): Windowed => (e.final ? { ...w, buckets: fold(w.buckets, e.rail, e.amount, Date.parse(e.at)) } : { ...w, spends: [...w.spends, e] });
+
+  function decide(state: AgentWalletState | null, w: Windowed, input: AttemptInput, ctx: AttemptContext, now: Date, approving: boolean): Evaluation {
     return evaluate({
       caller_merchant_id: ctx.caller_merchant_id,
       merchant: ctx.merchant,
@@ -121,7 +153,7 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
       rail_enabled: ctx.rail_enabled,
       attempt: { chain: input.chain, network: input.network, token: input.token_symbol, target: input.target, amount: BigInt(input.amount_subunits), api_domain: input.api_domain ?? undefined },
       policy: policyOf(state?.policy ?? null),
-      spends: counted(spends),
+      spends: counted(w),
       now,
       approving,
     });
@@ -178,8 +210,8 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
     return { ops, a: next, entry: { attempt_id: a.id, transfer_id: transferId, rail: asset, amount: a.amount_subunits, at, final: execution !== 'chain' } };
   }
 
-  function nextState(state: AgentWalletState | null, merchantId: string, spends: SpendEntry[], at: string): AgentWalletState {
-    return { id: state?.id ?? '', merchant_id: state?.merchant_id ?? merchantId, policy: state?.policy ?? null, spends, updated_at: at, ...(state?.version !== undefined ? { version: state.version } : {}) };
+  function nextState(state: AgentWalletState | null, merchantId: string, w: Windowed, at: string): AgentWalletState {
+    return { id: state?.id ?? '', merchant_id: state?.merchant_id ?? merchantId, policy: state?.policy ?? null, spends: w.spends, buckets: w.buckets, updated_at: at, ...(state?.version !== undefined ? { version: state.version } : {}) };
   }
 
   async function handle(state: AgentWalletState | null, msg: AgentWalletMsg, now: Date): Promise<Decision<AgentWalletState, AgentWalletReply>> {
@@ -187,10 +219,14 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
     switch (msg.type) {
       case 'set_policy': {
         const policy: StoredPolicy = { id: msg.policy_id, version_no: (state?.policy?.version_no ?? 0) + 1, body: presentPolicyBody(parsePolicy(msg.body)), created_at: at };
-        const next = { ...nextState(state, msg.merchant_id, state?.spends ?? [], at), policy };
+        const next = { ...nextState(state, msg.merchant_id, { spends: state?.spends ?? [], buckets: state?.buckets ?? [] }, at), policy };
         return {
           state: next,
-          effects: [{ op: 'insert', coll: POLICIES, doc: { ...policy, agent_wallet_id: msg.wallet_id, merchant_id: msg.merchant_id } }],
+          effects: [
+            { op: 'insert', coll: POLICIES, doc: { ...policy, agent_wallet_id: msg.wallet_id, merchant_id: msg.merchant_id } },
+            // a policy change is audited with the change
+            auditOp('agent_wallet.policy.set', { merchant_id: msg.merchant_id, agent_wallet_id: msg.wallet_id, policy_id: policy.id, version_no: policy.version_no }, at),
+          ],
           reply: { policy },
         };
       }
@@ -206,8 +242,8 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
             if (existing) return { reply: { attempt: existing, created: false } };
           }
         }
-        const { spends, changed } = await liveSpends(state, now);
-        const evaluation = decide(state, spends, input, ctx, now, false);
+        const { changed, ...window } = await liveSpends(state, now);
+        const evaluation = decide(state, window, input, ctx, now, false);
         if (msg.dry_run) return { reply: { evaluation } };
         const base: SpendAttemptDoc = {
           id: msg.attempt_id, merchant_id: ctx.caller_merchant_id, agent_wallet_id: ctx.wallet.id, ...input,
@@ -217,21 +253,21 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
         };
         const effects: WriteOp[] = [];
         let doc = base;
-        let nextSpends = spends;
+        let nextWindow = window;
         if (evaluation.status === 'pending') {
           const r = await reserve(base, msg.payout_id, now);
           if ('insufficient' in r) doc = { ...base, status: 'denied', reason: 'insufficient_funds' };
           else {
             doc = r.a;
             effects.push(...r.ops);
-            nextSpends = [...spends, r.entry];
+            nextWindow = add(window, r.entry);
           }
         }
         effects.unshift({ op: 'insert', coll: ATTEMPTS, doc });
         if (refId) effects.push({ op: 'insert', coll: REFERENCES, doc: { id: refId, attempt_id: doc.id, request_hash: hash, created_at: at } });
         const touched = doc.status === 'pending' || changed;
         return {
-          ...(touched && state ? { state: nextState(state, ctx.caller_merchant_id, nextSpends, at) } : {}),
+          ...(touched && state ? { state: nextState(state, ctx.caller_merchant_id, nextWindow, at) } : {}),
           effects,
           reply: { attempt: doc, evaluation, created: true },
         };
@@ -240,23 +276,23 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
         const a = await store.get<SpendAttemptDoc>(ATTEMPTS, msg.attempt_id);
         if (!a || a.merchant_id !== msg.ctx.caller_merchant_id || a.agent_wallet_id !== msg.ctx.wallet.id) throw notFound('spend attempt');
         if (a.status !== 'approval_required') throw conflict(`spend attempt ${a.id} is ${a.status}; only an attempt awaiting approval can be approved`);
-        const { spends } = await liveSpends(state, now);
-        const evaluation = decide(state, spends, a, msg.ctx, now, true);
+        const { changed: _, ...window } = await liveSpends(state, now);
+        const evaluation = decide(state, window, a, msg.ctx, now, true);
         let doc: SpendAttemptDoc = { ...a, status: evaluation.status, reason: evaluation.reason ?? null, policy_id: state?.policy?.id ?? a.policy_id, updated_at: at };
         const effects: WriteOp[] = [];
-        let nextSpends = spends;
+        let nextWindow = window;
         if (evaluation.status === 'pending') {
           const r = await reserve(doc, msg.payout_id, now);
           if ('insufficient' in r) doc = { ...doc, status: 'denied', reason: 'insufficient_funds' };
           else {
             doc = r.a;
             effects.push(...r.ops);
-            nextSpends = [...spends, r.entry];
+            nextWindow = add(window, r.entry);
           }
         }
         effects.unshift({ op: 'cas', coll: ATTEMPTS, doc, expected: a.version ?? 0 });
         return {
-          ...(doc.status === 'pending' && state ? { state: nextState(state, a.merchant_id, nextSpends, at) } : {}),
+          ...(doc.status === 'pending' && state ? { state: nextState(state, a.merchant_id, nextWindow, at) } : {}),
           effects,
           reply: { attempt: doc, evaluation },
         };

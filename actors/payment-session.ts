@@ -216,7 +216,10 @@ function transition(d: Draft, next: SessionStatus): void {
     s.expiry_due_at = s.expires_at;
   }
   const type = EVENT_OF[next];
-  if (type && !s.demo) {
+  // completed is told once per session: a re-completion after a reorg took the money back keeps the first
+  // event (and its X-Service-Event-Id), so a merchant deduplicating on the event id fulfils once
+  const told = type === 'payment_session.completed' && s.events.some((e) => e.type === type);
+  if (type && !s.demo && !told) {
     const op = webhookEventOp({
       merchant_id: s.merchant_id, session_id: s.id, event_type: type, status: next,
       amount: toApiNumber(s.expected_subunits, s.decimals), currency: s.token, chain: s.chain, network: s.network, now,

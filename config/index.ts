@@ -47,6 +47,8 @@ export interface Config {
   /** the events API: sequencer and stream poll period, longest life of one SSE connection, keep-alive comment period */
   events: { pollIntervalMs: number; streamMaxMs: number; heartbeatMs: number };
   metricsPort: number | null;
+  /** METRICS_TOKEN: bearer token /metrics requires; unset: only direct local callers on the API port */
+  metricsToken: string;
   logLevel: string;
   rateLimitPerMinute: number;
   /** requests per minute per client (hashed IP) on each public onboarding step and demo sessions */
@@ -270,6 +272,7 @@ export function loadConfig(env: Env = process.env): Config {
       heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100),
     },
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0) : null,
+    metricsToken: env.METRICS_TOKEN ?? '',
     logLevel: env.LOG_LEVEL || 'info',
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 60, 1),
     publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 30, 1),

@@ -48,8 +48,10 @@ export class Metrics {
   readonly actorActive: Gauge<'actor'>;
   readonly actorActivations: Counter<'actor'>;
   readonly storeOpDuration: Histogram<'op'>;
-  /** payouts by status (incremented where a payout changes status) */
-  readonly payouts: Counter<'status'>;
+  /** payouts by current status, counted in the store at scrape time (the same on every node: use max) */
+  readonly payouts: Gauge<'status'>;
+  /** set by the ops service: counts payouts per status in the store */
+  payoutCounts: (() => Promise<Record<string, number>>) | null = null;
 
   /** actor hosts of this node by actor kind: read at scrape time, nothing is counted per message */
   readonly actorSources = new Map<string, () => { depth: number; active: number }>();
@@ -113,7 +115,14 @@ export class Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers,
     });
-    this.payouts = new Counter({ name: 'payouts_total', help: 'Payout status changes by new status', labelNames: ['status'], registers });
+    const self = this;
+    this.payouts = new Gauge({
+      name: 'payouts', help: 'Payouts by current status (counted in the shared store: every node reports the same numbers)', labelNames: ['status'], registers,
+      async collect() {
+        if (!self.payoutCounts) return;
+        for (const [status, n] of Object.entries(await self.payoutCounts())) this.set({ status }, n);
+      },
+    });
   }
 
   signal(l: AbuseLabels): void {

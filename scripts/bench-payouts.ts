@@ -5,7 +5,8 @@
  * TestUSDC; the service in this process (SQLite) with ETHEREUM_TESTNET_CONFIRMATIONS=1. A sandbox merchant
  * is paid 1,000 USDC and 1 ETH on chain; once swept and available, N sequential payouts of each token go to
  * fresh addresses, each timed from the POST /v1/payouts request to the first GET that answers
- * `completed` (polled every 5 ms), for each BROADCAST_POLL_INTERVAL_MS given. A USDC payout is two chain
+ * `completed` (polled every 5 ms), started at random points of the scan cycle, for each
+ * BROADCAST_POLL_INTERVAL_MS given. A USDC payout is two chain
  * transactions (the gas top-up from the gas wallet, then the transfer); an ETH payout is one.
  * Baseline in the same run: the same transfer sent bare with ethers from a funded key and its receipt
  * read (what the chain itself costs).
@@ -88,6 +89,7 @@ async function service(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
     const run = async (token: 'USDC' | 'ETH', amount_subunits: string) => {
       const out: number[] = [];
       for (let i = 0; i < N; i++) {
+        await sleep(Math.random() * pollMs); // a random point of the scanners' cycle
         const t0 = performance.now();
         const p = await api(base, 'POST', '/v1/payouts', { wallet_id: wallet.id, amount_subunits, token, destination: Wallet.createRandom().address }, key);
         const done = await until(`payout ${p.id}`, async () => {

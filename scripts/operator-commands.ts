@@ -2,7 +2,7 @@
 import type { ServiceBroker } from 'moleculer';
 import { loadConfig } from '../config/index.ts';
 import { startNode, type RunningNode } from '../app.ts';
-import { gasWalletLine, type GasWalletInfo } from '../lib/chains/gas-wallet.ts';
+import { gasWalletLine, gasWalletWarning, type GasWalletInfo } from '../lib/chains/gas-wallet.ts';
 import type { LedgerReport } from '../lib/ledger/check.ts';
 
 export interface OperatorCommand {
@@ -14,6 +14,8 @@ export interface OperatorCommand {
   action: string;
   /** prints the result as text instead of JSON */
   format?(result: unknown): string;
+  /** lines for stderr (warnings beside a result whose stdout format is fixed) */
+  warnings?(result: unknown): string[];
   /** the process exit code for a result (default 0): a check that found problems fails */
   exitCode?(result: unknown): number;
   params(args: Record<string, string | undefined>): Record<string, unknown>;
@@ -86,6 +88,7 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     name: 'gas-wallets', args: [], description: 'the platform gas wallets: one line per chain and network, `<chain> <network> <address> <balance>`',
     action: 'treasury.gasWallets', params: () => ({}),
     format: (r) => (r as GasWalletInfo[]).map(gasWalletLine).join('\n'),
+    warnings: (r) => (r as GasWalletInfo[]).flatMap(gasWalletWarning),
   },
   {
     name: 'reconcile', args: [], description: 'compare every wallet\'s ledger balance with its on-chain balance and list the differences',

@@ -14,10 +14,11 @@ if (!cmd || values.length < cmd.args.length) {
   process.exit(name && name !== 'help' ? 2 : 0);
 }
 const node = await startOperatorNode();
-let code = 0;
+let code: number;
 try {
   const result = await runCommand(node.broker, cmd, values);
   console.log(cmd.format ? cmd.format(result) : JSON.stringify(result, null, 2));
+  for (const w of cmd.warnings?.(result) ?? []) console.error(`warning: ${w}`);
   code = cmd.exitCode?.(result) ?? 0;
 } catch (e) {
   console.error(`error: ${(e as Error).message}`);

@@ -8,7 +8,7 @@ import { getAddress } from 'ethers';
 import { PublicKey } from '@solana/web3.js';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Doc } from '../lib/store/port.ts';
-import type { Caller } from './routes/types.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, notFound, unauthorized } from '../lib/core/errors.ts';
@@ -23,9 +23,9 @@ import { ATTEMPTS, presentAttempt, type SpendAttemptDoc } from '../lib/spend/att
 import { CHALLENGES, type ChallengeDoc } from '../lib/x402/redeem.ts';
 import type { AgentWalletMsg, AgentWalletReply, AttemptContext, AttemptInput, StoredPolicy, AgentWalletState, WalletFacts } from '../actors/agent-wallet.ts';
 import { AGENT_WALLET_STATES } from '../actors/agent-wallet.ts';
+import { limitViolation } from '../lib/ops/alerts/index.ts';
 
 type Http = { body?: unknown; query?: Record<string, string | undefined>; params?: Record<string, string | undefined> };
-type Meta = { user?: Caller };
 interface AttemptBody {
   target: string; amount: number; amount_subunits: string; token_symbol: string; chain: string; network: string;
   api_domain?: string; reference?: string; metadata?: Record<string, unknown>;
@@ -44,7 +44,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
   const send = (ctx: Pick<Context, 'call'>, id: string, msg: AgentWalletMsg) => ctx.call('agent-wallet-actors.send', { id, msg }) as Promise<AgentWalletReply>;
 
   function merchantOf(ctx: Context): string {
-    const user = (ctx.meta as Meta).user;
+    const user = requestMeta(ctx).user;
     if (user?.kind !== 'merchant') throw unauthorized();
     return user.merchant_id;
   }
@@ -126,13 +126,13 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
   function signal(ctx: Context, a: SpendAttemptDoc) {
     const outcome = a.reason ? OUTCOME[a.reason as Reason] : undefined;
     if (!outcome || !LIMIT_VIOLATIONS.has(a.reason as Reason)) return;
-    const user = (ctx.meta as Meta).user;
-    rt.metrics.signal({
+    const user = requestMeta(ctx).user;
+    limitViolation(rt, {
       signal: 'limit_violation', outcome, environment: user?.kind === 'merchant' && user.sandbox ? 'sandbox' : 'live',
       chain: (['ethereum', 'solana'].includes(a.chain) ? a.chain : '') as 'ethereum' | '',
       network: (['testnet', 'mainnet'].includes(a.network) ? a.network : '') as 'testnet' | '',
       token: (['USDC', 'ETH', 'SOL'].includes(a.token_symbol) ? a.token_symbol : '') as 'USDC' | '',
-    });
+    }, { merchant_id: user?.kind === 'merchant' ? user.merchant_id : null, ctx });
   }
 
   /** A ledger execution right after the decision (the scanner finishes it if this node dies first). */

@@ -3,6 +3,10 @@
  * limit, JSON-only bodies with a size limit, and every error in the spec's envelope {code, message}.
  * moleculer-web picks the node before parsing params, so routes call facade actions, never actors.
  */
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { bodyErrorMessage, checkJsonDepth, exactNumberReviver } from '../lib/core/json-body.ts';
+import { mayReadMetrics } from '../lib/ops/metrics-access.ts';
 import { clientAddress, clientBucket, trustedProxyList } from '../lib/core/client-address.ts';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -41,6 +45,7 @@ function sendEnvelope(res: ServerResponse, err: unknown): void {
   const e = err as { status?: number; statusCode?: number; type?: string; code?: unknown };
   // body-parser errors carry `status`; map them to our wording
   let mapped: unknown = err;
+  const bodyError = bodyErrorMessage(err);
   if (typeof e?.type === 'string' && e.type.startsWith('entity.') || (typeof e?.code !== 'number' && (e?.status || e?.statusCode))) {
     const status = e.type === 'entity.too.large' ? 413 : (e.status ?? e.statusCode ?? 400);
     const message = e.type === 'entity.parse.failed' ? 'request body is not valid JSON'
@@ -48,6 +53,7 @@ function sendEnvelope(res: ServerResponse, err: unknown): void {
       : 'bad request, check the body';
     mapped = new ServiceError(status, message, 'BAD_REQUEST');
   }
+  if (bodyError) mapped = new ServiceError(400, bodyError, 'BAD_REQUEST');
   if (e?.type === 'SERVICE_NOT_FOUND' || e?.type === 'SERVICE_NOT_AVAILABLE') mapped = new ServiceError(503, 'service temporarily unavailable', 'UNAVAILABLE');
   const { status, body } = toEnvelope(mapped);
   if (res.headersSent) {
@@ -70,7 +76,10 @@ export function createApiService(rt: Runtime): ServiceSchema {
   const alerts = nodeAlerts(rt);
   let metricsServer: Server | null = null;
 
-  async function metricsHandler(_req: IncomingMessage, res: ServerResponse) {
+  async function metricsHandler(req: IncomingMessage, res: ServerResponse) {
+    if (!mayReadMetrics(req, rt.config.metricsToken, serveMetricsHere)) {
+      return sendEnvelope(res, unauthorized()); // README: Security, metrics
+    }
     const text = await rt.metrics.registry.metrics();
     res.writeHead(200, { 'Content-Type': rt.metrics.registry.contentType });
     res.end(text);
@@ -102,7 +111,8 @@ export function createApiService(rt: Runtime): ServiceSchema {
           mergeParams: false,
           authentication: true,
           use: [httpMetrics(rt)],
-          bodyParsers: { json: { strict: true, limit: rt.config.bodyLimit }, urlencoded: false },
+          // exact numbers and bounded nesting (lib/core/json-body.ts)
+          bodyParsers: { json: { strict: true, limit: rt.config.bodyLimit, reviver: exactNumberReviver, verify: (_req: unknown, _res: unknown, buf: Buffer) => checkJsonDepth(buf) }, urlencoded: false },
           aliases,
           onBeforeCall(ctx: Context, _route: unknown, req: Req) {
             // keyed hashes, never raw: per-client limits and alerts must not store IPs (lib/ops/hash.ts)
@@ -184,7 +194,15 @@ export function createApiService(rt: Runtime): ServiceSchema {
         throw unauthorized();
       },
     },
-    started() {
+    started(this: { server?: Server }) {
+      // a request Node's parser refuses (headers over the limit, malformed) still gets the envelope
+      this.server?.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+        if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+        const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+        const { status, body } = toEnvelope(new ServiceError(tooLarge ? 431 : 400, tooLarge ? 'request headers are too large' : 'malformed HTTP request', 'BAD_REQUEST'));
+        const text = JSON.stringify(body);
+        socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+      });
       if (!serveMetricsHere) {
         metricsServer = createServer((req, res) => {
           if (req.method === 'GET' && req.url?.split('?')[0] === '/metrics') metricsHandler(req, res).catch((e) => sendEnvelope(res, e));

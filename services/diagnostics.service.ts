@@ -6,7 +6,7 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import { forbidden, notFound } from '../lib/core/errors.ts';
 import type { PaymentSessionState } from '../actors/payment-session.ts';
 import type { DepositDoc } from '../lib/chains/deposit-inbox.ts';
@@ -17,7 +17,6 @@ import { transfersAboveCursor } from '../lib/chains/ethereum/unconfirmed.ts';
 import { diagnose, type ListenerFacts, type UnconfirmedTransfer, type WebhookFacts } from '../lib/ops/diagnostics.ts';
 import type { Doc } from '../lib/store/port.ts';
 
-type Meta = { user?: Caller };
 /** the chain read of a diagnostics request never holds it up for long */
 const CHAIN_READ_MS = 5_000;
 
@@ -77,7 +76,7 @@ export function createDiagnosticsService(rt: Runtime): ServiceSchema {
     actions: {
       session: {
         async handler(ctx: Context<{ params: { session_id: string } }>) {
-          const caller = (ctx.meta as Meta).user;
+          const caller = requestMeta(ctx).user;
           if (caller?.kind !== 'merchant') throw forbidden();
           const id = ctx.params.params?.session_id;
           const s = typeof id === 'string' ? await store.get<PaymentSessionState>('payment_sessions', id) : null;

@@ -8,13 +8,12 @@
 import { EventEmitter } from 'node:events';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import { forbidden } from '../lib/core/errors.ts';
 import { validate } from '../lib/validation.ts';
-import { listEvents, readAfter, sequenceAll, startSeq, type ListQuery } from '../lib/events/feed.ts';
+import { getEvent, listEvents, readAfter, sequenceAll, startSeq, type ListQuery } from '../lib/events/feed.ts';
 import { eventStream } from '../lib/events/stream.ts';
 
-type Meta = { user?: Caller; headers?: Record<string, string | undefined>; $responseType?: string; $responseHeaders?: Record<string, string> };
 type Http = { query?: Record<string, string> };
 
 export function createEventsService(rt: Runtime): ServiceSchema {
@@ -29,7 +28,7 @@ export function createEventsService(rt: Runtime): ServiceSchema {
   const streams = new AbortController();
 
   function merchantOf(ctx: Context): string {
-    const caller = (ctx.meta as Meta).user;
+    const caller = requestMeta(ctx).user;
     if (caller?.kind !== 'merchant') throw forbidden();
     return caller.merchant_id;
   }
@@ -66,12 +65,19 @@ export function createEventsService(rt: Runtime): ServiceSchema {
         },
       },
 
+      /** GET /v1/events/{event_id} */
+      get: {
+        async handler(ctx: Context<{ params: { event_id: string } }>) {
+          return getEvent(rt.store, merchantOf(ctx), String(ctx.params.params?.event_id));
+        },
+      },
+
       /** GET /v1/events/stream: a text/event-stream body that lasts until the client leaves (or EVENTS_STREAM_MAX_MS). */
       stream: {
         async handler(ctx: Context<Http>) {
           const query = validate<{ type?: string; last_event_id?: string }>('EventStreamQuery', ctx.params.query ?? {}, 'query');
           const merchantId = merchantOf(ctx);
-          const meta = ctx.meta as Meta;
+          const meta = requestMeta(ctx);
           // EventSource sends Last-Event-ID on reconnects; a first connection may pass it in the query
           const lastId = meta.headers?.['last-event-id'] ?? query.last_event_id;
           const start = await startSeq(rt.store, merchantId, lastId?.trim());

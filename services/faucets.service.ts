@@ -6,7 +6,7 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, forbidden, rateLimited, unauthorized, unavailable } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
@@ -21,7 +21,6 @@ import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { DEV_CHAIN_IDS, DripRefusal, faucetList, planDrip, type DripPlan } from '../lib/faucets/index.ts';
 import type { ChainTxDoc } from '../lib/chains/broadcast/types.ts';
 
-type Meta = { user?: Caller };
 interface DripBody { address: string; chain: string; token: string }
 
 /** how long a drip request waits for its transaction to be final before answering with its current status */
@@ -72,7 +71,7 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
       /** GET /v1/sandbox/faucets */
       list: {
         handler(ctx: Context) {
-          (ctx.meta as Record<string, unknown>).$responseHeaders = { 'Cache-Control': 'public, max-age=60' };
+          requestMeta(ctx).$responseHeaders = { 'Cache-Control': 'public, max-age=60' };
           return { data: faucetList(rt.config) };
         },
       },
@@ -80,7 +79,7 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
       /** POST /v1/sandbox/faucets/drip */
       drip: {
         async handler(ctx: Context<{ body: unknown }>) {
-          const caller = (ctx.meta as Meta).user;
+          const caller = requestMeta(ctx).user;
           if (caller?.kind !== 'merchant') throw unauthorized();
           if (!caller.sandbox) throw forbidden('the faucet drip is for sandbox merchants (a service_sk_test_ key)');
           const body = validate<DripBody>('FaucetDripRequest', ctx.params.body);

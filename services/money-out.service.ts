@@ -4,7 +4,7 @@
  * store rows, so every node running this service shares the work and resumes what a dead node left.
  * `money-out.scan` runs one round of everything now (tests, operators); `money-out.status` counts rows.
  */
-import type { ServiceSchema } from 'moleculer';
+import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import { loadSeedPhrase } from '../lib/addresses.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
@@ -15,6 +15,7 @@ import { GasWallets } from '../lib/chains/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { SWEEPS, Sweeper } from '../lib/chains/sweeps.ts';
 import { PayoutExecutor } from '../lib/chains/payout-executor.ts';
+import { rpcErrorText } from '../lib/chains/clients.ts';
 
 const GAS_CHECK_EVERY_MS = 5 * 60_000;
 
@@ -52,6 +53,14 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         },
       },
     },
+    events: {
+      /** a payout was just accepted: start it now (at-most-once is fine, the scanner catches up) */
+      'money-out.nudge': {
+        handler(ctx: Context<{ payout_id?: unknown }>) {
+          if (payouts && typeof ctx.params?.payout_id === 'string') void payouts.kick(ctx.params.payout_id).catch(() => undefined);
+        },
+      },
+    },
     started(this: { logger: { warn(...a: unknown[]): void; info(...a: unknown[]): void } }) {
       if (!anyChain()) return; // nothing to send anywhere: no pool, no timers
       const log = this.logger;
@@ -66,7 +75,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       broadcaster.start();
       payouts.start();
       sweeper.start();
-      const checkGas = () => gas.list().catch((e) => log.warn('gas wallet check failed:', (e as Error).message));
+      const checkGas = () => gas.list().catch((e) => log.warn('gas wallet check failed:', rpcErrorText(e)));
       void checkGas();
       gasTimer = setInterval(checkGas, GAS_CHECK_EVERY_MS);
       gasTimer.unref();

@@ -14,7 +14,7 @@ import { DueScanner } from '../lib/core/due-scanner.ts';
 import { AUDIT_EVENTS, sealRow, verifyChains } from '../lib/ops/audit-chain.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../lib/catalog/rules.ts';
 import { validate } from '../lib/validation.ts';
-import type { Caller } from './routes/types.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import { forbidden } from '../lib/core/errors.ts';
 import type { Doc, Filter } from '../lib/store/port.ts';
 import type { PaymentSessionState } from '../actors/payment-session.ts';
@@ -27,6 +27,8 @@ function presentAuditEvent(r: Doc & { type: string; created_at: string }) {
   const { id, type, created_at, seq, version: _v, seal_due_at: _s, sealed_at: _sa, chain: _c, hash: _h, prev_hash: _p, merchant_id: _m, ...details } = r as Record<string, unknown> & { id: string; type: string; created_at: string };
   return { id, type, created_at, seq: typeof seq === 'number' ? seq : null, details };
 }
+
+const PAYOUT_STATUSES = ['pending', 'processing', 'completed', 'failed'];
 
 function limitOf(v: unknown, dflt: number): number {
   const limit = v === undefined ? dflt : Number(v);
@@ -170,7 +172,7 @@ export function createOpsService(rt: Runtime): ServiceSchema {
       /** GET /v1/audit-events: the calling merchant's own audit events, newest first, paged. */
       auditEvents: {
         async handler(ctx: Context<{ query?: unknown }>) {
-          const caller = (ctx.meta as { user?: Caller }).user;
+          const caller = requestMeta(ctx).user;
           if (caller?.kind !== 'merchant') throw forbidden();
           const q = validate<{ limit?: string; cursor?: string; type?: string }>('AuditEventsQuery', ctx.params.query ?? {}, 'query');
           const limit = parseLimit(q.limit);
@@ -205,10 +207,15 @@ export function createOpsService(rt: Runtime): ServiceSchema {
       });
     },
     started() {
+      // index (status, …): four indexed counts per scrape
+      rt.metrics.payoutCounts = async () => Object.fromEntries(await Promise.all(
+        PAYOUT_STATUSES.map(async (status) => [status, await rt.store.count('payouts', { status })] as const),
+      ));
       sealer!.start();
       if (cfg.webhookUrl || cfg.alertmanagerUrl) deliveries!.start();
     },
     async stopped() {
+      rt.metrics.payoutCounts = null;
       await Promise.all([deliveries?.stop(), sealer?.stop()]);
     },
   } as ServiceSchema;

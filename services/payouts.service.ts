@@ -6,21 +6,20 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
-import { badRequest, notFound, unauthorized } from '../lib/core/errors.ts';
-import { Idempotency } from '../lib/core/idempotency.ts';
+import { notFound, unauthorized } from '../lib/core/errors.ts';
+import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { pageById, type PageQuery } from '../lib/wallets/listing.ts';
 import { acceptPayout, checkPayout, presentPayout, type AcceptDeps, type PayoutBody, type PayoutMerchant } from '../lib/payouts/accept.ts';
 import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
 import type { AbuseLabels } from '../lib/metrics.ts';
 import type { Filter } from '../lib/store/port.ts';
+import { limitViolation } from '../lib/ops/alerts/index.ts';
 
-type Meta = { user?: Caller; headers?: Record<string, string | undefined> };
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function createPayoutsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
@@ -29,7 +28,7 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
   const present = (p: PayoutDoc) => presentPayout(p, config.rails);
 
   const merchantOf = async (ctx: Context): Promise<PayoutMerchant> => {
-    const caller = (ctx.meta as Meta).user;
+    const caller = requestMeta(ctx).user;
     if (caller?.kind !== 'merchant') throw unauthorized();
     const m = await store.get<{ id: string; kyc_status?: string }>('merchants', caller.merchant_id);
     return { id: caller.merchant_id, sandbox: caller.sandbox, kyc_status: m?.kyc_status };
@@ -38,10 +37,10 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
     store, rails: config.rails, now: () => rt.now(),
     wallets,
     limits: { payoutAmountLimit: config.payoutAmountLimit, dailyPayoutLimit: config.dailyPayoutLimit },
-    signal: (outcome, rail) => rt.metrics.signal({
+    signal: (outcome, rail) => limitViolation(rt, {
       signal: 'limit_violation', outcome, environment: m.sandbox ? 'sandbox' : 'live',
       chain: rail.chain as AbuseLabels['chain'], network: rail.network as AbuseLabels['network'], token: rail.token as AbuseLabels['token'],
-    }),
+    }, { merchant_id: m.id }),
   });
   const own = async (m: PayoutMerchant, id: unknown) => {
     const p = typeof id === 'string' && id.length <= 64 ? await store.get<PayoutDoc>(PAYOUTS, id) : null;
@@ -56,8 +55,7 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
       async create(ctx: Context<Http>) {
         const m = await merchantOf(ctx);
         const body = validate<PayoutBody>('CreatePayoutRequest', ctx.params.body ?? {});
-        const key = (ctx.meta as Meta).headers?.['idempotency-key'];
-        if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
+        const key = idempotencyKey(requestMeta(ctx).headers?.['idempotency-key']);
         const deps = depsFor(m);
         const req = key === undefined ? null : { scope: `payouts.create:${m.id}`, key, payload: body, now: rt.now() };
         // a replay answers before any check: the payout exists whatever the balance is now
@@ -70,6 +68,8 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
           extra: (p) => (req ? [idem.record(req, { id: p.id })] : []),
         });
         for (const event_id of accepted.events) ctx.emit('webhooks.nudge', { event_id }).catch(() => undefined);
+        // an on-chain payout: the executor (money-out) may start now instead of on its next scan (best effort)
+        if (accepted.payout.execution === 'chain' && accepted.payout.status === 'pending') ctx.emit('money-out.nudge', { payout_id: accepted.payout.id }).catch(() => undefined);
         created(ctx, `/v1/payouts/${accepted.payout.id}`);
         return present(accepted.payout);
       },

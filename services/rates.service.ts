@@ -6,11 +6,11 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
+import { clientHash, requestMeta } from '../lib/core/request-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, rateLimited, unavailable } from '../lib/core/errors.ts';
 import { RatesEngine, RateUnavailableError, type RateView } from '../lib/rates/engine.ts';
 
-type Meta = { client?: { ip_hash: string } };
 interface RatesQuery { base?: string; quote?: string }
 
 export const DEFAULT_QUOTE = 'USD';
@@ -32,7 +32,7 @@ export function createRatesService(rt: Runtime): ServiceSchema {
       /** GET /v1/rates */
       list: {
         async handler(ctx: Context<{ query?: unknown }>) {
-          const ip = (ctx.meta as Meta).client?.ip_hash ?? 'unknown';
+          const ip = clientHash(ctx);
           // rates are cached, so a client may poll; still bounded per client
           const limit = rt.config.publicRateLimitPerMinute * 4;
           if (await rt.store.increment(`public:rates:${ip}`, 1, 60_000, rt.now()) > limit) {
@@ -56,7 +56,7 @@ export function createRatesService(rt: Runtime): ServiceSchema {
           }
           // a number is never invented: nothing fresh enough is a 503 that says why
           if (data.length === 0) throw unavailable(missing.map((m) => m.message).join('; '));
-          (ctx.meta as Record<string, unknown>).$responseHeaders = { 'Cache-Control': 'public, max-age=10' };
+          requestMeta(ctx).$responseHeaders = { 'Cache-Control': 'public, max-age=10' };
           return {
             data: data.map((r) => ({ base: r.base, quote: r.quote, rate: r.rate, source: r.source, as_of: r.as_of, stale: r.stale })),
             ...(missing.length ? { unavailable: missing } : {}),

@@ -6,12 +6,11 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { clientHash, requestMeta } from '../lib/core/request-meta.ts';
 import { conflict, notFound, rateLimited, unauthorized } from '../lib/core/errors.ts';
 import { NoReceiptError, ReceiptWorkers, etagOf, notModified, receiptFor } from '../lib/receipts/index.ts';
 import type { PaymentSessionState } from '../actors/payment-session.ts';
 
-type Meta = { user?: Caller; headers?: Record<string, string | undefined>; client?: { ip_hash: string } } & Record<string, unknown>;
 type Params = { params: { session_id: string } };
 
 export function createReceiptsService(rt: Runtime): ServiceSchema {
@@ -27,7 +26,7 @@ export function createReceiptsService(rt: Runtime): ServiceSchema {
     }
     const pdf = await pool.render(data);
     const etag = etagOf(pdf);
-    const meta = ctx.meta as Meta;
+    const meta = requestMeta(ctx);
     meta.$responseHeaders = {
       ETag: etag,
       'Cache-Control': 'private, no-cache',
@@ -44,7 +43,7 @@ export function createReceiptsService(rt: Runtime): ServiceSchema {
 
   /** Rendering costs a worker ~15 ms: callers without a key are limited per client (hashed IP). */
   async function limitAnonymous(ctx: Context): Promise<void> {
-    const ip = (ctx.meta as Meta).client?.ip_hash ?? 'unknown';
+    const ip = clientHash(ctx);
     const limit = rt.config.publicRateLimitPerMinute;
     if (await rt.store.increment(`public:receipt:${ip}`, 1, 60_000, rt.now()) > limit) {
       throw rateLimited(`too many receipt requests from this client (at most ${limit} a minute); retry in a minute`);
@@ -59,7 +58,7 @@ export function createReceiptsService(rt: Runtime): ServiceSchema {
       /** GET /v1/payment_sessions/{session_id}/receipt */
       merchant: {
         async handler(ctx: Context<Params>) {
-          const caller = (ctx.meta as Meta).user ?? null;
+          const caller = requestMeta(ctx).user ?? null;
           const s = await load(ctx.params.params?.session_id);
           if (caller?.kind === 'merchant') {
             if (!s || (s.merchant_id !== caller.merchant_id && !s.demo)) throw notFound('payment session');

@@ -5,7 +5,7 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Caller } from './routes/types.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { badRequest, unauthorized } from '../lib/core/errors.ts';
@@ -15,8 +15,8 @@ import { WALLETS, type WalletDoc, type WalletType } from '../lib/wallets/model.t
 import { presentWallet, presentWalletTx } from '../lib/wallets/present.ts';
 import { pageById, pageWalletTxs, type PageQuery } from '../lib/wallets/listing.ts';
 import { checkMainnet, type PayoutMerchant } from '../lib/payouts/accept.ts';
+import { limitViolation } from '../lib/ops/alerts/index.ts';
 
-type Meta = { user?: Caller };
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
 interface CreateBody { name?: string; type?: WalletType; chain: WalletDoc['chain']; network: WalletDoc['network'] }
 
@@ -25,7 +25,7 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
   const wallets = openWalletDirectory(store, config.dataDir, () => rt.now());
 
   const merchantOf = async (ctx: Context): Promise<PayoutMerchant> => {
-    const caller = (ctx.meta as Meta).user;
+    const caller = requestMeta(ctx).user;
     if (caller?.kind !== 'merchant') throw unauthorized();
     const m = await store.get<{ id: string; kyc_status?: string }>('merchants', caller.merchant_id);
     return { id: caller.merchant_id, sandbox: caller.sandbox, kyc_status: m?.kyc_status };
@@ -42,9 +42,9 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
         if (!config.rails.some((r) => r.chain === body.chain && r.network === body.network)) {
           throw badRequest(`no rail is enabled on ${body.chain} ${body.network}; choose a chain and network from GET /v1/payment_methods`);
         }
-        checkMainnet(m, body.network, 'wallets', () => rt.metrics.signal({
+        checkMainnet(m, body.network, 'wallets', () => limitViolation(rt, {
           signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: m.sandbox ? 'sandbox' : 'live', chain: body.chain, network: body.network,
-        }));
+        }, { merchant_id: m.id, ctx, log: this.logger }));
         const w = await wallets.create({ merchant_id: m.id, type: body.type ?? 'merchant', name: body.name ?? null, chain: body.chain, network: body.network });
         created(ctx, `/v1/wallets/${w.id}`);
         return present(w);

@@ -4,6 +4,7 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
+import { requestMeta } from '../lib/core/request-meta.ts';
 import type { Doc } from '../lib/store/port.ts';
 import type { Caller } from './routes/types.ts';
 import { created } from './http-meta.ts';
@@ -23,9 +24,10 @@ import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
 import { gasWalletRef } from '../lib/chains/gas-wallet.ts';
 import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc } from '../lib/x402/redeem.ts';
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
+import { limitViolation } from '../lib/ops/alerts/index.ts';
+import type { AbuseLabels } from '../lib/metrics.ts';
 
 type Http = { body?: unknown; params?: Record<string, string | undefined> };
-type Meta = { user?: Caller };
 interface ChallengeBody {
   resource: string;
   amount_subunits?: string;
@@ -71,7 +73,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
   }
 
   function merchantOf(ctx: Context): Extract<Caller, { kind: 'merchant' }> {
-    const user = (ctx.meta as Meta).user;
+    const user = requestMeta(ctx).user;
     if (user?.kind !== 'merchant') throw unauthorized();
     return user;
   }
@@ -114,7 +116,8 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           if (!rail) throw badRequest(`(${pm.chain}, ${pm.network}, ${pm.token}) is not an enabled rail; see GET /v1/payment_methods`);
           const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string }>('merchants', caller.merchant_id);
           if (rail.network === 'mainnet' && (merchant?.sandbox || merchant?.kyc_status !== 'verified')) {
-            rt.metrics.signal({ signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: merchant?.sandbox ? 'sandbox' : 'live', chain: rail.chain, network: rail.network, token: rail.token });
+            limitViolation(rt, { signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: merchant?.sandbox ? 'sandbox' : 'live', chain: rail.chain, network: rail.network, token: rail.token } as AbuseLabels & { signal: 'limit_violation' },
+              { merchant_id: caller.merchant_id, ctx });
             throw forbidden(merchant?.sandbox ? 'sandbox merchants can charge on testnet only' : 'mainnet requires KYC verification of the merchant');
           }
           const ttl = parseDuration(b.expires_in ?? CHALLENGE_TTL_DEFAULT);
@@ -122,8 +125,8 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const { amount, price_id } = await amountOf(b, caller.merchant_id, rail);
           // paid into the merchant's settlement wallet, where session deposits go too
           const wallet = await wallets.defaultWallet(caller.merchant_id, rail.chain, rail.network);
-          const asset = rail.token === 'USDC' ? config.chains[rail.chain][rail.network].usdcToken : rail.token;
-          if (!asset) throw badRequest(`no USDC ${rail.chain === 'ethereum' ? 'contract' : 'mint'} is configured for ${rail.chain} ${rail.network}`);
+          // without a configured contract or mint the asset is the symbol: only agent wallets can pay then
+          const asset = (rail.token === 'USDC' ? config.chains[rail.chain][rail.network].usdcToken : '') || rail.token;
           const now = rt.now();
           const doc: ChallengeDoc = {
             id: newId('xch'), merchant_id: caller.merchant_id, wallet_id: wallet.id, chain: rail.chain, network: rail.network, token: rail.token,
@@ -160,7 +163,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const b = validate<{ proof: string; resource: string }>('X402RedeemRequest', ctx.params.body);
           try {
             const r = await engine().redeem(b.proof, b.resource, caller.merchant_id);
-            if (r.status === 'pending') (ctx.meta as Record<string, unknown>).$statusCode = 202;
+            if (r.status === 'pending') requestMeta(ctx).$statusCode = 202;
             return r;
           } catch (e) {
             refuse(e);

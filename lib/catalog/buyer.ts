@@ -60,6 +60,10 @@ export class CatalogBuyer {
       filter.id = { $lt: after };
     }
     const q = query.q?.trim();
+    // the text index works on trigrams: a shorter term scans, which is bounded only within one merchant
+    if (q && [...q].length < 3 && query.merchant_id === undefined) {
+      throw badRequest('q needs at least 3 characters, or a merchant_id to search one merchant\'s catalog');
+    }
     const listings = await this.store.find<ListingRow>(LISTINGS, filter, {
       desc: true, limit: limit + 1, ...(q ? { text: { q, fields: ['search'] } } : {}),
     });

@@ -28,6 +28,8 @@ export interface WatchedAddress {
   network: string;
   token: string;
   expires_ms: number;
+  /** watched until then: expires_ms plus the late window (none for demo sessions) */
+  until_ms: number;
   /** the session's created_at (ms); null when the document has none */
   created_ms: number | null;
   /** when this book learned of the address: increases with every new entry, kept across reloads */
@@ -134,12 +136,14 @@ export class SessionAddressBook {
       for (const s of page) {
         const expires = Date.parse(s.expires_at);
         if (typeof s.address !== 'string' || !Number.isFinite(expires)) continue;
-        if (expires + this.keepAfterExpiryMs <= nowMs) continue;
+        // demo sessions (public, anyone can make them) are watched until they expire, not for the late window
+        const until = expires + (s.demo === true ? 0 : this.keepAfterExpiryMs);
+        if (until <= nowMs) continue;
         const key = this.normalize(s.address);
         const known = previous.get(key);
         const created = typeof s.created_at === 'string' ? Date.parse(s.created_at) : NaN;
         next.set(key, {
-          session_id: s.id, address: s.address, network: s.network, token: s.token, expires_ms: expires,
+          session_id: s.id, address: s.address, network: s.network, token: s.token, expires_ms: expires, until_ms: until,
           created_ms: Number.isFinite(created) ? created : null,
           seq: known && known.session_id === s.id ? known.seq : ++this.seqCounter,
         });
@@ -154,7 +158,7 @@ export class SessionAddressBook {
 
   get(address: string): WatchedAddress | undefined {
     const e = this.map.get(this.normalize(address));
-    if (e && e.expires_ms + this.keepAfterExpiryMs <= this.now().getTime()) return undefined;
+    if (e && e.until_ms <= this.now().getTime()) return undefined;
     return e;
   }
 
@@ -167,7 +171,7 @@ export class SessionAddressBook {
     const nowMs = this.now().getTime();
     const out: WatchedAddress[] = [];
     for (const [k, e] of this.map) {
-      if (e.expires_ms + this.keepAfterExpiryMs <= nowMs) this.map.delete(k);
+      if (e.until_ms <= nowMs) this.map.delete(k);
       else out.push(e);
     }
     return out;

@@ -62,6 +62,14 @@ export function associatedTokenAddress(owner: string, mint: string): string {
   return pda.toBase58();
 }
 
+/**
+ * An RPC error as text that is safe to store and log: URLs are cut out (a provider's URL often holds its
+ * API key), and the text is bounded.
+ */
+export function rpcErrorText(e: unknown, max = 300): string {
+  return String((e as Error)?.message ?? e).replace(/\b(?:https?|wss?):\/\/[^\s"',)]+/gi, '<rpc url>').slice(0, max);
+}
+
 const ERC20_BALANCE = ['function balanceOf(address) view returns (uint256)'];
 
 /** ETH or SOL in wei or lamports. */

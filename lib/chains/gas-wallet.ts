@@ -9,7 +9,7 @@
  */
 import type { Config } from '../../config/index.ts';
 import { fromSubunits, toSubunits } from '../core/money.ts';
-import { nativeBalance } from './clients.ts';
+import { nativeBalance, rpcErrorText } from './clients.ts';
 import { networkIndex, type KeyChain, type KeyRef } from './keys.ts';
 import type { MoneyOutMetrics } from './metrics.ts';
 
@@ -44,9 +44,15 @@ export interface GasWalletDeps {
   balanceOf?: (chain: KeyChain, rpcUrl: string, address: string) => Promise<bigint>;
 }
 
-/** `<chain> <network> <address> <balance>`, the operator's line (balance in token units, or `unavailable`). */
+/** `<chain> <network> <address> <balance>`, the operator's line: balance in ETH or SOL, or `unavailable`. */
 export const gasWalletLine = (w: GasWalletInfo): string =>
-  `${w.chain} ${w.network} ${w.address} ${w.balance === null ? 'unavailable' : `${w.balance} ${w.token}`}${w.low ? ' LOW' : ''}`;
+  `${w.chain} ${w.network} ${w.address} ${w.balance === null ? 'unavailable' : w.balance}`;
+
+/** what the operator should do about a gas wallet, if anything (stderr beside the lines) */
+export const gasWalletWarning = (w: GasWalletInfo): string[] =>
+  w.error ? [`${w.chain} ${w.network}: ${w.error}`]
+    : w.low ? [`${w.chain} ${w.network} gas wallet is low: ${w.balance} ${w.token}, below the minimum ${w.min_balance} ${w.token}; fund ${w.address}`]
+      : [];
 
 export class GasWallets {
   private d: GasWalletDeps;
@@ -88,7 +94,7 @@ export class GasWallets {
     try {
       balance = await (this.d.balanceOf ?? nativeBalance)(chain, rpcUrl, address);
     } catch (e) {
-      return { ...base, balance_subunits: null, balance: null, low: false, error: `RPC error: ${String((e as Error).message).slice(0, 200)}` };
+      return { ...base, balance_subunits: null, balance: null, low: false, error: `RPC error: ${rpcErrorText(e, 200)}` };
     }
     const low = balance < min;
     this.d.metrics?.gasWalletBalance.set({ chain, network }, Number(fromSubunits(balance, decimals)));

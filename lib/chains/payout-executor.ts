@@ -28,7 +28,9 @@ import { DueScanner } from '../core/due-scanner.ts';
 import type { Broadcaster } from './broadcast/outbox.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
 import { EthereumTxDriver } from './ethereum/tx-driver.ts';
+import { SolanaTxDriver } from './solana/tx-driver.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
+import { rpcErrorText } from './clients.ts';
 import type { KeyRef } from './keys.ts';
 
 interface WalletLike extends Doc { id: string; address: string; derivation_index: number; chain: 'ethereum' | 'solana' }
@@ -72,7 +74,8 @@ export class PayoutExecutor {
     this.scanner = new DueScanner<ChainPayout>({
       name: 'payout-executor', store: d.store, coll: PAYOUTS, dueField: 'next_attempt_at',
       filter: { execution: 'chain', status: { $in: ['pending', 'processing'] } }, leaseMs: 60_000,
-      intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log, handle: (p) => this.step(p),
+      intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log,
+      handle: (p) => this.step(p).catch((e) => { throw new Error(rpcErrorText(e)); }),
     });
   }
 
@@ -145,6 +148,15 @@ export class PayoutExecutor {
     const gasRef = gasWalletRef(p.chain, p.network);
     const txId = `payout:${p.id}`;
     if (p.chain === 'solana') {
+      if (p.token === 'SOL' && driver instanceof SolanaTxDriver) {
+        // Solana refuses to leave an account between 0 and its rent-exempt minimum: say so now, not after
+        // the transaction's blockhash expired
+        const min = await driver.rentExemptMinimum();
+        const amount = BigInt(p.amount_subunits);
+        const left = (await driver.lamports(wallet.address)) - amount;
+        if (left > 0n && left < min) return this.failUnsent(p, `the payout would leave the wallet below Solana's rent-exempt minimum of ${fromSubunits(min, 9)} SOL: pay out everything or leave at least that`);
+        if (amount < min && (await driver.lamports(p.destination)) === 0n) return this.failUnsent(p, `a new Solana account must receive at least ${fromSubunits(min, 9)} SOL (rent-exempt minimum)`);
+      }
       const covers = await this.d.gas.covers('solana', p.network, 10_000n + (p.token === 'SOL' ? 0n : 2_100_000n));
       if (!covers.ok) return this.wait(p, 'gas_wallet_empty');
       const intent: TxIntent = p.token === 'SOL'

@@ -7,7 +7,7 @@
 import type { Config } from '../../config/index.ts';
 import type { Doc, Store } from '../store/port.ts';
 import { ACCOUNTS, postedBalance, walletAccount, type LedgerAccount } from '../ledger/index.ts';
-import { nativeBalance, tokenBalance } from './clients.ts';
+import { nativeBalance, rpcErrorText, tokenBalance } from './clients.ts';
 
 export interface ReconcileRow {
   wallet_id: string;
@@ -61,7 +61,7 @@ export async function reconcile(d: ReconcileDeps): Promise<ReconcileResult> {
         try {
           onChain = await read(w.chain, net.rpcUrl, token, w.address);
         } catch (e) {
-          out.skipped.push({ wallet_id: w.id, token: rail.token, reason: `RPC error: ${String((e as Error).message).slice(0, 120)}` });
+          out.skipped.push({ wallet_id: w.id, token: rail.token, reason: `RPC error: ${rpcErrorText(e, 120)}` });
           continue;
         }
         const acc = await d.store.get<LedgerAccount>(ACCOUNTS, walletAccount(w.id, asset));

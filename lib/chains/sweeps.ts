@@ -26,7 +26,9 @@ import type { Config } from '../../config/index.ts';
 import type { Broadcaster } from './broadcast/outbox.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
 import { EthereumTxDriver } from './ethereum/tx-driver.ts';
+import { SolanaTxDriver } from './solana/tx-driver.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
+import { rpcErrorText } from './clients.ts';
 import type { KeyChain, KeyRef } from './keys.ts';
 
 export const SWEEPS = 'sweeps';
@@ -47,6 +49,8 @@ export interface SweepDoc extends Doc {
   to_address: string;
   deposit_keys: string[];
   amount_subunits: string;
+  /** SOL: uncounted lamports swept along (they could not stay behind below the rent-exempt minimum) */
+  extra_subunits?: string;
   status: SweepStatus;
   waiting_reason: string | null;
   /** increases with every new transaction of the same stage (a failed top-up or move is tried again) */
@@ -100,7 +104,8 @@ export class Sweeper {
     d.broadcaster.afterFinal('sweep_topup', (tx) => this.kick(tx.ref!));
     this.scanner = new DueScanner<SweepDoc>({
       name: 'sweeps', store: d.store, coll: SWEEPS, dueField: 'next_check_at', filter: { status: 'waiting' },
-      leaseMs: 60_000, intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log, handle: (s) => this.step(s),
+      leaseMs: 60_000, intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log,
+      handle: (s) => this.step(s).catch((e) => { throw new Error(rpcErrorText(e)); }),
     });
   }
 
@@ -110,7 +115,7 @@ export class Sweeper {
     if (this.timer) return;
     this.timer = setInterval(() => {
       if (this.discovering) return;
-      this.discovering = this.discover().catch((e) => this.log().warn('sweep discovery failed:', (e as Error).message)).finally(() => { this.discovering = null; });
+      this.discovering = this.discover().catch((e) => this.log().warn('sweep discovery failed:', rpcErrorText(e))).finally(() => { this.discovering = null; });
     }, this.d.pollIntervalMs);
     this.timer.unref();
   }
@@ -143,16 +148,27 @@ export class Sweeper {
    * Finds pending on-chain settlements not yet taken by a sweep and creates one sweep per session and
    * asset. Returns the sweeps created.
    */
-  async discover(limit = 500): Promise<SweepDoc[]> {
-    const pending = await this.d.store.find<LedgerTransfer>('ledger_transfers', { status: 'pending', kind: 'settlement' }, { limit });
+  async discover(page = 500): Promise<SweepDoc[]> {
     const groups = new Map<string, LedgerTransfer[]>();
-    for (const t of pending) {
-      if (t.simulated || !t.session_id || !t.id.startsWith('set:')) continue;
-      const [chain, network] = t.asset.split(':');
-      if (!this.d.driver(chain!, network!)) continue; // no RPC: nothing can be swept
-      if (await this.d.store.get(SWEEP_CLAIMS, t.id.slice(4))) continue;
-      const k = `${t.session_id}|${t.asset}|${t.credit_account}`;
-      groups.set(k, [...(groups.get(k) ?? []), t]);
+    // every pending settlement, a page at a time (claimed ones stay pending until their sweep lands)
+    for (let after = ''; ;) {
+      const batch = await this.d.store.find<LedgerTransfer>('ledger_transfers', { status: 'pending', kind: 'settlement', ...(after ? { id: { $gt: after } } : {}) }, { limit: page });
+      const pending = batch.filter((t) => !t.simulated && t.session_id && t.id.startsWith('set:'));
+      // one read for the claims of a hundred deposits
+      const claimed = new Set<string>();
+      for (let i = 0; i < pending.length; i += 100) {
+        const ids = pending.slice(i, i + 100).map((t) => t.id.slice(4));
+        for (const c of await this.d.store.find(SWEEP_CLAIMS, { id: { $in: ids } })) claimed.add(c.id);
+      }
+      for (const t of pending) {
+        const [chain, network] = t.asset.split(':');
+        if (!this.d.driver(chain!, network!)) continue; // no RPC: nothing can be swept
+        if (claimed.has(t.id.slice(4))) continue;
+        const k = `${t.session_id}|${t.asset}|${t.credit_account}`;
+        groups.set(k, [...(groups.get(k) ?? []), t]);
+      }
+      if (batch.length < page) break;
+      after = batch[batch.length - 1]!.id;
     }
     const out: SweepDoc[] = [];
     for (const ts of groups.values()) {
@@ -256,7 +272,19 @@ export class Sweeper {
     }
     const covers = await this.d.gas.covers('solana', s.network, 10_000n + (s.token === 'SOL' ? 0n : 2_100_000n));
     if (!covers.ok) return this.wait(s, 'gas_wallet_empty');
-    if (s.token === 'SOL') return this.move(s, id, { chain: 'solana', kind: 'native', from, to: s.to_address, lamports: s.amount_subunits, fee_payer: gasRef });
+    if (s.token === 'SOL') {
+      const driver = this.d.driver(s.chain, s.network);
+      if (!(driver instanceof SolanaTxDriver)) throw new Error(`no Solana driver for ${s.network}`);
+      // lamports the address holds beyond the counted deposits (an uncounted dust transfer) that would stay
+      // below the rent-exempt minimum make Solana refuse the sweep: they go along, booked to the wallet
+      const held = await driver.lamports(s.from_address);
+      const counted = BigInt(s.amount_subunits);
+      if (held < counted) return this.wait(s, 'deposit_not_on_chain');
+      const left = held - counted;
+      const extra = left > 0n && left < (await driver.rentExemptMinimum()) ? left : 0n;
+      if (extra !== (s.extra_subunits ? BigInt(s.extra_subunits) : 0n)) s = { ...s, extra_subunits: extra.toString() };
+      return this.move(s, id, { chain: 'solana', kind: 'native', from, to: s.to_address, lamports: (counted + extra).toString(), fee_payer: gasRef });
+    }
     const mint = this.d.config.chains.solana[s.network as 'testnet' | 'mainnet'].usdcToken;
     const decimals = this.d.config.rails.find((r) => r.chain === 'solana' && r.token === s.token)?.decimals ?? 6;
     return this.move(s, id, { chain: 'solana', kind: 'spl', from, mint, decimals, to: s.to_address, amount: s.amount_subunits, fee_payer: gasRef });
@@ -292,6 +320,10 @@ export class Sweeper {
       for (const key of s.deposit_keys) {
         const t = await b.transferDoc(settlementId(key));
         if (t?.status === 'pending') await b.post(t.id); // keeps the deposit's tx hash; the sweep's is on the fee and the sweep
+      }
+      if (s.extra_subunits && s.extra_subunits !== '0') {
+        // uncounted lamports that had to go along (see step): the wallet's address got them, so does its ledger
+        await b.transfer({ id: `dust:${s.id}`, kind: 'deposit', asset: s.asset, amount: s.extra_subunits, debit_account: accountId('sys:chain', s.asset), credit_account: accountId(s.wallet_id, s.asset), tx_hash: tx.tx_hash });
       }
       if (fee > 0n) {
         // ETH: the merchant's wallet received amount − fee; otherwise the platform's gas wallet paid

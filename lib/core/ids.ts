@@ -35,8 +35,10 @@ export type IdPrefix = keyof typeof ID_PREFIXES;
 const ID_SHAPE = /^([a-z]{2,8})_[0-9a-z]{26}$/;
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+const RAND_BITS = 80n; // 16 base32 characters
+const RAND_MAX = (1n << RAND_BITS) - 1n;
 let lastMs = 0;
-let lastRand: number[] = [];
+let lastRand = 0n;
 
 function encodeTime(ms: number): string {
   let out = '';
@@ -47,23 +49,37 @@ function encodeTime(ms: number): string {
   return out;
 }
 
-/** Monotonic within one process: ids made in the same millisecond still sort in creation order. */
+function encodeRand(r: bigint): string {
+  let out = '';
+  for (let i = 0; i < 16; i++) {
+    out = ALPHABET[Number(r & 31n)] + out;
+    r >>= 5n;
+  }
+  return out;
+}
+
+const random = (bytes: number): bigint => BigInt(`0x${randomBytes(bytes).toString('hex')}`);
+
+/**
+ * Sortable and unguessable: a new millisecond draws 80 fresh random bits; ids made in the same
+ * millisecond still sort in creation order, each a fresh random step of up to 2^40 above the last (a
+ * +1 step would make the next id of the same millisecond guessable from the previous one).
+ */
 export function newId(prefix: IdPrefix, now = Date.now()): string {
-  let rand: number[];
+  let rand: bigint;
   if (now <= lastMs) {
     now = lastMs;
-    rand = lastRand.slice();
-    for (let i = rand.length - 1; i >= 0; i--) {
-      if (rand[i] < 31) { rand[i]++; break; }
-      rand[i] = 0;
+    rand = lastRand + 1n + random(5);
+    if (rand > RAND_MAX) { // this millisecond is used up: borrow the next one
+      now = lastMs + 1;
+      rand = random(10) >> 1n; // half the space, so steps fit
     }
   } else {
-    const bytes = randomBytes(16);
-    rand = Array.from(bytes, (b) => b & 31);
+    rand = random(10);
   }
   lastMs = now;
   lastRand = rand;
-  return `${prefix}_${encodeTime(now)}${rand.map((r) => ALPHABET[r]).join('')}`;
+  return `${prefix}_${encodeTime(now)}${encodeRand(rand)}`;
 }
 
 /** Whether `value` has the shape of an id this module makes with `prefix` (not whether it exists). */

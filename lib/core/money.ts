@@ -21,6 +21,17 @@ export function decimalText(value: number | string): string {
   return s === '-0' ? '0' : s;
 }
 
+/**
+ * The largest amount the service takes, in token units (10^15: far above any real payment, and with
+ * 18 decimals still far inside uint256, which every chain amount must fit).
+ */
+export const MAX_TOKEN_UNITS = 10n ** 15n;
+
+/** Refuses an amount (smallest units) above MAX_TOKEN_UNITS token units. */
+export function checkAmountBound(units: bigint, decimals: number): void {
+  if (units > MAX_TOKEN_UNITS * 10n ** BigInt(decimals)) throw new AmountError(`amount is larger than the maximum of ${MAX_TOKEN_UNITS} token units`);
+}
+
 /** Token units (number or decimal string) to smallest units; more decimals than the token has is an error. */
 export function toSubunits(value: number | string, decimals: number): bigint {
   const text = decimalText(value);

@@ -14,9 +14,9 @@ export type Caller =
 export interface RequestMeta {
   user?: Caller;
   /** hashed, never raw: per-client limits and alerts must not store IPs */
-  client?: { ip_hash: string; user_agent_hash?: string };
-  /** the request headers actions read */
-  headers?: { 'idempotency-key'?: string; 'x-merchant-id'?: string };
+  client?: { ip_hash: string; user_agent_hash?: string; route?: string; credentials?: string[] };
+  /** the request headers actions read (the gateway copies exactly these) */
+  headers?: { 'idempotency-key'?: string; 'x-merchant-id'?: string; 'if-none-match'?: string; 'last-event-id'?: string };
   $statusCode?: number;
   $location?: string;
   $responseType?: string;

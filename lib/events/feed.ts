@@ -13,7 +13,7 @@ import type { Doc, Filter, Store, WriteOp } from '../store/port.ts';
 import { isConflict, isDuplicate } from '../store/port.ts';
 import type { WebhookEventDoc } from '../webhooks/event.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
-import { badRequest } from '../core/errors.ts';
+import { badRequest, notFound } from '../core/errors.ts';
 
 export const EVENTS_COLL = 'webhook_events';
 export const SEQUENCE_COLL = 'event_sequence';
@@ -76,6 +76,13 @@ export async function listEvents(store: Store, merchantId: string, query: ListQu
 
 type Counter = Doc & { last: number };
 
+/** GET /v1/events/{event_id}: one of the merchant's events; anyone else's is a 404 like an unknown one. */
+export async function getEvent(store: Store, merchantId: string, id: string) {
+  const row = /^evt_[0-9a-z]{26}$/.test(id) ? await store.get<FeedRow>(EVENTS_COLL, id) : null;
+  if (!row || row.merchant_id !== merchantId) throw notFound('event');
+  return presentEvent(row);
+}
+
 /** The highest seq handed out so far (0 before the first). */
 export async function lastSeq(store: Store): Promise<number> {
   return (await store.get<Counter>(SEQUENCE_COLL, COUNTER_ID))?.last ?? 0;
@@ -83,12 +90,12 @@ export async function lastSeq(store: Store): Promise<number> {
 
 /**
  * One sequencer pass: stamps up to `limit` unsequenced rows (oldest id first) with the next seqs, the
- * counter and the rows in one atomic write. Returns how many were stamped; 0 when there was nothing to
- * do or another writer won the race (a row or the counter changed: the next pass tries again).
+ * counter and the rows in one atomic write. Returns how many were stamped: 0 when another writer won
+ * the race (a row or the counter changed: the next pass tries again), null when nothing was unstamped.
  */
-export async function sequencePass(store: Store, limit = 200): Promise<number> {
+export async function sequencePass(store: Store, limit = 200): Promise<number | null> {
   const rows = await store.find<FeedRow>(EVENTS_COLL, { stream_seq: null }, { limit });
-  if (rows.length === 0) return 0;
+  if (rows.length === 0) return null;
   const counter = await store.get<Counter>(SEQUENCE_COLL, COUNTER_ID);
   const last = counter?.last ?? 0;
   const ops: WriteOp[] = [
@@ -115,12 +122,12 @@ export async function sequenceAll(store: Store, maxRounds = 50): Promise<number>
   let batch = 200;
   for (let i = 0; i < maxRounds; i++) {
     const n = await sequencePass(store, batch);
+    if (n === null) break;
     if (n > 0) {
       total += n;
       batch = 200;
       continue;
     }
-    if ((await store.count(EVENTS_COLL, { stream_seq: null })) === 0) break;
     batch = Math.max(1, Math.floor(batch / 4));
   }
   return total;

@@ -17,6 +17,9 @@ export interface AddressSource {
   allocate(chain: AddressChain): Promise<{ address: string; index: number }>;
 }
 
+/** how long an expired or paid demo session is kept before housekeeping removes it */
+export const DEMO_RETENTION_MS = 24 * 3600_000;
+
 export interface SessionOwner {
   merchant_id: string;
   sandbox: boolean;
@@ -39,5 +42,7 @@ export function newSessionState(
     status: 'pending', metadata: req.metadata,
     expires_at: new Date(now.getTime() + req.expiresMs).toISOString(), expiry_due_at: null,
     completed_at: null, expired_at: null, created_at: at, updated_at: at, deposits: [], events: [],
+    // public demo sessions are purged a day after they expire (housekeeping): anyone can make them
+    ...(owner.demo ? { purge_at: new Date(now.getTime() + req.expiresMs + DEMO_RETENTION_MS).toISOString() } : {}),
   };
 }

@@ -10,7 +10,7 @@
  *   allocates the address.
  */
 import { ServiceError, badRequest, forbidden } from '../core/errors.ts';
-import { AmountError, floorSubunits, toApiNumber, toSubunits } from '../core/money.ts';
+import { AmountError, checkAmountBound, floorSubunits, fromSubunits, toApiNumber, toSubunits } from '../core/money.ts';
 import { parseDuration } from '../core/duration.ts';
 import { networkRefusal } from '../core/environment.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
@@ -27,7 +27,9 @@ export const METADATA_MAX_BYTES = 4096;
 
 export type PaymentMethodInput = { methodID: number; chain: string; token: string; network: string };
 export interface CreateBody {
-  amount: number;
+  amount?: number;
+  /** the exact amount in smallest units (additive; for amounts a JSON number cannot carry) */
+  amount_subunits?: string;
   expires_in: string;
   paymentMethod?: PaymentMethodInput;
   payment_method?: PaymentMethodInput;
@@ -58,15 +60,16 @@ export function parseExpiresIn(value: string, maxMs: number, maxText: string): n
 }
 
 /** The amount in smallest units, checked against the rail's decimals and min_amount. */
-export function parseAmount(amount: number, rail: Rail): bigint {
+export function parseAmount(amount: number | string, rail: Rail): bigint {
   let units: bigint;
   try {
     units = toSubunits(amount, rail.decimals);
+    checkAmountBound(units, rail.decimals);
   } catch (e) {
     if (e instanceof AmountError) {
       throw badRequest(/decimal places/.test(e.message)
         ? `amount has more decimal places than ${rail.token} on ${rail.chain} ${rail.network} allows (${rail.decimals}); round it to ${rail.decimals} decimals`
-        : 'amount must be a positive decimal number');
+        : /maximum/.test(e.message) ? e.message : 'amount must be a positive decimal number');
     }
     throw e;
   }
@@ -98,11 +101,24 @@ export interface CreateRequest {
   metadata: Record<string, unknown>;
 }
 
+/** amount (token units) or amount_subunits (exact); both, when sent, must name the same amount. */
+export function requestedAmount(body: Pick<CreateBody, 'amount' | 'amount_subunits'>, rail: Rail): bigint {
+  if (body.amount_subunits === undefined) {
+    if (body.amount === undefined) throw badRequest('amount is required (token units), or amount_subunits (smallest units, a digit string)');
+    return parseAmount(body.amount, rail);
+  }
+  const exact = BigInt(body.amount_subunits);
+  if (body.amount !== undefined && parseAmount(body.amount, rail) !== exact) {
+    throw badRequest(`amount and amount_subunits differ (${body.amount} ${rail.token} is not ${body.amount_subunits} smallest units); send one of them`);
+  }
+  return parseAmount(fromSubunits(exact, rail.decimals), rail);
+}
+
 /** Everything a create body decides on its own: rail, duration, amount, metadata. */
 export function decideCreateBody(body: CreateBody, rails: Rail[]): CreateRequest {
   const rail = resolvePaymentMethod(body, rails);
   const expiresMs = parseExpiresIn(body.expires_in, EXPIRES_IN_MAX_MS, '7d');
-  const expected = parseAmount(body.amount, rail);
+  const expected = requestedAmount(body, rail);
   const metadata = body.metadata ?? {};
   if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
     throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`);

@@ -117,8 +117,12 @@ export function longestWindowMs(p: Policy | null): number {
 
 // ---- evaluation ---------------------------------------------------------------------------------------
 
-/** A spend that counts against windows: pending or posted (voided and denied ones never do). */
-export interface CountedSpend { rail: string; amount: bigint; at: string }
+/**
+ * Spends that count against windows: pending or posted (voided and denied ones never do). One entry may
+ * stand for several spends (`count`, default 1) made at or before `at` (ms): an aggregate counts as long
+ * as its latest spend is inside a window, so aggregation can only make a cap stricter, never looser.
+ */
+export interface CountedSpend { rail: string; amount: bigint; at: number; count?: number }
 
 export interface AttemptFacts {
   caller_merchant_id: string;
@@ -171,8 +175,7 @@ export function windowUsage(limits: RailLimits | undefined, rail: string, spends
     let count = 0;
     for (const s of spends) {
       if (s.rail !== rail) continue;
-      const at = Date.parse(s.at);
-      if (at > t - w.ms && at <= t) { used += s.amount; count++; }
+      if (s.at > t - w.ms && s.at <= t) { used += s.amount; count += s.count ?? 1; }
     }
     const remaining = w.max_subunits === null ? null : w.max_subunits > used ? w.max_subunits - used : 0n;
     return {

@@ -16,7 +16,8 @@ for (const [net, bits] of [
   // ::/96 (IPv4-compatible, with :: and ::1), ::ffff:0:0/96 (IPv4-translated), 6to4 and Teredo wrap IPv4
   // addresses that may be private: none of them is a webhook's place
   ['::', 96], ['::ffff:0:0:0', 96], ['2002::', 16], ['2001::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2001:db8::', 32], ['100::', 64],
+  // fec0::/10 is the deprecated site-local range: still routed inside some networks
+  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2001:db8::', 32], ['100::', 64],
 ] as const) blocked.addSubnet(net, bits, 'ipv6');
 
 /** The IPv4 address inside an IPv4-mapped or -compatible IPv6 address, if any. */

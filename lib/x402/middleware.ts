@@ -132,7 +132,11 @@ export function payingFetch(apiKey: string, agentWalletId: string, o: PayingFetc
     if (first.status !== 402) return first;
     const c = decodeChallenge(first.headers.get(HEADERS.required) ?? first.headers.get(HEADERS.requiredLegacy));
     if (!c?.payTo || !c.amount || !c.asset || !c.network) return first;
-    const { chain, token } = chainOf(c.asset);
+    // the chain is not a challenge field: the body of this module's 402 names it; else the asset tells
+    const said = await first.clone().json().then((b: { chain?: unknown }) => (typeof b?.chain === 'string' ? b.chain : null), () => null);
+    const guess = chainOf(c.asset);
+    const chain = said ?? guess.chain;
+    const token = c.asset === 'ETH' || c.asset === 'SOL' ? c.asset : 'USDC';
     rails ??= await (await f(`${base}/v1/payment_methods`)).json() as typeof rails;
     const rail = rails!.find((r) => r.chain === chain && r.network === c.network && r.token === token);
     if (!rail) return first;

@@ -12,6 +12,7 @@ import { TypedDataEncoder, getAddress, hexlify, keccak256, recoverAddress, toUtf
 import { PublicKey, VersionedTransaction } from '@solana/web3.js';
 import { createPublicKey, verify as verifySignature } from 'node:crypto';
 import { decodeHeader } from './challenge.ts';
+import { associatedTokenAddress, TOKEN_PROGRAM_ID } from '../chains/clients.ts';
 
 export type ProofReason =
   | 'malformed' | 'unknown_challenge' | 'wrong_network' | 'wrong_asset' | 'wrong_payee' | 'wrong_amount' | 'wrong_resource'
@@ -140,20 +141,13 @@ export function splitSignature(signature: string): { v: number; r: string; s: st
 // ---- Solana --------------------------------------------------------------------------------------------
 
 export const MEMO_PROGRAMS = new Set(['MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr', 'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo']);
-export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
-export const ATA_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
+export const TOKEN_PROGRAM = TOKEN_PROGRAM_ID;
 export const SYSTEM_PROGRAM = '11111111111111111111111111111111';
 export const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
 /** the payer's compute budget is the gas wallet's cost: bounded */
 export const MAX_COMPUTE_UNIT_LIMIT = 200_000;
 export const MAX_COMPUTE_UNIT_PRICE = 5_000_000n;
-
-export function associatedTokenAddress(owner: string, mint: string): string {
-  return PublicKey.findProgramAddressSync(
-    [new PublicKey(owner).toBuffer(), new PublicKey(TOKEN_PROGRAM).toBuffer(), new PublicKey(mint).toBuffer()],
-    new PublicKey(ATA_PROGRAM),
-  )[0].toBase58();
-}
+export { associatedTokenAddress };
 
 /** Ed25519 with node:crypto (a raw 32-byte key wrapped in its SPKI prefix). */
 function ed25519Verify(sig: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {

@@ -118,6 +118,7 @@ export class X402Redeemer {
     if (challenge.expires_at <= now.toISOString()) throw new ProofError('challenge_expired', 'the challenge has expired; ask for a new one');
 
     if (proof.kind === 'agent_wallet') return this.redeemAgent(challenge, proof, proofHash);
+    if (challenge.asset === challenge.token && challenge.token === 'USDC') throw new ProofError('wrong_asset', `no USDC token is configured on ${challenge.chain} ${challenge.network}: only agent wallets of this service can pay`);
     const rpcUrl = this.d.rpcUrl(challenge.chain, challenge.network);
     if (!rpcUrl) throw new ProofError('wrong_network', `${challenge.chain} ${challenge.network} is not configured`);
     let payer: string;
@@ -179,7 +180,7 @@ export class X402Redeemer {
   /** Moves the outbox row on until it is final or the wait is over; then settles, fails or answers pending. */
   private async await(c: ChallengeDoc, serve: boolean): Promise<RedeemResult> {
     const deadline = Date.now() + this.d.settleTimeoutMs;
-    for (;;) {
+    for (let round = 0; ; round++) {
       const r = (await this.d.store.get<RedemptionDoc>(REDEMPTIONS, c.id))!;
       if (r.status === 'settled') return serve ? this.serveOnce(c) : this.result(c, r);
       if (r.status === 'failed') throw new ProofError('settlement_failed', `the settlement failed on chain: ${r.failure_reason ?? ''}`);
@@ -187,7 +188,8 @@ export class X402Redeemer {
       const done = tx ? await this.settleFrom(r, tx, serve) : null;
       if (done) return done.mine || !serve ? this.result(c, done.doc) : this.serveOnce(c);
       if (Date.now() >= deadline) return this.result(c, r);
-      await new Promise((res) => setTimeout(res, this.d.pollMs ?? 100));
+      // a chain that mines at once answers within a few short polls; a slow one is polled less often
+      await new Promise((res) => setTimeout(res, this.d.pollMs ?? Math.min(250, 20 * 2 ** round)));
     }
   }
 

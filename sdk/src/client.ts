@@ -23,6 +23,11 @@ export type Rail = Schemas['Rail'];
 export type WebhookDeliveryLog = Schemas['WebhookDeliveryLog'];
 export type ListEventsQuery = NonNullable<operations['listEvents']['parameters']['query']>;
 export type ListSessionsQuery = NonNullable<operations['listPaymentSessions']['parameters']['query']>;
+export type Payout = Schemas['Payout'];
+export type CreatePayout = Schemas['CreatePayoutRequest'];
+export type Wallet = Schemas['Wallet'];
+export type RatesQuery = NonNullable<operations['listRates']['parameters']['query']>;
+export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 
 export interface ClientOptions {
   /** e.g. http://localhost:3000 */
@@ -142,6 +147,23 @@ export class PaymentsClient {
       this.unwrap(this.api.POST('/v1/payment_sessions/{session_id}/webhook/retry', { params: { path: { session_id: sessionId } }, body: eventId ? { event_id: eventId } : {} })),
   };
 
+  /** GET /v1/rates: spot rates (exact decimal strings) */
+  rates(query: RatesQuery = {}) {
+    return this.unwrap(this.api.GET('/v1/rates', { params: { query } }));
+  }
+
+  readonly payouts = {
+    /** POST /v1/payouts; an Idempotency-Key is added unless you pass one */
+    create: (body: CreatePayout, opts: { idempotencyKey?: string } = {}) =>
+      this.unwrap(this.api.POST('/v1/payouts', { body, ...(opts.idempotencyKey ? { params: { header: { 'Idempotency-Key': opts.idempotencyKey } } } : {}) })),
+    get: (payoutId: string) => this.unwrap(this.api.GET('/v1/payouts/{payout_id}', { params: { path: { payout_id: payoutId } } })),
+  };
+
+  readonly wallets = {
+    list: (query: ListWalletsQuery = {}) => this.unwrap(this.api.GET('/v1/wallets', { params: { query } })),
+    get: (walletId: string) => this.unwrap(this.api.GET('/v1/wallets/{wallet_id}', { params: { path: { wallet_id: walletId } } })),
+  };
+
   readonly events = {
     /** GET /v1/events: one page, newest first */
     list: (query: ListEventsQuery = {}) => this.unwrap(this.api.GET('/v1/events', { params: { query } })),
@@ -154,6 +176,15 @@ export class PaymentsClient {
         cursor = page.next_cursor ?? undefined;
       } while (cursor);
     }.bind(this),
+    /** GET /v1/events/{event_id} */
+    get: (eventId: string) => this.unwrap(this.api.GET('/v1/events/{event_id}', { params: { path: { event_id: eventId } } })),
+    /** delivers one event to webhook_url again now (payment session events) */
+    resend: async (eventId: string) => {
+      const event = await this.events.get(eventId);
+      if (typeof event.session_id !== 'string') throw new Error(`${event.event_type} events cannot be resent, only payment session events`);
+      const log = await this.sessions.retryWebhooks(event.session_id, eventId);
+      return log.events.find((e) => e.event_id === eventId)!;
+    },
     /** GET /v1/events/stream: new events as they commit, reconnecting with Last-Event-ID by itself */
     stream: (opts: Omit<StreamOptions, 'baseUrl' | 'apiKey' | 'fetch'> = {}) => {
       if (!this.apiKey) throw new Error('the event stream needs an API key');

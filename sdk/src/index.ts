@@ -6,6 +6,7 @@
 export { PaymentsClient, createPaymentsClient, retryingFetch } from './client.ts';
 export type {
   ClientOptions, Schemas, PaymentSession, CreatePaymentSession, Event, EventList, Rail, WebhookDeliveryLog, ListEventsQuery, ListSessionsQuery,
+  Payout, CreatePayout, Wallet, RatesQuery, ListWalletsQuery,
 } from './client.ts';
 export {
   PaymentsError, ErrorCode, InternalError, NotFoundError, BadRequestError, RateLimitedError, ConflictError, AuthenticationError, NetworkError,

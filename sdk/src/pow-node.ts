@@ -8,7 +8,8 @@ import type { PowSolver } from './pow.ts';
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { createHash } = require('node:crypto');
+// crypto.hash: one-shot, about twice as fast as createHash for inputs this small
+const { hash } = require('node:crypto');
 const { challenge, difficulty, every } = workerData;
 function bits(d) {
   let n = 0;
@@ -17,7 +18,7 @@ function bits(d) {
 }
 for (let i = 0; ; i++) {
   const nonce = i.toString(36);
-  if (bits(createHash('sha256').update(challenge + ':' + nonce).digest()) >= difficulty) {
+  if (bits(hash('sha256', challenge + ':' + nonce, 'buffer')) >= difficulty) {
     parentPort.postMessage({ nonce, tried: i + 1 });
     break;
   }

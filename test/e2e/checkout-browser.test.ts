@@ -1,12 +1,10 @@
-/** The hosted checkout page behind payment_url, in a real browser (Debian's Chromium via playwright-core). */
-import { existsSync } from 'node:fs';
+/** The hosted checkout page behind payment_url, in a real browser (Chromium from npm via playwright-core: test/helpers/chromium.ts). */
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { chromium, type Browser } from 'playwright-core';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
-
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find(existsSync);
+import { CHROMIUM_ARGS, chromiumPath } from '../helpers/chromium.ts';
 
 describe('hosted checkout page', () => {
   let t: TestNode;
@@ -14,10 +12,10 @@ describe('hosted checkout page', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!CHROMIUM) throw new Error('Chromium is required for browser tests: apt-get install chromium (.ci/run does)');
+    const executablePath = await chromiumPath();
     t = await startTestNode();
     m = await registerMerchant(t, { name: 'Corner Café' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
   });
   afterAll(async () => {
     await browser?.close();

@@ -43,12 +43,14 @@ describe('gas wallets', () => {
   it('prints `<chain> <network> <address> <balance>` per chain and network, flagging a low one', async () => {
     await eth.setBalance(ethGas, 1_250_000_000_000_000_000n);
     await sol.airdrop(solGas, 300_000_000n);
-    const { stdout } = await run(process.execPath, ['scripts/operator.ts', 'gas-wallets'], { env });
+    const { stdout, stderr } = await run(process.execPath, ['scripts/operator.ts', 'gas-wallets'], { env });
     const lines = stdout.trim().split('\n');
     expect(lines).toEqual([
-      `ethereum testnet ${ethGas} 1.25 ETH`,
-      `solana testnet ${solGas} 0.3 SOL LOW`,
+      `ethereum testnet ${ethGas} 1.25`,
+      `solana testnet ${solGas} 0.3`,
     ]);
+    expect(stderr).toContain(`warning: solana testnet gas wallet is low: 0.3 SOL, below the minimum 1 SOL; fund ${solGas}`);
+    expect(stderr).not.toContain('ethereum testnet gas wallet is low');
     // never a session address or a merchant wallet address
     expect(ethGas).not.toBe(keys.address({ role: 'deposit', chain: 'ethereum', index: 0 }));
     expect(solGas).not.toBe(keys.address({ role: 'wallet', chain: 'solana', index: 0 }));

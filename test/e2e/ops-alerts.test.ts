@@ -203,7 +203,10 @@ describe('operational alerts on two nodes over NATS', () => {
     expect(await alertsOf('simulation_abuse', `merchant:${m.id}`)).toHaveLength(0);
     const s2 = (await http(a.url, 'POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH } })).body;
     // anonymous: answered as unknown (404), still a simulate on a non-demo session
-    expect((await http(a.url, 'POST', `/v1/payment_sessions/${s2.session_id}/simulate`)).status).toBe(404);
+    const token = `usr_${randomBytes(24).toString('base64url')}`;
+    const signature = `t=1,v1=${randomBytes(32).toString('hex')}`;
+    planted.push(token, signature);
+    expect((await http(a.url, 'POST', `/v1/payment_sessions/${s2.session_id}/simulate`, { headers: { Authorization: `Bearer ${token}`, 'X-Service-Signature': signature } })).status).toBe(404);
     const [nonDemo] = await alertsOf('simulation_abuse', `merchant:${m.id}`);
     expect(nonDemo.payload).toMatchObject({ severity: 'P3', last_error_code: 'blocked_non_demo', session_id: s2.session_id, merchant_id: m.id });
 
@@ -234,7 +237,10 @@ describe('operational alerts on two nodes over NATS', () => {
     for (let i = 1; i < 20; i++) await http(pick(i).url, 'POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, { key: m.apiKey, body: {} });
     expect(await failedAttempts(eventId)).toHaveLength(20);
     expect(await alertsOf('failed_webhook_flood', `merchant:${m.id}`)).toHaveLength(0);
-    await http(a.url, 'POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, { key: m.apiKey, body: {} });
+    // the crossing request carries a bearer token and a signature value as well
+    const token = `usr_${randomBytes(24).toString('base64url')}`;
+    planted.push(token);
+    await http(a.url, 'POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, { key: m.apiKey, body: {}, headers: { Authorization: `Bearer ${token}` } });
     const [alert] = await alertsOf('failed_webhook_flood', `merchant:${m.id}`);
     expect(alert.rule).toBe('failures');
     expect(alert.payload).toMatchObject({ severity: 'P2', count: 21, threshold: 20, delivery_id: eventId, last_error_code: 'http_500', merchant_id: m.id });
@@ -286,7 +292,10 @@ describe('operational alerts on two nodes over NATS', () => {
   });
 
   it('no planted secret is in any alert, delivery, audit row, log line or /metrics output', async () => {
-    const forbidden = [...planted, ...registered.flatMap((m) => [m.apiKey, m.webhookSecret]), ALERT_SECRET];
+    // and every signature value the service really sent: merchant webhooks and alert webhooks
+    const sent = [...hooks.received, ...alertRx.received].flatMap((r) => parseSignatureHeader(String(r.headers['x-service-signature']))?.signatures ?? []);
+    expect(sent.length).toBeGreaterThan(50);
+    const forbidden = [...planted, ...sent, ...registered.flatMap((m) => [m.apiKey, m.webhookSecret]), ALERT_SECRET];
     const metrics = await Promise.all(nodes().map(async (n) => (await fetch(`${n.url}/metrics`)).text()));
     expect(metrics[0]).toContain('alerts_raised_total');
     expect(metrics[0]).toMatch(/http_requests_total\{method="POST",route="\/v1\/payment_sessions\/:session_id\/simulate",status="\d+"\}/);

@@ -198,6 +198,11 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     expect(clean.differences).toEqual([]);
     const w = await defaultWallet('solana');
     await sol.mintTo(mint.mint, w.address, 1234n); // money the ledger knows nothing about
+    const status = await t.call('money-out.status');
+    expect(status.transactions.failed).toBe(0);
+    expect(status.transactions.confirmed).toBeGreaterThanOrEqual(10);
+    expect(status.sweeps).toMatchObject({ waiting: 0, failed: 0 });
+    expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, transactions: 0 }); // nothing left to do
     const planted = await reconcile();
     expect(planted.differences).toEqual([expect.objectContaining({ wallet_id: w.id, token: 'USDC', difference_subunits: '1234', chain: 'solana' })]);
   });

@@ -232,7 +232,7 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
     }
   } catch (err) {
     await stop();
-    throw new Error(`${(err as Error).message}\n--- node output ---\n${tail.join("\n")}`);
+    throw new Error(`${(err as Error).message}\n--- node output ---\n${tail.join("\n")}`, { cause: err });
   }
 
   const url = urlFound!;

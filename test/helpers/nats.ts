@@ -28,7 +28,7 @@ export async function ensureNats(): Promise<string> {
   if (url) return url;
   if (await answers(4222)) return (url = 'nats://127.0.0.1:4222');
   const bin = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync);
-  if (!bin) throw new Error('no NATS server on 127.0.0.1:4222 and no nats-server binary (apt-get install nats-server)');
+  if (!bin) throw new Error('multi-node tests need NATS: no server answers on 127.0.0.1:4222 and no nats-server binary is installed; install it (Debian: apt-get install nats-server; .ci/run does)');
   const port = await freePort();
   started = spawn(bin, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
   process.once('exit', () => started?.kill('SIGKILL'));

@@ -140,4 +140,29 @@ describe('transaction outbox', () => {
     expect(await sol.tokenBalance(senderAddress, mint.mint)).toBe(0n);
     expect(BigInt(ds.fee_subunits!)).toBe(10_000n);
   });
+
+  it('Solana: re-sends the same bytes while the blockhash is valid, signs anew only after it expired; lands once', async () => {
+    const gas = gasWalletRef('solana', 'testnet');
+    const sender = { role: 'deposit' as const, chain: 'solana' as const, index: 9 };
+    await sol.airdrop(signer.address(gas), 100_000_000n);
+    const to = (await sol.newWallet(0n)).address;
+    const b = make({ rebroadcastMs: 0 });
+    // the sender has nothing yet: every send is refused by the node's preflight, nothing lands
+    const { doc } = await b.create({ id: 't:expiry', chain: 'solana', network: 'testnet', purpose: 'test', intent: { chain: 'solana', kind: 'native', from: sender, to, lamports: '1500000', fee_payer: gas } });
+    for (let i = 0; i < 3; i++) await b.process('t:expiry');
+    let row = (await store.get<ChainTxDoc>(CHAIN_TXS, 't:expiry'))!;
+    expect(row.attempts).toHaveLength(1); // still valid: never signed again
+    expect(row.broadcasts).toBeGreaterThanOrEqual(3);
+    expect(row.last_error).toMatch(/simulation|insufficient|debit/i);
+    sol.advanceSlots(doc.attempts[0]!.last_valid_height! - sol.slot() + 1); // the blockhash can no longer land
+    await b.process('t:expiry');
+    row = (await store.get<ChainTxDoc>(CHAIN_TXS, 't:expiry'))!;
+    expect(row.attempts).toHaveLength(2);
+    expect(row.attempts[1]!.blockhash).not.toBe(row.attempts[0]!.blockhash);
+    await sol.airdrop(signer.address(sender), 1_500_000n);
+    const final = await settle(b, 't:expiry');
+    expect(final).toMatchObject({ status: 'confirmed', tx_hash: row.attempts[1]!.hash });
+    expect(sol.balance(to)).toBe(1_500_000n);
+    expect(sol.getLoggedTransaction(row.attempts[0]!.hash)).toBeUndefined();
+  });
 });

@@ -88,7 +88,7 @@ describe('catalog: buyer side', () => {
       await c.ok('POST', `/v1/products/${archived.id}/archive`);
 
       const visible = async () => (await discoverAll(t, `merchant_id=${m.id}`)).ids;
-      let ids = await visible();
+      const ids = await visible();
       expect(ids).toContain(product.id);
       for (const hidden of [inDraftStore.id, draftProduct.id, archived.id]) {
         expect(ids).not.toContain(hidden);
@@ -107,7 +107,7 @@ describe('catalog: buyer side', () => {
     it('shows the published version of a product, with the plans of the line', async () => {
       const { product, plan } = await c.published({ product: { name: 'Versioned v1' } });
       const v2 = (await c.req('PATCH', `/v1/products/${product.id}`, { name: 'Versioned v2' })).body;
-      let ids = (await discoverAll(t, `merchant_id=${m.id}`)).ids;
+      const ids = (await discoverAll(t, `merchant_id=${m.id}`)).ids;
       expect(ids).toContain(product.id);
       expect(ids).not.toContain(v2.id);
       await c.publish('products', v2.id);
@@ -161,6 +161,10 @@ describe('catalog: buyer side', () => {
       expect(await q('e_c')).toEqual([under]);
       expect(await q('%')).toEqual([quokka]);
       expect(await q('ze')).toEqual([zebra]);
+      // a short term scans: only within one merchant's catalog
+      const short = await t.request('GET', '/v1/catalog/products?q=ze');
+      expect(short.status).toBe(400);
+      expect(short.body).toEqual({ code: 3, message: expect.stringMatching(/at least 3 characters, or a merchant_id/) });
       expect(await q('no such words anywhere')).toEqual([]);
       // q combines with the other filters
       expect((await discoverAll(t, `merchant_id=${live.id}&q=zebra`)).ids).toEqual([]);

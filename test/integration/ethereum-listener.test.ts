@@ -197,8 +197,12 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     expect(done.explorer_url).toContain(hash);
     const [again] = await depositsOf(t, s.session_id);
     expect(again).toEqual(expect.objectContaining({ status: 'credited', block_hash: mined.blockHash, block_number: mined.blockNumber }));
-    await until('a second completed webhook', () => webhooksOf(rx, s.session_id).length === 2);
-    expect(webhooksOf(rx, s.session_id).map((r) => r.headers['x-service-event'])).toEqual(['payment_session.completed', 'payment_session.completed']);
+    // completed is told once: the merchant already fulfilled on the first event, and a second event id
+    // would make a merchant who deduplicates on it fulfil twice
+    const rows = await t.node.rt.store.find<{ id: string; event_type: string }>('webhook_events', { session_id: s.session_id });
+    expect(rows.map((r) => r.event_type)).toEqual(['payment_session.completed']);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(webhooksOf(rx, s.session_id).map((r) => r.headers['x-service-event'])).toEqual(['payment_session.completed']);
   });
 
   const listener = async () => (await t.call<Record<string, any>>('ethereum-listener.status')).testnet;
@@ -297,7 +301,9 @@ describe('Ethereum listener on a local Hardhat chain', () => {
       expect(deposits).toEqual(before[i]!.deposits); // not one field written again
       const s = await getSession(t, m, id);
       expect(s.received_amount).toBe(before[i]!.session.received_amount);
-      expect(s.deposits).toEqual(before[i]!.session.deposits);
+      // the view shows current confirmations (they grow with the chain): compare everything else
+      const settled = (ds: Array<Record<string, unknown>>) => ds.map(({ confirmations: _c, ...rest }) => rest);
+      expect(settled(s.deposits)).toEqual(settled(before[i]!.session.deposits));
       expect(webhooksOf(rx, id)).toHaveLength(before[i]!.hooks);
     }
     // the partial session still completes normally

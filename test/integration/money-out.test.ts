@@ -247,6 +247,30 @@ describe('sweeps and on-chain payouts', () => {
     expect(ev!.body.event_type).toBe('payout.failed');
   });
 
+  it('a SOL payout the chain would refuse (below the rent-exempt minimum) fails at once, amount available again', async () => {
+    const w = await wallet('solana');
+    const { sessionId } = await settledDeposit('solana', 'SOL', w.id, 100_000_000n, (a) => sol.airdrop(a, 100_000_000n));
+    await sweepOf(sessionId);
+    const tooSmall = await payout(w, 'SOL', 500_000n, (await sol.newWallet(0n)).address);
+    expect(await completed(tooSmall)).toMatchObject({ status: 'failed', failure_reason: expect.stringMatching(/new Solana account must receive at least 0\.00089088 SOL/) });
+    const strands = await payout(w, 'SOL', 99_500_000n, (await sol.newWallet(0n)).address);
+    expect(await completed(strands)).toMatchObject({ status: 'failed', failure_reason: expect.stringMatching(/rent-exempt minimum/) });
+    expect(await balance(store, w.id, 'solana:testnet:SOL')).toMatchObject({ available: 100_000_000n });
+    expect(sol.balance(w.address)).toBe(100_000_000n);
+  });
+
+  it('a SOL sweep takes uncounted dust along when it could not stay behind, and books it to the wallet', async () => {
+    const w = await wallet('solana');
+    const { sessionId, address } = await settledDeposit('solana', 'SOL', w.id, 300_000_000n, (a) => sol.airdrop(a, 300_000_000n));
+    await sol.airdrop(address, 1_000n); // dust nobody counted (below the rent-exempt minimum on its own)
+    const s = await sweepOf(sessionId);
+    expect(s.extra_subunits).toBe('1000');
+    expect(sol.balance(address)).toBe(0n);
+    expect(sol.balance(w.address)).toBe(300_001_000n);
+    expect(await balance(store, w.id, 'solana:testnet:SOL')).toMatchObject({ available: 300_001_000n });
+    expect((await reconcile({ store, config })).differences.filter((d) => d.wallet_id === w.id)).toEqual([]);
+  });
+
   it('reconciliation lists a planted difference', async () => {
     const w = await wallet('ethereum');
     await usdc.mint(w.address, 1234n); // money the ledger does not know about

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { promtool, startPrometheus, type Prometheus } from '../helpers/prometheus.ts';
 import { eventually } from '../helpers/wait.ts';
+import { ensureBinary } from '../helpers/system-package.ts';
 
 jest.setTimeout(300_000);
 
@@ -22,11 +23,17 @@ describe('Prometheus rules and scraping', () => {
     expect(out).toContain('SUCCESS');
   });
 
+  it('the docker-compose Prometheus and Alertmanager configurations pass their checkers', () => {
+    expect(execFileSync(promtool(), ['check', 'config', 'ops/prometheus/prometheus.yml'], { encoding: 'utf8' })).toMatch(/SUCCESS/);
+    const amtool = ensureBinary(['amtool'], 'prometheus-alertmanager');
+    expect(execFileSync(amtool, ['check-config', 'ops/alertmanager/alertmanager.yml'], { encoding: 'utf8' })).toMatch(/SUCCESS/);
+  });
+
   it('the Grafana dashboard queries only metrics the service exports or the rules record', () => {
     const dash = JSON.parse(readFileSync('ops/grafana/dashboard.json', 'utf8')) as { panels: Array<{ title: string; targets?: Array<{ expr: string }> }> };
     const rules = readFileSync('ops/prometheus/alerts.yml', 'utf8');
     const exported = ['http_requests_total', 'http_request_duration_seconds_bucket', 'webhook_delivery_attempts_total', 'chain_listener_lag_blocks', 'chain_listener_lag_seconds',
-      'actor_mailbox_depth', 'actor_active', 'actor_activations_total', 'store_operation_duration_seconds_bucket', 'alerts_raised_total', 'abuse_signal_total', 'payouts_total'];
+      'actor_mailbox_depth', 'actor_active', 'actor_activations_total', 'store_operation_duration_seconds_bucket', 'alerts_raised_total', 'abuse_signal_total', 'payouts'];
     const exprs = dash.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr);
     expect(exprs.length).toBeGreaterThanOrEqual(8);
     const recorded = [...rules.matchAll(/record: ([a-z_:0-9]+)/g)].map((m) => m[1]);

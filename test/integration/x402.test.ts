@@ -137,6 +137,24 @@ describe('EIP-3009 authorization signed by an outside key (Hardhat)', () => {
   });
 });
 
+describe('EIP-3009 refusals that need the chain', () => {
+  it('an authorization outside its validity window, and one the token refuses (no balance): nothing is consumed', async () => {
+    const broke = Wallet.createRandom();
+    const { challenge } = await challengeFor('/report?id=6');
+    const now = Math.floor(Date.now() / 1000);
+    const stale = await signEip3009Proof(broke, challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: now - 3600, validForSeconds: 60 });
+    const r1 = await fetch(`${base}/report?id=6`, { headers: { 'X-Service-Payment': stale } });
+    expect((await r1.json() as { error: string }).error).toMatch(/^authorization_expired/);
+    const unfunded = await signEip3009Proof(broke, challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: now });
+    const r2 = await fetch(`${base}/report?id=6`, { headers: { 'X-Service-Payment': unfunded } });
+    expect(r2.status).toBe(402);
+    expect((await r2.json() as { error: string }).error).toMatch(/^settlement_failed/);
+    // the challenge is still open: a funded payer can still pay it
+    await usdc.mint(broke.address, 1_250_000n);
+    expect((await fetch(`${base}/report?id=6`, { headers: { 'X-Service-Payment': unfunded } })).status).toBe(200);
+  });
+});
+
 describe('Solana payer (LiteSVM)', () => {
   it('pays with a memo transfer co-signed by the gas wallet; a replay is refused', async () => {
     const payer = Keypair.generate();
@@ -180,6 +198,16 @@ describe('payingFetch with an agent wallet', () => {
     const replay = await fetch(`${base}/agent/report`, { headers: { 'X-Service-Payment': a.spend_reference } });
     expect(replay.status).toBe(402);
     expect((await replay.json() as { error: string }).error).toMatch(/^already_redeemed/);
+  });
+
+  it('concurrent redeems of one agent proof: exactly one is served', async () => {
+    const { challenge } = await challengeFor('/agent/concurrent');
+    const a = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
+      key: m.apiKey, body: { target: challenge.payTo, amount: 1.25, amount_subunits: '1250000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: challenge.memo },
+    });
+    expect(a.body.spend_reference).toBeDefined();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => fetch(`${base}/agent/concurrent`, { headers: { 'X-Service-Payment': a.body.spend_reference } })));
+    expect(answers.map((x) => x.status).sort()).toEqual([200, 402, 402, 402, 402]);
   });
 
   it('a policy that denies: payingFetch throws with the reason, nothing is paid', async () => {

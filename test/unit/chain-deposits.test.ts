@@ -63,7 +63,7 @@ function fakeActor() {
   };
 }
 
-const target: WatchedAddress = { session_id: 'ps_1', address: '0xAbC', network: 'testnet', token: 'USDC', expires_ms: T0 + 3_600_000, created_ms: T0, seq: 1 };
+const target: WatchedAddress = { session_id: 'ps_1', address: '0xAbC', network: 'testnet', token: 'USDC', expires_ms: T0 + 3_600_000, until_ms: T0 + 90_000_000, created_ms: T0, seq: 1 };
 
 function found(over: Partial<FoundDeposit> = {}): FoundDeposit {
   return {
@@ -291,7 +291,7 @@ describe('session address book', () => {
 
   it('numbers every address it learns (incremental refresh or full reload), keeping the number of one it knew', async () => {
     const wall = Date.now();
-    let now = wall;
+    const now = wall;
     const book = new SessionAddressBook(store, 'ethereum', { keepAfterExpiryMs: 60_000, now: () => new Date(now), overlapMs: 5000, fullReloadMs: 60_000 });
     await put(`${sessionIdAt(wall - 1000)}aaaaaaaaaaaaaaaa`, '0xA1', now + 3_600_000);
     await book.refresh();
@@ -338,7 +338,7 @@ describe('Ethereum backfill window', () => {
     receipt: async () => null,
   };
   const entry = (createdS: number | null, token = 'USDC'): WatchedAddress => ({
-    session_id: 'ps_x', address: bob, network: 'testnet', token, expires_ms: Infinity, created_ms: createdS === null ? null : createdS * 1000, seq: 1,
+    session_id: 'ps_x', address: bob, network: 'testnet', token, expires_ms: Infinity, until_ms: Infinity, created_ms: createdS === null ? null : createdS * 1000, seq: 1,
   });
   const limits = { marginMs: 24_000, maxBlocks: 50, maxEthBlocks: 10, topicMax: 500, parallel: 4 };
   beforeEach(() => {

@@ -47,3 +47,14 @@ describe('chain keys', () => {
     expect(tx.type).toBe(0);
   });
 });
+
+describe('RPC error text', () => {
+  it('never carries the RPC URL (a provider key lives in it)', async () => {
+    const { rpcErrorText } = await import('../../lib/chains/clients.ts');
+    const e = new Error('request timeout (url="https://eth-mainnet.example.com/v2/SECRETKEY123", code=TIMEOUT) and wss://sol.example/k?api-key=abc');
+    const text = rpcErrorText(e);
+    expect(text).not.toMatch(/SECRETKEY123|api-key=abc|example/);
+    expect(text).toContain('<rpc url>');
+    expect(rpcErrorText('x'.repeat(1000)).length).toBe(300);
+  });
+});

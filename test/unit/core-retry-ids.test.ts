@@ -67,4 +67,16 @@ describe('id registry', () => {
     }));
     for (const bad of ['', 'ps_', 'ps_short', 'zz_0123456789abcdefghjkmnpqrs', 'PS_0123456789abcdefghjkmnpqrs']) expect(idPrefix(bad)).toBeNull();
   });
+
+  it('ids of the same millisecond keep their order but are not guessable from each other (fresh randomness, no +1)', () => {
+    const ms = Date.now() + 10_000_000;
+    const ids = Array.from({ length: 200 }, () => newId('ps', ms));
+    expect([...ids].sort()).toEqual(ids);
+    const base32 = '0123456789abcdefghjkmnpqrstvwxyz';
+    const tails = ids.map((id) => [...id.slice(-16)].reduce((n, c) => n * 32n + BigInt(base32.indexOf(c)), 0n));
+    const steps = tails.slice(1).map((t, i) => t - tails[i]);
+    expect(steps.every((d) => d > 0n)).toBe(true);
+    expect(steps.filter((d) => d === 1n)).toHaveLength(0);
+    expect(new Set(steps.map(String)).size).toBe(steps.length);
+  });
 });

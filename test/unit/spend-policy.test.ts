@@ -50,8 +50,8 @@ describe('spend policy: each rule and its reason', () => {
     ['allowlist of targets', facts({}, {}, { ...BASE_POLICY, allowed_targets: ['0x00000000000000000000000000000000000000bb'] }), 'denied', 'target_not_allowed'],
     ['allowlist of API domains', facts({}, { api_domain: 'evil.example' }, { ...BASE_POLICY, allowed_api_domains: ['api.example.com'] }), 'denied', 'api_domain_not_allowed'],
     ['per-attempt cap', facts({}, { amount: 5_000_001n }), 'denied', 'per_attempt_cap_exceeded'],
-    ['window amount', facts({ spends: [{ rail: RAIL, amount: 9_500_000n, at: '2026-01-10T00:00:00.000Z' }] }), 'denied', 'window_amount_exceeded'],
-    ['window count', facts({ spends: Array.from({ length: 5 }, () => ({ rail: RAIL, amount: 1n, at: '2026-01-10T00:00:00.000Z' })) }), 'denied', 'window_count_exceeded'],
+    ['window amount', facts({ spends: [{ rail: RAIL, amount: 9_500_000n, at: Date.parse('2026-01-10T00:00:00.000Z') }] }), 'denied', 'window_amount_exceeded'],
+    ['window count', facts({ spends: Array.from({ length: 5 }, () => ({ rail: RAIL, amount: 1n, at: Date.parse('2026-01-10T00:00:00.000Z') })) }), 'denied', 'window_count_exceeded'],
     ['approval threshold', facts({}, { amount: 3_000_001n }), 'approval_required', 'approval_threshold'],
   ];
   it.each(cases)('%s', (_name, f, status, reason) => {
@@ -81,8 +81,8 @@ describe('spend policy: each rule and its reason', () => {
 
   it('spends outside the window or on another rail do not count; approval re-evaluation skips the threshold', () => {
     const spends: CountedSpend[] = [
-      { rail: RAIL, amount: 9_000_000n, at: '2026-01-09T11:59:59.000Z' },
-      { rail: 'solana:testnet:USDC', amount: 9_000_000n, at: '2026-01-10T11:00:00.000Z' },
+      { rail: RAIL, amount: 9_000_000n, at: Date.parse('2026-01-09T11:59:59.000Z') },
+      { rail: 'solana:testnet:USDC', amount: 9_000_000n, at: Date.parse('2026-01-10T11:00:00.000Z') },
     ];
     expect(evaluate(facts({ spends })).status).toBe('pending');
     expect(evaluate(facts({ approving: true }, { amount: 4_000_000n })).status).toBe('pending');
@@ -100,7 +100,7 @@ describe('spend policy: evaluation order', () => {
         merchant: { sandbox, kyc_verified: !kyc },
         wallet: { merchant_id: 'mer_1', type: type ? 'merchant' : 'agent', chain: 'ethereum', network: mainnet ? 'mainnet' : 'testnet' },
         rail_enabled: !rail,
-        spends: win ? [{ rail: mainnet ? 'ethereum:mainnet:USDC' : RAIL, amount: 9_999_999n, at: '2026-01-10T11:00:00.000Z' }] : [],
+        spends: win ? [{ rail: mainnet ? 'ethereum:mainnet:USDC' : RAIL, amount: 9_999_999n, at: Date.parse('2026-01-10T11:00:00.000Z') }] : [],
       }, { network: mainnet ? 'mainnet' : 'testnet', amount: per ? 6_000_000n : appr ? 3_500_000n : 1_000_000n }, {
         ...BASE_POLICY,
         limits: { [mainnet ? 'ethereum:mainnet:USDC' : RAIL]: BASE_POLICY.limits[RAIL] },
@@ -127,7 +127,7 @@ describe('window caps (property)', () => {
         for (const a of sorted) {
           const now = new Date(NOW.getTime() - a.offsetMin * 60_000);
           const e = evaluate(facts({ spends, now }, { amount: a.amount }, { ...BASE_POLICY, limits: { [RAIL]: { windows: [{ duration: '24h', max_subunits: '10000000', max_count: 5 }] } } }));
-          if (e.status === 'pending') spends.push({ rail: RAIL, amount: a.amount, at: now.toISOString() });
+          if (e.status === 'pending') spends.push({ rail: RAIL, amount: a.amount, at: now.getTime() });
           const [w] = windowUsage(parsePolicy(BASE_POLICY).limits.get(RAIL), RAIL, spends, now);
           if (BigInt(w.used_subunits) > 10_000_000n || w.used_count > 5) return false;
         }
@@ -158,5 +158,15 @@ describe('policy body', () => {
     expect(parsePolicy(presentPolicyBody(p))).toEqual(p);
     expect(longestWindowMs(p)).toBe(7 * 86_400_000);
     expect(longestWindowMs(null)).toBe(0);
+  });
+});
+
+describe('aggregated spends', () => {
+  it('an aggregate of several spends counts its amount and count while its latest spend is in the window', () => {
+    const spends: CountedSpend[] = [{ rail: RAIL, amount: 9_000_000n, at: Date.parse('2026-01-09T12:00:30.000Z'), count: 4 }];
+    const [w] = windowUsage(parsePolicy(BASE_POLICY).limits.get(RAIL), RAIL, spends, NOW);
+    expect([w.used_subunits, w.used_count]).toEqual(['9000000', 4]);
+    expect(evaluate(facts({ spends }, { amount: 1_500_000n })).reason).toBe('window_amount_exceeded');
+    expect(evaluate(facts({ spends, now: new Date('2026-01-10T12:00:31.000Z') }, { amount: 1_500_000n })).status).toBe('pending');
   });
 });

@@ -19,7 +19,8 @@
 import { isConflict, isDuplicate, type Store, type WriteOp } from '../../store/port.ts';
 import { DueScanner } from '../../core/due-scanner.ts';
 import type { MoneyOutMetrics } from '../metrics.ts';
-import { CHAIN_NONCES, CHAIN_TXS, type ChainTxDoc, type NonceDoc, type TxAttempt, type TxDriver, type TxIntent } from './types.ts';
+import { rpcErrorText } from '../clients.ts';
+import { CHAIN_NONCES, CHAIN_TXS, type ChainTxDoc, type NonceDoc, type TxDriver, type TxIntent } from './types.ts';
 
 /** The ops a purpose adds to the final write (the doc is already final: status, tx_hash, fee_subunits). */
 export type FinalHook = (doc: ChainTxDoc) => Promise<WriteOp[]>;
@@ -49,7 +50,7 @@ export interface CreateSpec {
   intent: TxIntent;
 }
 
-const errText = (e: unknown) => String((e as Error)?.message ?? e).slice(0, 300);
+const errText = (e: unknown) => rpcErrorText(e);
 const isRace = (e: unknown) => isConflict(e) || isDuplicate(e);
 
 export class Broadcaster {
@@ -63,7 +64,7 @@ export class Broadcaster {
     this.scanner = new DueScanner<ChainTxDoc>({
       name: 'broadcaster', store: o.store, coll: CHAIN_TXS, dueField: 'next_check_at',
       filter: { status: { $in: ['signed', 'sent'] } }, leaseMs: o.leaseMs ?? 30_000, intervalMs: o.pollIntervalMs,
-      now: () => this.now(), log: o.log, handle: (row) => this.step(row).then(() => undefined),
+      now: () => this.now(), log: o.log, handle: (row) => this.step(row).then(() => undefined, (e) => { throw new Error(errText(e)); }),
     });
   }
 

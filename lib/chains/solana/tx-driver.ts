@@ -119,6 +119,18 @@ export class SolanaTxDriver implements TxDriver {
     return { raw: wire.toString('base64'), hash: encodeBase58(own), signed_at: (this.o.now?.() ?? new Date()).toISOString(), last_valid_height: height + 150 };
   }
 
+  private rentMin: bigint | null = null;
+
+  /** lamports an account without data must hold at least (or hold none): Solana refuses anything between */
+  async rentExemptMinimum(): Promise<bigint> {
+    this.rentMin ??= BigInt(await this.o.connection().getMinimumBalanceForRentExemption(0));
+    return this.rentMin;
+  }
+
+  async lamports(address: string): Promise<bigint> {
+    return BigInt(await this.o.connection().getBalance(new PublicKey(address), 'confirmed'));
+  }
+
   /** only called once check() said `expired`: no attempt can land any more */
   resign(doc: ChainTxDoc): Promise<TxAttempt> {
     return this.sign(doc.intent);

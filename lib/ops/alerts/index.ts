@@ -8,6 +8,7 @@ import { opsHasher } from '../hash.ts';
 import { AlertEngine, type RaisedAlert } from './engine.ts';
 import type { AlertContext } from './payload.ts';
 import type { Observation } from './rules.ts';
+import type { AbuseLabels } from '../../metrics.ts';
 
 export type { AlertContext } from './payload.ts';
 export type { Observation } from './rules.ts';
@@ -86,4 +87,20 @@ export function requestContext(rt: Runtime, ctx: CtxLike, extra: AlertContext = 
     withheld,
     ...extra,
   };
+}
+
+/**
+ * A limit violation from any site: the `abuse_signal_total` count and the `limit_violation` alert of the
+ * merchant (or, without one, of the source). The alert is not awaited: it never delays the refusal;
+ * a failure to store it is logged.
+ */
+export function limitViolation(rt: Runtime, labels: AbuseLabels & { signal: 'limit_violation' }, at: {
+  merchant_id: string | null; ctx?: CtxLike; session_id?: string; log?: Logger;
+}): void {
+  rt.metrics.signal(labels);
+  const info = at.ctx ? requestContext(rt, at.ctx) : {};
+  void nodeAlerts(rt).report({ kind: 'limit', merchant_id: at.merchant_id, source: info.source_ip_hash ?? 'unknown' }, {
+    ...info, merchant_id: at.merchant_id, environment: labels.environment, chain: labels.chain || null, network: labels.network || null,
+    session_id: at.session_id ?? null, last_error_code: labels.outcome,
+  }, at.log);
 }

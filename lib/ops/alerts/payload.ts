@@ -100,6 +100,7 @@ export function buildAlertPayload(a: {
     const v = ctx.merchant_name;
     if (typeof v !== 'string' || v === '') return null;
     // a merchant's own words: printable, bounded, and never something that looks like a credential
+    // eslint-disable-next-line no-control-regex -- control characters are what this strips
     const clean = v.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 100);
     if (looksSecret(clean)) {
       redacted.add('merchant_name');

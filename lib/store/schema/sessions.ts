@@ -18,6 +18,8 @@ export const SESSIONS_COLLECTIONS: CollectionSpec[] = [
       { fields: ['merchant_id', 'id'] },
       { fields: ['merchant_id', 'status', 'id'] },
     ],
+    // set on demo sessions only (lib/sessions/new-session.ts): merchants' sessions are never purged
+    expiresField: 'purge_at',
   },
   /** id = chain: the next unreserved BIP-44 / SLIP-0010 address index (lib/addresses.ts) */
   { name: 'address_indexes' },

@@ -209,7 +209,7 @@ export interface paths {
         };
         /**
          * List the merchant's own audit events
-         * @description The calling merchant's audit log, newest first: merchant.registered, merchant.api_key.rotated, merchant.webhook_secret.rotated, merchant.credential.revoked, payment_session.webhook.delivered / .failed / .skipped, payout.created / .completed / .failed, operator.kyc.set, operator.rate_limit.set, and more types as the service grows. Each event is written in the same atomic write as the change it records and is then linked into the merchant's hash chain (seq counts the merchant's events without gaps; operators verify the chain). Never contains API keys, webhook secrets, signatures or request bodies. Paged like catalog lists: pass next_cursor as cursor for the next page.
+         * @description The calling merchant's audit log, newest first: merchant.registered, merchant.api_key.rotated, merchant.webhook_secret.rotated, merchant.credential.revoked, payment_session.webhook.delivered / .failed / .skipped, payout.created / .completed / .failed, operator.kyc.set, operator.rate_limit.set, agent_wallet.policy.set, and more types as the service grows. Each event is written in the same atomic write as the change it records and is then linked into the merchant's hash chain (seq counts the merchant's events without gaps; operators verify the chain). Never contains API keys, webhook secrets, signatures or request bodies. Paged like catalog lists: pass next_cursor as cursor for the next page.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -292,6 +292,26 @@ export interface paths {
          * @description Newest first. Page with limit (1 to 100, default 20) and cursor (the next_cursor of the previous page); has_more tells whether another page exists. Filters: type, created_after.
          */
         get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve one of your events
+         * @description The event as GET /v1/events shows it. Another merchant's event is a 404 like an unknown one.
+         */
+        get: operations["getEvent"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1718,6 +1738,7 @@ export interface components {
             merchant_id?: string;
             /** @enum {string} */
             sandbox?: "true" | "false";
+            /** @description At least 3 characters, unless merchant_id narrows the search to one merchant (a shorter term cannot use the text index). */
             q?: string;
         };
         CatalogDiscoveredPrice: {
@@ -2263,10 +2284,10 @@ export interface components {
             /** @enum {string} */
             network: "testnet" | "mainnet";
         };
-        /** @description paymentMethod (or its legacy name payment_method) is required as well. */
+        /** @description paymentMethod (or its legacy name payment_method) is required as well, and one of amount or amount_subunits. */
         CreatePaymentSessionRequest: {
-            /** @description token units, e.g. 12.5 (USDC); at most the token's decimals; at least the rail's min_amount */
-            amount: number;
+            /** @description token units, e.g. 12.5 (USDC); at most the token's decimals; at least the rail's min_amount; at most 10^15. A number whose digits a JSON double cannot carry exactly is refused: send amount_subunits instead. One of amount and amount_subunits is required (both must agree). */
+            amount?: number;
             /**
              * @description a whole number followed by s, m, h or d; between 10s and 7d
              * @example 15m
@@ -2282,6 +2303,8 @@ export interface components {
             payment_method?: components["schemas"]["SessionPaymentMethod"];
             /** @description caller-supplied, at most 4KB as JSON; checkout_reference_id (string) ties the session to a catalog checkout */
             metadata?: Record<string, unknown>;
+            /** @description the amount exactly, in the token's smallest units (wei, lamports, USDC 6-decimal units); the way to send amounts with more digits than a JSON number carries (an 18-decimal ETH price, say) */
+            amount_subunits?: string;
         };
         CreateDemoSessionRequest: {
             /**
@@ -2910,6 +2933,7 @@ export interface operations {
             query?: {
                 merchant_id?: string;
                 sandbox?: boolean;
+                /** @description case-insensitive text search over name and description; at least 3 characters, unless merchant_id narrows the search to one merchant (a shorter term cannot use the text index) */
                 q?: string;
                 cursor?: string;
                 limit?: number;
@@ -2985,6 +3009,33 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description evt_… */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
     };
