@@ -32,6 +32,12 @@ function send(baseUrl: string, r: FuzzRequest, key: string): Promise<Answer> {
   if (r.body && headers['Transfer-Encoding'] === undefined) headers['Content-Length'] = String(r.body.length);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: url.hostname, port: url.port, method: r.method, path: r.path, headers, agent, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }, (res) => {
+      // an event stream lasts until the client leaves: its status and headers are the answer
+      if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: '' });
+        res.destroy();
+        return;
+      }
       const chunks: Buffer[] = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
@@ -169,5 +175,41 @@ describe('schema-driven fuzz of every operation', () => {
     }
     expect(n).toBeGreaterThan(50);
     expect(failures).toEqual([]);
+  }, 60_000);
+  it('answers malformed HTTP (raw bytes, bad request lines and framing) with a 4xx envelope', async () => {
+    const { port } = new URL(t.url);
+    const rawRequest = (bytes: Buffer) => new Promise<string>((resolve, reject) => {
+      const sock = connect(Number(port), '127.0.0.1');
+      const chunks: Buffer[] = [];
+      sock.setTimeout(REQUEST_TIMEOUT_MS, () => { sock.destroy(); reject(new Error('no answer')); });
+      sock.on('data', (c) => chunks.push(c));
+      sock.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
+      sock.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+      sock.on('error', reject);
+      sock.end(bytes);
+    });
+    const cases: [string, Buffer][] = [
+      ['raw 0xff bytes in the path', Buffer.concat([Buffer.from('GET /v1/payment_sessions/'), Buffer.from([0xff, 0xfe, 0x00]), Buffer.from(' HTTP/1.1\r\nHost: x\r\n\r\n')])],
+      ['a request line that is not HTTP', Buffer.from('GARBAGE\r\n\r\n')],
+      ['a control character in a header', Buffer.from('GET /v1/payment_methods HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n')],
+      ['a Content-Length that is not a number', Buffer.from('POST /v1/payment_sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}')],
+      ['both Content-Length and chunked', Buffer.from('POST /v1/payment_sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')],
+      ['a 40 KB header', Buffer.from(`GET /v1/payment_methods HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`)],
+      ['HTTP/0.9 style', Buffer.from('GET /\r\n\r\n')],
+    ];
+    const failures: string[] = [];
+    for (const [what, bytes] of cases) {
+      const answer = await rawRequest(bytes).catch((e: Error) => `(${e.message})`);
+      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1] ?? 0);
+      const body = answer.split('\r\n\r\n').slice(1).join('\r\n\r\n');
+      let envelope: unknown = null;
+      try { envelope = JSON.parse(body); } catch { /* checked below */ }
+      const ok = status >= 400 && status < 500 && !!envelope && typeof envelope === 'object'
+        && Object.keys(envelope).sort().join() === 'code,message'
+        && typeof (envelope as { code: unknown }).code === 'number' && typeof (envelope as { message: unknown }).message === 'string';
+      if (!ok) failures.push(`${what}: ${JSON.stringify(answer.slice(0, 160))}`);
+    }
+    expect(failures).toEqual([]);
+    expect((await t.request('GET', '/v1/payment_methods')).status).toBe(200);
   }, 60_000);
 });
