@@ -291,6 +291,7 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
           }
         }
         effects.unshift({ op: 'cas', coll: ATTEMPTS, doc, expected: a.version ?? 0 });
+        effects.push(auditOp('agent_wallet.spend.approved', { merchant_id: a.merchant_id, agent_wallet_id: a.agent_wallet_id, spend_attempt_id: a.id, status: doc.status, reason: doc.reason }, at));
         return {
           ...(doc.status === 'pending' && state ? { state: nextState(state, a.merchant_id, nextWindow, at) } : {}),
           effects,
@@ -303,7 +304,13 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
         if (a.status === 'denied') return { reply: { attempt: a } };
         if (a.status !== 'approval_required') throw conflict(`spend attempt ${a.id} is ${a.status}; only an attempt awaiting approval can be denied`);
         const doc: SpendAttemptDoc = { ...a, status: 'denied', reason: 'denied_by_merchant', updated_at: at };
-        return { effects: [{ op: 'cas', coll: ATTEMPTS, doc, expected: a.version ?? 0 }], reply: { attempt: doc } };
+        return {
+          effects: [
+            { op: 'cas', coll: ATTEMPTS, doc, expected: a.version ?? 0 },
+            auditOp('agent_wallet.spend.denied', { merchant_id: a.merchant_id, agent_wallet_id: a.agent_wallet_id, spend_attempt_id: a.id }, at),
+          ],
+          reply: { attempt: doc },
+        };
       }
       case 'execute': {
         const a = await store.get<SpendAttemptDoc>(ATTEMPTS, msg.attempt_id);

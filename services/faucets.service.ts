@@ -8,7 +8,7 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { validate } from '../lib/validation.ts';
-import { badRequest, forbidden, rateLimited, unauthorized, unavailable } from '../lib/core/errors.ts';
+import { ServiceError, badRequest, forbidden, rateLimited, unauthorized, unavailable } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { fromSubunits } from '../lib/core/money.ts';
 import { loadSeedPhrase } from '../lib/addresses.ts';
@@ -90,11 +90,18 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
             if (e instanceof DripRefusal) throw badRequest(e.message);
             throw e;
           }
-          await assertDevChain(plan);
           const { chain, token } = plan.rail;
           const { signer: keys, outbox: out } = broadcaster(this.logger);
           const from = keys.address(plan.intent.from);
-          await assertFunded(plan, from);
+          try {
+            await assertDevChain(plan);
+            await assertFunded(plan, from);
+          } catch (e) {
+            if (e instanceof ServiceError) throw e;
+            // the local node is down: a 503 that says so, not a 500 (and never the RPC URL)
+            this.logger.warn(`faucet drip: ${chain} testnet read failed (${(e as Error).name})`);
+            throw unavailable(`the local ${chain} testnet node does not answer; start it (or fix its RPC URL) and retry`);
+          }
           const window = rt.config.faucets.dripIntervalMs;
           const perMerchant = await rt.store.increment(`faucet:merchant:${caller.merchant_id}`, 1, window, rt.now());
           if (perMerchant > rt.config.faucets.dripPerMerchant) {

@@ -66,6 +66,12 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
         const accepted = (await replay()) ?? await acceptPayout(deps, m, await checkPayout(deps, m, body), {
           before: replay,
           extra: (p) => (req ? [idem.record(req, { id: p.id })] : []),
+        }).catch(async (e) => {
+          // a retry that raced its first request may see the balance or daily volume that request just
+          // took: answer with that payout, never with a refusal that reads as "it failed, pay again"
+          const earlier = await replay();
+          if (earlier) return earlier;
+          throw e;
         });
         for (const event_id of accepted.events) ctx.emit('webhooks.nudge', { event_id }).catch(() => undefined);
         // an on-chain payout: the executor (money-out) may start now instead of on its next scan (best effort)

@@ -8,36 +8,35 @@ import type { Runtime } from '../lib/runtime.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
 import { forbidden, notFound, rateLimited, conflict, unauthorized } from '../lib/core/errors.ts';
-import { newId } from '../lib/core/ids.ts';
-import { Idempotency, idempotencyKey, type IdempotencyRequest } from '../lib/core/idempotency.ts';
+import { idempotencyKey } from '../lib/core/idempotency.ts';
 import { clientHash, merchantCaller, requestMeta, type RequestContext } from '../lib/core/request-meta.ts';
 import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/metrics.ts';
 import { ethereumProcessedBlock } from '../lib/chains/cursor.ts';
 import { AddressWorkers } from '../lib/address-workers.ts';
-import { AddressDeriver, AddressIndexAllocator, loadSeedPhrase, type AddressChain } from '../lib/addresses.ts';
-import {
-  PolicyRefusal, checkAmountLimit, checkNetworkAccess, checkoutReference, decideCreateBody, decideDemo, environmentOf, needsKyc,
-  type CreateBody, type CreateRequest, type DemoBody,
-} from '../lib/sessions/policy.ts';
-import { DailyVolume } from '../lib/sessions/volume.ts';
-import { newSessionState, type AddressSource, type SessionOwner } from '../lib/sessions/new-session.ts';
+import { AddressDeriver, AddressIndexAllocator, loadSeedPhrase } from '../lib/addresses.ts';
+import { PolicyRefusal, decideDemo, environmentOf, type CreateBody, type DemoBody } from '../lib/sessions/policy.ts';
+import { Sessions, type SessionCalls } from '../lib/sessions/create.ts';
 import { presentSession } from '../lib/sessions/presenter.ts';
 import { readAccess, simulateHidden } from '../lib/sessions/access.ts';
 import { listSessions, type SessionListQuery } from '../lib/sessions/list.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
-import { DEMO_MERCHANT_ID, isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from '../actors/payment-session.ts';
+import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../actors/payment-session.ts';
 
 type SessionParams = { params: { session_id: string } };
 
 export function createSessionsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
-  const idempotency = new Idempotency(store, rt.keyring);
-  const volume = new DailyVolume(store, () => rt.now());
+  const sessions = new Sessions({ store, config, keyring: rt.keyring, now: () => rt.now() });
   let workers: AddressWorkers;
-  let addresses: AddressSource;
   const present = (s: PaymentSessionState, processed?: number) => presentSession(s, config, processed);
-  const load = (id: unknown) => (typeof id === 'string' ? store.get<PaymentSessionState>('payment_sessions', id) : Promise.resolve(null));
+  const load = sessions.load;
+  /** what a creation needs from the broker, for this request */
+  const callsOf = (ctx: Context): SessionCalls => ({
+    send: (id, msg) => ctx.call('session-actors.send', { id, msg }),
+    checkReference: (args) => ctx.call('catalog.checkCheckoutReference', args),
+    log: ctx.broker.logger,
+  });
 
   const alerts = nodeAlerts(rt);
 
@@ -52,37 +51,6 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       merchant_id: at.merchant_id, environment, chain: rail?.chain, network: rail?.network, session_id: at.session_id, last_error_code: outcome,
     });
     await alerts.report({ kind: 'limit', merchant_id: at.merchant_id, source: ctxInfo.source_ip_hash ?? 'unknown' }, ctxInfo, at.ctx.service?.logger);
-  }
-
-  const send = (ctx: Context, id: string, msg: SessionMsg): Promise<SessionReply> => ctx.call('session-actors.send', { id, msg });
-
-  async function newSession(ctx: Context, owner: SessionOwner, req: CreateRequest, id?: string): Promise<PaymentSessionState> {
-    const { address, index } = await addresses.allocate(req.rail.chain as AddressChain);
-    const session = newSessionState(owner, req, { address, index, fingerprint: addresses.fingerprint }, rt.now(), id);
-    return (await send(ctx, session.id, { type: 'create', session })).session;
-  }
-
-  /** A session read after its deadline but before the scanner reached it expires now (one answer everywhere). */
-  async function current(ctx: Context, s: PaymentSessionState): Promise<PaymentSessionState> {
-    if (isOpen(s.status) && isDue(s, rt.now())) return (await send(ctx, s.id, { type: 'expire' })).session;
-    return s;
-  }
-
-  /** Checks in the documented order (lib/sessions/policy.ts); the catalog check fails closed (no catalog: 503). */
-  async function decideCreate(ctx: Context, merchant: { merchant_id: string; sandbox: boolean }, body: CreateBody): Promise<CreateRequest> {
-    const req = decideCreateBody(body, config.rails);
-    const kyc = needsKyc(req.rail, merchant.sandbox) ? (await store.get<{ id: string; kyc_status?: string }>('merchants', merchant.merchant_id))?.kyc_status : undefined;
-    checkNetworkAccess(req.rail, merchant.sandbox, kyc);
-    checkAmountLimit(req.expected, req.rail, config.sessionAmountLimit);
-    const ref = checkoutReference(req.metadata);
-    if (ref !== undefined) {
-      // the catalog answers a 4xx when the session does not match the reference (merchant, amount, rail, expiry)
-      await ctx.call('catalog.checkCheckoutReference', {
-        merchant_id: merchant.merchant_id, checkout_reference_id: ref, amount_subunits: req.expected.toString(),
-        chain: req.rail.chain, network: req.rail.network, token: req.rail.token,
-      });
-    }
-    return req;
   }
 
   /** Counts a refusal that is an abuse signal, then lets it reach the client. */
@@ -100,36 +68,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     const caller = merchantCaller(ctx);
     if (!caller) throw unauthorized();
     const body = validate<CreateBody>('CreatePaymentSessionRequest', ctx.params.body);
-    const key = idempotencyKey(requestMeta(ctx).headers?.['idempotency-key']);
-    const idem: IdempotencyRequest | null = key ? { scope: `sessions.create:${caller.merchant_id}`, key, payload: body, now: rt.now() } : null;
-    /** Creates the session (the key, when there is one, is already reserved for `sessionId`). */
-    const build = async (req: CreateRequest, sessionId: string): Promise<PaymentSessionState> => {
-      let release: (() => Promise<void>) | null = null;
-      try {
-        if (config.dailyVolumeLimit !== null) release = await volume.reserve(caller.merchant_id, req.rail, req.expected, config.dailyVolumeLimit);
-        return await newSession(ctx, { merchant_id: caller.merchant_id, sandbox: caller.sandbox, demo: false, environment: environmentOf(caller.sandbox) }, req, sessionId);
-      } catch (e) {
-        // the actor may have committed before its reply was lost: that session keeps its volume and key
-        if (await load(sessionId).catch(() => null)) throw e;
-        await release?.().catch((err) => ctx.broker.logger.warn('daily volume not released:', (err as Error).message));
-        if (idem) await idempotency.release(idem).catch(() => undefined);
-        throw e;
-      }
-    };
-    // a reservation whose node died before writing its session: this request creates it, same id
-    const resume = async (id: string) => build(await decideCreate(ctx, caller, body), id);
-    if (idem) {
-      const earlier = await idempotency.replayResource(idem, load, resume);
-      if (earlier) return current(ctx, earlier);
-    }
-    const req = await decideCreate(ctx, caller, body);
-    const sessionId = newId('ps');
-    if (idem) {
-      const winner = await idempotency.reserve(idem, sessionId);
-      // a concurrent request with the same key won the reservation: answer with its session
-      if (winner !== null) return idempotency.awaitResource(idem, winner, load, resume);
-    }
-    return build(req, sessionId);
+    return sessions.create(callsOf(ctx), caller, body, idempotencyKey(requestMeta(ctx).headers?.['idempotency-key']));
   }
 
   return {
@@ -155,7 +94,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           }
           const raw = ctx.params.body;
           const body = validate<DemoBody>('CreateDemoSessionRequest', raw === undefined || raw === null || raw === '' ? {} : raw);
-          const s = await newSession(ctx, { merchant_id: DEMO_MERCHANT_ID, sandbox: true, demo: true, environment: 'demo' }, decideDemo(body, config.rails));
+          const s = await sessions.open(callsOf(ctx), { merchant_id: DEMO_MERCHANT_ID, sandbox: true, demo: true, environment: 'demo' }, decideDemo(body, config.rails));
           created(ctx, `/v1/payment_sessions/${s.id}`);
           return present(s);
         },
@@ -178,7 +117,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           const access = readAccess(found, requestMeta(ctx).user);
           if (access === 'not_found') throw notFound('payment session');
           if (access === 'unauthorized') throw unauthorized();
-          const s = await current(ctx, found!);
+          const s = await sessions.current(callsOf(ctx), found!);
           const hasBlocks = s.chain === 'ethereum' && s.deposits.some((d) => d.block_number !== null);
           return present(s, hasBlocks ? await ethereumProcessedBlock(store, s.network) : undefined);
         },
@@ -202,7 +141,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
             void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
             throw notFound('payment session');
           }
-          const reply = await send(ctx, s.id, { type: 'simulate', caller_merchant_id: callerId });
+          const reply = await callsOf(ctx).send(s.id, { type: 'simulate', caller_merchant_id: callerId });
           await report(reply.refused === 'blocked_non_demo');
           if (reply.refused === 'blocked_non_demo') {
             void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
@@ -233,7 +172,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       const deriver = new AddressDeriver(seed.phrase);
       const allocator = new AddressIndexAllocator(store);
       workers = new AddressWorkers(seed.phrase);
-      addresses = {
+      sessions.addresses = {
         fingerprint: deriver.fingerprint,
         async allocate(chain) {
           const index = await allocator.next(chain);

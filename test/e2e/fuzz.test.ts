@@ -182,7 +182,7 @@ describe('schema-driven fuzz of every operation', () => {
       const sock = connect(Number(port), '127.0.0.1');
       const chunks: Buffer[] = [];
       sock.setTimeout(REQUEST_TIMEOUT_MS, () => { sock.destroy(); reject(new Error('no answer')); });
-      sock.on('data', (c) => chunks.push(c));
+      sock.on('data', (c: Buffer) => chunks.push(c));
       sock.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
       sock.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
       sock.on('error', reject);

@@ -202,6 +202,9 @@ describe('reference, approval, denial, own-wallet execution', () => {
     const denied = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/${d.body.id}/deny`, { key: m.apiKey });
     expect(denied.body).toMatchObject({ status: 'denied', reason: 'denied_by_merchant' });
     expect((await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/${d.body.id}/approve`, { key: m.apiKey })).status).toBe(409);
+    const audit = await t.node.rt.store.find<{ id: string; type: string; spend_attempt_id?: string }>('audit_events', { merchant_id: m.id });
+    expect(audit.filter((x) => x.spend_attempt_id === a.body.id).map((x) => x.type)).toEqual(['agent_wallet.spend.approved']);
+    expect(audit.filter((x) => x.spend_attempt_id === d.body.id).map((x) => x.type)).toEqual(['agent_wallet.spend.denied']);
     const list = await t.request('GET', `/v1/agent-wallets/${agent.id}/spend-attempts?status=denied&limit=2`, { key: m.apiKey });
     expect(list.body.data[0].id).toBe(d.body.id);
     expect(list.body.has_more).toBe(true);

@@ -138,6 +138,17 @@ describe('session diagnostics from real situations', () => {
     expect(codesLate).not.toContain('expired_unpaid');
   });
 
+  it('/metrics reports the listener lag per chain and network and webhook attempts by result, never ids', async () => {
+    const text = await until('the listener lag and webhook series', async () => {
+      const body = await (await fetch(`${t.url}/metrics`)).text();
+      return /^chain_listener_lag_blocks\{chain="ethereum",network="testnet"\} \d+$/m.test(body)
+        && /^chain_listener_lag_seconds\{chain="ethereum",network="mainnet"\} [0-9.e+-]+$/m.test(body)
+        && /^webhook_delivery_attempts_total\{result="failed"\} [1-9]\d*$/m.test(body)
+        && body;
+    });
+    expect(text).not.toMatch(/(ps|mer|evt)_[0-9a-z]{20,}/);
+  });
+
   it('listener_lag: nobody watches the chain once the listener stops', async () => {
     const s = await createSession(t, m, RAILS.ethUsdc, 1);
     expect(await codes(s.session_id)).not.toContain('listener_lag');

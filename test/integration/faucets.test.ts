@@ -39,6 +39,19 @@ describe('testnet faucets', () => {
     }
   });
 
+  it('a local chain that does not answer is a 503 that says so, never a 500 or the RPC URL', async () => {
+    const t = await startTestNode({ ETHEREUM_TESTNET_RPC_URL: 'http://127.0.0.1:9', CHAIN_POLL_INTERVAL_MS: '60000' });
+    try {
+      const m = await merchant(t);
+      const res = await t.request('POST', '/v1/sandbox/faucets/drip', { key: m.apiKey, body: { address: Wallet.createRandom().address, chain: 'ethereum', token: 'ETH' } });
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ code: 1, message: expect.stringMatching(/local ethereum testnet node does not answer/) });
+      expect(res.text).not.toContain('127.0.0.1:9');
+    } finally {
+      await t.stop();
+    }
+  });
+
   describe('on a local development chain', () => {
     let chain: HardhatNode;
     let usdc: TestUsdc;

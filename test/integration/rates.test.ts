@@ -13,6 +13,7 @@ import { compileSolidity } from '../harness/solc.ts';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { fetchBytes, pdfText } from '../helpers/pdf.ts';
 import { ETH_USDC, merchant } from './sessions-helpers.ts';
+import { eventually } from '../helpers/wait.ts';
 
 /** A CoinGecko-compatible /simple/price: prices as raw JSON number text per id, or a failing status. */
 class FakeCoinGecko {
@@ -186,10 +187,16 @@ describe('spot rates', () => {
 
   it('shares fetched rates between nodes through the store', async () => {
     clock += 2 * MIN;
-    gecko.prices = { solana: { usd: '142.5', last_updated_at: nowS() } };
+    gecko.prices = {};
     gecko.hits = [];
     const second = await startTestNode({ ...env, DATA_DIR: tempDir(), STORE_URL: `sqlite:${join(t.dataDir, 'service.db')}` }, { now: () => new Date(clock) });
     try {
+      // a starting node warms the rates of its tokens in the background: let that attempt (no SOL price yet)
+      // end before counting fetches, or it races the first request below and fetches SOL a second time
+      await eventually('the second node to try SOL while warming up', () => gecko.hits.includes('solana'));
+      await eventually('the warm-up to end', async () => (await second.request('GET', '/v1/rates?base=SOL')).status === 503);
+      gecko.prices = { solana: { usd: '142.5', last_updated_at: nowS() } };
+      gecko.hits = [];
       expect((await rates('?base=SOL')).body.data[0]).toMatchObject({ rate: '142.5', source: 'http' });
       const fromB = await second.request('GET', '/v1/rates?base=SOL');
       expect(fromB.body.data[0]).toMatchObject({ rate: '142.5', source: 'http' });
