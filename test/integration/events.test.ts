@@ -92,6 +92,31 @@ describe('GET /v1/events', () => {
     expect(both.body.data.map((e: { id: string }) => e.id)).toEqual([ids[44], ids[41]]);
   });
 
+  it('GET /v1/events/{event_id}: the caller\'s event; anyone else\'s is a 404 like an unknown one', async () => {
+    const one = await t.request('GET', `/v1/events/${ids[2]}`, { key: m.apiKey });
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ id: ids[2], event_type: 'payment_session.completed' });
+    expect((await t.request('GET', `/v1/events/${ids[2]}`, { key: other.apiKey })).status).toBe(404);
+    expect((await t.request('GET', '/v1/events/evt_nope', { key: m.apiKey })).body.code).toBe(2);
+  });
+
+  it('GET /v1/payment_sessions pages the caller\'s sessions newest first and refuses bad input', async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const s = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1 + i, expires_in: '1h', paymentMethod: ETH_USDC } });
+      made.push(s.body.session_id);
+    }
+    const p1 = await t.request('GET', '/v1/payment_sessions?limit=2', { key: m.apiKey });
+    expect(p1.body.data.map((s: { session_id: string }) => s.session_id)).toEqual([made[2], made[1]]);
+    const p2 = await t.request('GET', `/v1/payment_sessions?limit=2&cursor=${p1.body.next_cursor}`, { key: m.apiKey });
+    expect(p2.body).toMatchObject({ has_more: false, next_cursor: null });
+    expect(p2.body.data.map((s: { session_id: string }) => s.session_id)).toEqual([made[0]]);
+    expect((await t.request('GET', '/v1/payment_sessions?status=completed', { key: m.apiKey })).body.data).toEqual([]);
+    expect((await t.request('GET', '/v1/payment_sessions', { key: other.apiKey })).body.data).toEqual([]);
+    for (const q of ['status=paid', 'limit=0', 'cursor=x', 'foo=1']) expect((await t.request('GET', `/v1/payment_sessions?${q}`, { key: m.apiKey })).status).toBe(400);
+    expect((await t.request('GET', '/v1/payment_sessions')).status).toBe(401);
+  });
+
   it('refuses bad input with a 400 envelope and needs a key', async () => {
     for (const q of ['limit=0', 'limit=101', 'limit=x', 'cursor=nope', 'type=DROP%20TABLE', 'created_after=yesterday', 'foo=1']) {
       const res = await t.request('GET', `/v1/events?${q}`, { key: m.apiKey });
