@@ -13,7 +13,9 @@ import {
   evaluate, parsePolicy, longestWindowMs, presentPolicyBody, WINDOW_MAX_MS,
   type Evaluation, type Policy, type PolicyInput, type CountedSpend,
 } from '../lib/spend/policy.ts';
-import { ATTEMPTS, type SpendAttemptDoc, type TargetKind, type Execution } from '../lib/spend/attempts.ts';
+import { ATTEMPTS, type SpendAttemptDoc, type Execution, type WalletFacts, type AttemptInput, type AttemptContext } from '../lib/spend/attempts.ts';
+
+export type { WalletFacts, AttemptInput, AttemptContext };
 import { LedgerBatch, isLedgerError, walletAccount, accountId, available, TRANSFERS, type LedgerTransfer } from '../lib/ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
 import { encodeHeader } from '../lib/x402/challenge.ts';
@@ -46,27 +48,6 @@ function fold(buckets: SpendBucket[], rail: string, amount: string, atMs: number
   const b = buckets[i];
   const next = { ...b, last_at: Math.max(b.last_at, atMs), amount: (BigInt(b.amount) + BigInt(amount)).toString(), count: b.count + 1 };
   return [...buckets.slice(0, i), next, ...buckets.slice(i + 1)];
-}
-
-export interface WalletFacts { id: string; merchant_id: string; type: string; chain: string; network: string; address: string }
-export interface AttemptInput {
-  target: string;
-  amount_subunits: string;
-  decimals: number;
-  token_symbol: string;
-  chain: string;
-  network: string;
-  api_domain: string | null;
-  reference: string | null;
-  metadata: Record<string, unknown> | null;
-}
-/** What the facade found out before asking the actor (reads only). */
-export interface AttemptContext {
-  caller_merchant_id: string;
-  merchant: { sandbox: boolean; kyc_verified: boolean };
-  wallet: WalletFacts;
-  rail_enabled: boolean;
-  target: { kind: TargetKind; wallet_id: string | null; challenge_id: string | null };
 }
 
 export type AgentWalletMsg =
@@ -233,7 +214,10 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
       case 'attempt': {
         const { input, ctx } = msg;
         const hash = requestHash(input);
-        const refId = input.reference !== null ? referenceId(ctx.wallet.id, input.reference) : null;
+        // a reference is the owner's idempotency key: another merchant's (always denied) attempt neither
+        // reads the owner's attempt through it nor takes it first
+        const owned = ctx.wallet.merchant_id === ctx.caller_merchant_id;
+        const refId = input.reference !== null && owned ? referenceId(ctx.wallet.id, input.reference) : null;
         if (refId && !msg.dry_run) {
           const ref = await store.get<{ id: string; attempt_id: string; request_hash: string }>(REFERENCES, refId);
           if (ref) {
