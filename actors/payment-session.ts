@@ -429,6 +429,8 @@ export function sessionBehavior(opts: { settle?: SettlementHook; rates?: Complet
 export const paymentSessionBehavior: ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> = {
   collection: 'payment_sessions',
   handle: decideSession,
+  // a create carries a new id (ps_…, time-sortable and random): nothing to load first
+  creates: (msg) => msg.type === 'create',
 };
 
 /** Where a completing session finds its rate: the shared store cache only, never a network call in the turn. */

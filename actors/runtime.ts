@@ -25,6 +25,12 @@ export interface ActorBehavior<S extends Doc, M, R> {
   retryDuplicatesIn?: string[];
   /** decides from the current state (null when the actor has no document yet); must not write */
   handle(state: S | null, msg: M, now: Date): Decision<S, R> | Promise<Decision<S, R>>;
+  /**
+   * True for a message that makes the actor under a fresh id: the host skips loading a document that
+   * cannot exist yet. If it exists after all (a retried create), the insert's duplicate key makes the
+   * host load it and decide again.
+   */
+  creates?(msg: M): boolean;
 }
 
 export interface ActorHostOptions {
@@ -98,7 +104,7 @@ export class ActorHost<S extends Doc, M, R> {
   private async process(id: string, act: Activation<S>, msg: M): Promise<R> {
     for (let attempt = 0; ; attempt++) {
       if (!act.loaded) {
-        act.state = await this.store.get<S>(this.behavior.collection, id);
+        act.state = attempt === 0 && this.behavior.creates?.(msg) ? null : await this.store.get<S>(this.behavior.collection, id);
         act.loaded = true;
       }
       const current = act.state;

@@ -64,6 +64,8 @@ export interface Config {
   /** chain listeners: poll period (CHAIN_POLL_INTERVAL_MS) and listener lease TTL (CHAIN_LEASE_TTL_MS) */
   listeners: { pollIntervalMs: number; leaseTtlMs: number };
   bodyLimit: string;
+  /** how long an API node may use what it read to authenticate a key (AUTH_CACHE_TTL_MS; 0: no cache) */
+  authCacheTtlMs: number;
   /** operational alerts (lib/ops/alerts): thresholds, dedup, destinations */
   alerts: AlertsConfig;
   /** audit hash chains: how often each node seals new audit rows (AUDIT_SEAL_INTERVAL_MS) */
@@ -286,6 +288,7 @@ export function loadConfig(env: Env = process.env): Config {
       leaseTtlMs: int(env, 'CHAIN_LEASE_TTL_MS', 15_000, 100),
     },
     bodyLimit: env.BODY_LIMIT || '64kb',
+    authCacheTtlMs: int(env, 'AUTH_CACHE_TTL_MS', 2000),
     alerts: alertsConfig(env),
     audit: { sealIntervalMs: int(env, 'AUDIT_SEAL_INTERVAL_MS', 1000, 10) },
     moneyOut: {

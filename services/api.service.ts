@@ -13,8 +13,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import ApiGateway from 'moleculer-web';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { ServiceError, rateLimited, toEnvelope, unauthorized } from '../lib/core/errors.ts';
-import { resolveApiKey, resolveBearer } from '../lib/auth.ts';
+import { ServiceError, toEnvelope, unauthorized } from '../lib/core/errors.ts';
+import { API_KEY_PATTERN, keyHash, resolveApiKey, resolveBearer } from '../lib/auth.ts';
+import { AuthCache } from '../lib/core/auth-cache.ts';
+import { limitInStore, rateLimitError } from '../lib/core/rate-limit.ts';
 import { openapiPath } from '../lib/validation.ts';
 import { opsHasher } from '../lib/ops/hash.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
@@ -40,6 +42,9 @@ function httpMetrics(rt: Runtime) {
 }
 
 const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
+
+/** What authenticating an API key needs, cached per key hash (lib/core/auth-cache.ts). */
+interface KeyAuth { key_id: string; expires_at: string | null; merchant_id: string; sandbox: boolean; rate_limit_per_minute: number }
 
 function sendEnvelope(res: ServerResponse, err: unknown): void {
   const e = err as { status?: number; statusCode?: number; type?: string; code?: unknown };
@@ -74,6 +79,11 @@ export function createApiService(rt: Runtime): ServiceSchema {
   const hasher = opsHasher(rt.keyring);
   const proxies = trustedProxyList(rt.config.trustedProxies);
   const alerts = nodeAlerts(rt);
+  const external = (rt.store as { externalVersion?: () => number }).externalVersion;
+  const authCache = new AuthCache<KeyAuth>({
+    ttlMs: rt.config.authCacheTtlMs,
+    externalVersion: external ? () => external.call(rt.store) : undefined,
+  });
   let metricsServer: Server | null = null;
 
   async function metricsHandler(req: IncomingMessage, res: ServerResponse) {
@@ -119,9 +129,12 @@ export function createApiService(rt: Runtime): ServiceSchema {
             const credentials: string[] = [];
             if (req.headers['x-api-key'] !== undefined) credentials.push('headers.x-api-key');
             if (req.headers.authorization !== undefined) credentials.push('headers.authorization');
+            // the two hashes are computed when an action or an alert reads them (most requests never do)
+            let ipHash: string | undefined;
+            let uaHash: string | undefined;
             (ctx.meta as Record<string, unknown>).client = {
-              ip_hash: hasher.hash(clientBucket(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], proxies))),
-              user_agent_hash: hasher.hash(req.headers['user-agent'] ?? ''),
+              get ip_hash() { return (ipHash ??= hasher.hash(clientBucket(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], proxies)))); },
+              get user_agent_hash() { return (uaHash ??= hasher.hash(req.headers['user-agent'] ?? '')); },
               route: req.$alias ? `${req.$alias.method} ${req.$alias.fullPath}` : undefined,
               credentials,
             };
@@ -148,6 +161,14 @@ export function createApiService(rt: Runtime): ServiceSchema {
       },
     },
     actions: {
+      /** A merchant's credentials or limits changed (merchant-actors): forget what is cached about them. */
+      authChanged: {
+        visibility: 'public',
+        handler(ctx: Context<{ merchant_id: string }>) {
+          authCache.dropMerchant(ctx.params.merchant_id);
+          return true;
+        },
+      },
       openapi: {
         visibility: 'published',
         handler(ctx: Context) {
@@ -164,29 +185,41 @@ export function createApiService(rt: Runtime): ServiceSchema {
         const bearerHeader = req.headers.authorization;
         if (mode === 'none') return null;
         if (apiKey !== undefined && mode !== 'bearer-optional') {
-          const key = await resolveApiKey(rt.store, apiKey, rt.now());
-          if (!key) throw unauthorized();
-          const merchant = await rt.store.get<{ id: string; sandbox: boolean; rate_limit_per_minute: number } & { version?: number }>('merchants', key.merchant_id);
-          if (!merchant) throw unauthorized();
-          const count = await rt.store.increment(`rate:${merchant.id}`, 1, 60_000, rt.now());
-          if (count > merchant.rate_limit_per_minute) {
-            rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment: merchant.sandbox ? 'sandbox' : 'live' });
-            await alerts.report({ kind: 'limit', merchant_id: merchant.id, source: (ctx.meta as { client: { ip_hash: string } }).client.ip_hash },
-              requestContext(rt, { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params }, { merchant_id: merchant.id, environment: merchant.sandbox ? 'sandbox' : 'live', last_error_code: 'rate_limited' }), (this as unknown as { logger: { warn(...a: unknown[]): void } }).logger);
-            throw rateLimited(`rate limit of ${merchant.rate_limit_per_minute} requests per minute exceeded, retry later`);
+          if (!API_KEY_PATTERN.test(apiKey)) throw unauthorized();
+          const hash = keyHash(apiKey);
+          let auth = authCache.get(hash);
+          if (!auth) {
+            const generation = authCache.generation;
+            const key = await resolveApiKey(rt.store, apiKey, rt.now());
+            if (!key) throw unauthorized();
+            const merchant = await rt.store.get<{ id: string; sandbox: boolean; rate_limit_per_minute: number }>('merchants', key.merchant_id);
+            if (!merchant) throw unauthorized();
+            auth = { key_id: key.id, expires_at: key.expires_at, merchant_id: merchant.id, sandbox: merchant.sandbox, rate_limit_per_minute: merchant.rate_limit_per_minute };
+            authCache.set(hash, merchant.id, auth, generation);
           }
-          return { kind: 'merchant', merchant_id: merchant.id, sandbox: merchant.sandbox, key_id: key.id };
+          // a previous key's overlap can end while it is cached
+          if (auth.expires_at && auth.expires_at <= rt.now().toISOString()) throw unauthorized();
+          // one count per merchant across the cluster, kept where the merchant's actor lives (lib/core/rate-limit.ts)
+          const count = await ctx.call<number, { id: string }>('merchant-actors.admit', { id: auth.merchant_id });
+          if (count > auth.rate_limit_per_minute) {
+            const environment = auth.sandbox ? 'sandbox' : 'live';
+            rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment });
+            await alerts.report({ kind: 'limit', merchant_id: auth.merchant_id, source: (ctx.meta as { client: { ip_hash: string } }).client.ip_hash },
+              requestContext(rt, { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params }, { merchant_id: auth.merchant_id, environment, last_error_code: 'rate_limited' }), (this as unknown as { logger: { warn(...a: unknown[]): void } }).logger);
+            throw rateLimitError('merchant', auth.rate_limit_per_minute);
+          }
+          return { kind: 'merchant', merchant_id: auth.merchant_id, sandbox: auth.sandbox, key_id: auth.key_id };
         }
         if (bearerHeader !== undefined && (mode === 'key-or-bearer' || mode === 'bearer-optional')) {
           const user = await resolveBearer(rt.store, bearerHeader);
           if (!user) throw unauthorized();
           // a bearer user gets the default merchant limit, counted per user
-          const count = await rt.store.increment(`rate:${user.id}`, 1, 60_000, rt.now());
-          if (count > rt.config.rateLimitPerMinute) {
+          const refused = await limitInStore(rt.store, 'bearer', user.id, rt.config.rateLimitPerMinute, rt.now()).then(() => null, (e: unknown) => e);
+          if (refused) {
             rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment: 'live' });
             const source = (ctx.meta as { client: { ip_hash: string } }).client.ip_hash;
             await alerts.report({ kind: 'limit', merchant_id: null, source }, requestContext(rt, { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params }, { agent_id: user.id.slice(0, 24), environment: 'live', last_error_code: 'rate_limited' }), (this as unknown as { logger: { warn(...a: unknown[]): void } }).logger);
-            throw rateLimited(`rate limit of ${rt.config.rateLimitPerMinute} requests per minute exceeded, retry later`);
+            throw refused;
           }
           return { kind: 'bearer', user_id: user.id, email: user.email };
         }

@@ -8,9 +8,10 @@ import type { Runtime } from '../lib/runtime.ts';
 import { clientHash, merchantCaller, requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
-import { forbidden, notFound, rateLimited } from '../lib/core/errors.ts';
+import { forbidden, notFound } from '../lib/core/errors.ts';
 import { MailOutbox } from '../lib/onboarding/mail-outbox.ts';
 import { Onboarding, presentMerchant, type PresentedMerchant, type RegisterBody } from '../lib/onboarding/onboarding.ts';
+import { limitInStore } from '../lib/core/rate-limit.ts';
 import { keyHash, newApiKey, newWebhookSecret } from '../lib/auth.ts';
 import { type MerchantMsg, type MerchantReply, type MerchantState } from '../actors/merchant.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
@@ -39,8 +40,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
 
   async function limitClient(ctx: Context, step: string) {
     const ip = clientHash(ctx);
-    const n = await store.increment(`public:${step}:${ip}`, 1, 60_000, rt.now());
-    if (n > rt.config.publicRateLimitPerMinute) throw rateLimited('too many requests from this client, retry later');
+    await limitInStore(store, 'public', `${step}:${ip}`, rt.config.publicRateLimitPerMinute, rt.now());
   }
 
   function callActor(ctx: Context, id: string, msg: MerchantMsg): Promise<MerchantReply> {

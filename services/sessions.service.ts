@@ -7,8 +7,9 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/validation.ts';
-import { forbidden, notFound, rateLimited, conflict, unauthorized } from '../lib/core/errors.ts';
+import { forbidden, notFound, conflict, unauthorized } from '../lib/core/errors.ts';
 import { idempotencyKey } from '../lib/core/idempotency.ts';
+import { limitInStore } from '../lib/core/rate-limit.ts';
 import { clientHash, merchantCaller, requestMeta, type RequestContext } from '../lib/core/request-meta.ts';
 import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/metrics.ts';
 import { ethereumProcessedBlock } from '../lib/chains/cursor.ts';
@@ -90,10 +91,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       /** POST /v1/payment_sessions/demo: public; testnet rails only; limited per client. */
       createDemo: {
         async handler(ctx: RequestContext<{ body?: unknown }>) {
-          const n = await store.increment(`public:demo:${clientHash(ctx)}`, 1, 60_000, rt.now());
-          if (n > config.publicRateLimitPerMinute) {
-            throw rateLimited(`too many demo sessions from this client (at most ${config.publicRateLimitPerMinute} a minute); retry in a minute`);
-          }
+          await limitInStore(store, 'demo', clientHash(ctx), config.publicRateLimitPerMinute, rt.now());
           const raw = ctx.params.body;
           const body = validate<DemoBody>('CreateDemoSessionRequest', raw === undefined || raw === null || raw === '' ? {} : raw);
           const s = await sessions.open(callsOf(ctx), { merchant_id: DEMO_MERCHANT_ID, sandbox: true, demo: true, environment: 'demo' }, decideDemo(body, config.rails));

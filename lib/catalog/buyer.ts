@@ -4,7 +4,8 @@
  * against a checkout snapshot.
  */
 import type { Runtime } from '../runtime.ts';
-import { badRequest, conflict, notFound, rateLimited } from '../core/errors.ts';
+import { badRequest, conflict, notFound } from '../core/errors.ts';
+import { limitInStore } from '../core/rate-limit.ts';
 import { newId } from '../core/ids.ts';
 import { validate } from '../validation.ts';
 import { fromSubunits } from '../core/money.ts';
@@ -123,8 +124,7 @@ export class CatalogBuyer {
 
   async checkoutIntent(priceId: string, rawBody: unknown, clientHash: string) {
     validate('CatalogEmptyBody', rawBody ?? {});
-    const n = await this.store.increment(`catalog:intent:${clientHash}`, 1, 60_000, this.rt.now());
-    if (n > INTENTS_PER_MINUTE) throw rateLimited('too many checkout intents from this client, retry in a minute');
+    await limitInStore(this.store, 'checkout_intent', clientHash, INTENTS_PER_MINUTE, this.rt.now());
     return retrying(async () => {
       const price = typeof priceId === 'string' && priceId.length <= 64 ? await this.store.get<PriceRow>(COLL.price, priceId) : null;
       if (!price) throw notFound(`price ${String(priceId).slice(0, 64)}`);

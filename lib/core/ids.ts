@@ -1,5 +1,5 @@
-/** Prefixed, sortable, unguessable identifiers: <prefix>_<10 chars time><16 chars random>, Crockford base32. */
-import { randomBytes } from 'node:crypto';
+/** Prefixed, sortable, unguessable identifiers: <prefix>_<10 chars time><3 chars sequence><13 chars random>, Crockford base32. */
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 /**
  * Every id prefix in one registry, so a prefix is never used for two nouns and a reader can tell what
@@ -35,10 +35,29 @@ export type IdPrefix = keyof typeof ID_PREFIXES;
 const ID_SHAPE = /^([a-z]{2,8})_[0-9a-z]{26}$/;
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
-const RAND_BITS = 80n; // 16 base32 characters
-const RAND_MAX = (1n << RAND_BITS) - 1n;
-let lastMs = 0;
-let lastRand = 0n;
+
+/**
+ * After the 10 time characters: 3 characters of a sequence within the millisecond (it starts at a random
+ * value below 2^14, so an id does not tell how many were made before it), then 13 characters (65 bits) of
+ * fresh randomness in every id. Ids of one process sort in creation order; knowing one id does not help
+ * to guess the next one made in the same millisecond.
+ */
+const SEQ_CHARS = 3;
+const SEQ_MAX = 32 ** SEQ_CHARS - 1;
+const RANDOM_CHARS = 13;
+let lastMs = -1;
+let seq = 0;
+
+/** random bytes drawn in bulk: one call to the generator per 256 ids */
+const pool = Buffer.alloc(RANDOM_CHARS * 256 + 2);
+let poolAt = pool.length;
+function randomByte(): number {
+  if (poolAt >= pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  return pool[poolAt++]!;
+}
 
 function encodeTime(ms: number): string {
   let out = '';
@@ -49,37 +68,21 @@ function encodeTime(ms: number): string {
   return out;
 }
 
-function encodeRand(r: bigint): string {
-  let out = '';
-  for (let i = 0; i < 16; i++) {
-    out = ALPHABET[Number(r & 31n)] + out;
-    r >>= 5n;
-  }
-  return out;
-}
-
-const random = (bytes: number): bigint => BigInt(`0x${randomBytes(bytes).toString('hex')}`);
-
-/**
- * Sortable and unguessable: a new millisecond draws 80 fresh random bits; ids made in the same
- * millisecond still sort in creation order, each a fresh random step of up to 2^40 above the last (a
- * +1 step would make the next id of the same millisecond guessable from the previous one).
- */
+/** Monotonic within one process: ids made in the same millisecond still sort in creation order. */
 export function newId(prefix: IdPrefix, now = Date.now()): string {
-  let rand: bigint;
-  if (now <= lastMs) {
-    now = lastMs;
-    rand = lastRand + 1n + random(5);
-    if (rand > RAND_MAX) { // this millisecond is used up: borrow the next one
-      now = lastMs + 1;
-      rand = random(10) >> 1n; // half the space, so steps fit
-    }
+  if (now > lastMs) {
+    lastMs = now;
+    seq = ((randomByte() << 8) | randomByte()) & 0x3fff;
+  } else if (seq < SEQ_MAX) {
+    seq++;
   } else {
-    rand = random(10);
+    // 2^15 ids in one millisecond (or a clock that went back): borrow the next millisecond
+    lastMs++;
+    seq = ((randomByte() << 8) | randomByte()) & 0x3fff;
   }
-  lastMs = now;
-  lastRand = rand;
-  return `${prefix}_${encodeTime(now)}${encodeRand(rand)}`;
+  let out = `${prefix}_${encodeTime(lastMs)}${ALPHABET[(seq >> 10) & 31]}${ALPHABET[(seq >> 5) & 31]}${ALPHABET[seq & 31]}`;
+  for (let i = 0; i < RANDOM_CHARS; i++) out += ALPHABET[randomByte() & 31];
+  return out;
 }
 
 /** Whether `value` has the shape of an id this module makes with `prefix` (not whether it exists). */
