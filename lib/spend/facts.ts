@@ -7,6 +7,7 @@ import { getAddress } from 'ethers';
 import { PublicKey } from '@solana/web3.js';
 import type { Doc, Store } from '../store/port.ts';
 import { badRequest, notFound, unauthorized } from '../core/errors.ts';
+import { validate } from '../validation.ts';
 import { AmountError, toSubunits } from '../core/money.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseLabels, AbuseOutcome } from '../metrics.ts';
@@ -143,10 +144,11 @@ export async function withPayout(store: Store, a: SpendAttemptDoc): Promise<Spen
 export const showAttempt = async (store: Store, a: SpendAttemptDoc) => presentAttempt(await withPayout(store, a));
 
 /** A page of the wallet's attempts, newest first (`?status=&limit=&cursor=`). */
-export async function listAttempts(store: Store, wallet: WalletFacts, q: Record<string, string | undefined>) {
+export async function listAttempts(store: Store, wallet: WalletFacts, rawQuery: unknown) {
+  // validated: a repeated or bracketed parameter arrives as an array or object and must not reach the store
+  const q = validate<{ limit?: string; cursor?: string; status?: string }>('AgentSpendAttemptListQuery', rawQuery ?? {}, 'query');
   const limit = q.limit === undefined ? 20 : Number(q.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('limit must be an integer from 1 to 100');
-  if (q.status !== undefined && !['pending', 'approval_required', 'denied'].includes(q.status)) throw badRequest('status must be pending, approval_required or denied');
   const filter: Record<string, unknown> = { agent_wallet_id: wallet.id, merchant_id: wallet.merchant_id };
   if (q.status) filter.status = q.status;
   if (q.cursor) filter.id = { $lt: q.cursor };
