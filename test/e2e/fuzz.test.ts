@@ -222,7 +222,7 @@ describe('schema-driven fuzz of every operation', () => {
       const path = op.path.replace(/\{(\w+)\}/g, (_m, p: string) => known.ids[p]?.[0] ?? 'x');
       const template = known.templates?.[`${op.method} ${op.path}`];
       const body = template === undefined ? undefined : Buffer.from(JSON.stringify(template));
-      for (const headers of [{}, { 'Access-Control-Request-Method': op.method, Origin: 'https://evil.example' }]) {
+      for (const headers of [{}, { 'Access-Control-Request-Method': op.method, Origin: 'https://evil.example' }] as Record<string, string>[]) {
         const a = await send(t.url, { label: '', method: 'OPTIONS', path, headers: { ...headers, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body, auth: 'valid' }, m.apiKey);
         if (a.status < 400 || problem(op, a, 'OPTIONS')) failures.push(`OPTIONS ${path} ${JSON.stringify(headers)}: ${a.status} ${a.text.slice(0, 100)}`);
       }
