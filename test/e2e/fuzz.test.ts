@@ -147,7 +147,7 @@ describe('schema-driven fuzz of every operation', () => {
       }
     }
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    // eslint-disable-next-line no-console
+     
     console.log(`fuzz: ${cases.length} requests over ${ops.length} operations, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}`);
     expect(failures).toEqual([]);
     expect(ops.length).toBeGreaterThanOrEqual(70);
@@ -211,5 +211,23 @@ describe('schema-driven fuzz of every operation', () => {
     }
     expect(failures).toEqual([]);
     expect((await t.request('GET', '/v1/payment_methods')).status).toBe(200);
+  }, 60_000);
+  it('never runs an action for a method the operation does not have (OPTIONS, with or without a preflight header)', async () => {
+    // moleculer-web resolves OPTIONS as GET, or as its Access-Control-Request-Method (found by the fuzz:
+    // OPTIONS /v1/me answered the profile, and OPTIONS with `Access-Control-Request-Method: POST` ran creates)
+    const doc = JSON.parse(readFileSync('openapi.json', 'utf8'));
+    const failures: string[] = [];
+    const before = await t.node.rt.store.count('payment_sessions', {});
+    for (const op of operations(doc)) {
+      const path = op.path.replace(/\{(\w+)\}/g, (_m, p: string) => known.ids[p]?.[0] ?? 'x');
+      const template = known.templates?.[`${op.method} ${op.path}`];
+      const body = template === undefined ? undefined : Buffer.from(JSON.stringify(template));
+      for (const headers of [{}, { 'Access-Control-Request-Method': op.method, Origin: 'https://evil.example' }] as Record<string, string>[]) {
+        const a = await send(t.url, { label: '', method: 'OPTIONS', path, headers: { ...headers, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body, auth: 'valid' }, m.apiKey);
+        if (a.status < 400 || problem(op, a, 'OPTIONS')) failures.push(`OPTIONS ${path} ${JSON.stringify(headers)}: ${a.status} ${a.text.slice(0, 100)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(await t.node.rt.store.count('payment_sessions', {})).toBe(before);
   }, 60_000);
 });
