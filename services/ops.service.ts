@@ -146,7 +146,9 @@ export function createOpsService(rt: Runtime): ServiceSchema {
           const filter: Filter = {};
           if (p.merchant_id) filter.merchant_id = String(p.merchant_id);
           const prefix = typeof p.type === 'string' && p.type.endsWith('.') ? p.type : null;
-          if (p.type && !prefix) filter.type = String(p.type);
+          // a prefix "a.b." is the range [a.b., a.b/) ('/' follows '.'): filtered in the store, not after a capped read
+          if (prefix) filter.type = { $gte: prefix, $lt: `${prefix.slice(0, -1)}/` };
+          else if (p.type) filter.type = String(p.type);
           const range: { $gte?: string; $lte?: string } = {};
           for (const [k, op] of [['since', '$gte'], ['until', '$lte']] as const) {
             if (!p[k]) continue;
@@ -156,8 +158,7 @@ export function createOpsService(rt: Runtime): ServiceSchema {
           }
           if (range.$gte || range.$lte) filter.created_at = range;
           const limit = limitOf(p.limit, 50);
-          let rows = await rt.store.find<Doc & { type: string }>(AUDIT_EVENTS, filter, { sort: 'created_at', desc: true, limit: prefix ? 5000 : limit });
-          if (prefix) rows = rows.filter((r) => r.type.startsWith(prefix)).slice(0, limit);
+          const rows = await rt.store.find<Doc & { type: string }>(AUDIT_EVENTS, filter, { sort: 'created_at', desc: true, limit });
           return { events: rows.map(({ version: _v, seal_due_at: _s, ...r }) => r), count: rows.length };
         },
       },

@@ -13,7 +13,8 @@ import { clientHash, merchantCaller, requestMeta, type RequestContext } from '..
 import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/metrics.ts';
 import { ethereumProcessedBlock } from '../lib/chains/cursor.ts';
 import { AddressWorkers } from '../lib/address-workers.ts';
-import { AddressDeriver, AddressIndexAllocator, loadSeedPhrase } from '../lib/addresses.ts';
+import { AddressPool } from '../lib/address-pool.ts';
+import { AddressDeriver, AddressIndexAllocator, loadSeedPhrase, type AddressChain } from '../lib/addresses.ts';
 import { PolicyRefusal, decideDemo, environmentOf, type CreateBody, type DemoBody } from '../lib/sessions/policy.ts';
 import { Sessions, type SessionCalls } from '../lib/sessions/create.ts';
 import { presentSession } from '../lib/sessions/presenter.ts';
@@ -29,6 +30,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
   const sessions = new Sessions({ store, config, keyring: rt.keyring, now: () => rt.now() });
   let workers: AddressWorkers;
+  let pool: AddressPool;
   const present = (s: PaymentSessionState, processed?: number) => presentSession(s, config, processed);
   const load = sessions.load;
   /** what a creation needs from the broker, for this request */
@@ -172,20 +174,22 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       const deriver = new AddressDeriver(seed.phrase);
       const allocator = new AddressIndexAllocator(store);
       workers = new AddressWorkers(seed.phrase);
-      sessions.addresses = {
-        fingerprint: deriver.fingerprint,
-        async allocate(chain) {
-          const index = await allocator.next(chain);
-          return { address: await workers.derive(chain, index), index };
-        },
-      };
+      // addresses derived ahead, in blocks of indexes reserved in the store (lib/address-pool.ts)
+      pool = new AddressPool(allocator, workers);
+      sessions.addresses = { fingerprint: deriver.fingerprint, allocate: (chain) => pool.take(chain as AddressChain) };
       if (seed.source === 'created') this.logger.info(`created a new testnet seed in ${config.dataDir}/seed (key fingerprint ${deriver.fingerprint}); set SEED_MNEMONIC to use your own`);
       if (seed.source !== 'env' && config.rails.some((r) => r.network === 'mainnet')) {
         this.logger.warn('mainnet rails are enabled but deposit addresses come from the generated seed in DATA_DIR: set SEED_MNEMONIC from your own key management');
       }
     },
 
+    started() {
+      // derive the first addresses now, so that the first sessions do not wait for them
+      for (const chain of new Set(config.rails.map((r) => r.chain as AddressChain))) void pool.warm(chain);
+    },
+
     async stopped() {
+      await pool?.stop();
       await workers?.close();
     },
   } as ServiceSchema;

@@ -14,7 +14,8 @@
  *   the fee is reserved when the payout is signed (`feeres:<id>`, pending) and the fee actually paid is
  *   booked at the end (`fee:<id>`). USDC on Ethereum first gets a gas top-up from the platform gas wallet
  *   (`payout:<id>:topup`, booked as a `fee` credit sys:gas → wallet in ETH, so the wallet's ETH ledger
- *   mirrors its address; the gas the payout burns is then a `fee` debit of the wallet). Solana payouts
+ *   mirrors its address, and reserved as `feeres:<id>` until the payout is final so no ETH payout can spend
+ *   it first; the gas the payout burns is then a `fee` debit of the wallet). Solana payouts
  *   have the gas wallet as fee payer (platform: `sys:gas` → `sys:fees` in SOL). `fee_subunits` on the
  *   payout is the network fee in the chain's native coin (wei, lamports), whoever paid it.
  */
@@ -119,8 +120,10 @@ export class PayoutExecutor {
   /** fails a payout that has no transaction on chain (nothing was ever broadcast for it) */
   private async failUnsent(p: ChainPayout, reason: string): Promise<void> {
     const b = new LedgerBatch(this.d.store, this.now());
-    const t = await b.transferDoc(p.id);
-    if (t?.status === 'pending') await b.void(p.id);
+    for (const id of [p.id, `feeres:${p.id}`]) {
+      const t = await b.transferDoc(id);
+      if (t?.status === 'pending') await b.void(id);
+    }
     const failed: ChainPayout = { ...p, status: 'failed', failure_reason: reason, next_attempt_at: null };
     await this.d.store.write([this.cas(p, { status: 'failed', failure_reason: reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp('failed', failed, this.now())]);
   }
@@ -225,6 +228,9 @@ export class PayoutExecutor {
     if (tx.status === 'confirmed') {
       const value = BigInt(tx.attempts.find((a) => a.hash === tx.tx_hash)?.value ?? '0');
       await b.transfer({ id: `gas:${p.id}`, kind: 'fee', asset, amount: value, debit_account: accountId('sys:gas', asset), credit_account: walletAccount(p.wallet_id, asset), payout_id: p.id, tx_hash: tx.tx_hash });
+      // the top-up is this payout's gas, not the merchant's ETH: reserved until the payout is final (onFinal
+      // releases it and books the fee paid), so an ETH payout in between cannot spend it and strand this one
+      if (value > 0n) await b.transfer({ id: `feeres:${p.id}`, kind: 'fee', asset, amount: value, pending: true, debit_account: walletAccount(p.wallet_id, asset), credit_account: accountId('sys:fees', asset), payout_id: p.id });
       if (fee > 0n) await b.transfer({ id: `fee:${p.id}:topup`, kind: 'fee', asset, amount: fee, debit_account: accountId('sys:gas', asset), credit_account: accountId('sys:fees', asset), payout_id: p.id, tx_hash: tx.tx_hash });
       return [this.cas(p, { chain_stage: 'transfer', topup_fee_subunits: fee.toString(), next_attempt_at: this.now().toISOString() }), ...b.ops()];
     }

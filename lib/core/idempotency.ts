@@ -23,6 +23,13 @@ import { sha256Hex } from './secrets.ts';
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 /** how long a replay waits for the resource a concurrent first request is still creating */
 const RESERVED_WAIT_MS = 5_000;
+/**
+ * A reservation this old whose resource still does not exist belongs to a creation that died with its
+ * node (killed between the reservation and the creating write): a retry resumes that creation under the
+ * reserved id instead of answering 409 for the rest of the key's 24 hours. Resuming under the same id is
+ * safe even if the first creation is somehow still running: both create one resource, one id.
+ */
+export const RESUME_RESERVED_AFTER_MS = 10_000;
 
 /** The one rule for an idempotency key (header or body field): visible ASCII, as Stripe's keys. */
 const KEY_RULE = /^[\x21-\x7e]{1,255}$/;
@@ -141,19 +148,27 @@ export class Idempotency {
    * A replay of a reserved create: the resource an earlier request with this key made, as it is now;
    * null when the key is unused. While the first request is still creating it, waits up to `waitMs`.
    */
-  async replayResource<T>(req: IdempotencyRequest, load: (id: string) => Promise<T | null>, waitMs = RESERVED_WAIT_MS): Promise<T | null> {
+  async replayResource<T>(req: IdempotencyRequest, load: (id: string) => Promise<T | null>, resume?: (id: string) => Promise<T>, waitMs = RESERVED_WAIT_MS): Promise<T | null> {
     const id = await this.resourceOf(req);
-    return id === undefined ? null : this.awaitResource(req, id, load, waitMs);
+    return id === undefined ? null : this.awaitResource(req, id, load, resume, waitMs);
   }
 
-  /** Waits for the reserved resource `id` to exist; a 409 (retry) when its creation is still running or failed. */
-  async awaitResource<T>(req: IdempotencyRequest, id: string, load: (id: string) => Promise<T | null>, waitMs = RESERVED_WAIT_MS): Promise<T> {
+  /**
+   * Waits for the reserved resource `id` to exist; a 409 (retry) when its creation is still running or
+   * failed. With `resume`, a reservation older than RESUME_RESERVED_AFTER_MS whose resource never
+   * appeared is created by this request under the reserved id.
+   */
+  async awaitResource<T>(req: IdempotencyRequest, id: string, load: (id: string) => Promise<T | null>, resume?: (id: string) => Promise<T>, waitMs = RESERVED_WAIT_MS): Promise<T> {
     const deadline = Date.now() + waitMs;
     for (;;) {
       const found = await load(id);
       if (found) return found;
-      // the first request is still creating it (or failed and is about to free the key)
-      if (Date.now() > deadline || (await this.resourceOf(req)) === undefined) break;
+      const doc = await this.store.get<IdempotencyDoc>('idempotency', this.id(req));
+      // the first request failed and freed the key
+      if (!doc) break;
+      if (resume && req.now.getTime() - Date.parse(doc.created_at as string) >= RESUME_RESERVED_AFTER_MS) return resume(id);
+      // the first request is still creating it
+      if (Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     throw conflict('a request with this Idempotency-Key is still in progress; retry it');

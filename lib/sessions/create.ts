@@ -85,8 +85,10 @@ export class Sessions {
   async create(calls: SessionCalls, merchant: { merchant_id: string; sandbox: boolean }, body: CreateBody, key: string | undefined): Promise<PaymentSessionState> {
     const { idempotency, load } = this;
     const idem: IdempotencyRequest | null = key ? { scope: `sessions.create:${merchant.merchant_id}`, key, payload: body, now: this.o.now() } : null;
+    // a reservation whose node died before writing its session: this request creates it, same id
+    const resume = async (id: string) => this.build(calls, merchant, await this.decide(calls, merchant, body), id, idem);
     if (idem) {
-      const earlier = await idempotency.replayResource(idem, load);
+      const earlier = await idempotency.replayResource(idem, load, resume);
       if (earlier) return this.current(calls, earlier);
     }
     const req = await this.decide(calls, merchant, body);
@@ -94,8 +96,14 @@ export class Sessions {
     if (idem) {
       const winner = await idempotency.reserve(idem, sessionId);
       // a concurrent request with the same key won the reservation: answer with its session
-      if (winner !== null) return idempotency.awaitResource(idem, winner, load);
+      if (winner !== null) return idempotency.awaitResource(idem, winner, load, resume);
     }
+    return this.build(calls, merchant, req, sessionId, idem);
+  }
+
+  /** Creates the session `sessionId` (the key, when there is one, is already reserved for it). */
+  private async build(calls: SessionCalls, merchant: { merchant_id: string; sandbox: boolean }, req: CreateRequest, sessionId: string, idem: IdempotencyRequest | null): Promise<PaymentSessionState> {
+    const { idempotency, load } = this;
     let release: (() => Promise<void>) | null = null;
     try {
       const limit = this.o.config.dailyVolumeLimit;

@@ -56,6 +56,27 @@ export interface SpendAttemptDoc extends Doc {
   updated_at: string;
 }
 
+export interface WalletFacts { id: string; merchant_id: string; type: string; chain: string; network: string; address: string }
+export interface AttemptInput {
+  target: string;
+  amount_subunits: string;
+  decimals: number;
+  token_symbol: string;
+  chain: string;
+  network: string;
+  api_domain: string | null;
+  reference: string | null;
+  metadata: Record<string, unknown> | null;
+}
+/** What the facade found out before asking the actor (reads only). */
+export interface AttemptContext {
+  caller_merchant_id: string;
+  merchant: { sandbox: boolean; kyc_verified: boolean };
+  wallet: WalletFacts;
+  rail_enabled: boolean;
+  target: { kind: TargetKind; wallet_id: string | null; challenge_id: string | null };
+}
+
 export const ATTEMPTS = 'spend_attempts';
 
 /** The AgentSpendAttempt as the API shows it: every spec field, plus `settlement` and `trace` when known. */

@@ -1,10 +1,18 @@
 /**
  * SQLite adapter of the store port on node:sqlite: one table per collection (id, version, JSON data),
  * expression indexes on JSON fields, WAL so that several processes on one host can share the file.
+ *
+ * Speed without changing what a caller sees:
+ * - every SQL text is prepared once per connection (a bounded statement cache);
+ * - group commit: the writes of one event-loop turn share one transaction, each in its own savepoint,
+ *   so a failing write rolls back alone and its neighbours commit; every write's promise resolves only
+ *   after COMMIT (durable as before: WAL, synchronous=NORMAL), and rejects if the COMMIT fails;
+ * - reads go through a second, read-only connection, so they never see a write that is not committed
+ *   yet (a reply or a webhook can never be built on data that a crash would take back).
  */
-import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import {
   DuplicateKeyError, VersionConflictError,
   type ClaimOptions, type CollectionSpec, type Doc, type Filter, type FindOptions, type Store, type WriteOp,
@@ -74,23 +82,155 @@ function isUniqueViolation(e: unknown): boolean {
   return /UNIQUE constraint failed|PRIMARY KEY/i.test(String((e as Error)?.message));
 }
 
+/** SQL texts kept prepared per connection; `$in` lists of many lengths could grow it without a bound */
+const STATEMENT_CACHE_MAX = 500;
+
+class Statements {
+  private cache = new Map<string, StatementSync>();
+  private db: DatabaseSync;
+  constructor(db: DatabaseSync) {
+    this.db = db;
+  }
+
+  get(sql: string): StatementSync {
+    let st = this.cache.get(sql);
+    if (!st) {
+      if (this.cache.size >= STATEMENT_CACHE_MAX) this.cache.clear();
+      st = this.db.prepare(sql);
+      this.cache.set(sql, st);
+    }
+    return st;
+  }
+}
+
+interface Waiter {
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+  value: unknown;
+  /** puts back what the write changed in the caller's documents, when the COMMIT fails */
+  undo?: () => void;
+  /**
+   * The write failed (its savepoint is rolled back). It still settles after the COMMIT, so that what it
+   * collided with (a key or version written earlier in the same turn) is readable when its caller looks.
+   */
+  failure?: { error: unknown };
+}
+
+/**
+ * One pair of connections per database file per process, shared by every SqliteStore opened on it (two
+ * nodes in one process, as tests run them). A second writing connection in the same thread could only
+ * wait for the first one's open transaction by blocking the very event loop that would commit it.
+ */
+interface Connection {
+  key: string | null;
+  refs: number;
+  db: DatabaseSync;
+  rdb: DatabaseSync;
+  w: Statements;
+  r: Statements;
+  specs: Map<string, CollectionSpec>;
+  text: Map<string, string[]>;
+  /** the writes of this event-loop turn, committed together by the next check phase */
+  group: Waiter[] | null;
+}
+
+const OPEN = new Map<string, Connection>();
+
+function connect(path: string, key: string | null): Connection {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new DatabaseSync(path);
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = OFF;');
+  // SQLite's lower() folds ASCII only; text search lowercases like JavaScript (and MongoDB's /i) do
+  const lowerText = (v: SQLInputValue) => (typeof v === 'string' ? v.toLowerCase() : v);
+  db.function('lower_text', { deterministic: true }, lowerText);
+  db.exec('CREATE TABLE IF NOT EXISTS _counters (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires_at TEXT NOT NULL)');
+  // two connections to ':memory:' would be two databases
+  const rdb = path === ':memory:' ? db : new DatabaseSync(path, { readOnly: true });
+  if (rdb !== db) {
+    rdb.exec('PRAGMA busy_timeout = 10000;');
+    rdb.function('lower_text', { deterministic: true }, lowerText);
+  }
+  const w = new Statements(db);
+  return { key, refs: 1, db, rdb, w, r: rdb === db ? w : new Statements(rdb), specs: new Map(), text: new Map(), group: null };
+}
+
+export interface SqliteOptions {
+  /** open connections of its own instead of sharing this process's (tests of several processes) */
+  separate?: boolean;
+}
+
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
+  private conn: Connection;
+  /** the writing connection (and the reading one of an in-memory database) */
   private db: DatabaseSync;
-  private specs = new Map<string, CollectionSpec>();
+  /** the reading connection: sees committed data only */
+  private rdb: DatabaseSync;
+  private w: Statements;
+  private r: Statements;
+  private specs: Map<string, CollectionSpec>;
   /** collections with a text index: their fields */
-  private text = new Map<string, string[]>();
+  private text: Map<string, string[]>;
+  private closed = false;
 
-  constructor(path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new DatabaseSync(path);
-    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = OFF;');
-    // SQLite's lower() folds ASCII only; text search lowercases like JavaScript (and MongoDB's /i) do
-    this.db.function('lower_text', { deterministic: true }, (v) => (typeof v === 'string' ? v.toLowerCase() : v));
-    this.db.exec('CREATE TABLE IF NOT EXISTS _counters (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires_at TEXT NOT NULL)');
+  constructor(path: string, opts: SqliteOptions = {}) {
+    const key = path === ':memory:' || opts.separate ? null : resolve(path);
+    const shared = key ? OPEN.get(key) : undefined;
+    if (shared) shared.refs++;
+    this.conn = shared ?? connect(path, key);
+    if (key && !shared) OPEN.set(key, this.conn);
+    ({ db: this.db, rdb: this.rdb, w: this.w, r: this.r, specs: this.specs, text: this.text } = this.conn);
+  }
+
+  /**
+   * Runs `fn` inside this turn's transaction, in a savepoint of its own; resolves with its result once the
+   * transaction has committed. A throwing `fn` rolls back its savepoint only and rejects after the COMMIT.
+   */
+  private inGroup<T>(fn: () => T, undo?: () => void): Promise<T> {
+    if (!this.conn.group) {
+      this.w.get('BEGIN IMMEDIATE').run();
+      this.conn.group = [];
+      setImmediate(() => this.commit());
+    }
+    this.w.get('SAVEPOINT w').run();
+    let value: T | undefined;
+    let failure: { error: unknown } | undefined;
+    try {
+      value = fn();
+      this.w.get('RELEASE w').run();
+    } catch (e) {
+      this.w.get('ROLLBACK TO w').run();
+      this.w.get('RELEASE w').run();
+      failure = { error: e };
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.conn.group!.push({ resolve: resolve as (v: unknown) => void, reject, value, undo, failure });
+    });
+  }
+
+  /** Commits this turn's transaction and settles its writes. */
+  private commit(): void {
+    const waiters = this.conn.group;
+    if (!waiters) return;
+    this.conn.group = null;
+    try {
+      this.w.get('COMMIT').run();
+    } catch (e) {
+      try { if (this.db.isTransaction) this.w.get('ROLLBACK').run(); } catch { /* already rolled back */ }
+      for (const wt of waiters) {
+        wt.undo?.();
+        wt.reject(wt.failure ? wt.failure.error : e);
+      }
+      return;
+    }
+    for (const wt of waiters) {
+      if (wt.failure) wt.reject(wt.failure.error);
+      else wt.resolve(wt.value);
+    }
   }
 
   async ensure(specs: CollectionSpec[]): Promise<void> {
+    this.commit(); // schema changes run outside the group transaction
     for (const spec of specs) {
       this.specs.set(spec.name, spec);
       const t = ident(spec.name);
@@ -150,8 +290,8 @@ export class SqliteStore implements Store {
     const fields = this.text.get(coll);
     if (!fields || rid === undefined) return;
     const fts = ident(`${coll}__text`);
-    this.db.prepare(`DELETE FROM ${fts} WHERE rowid = ?`).run(rid);
-    if (doc) this.db.prepare(`INSERT INTO ${fts} (rowid, body) VALUES (?, ?)`).run(rid, textBody(doc, fields));
+    this.w.get(`DELETE FROM ${fts} WHERE rowid = ?`).run(rid);
+    if (doc) this.w.get(`INSERT INTO ${fts} (rowid, body) VALUES (?, ?)`).run(rid, textBody(doc, fields));
   }
 
   private liveClause(coll: string, params: SQLInputValue[], now = new Date()): string {
@@ -171,7 +311,7 @@ export class SqliteStore implements Store {
   async get<T extends Doc = Doc>(coll: string, id: string): Promise<T | null> {
     const params: SQLInputValue[] = [id];
     const live = this.liveClause(coll, params);
-    const row = this.db.prepare(`SELECT data, version FROM ${ident(coll)} WHERE id = ? AND ${live}`).get(...params) as { data: string; version: number } | undefined;
+    const row = this.r.get(`SELECT data, version FROM ${ident(coll)} WHERE id = ? AND ${live}`).get(...params) as { data: string; version: number } | undefined;
     return this.parse<T>(row);
   }
 
@@ -197,7 +337,7 @@ export class SqliteStore implements Store {
     const { sql, params } = this.select(coll, filter, opts, 'data, version');
     let full = `${sql} ORDER BY ${this.order(opts)}`;
     if (opts.limit !== undefined) { full += ' LIMIT ?'; params.push(opts.limit); }
-    const rows = this.db.prepare(full).all(...params) as Array<{ data: string; version: number }>;
+    const rows = this.r.get(full).all(...params) as Array<{ data: string; version: number }>;
     return rows.map((r) => this.parse<T>(r)!);
   }
 
@@ -224,11 +364,11 @@ export class SqliteStore implements Store {
     const t = ident(coll);
     const parse = (rows: Array<{ data: string; version: number }>) => rows.map((r) => this.parse<T>(r)!);
     if (opts.limit !== undefined) {
-      const windowed = this.db.prepare(
+      const windowed = this.r.get(
         `SELECT data, version FROM (SELECT id, data, version FROM ${t} WHERE ${cond} ORDER BY ${order} LIMIT ?) WHERE ${like} ORDER BY ${order} LIMIT ?`,
       ).all(...base, TEXT_WINDOW, ...likeParams, opts.limit) as Array<{ data: string; version: number }>;
       if (windowed.length >= opts.limit) return parse(windowed);
-      const seen = Number((this.db.prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${t} WHERE ${cond} LIMIT ?)`).get(...base, TEXT_WINDOW) as { n: number }).n);
+      const seen = Number((this.r.get(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${t} WHERE ${cond} LIMIT ?)`).get(...base, TEXT_WINDOW) as { n: number }).n);
       if (seen < TEXT_WINDOW) return parse(windowed);
     }
     const fts = ident(`${coll}__text`);
@@ -238,12 +378,12 @@ export class SqliteStore implements Store {
     const params: SQLInputValue[] = [...base, ...likeParams, short ? q : `"${q.replace(/"/g, '""')}"`];
     let sql = `SELECT data, version FROM ${t} WHERE ${cond} AND ${like} AND rid IN (${candidates}) ORDER BY ${order}`;
     if (opts.limit !== undefined) { sql += ' LIMIT ?'; params.push(opts.limit); }
-    return parse(this.db.prepare(sql).all(...params) as Array<{ data: string; version: number }>);
+    return parse(this.r.get(sql).all(...params) as Array<{ data: string; version: number }>);
   }
 
   async count(coll: string, filter: Filter): Promise<number> {
     const { sql, params } = this.select(coll, filter, {}, 'COUNT(*) AS n');
-    return Number((this.db.prepare(sql).get(...params) as { n: number }).n);
+    return Number((this.r.get(sql).get(...params) as { n: number }).n);
   }
 
   private applyOne(op: WriteOp, now: string): void {
@@ -254,12 +394,12 @@ export class SqliteStore implements Store {
         // an expired record no longer holds its key
         const texted = this.text.has(op.coll);
         if (f) {
-          const gone = this.db.prepare(`DELETE FROM ${t} WHERE id = ? AND ${col(f)} <= ?${texted ? ' RETURNING rid' : ''}`).all(op.doc.id, now) as Array<{ rid: number }>;
+          const gone = this.w.get(`DELETE FROM ${t} WHERE id = ? AND ${col(f)} <= ?${texted ? ' RETURNING rid' : ''}`).all(op.doc.id, now) as Array<{ rid: number }>;
           for (const g of gone) this.reindex(op.coll, g.rid, null);
         }
         const version = op.doc.version ?? 1;
         try {
-          const row = this.db.prepare(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?)${texted ? ' RETURNING rid' : ''}`)
+          const row = this.w.get(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?)${texted ? ' RETURNING rid' : ''}`)
             .all(op.doc.id, version, JSON.stringify({ ...op.doc, version })) as Array<{ rid: number }>;
           if (texted) this.reindex(op.coll, row[0]?.rid, op.doc);
         } catch (e) {
@@ -274,7 +414,7 @@ export class SqliteStore implements Store {
         let changed: Array<{ rid?: number }>;
         const texted = this.text.has(op.coll);
         try {
-          const stmt = this.db.prepare(`UPDATE ${ident(op.coll)} SET version = ?, data = ? WHERE id = ? AND version = ?${texted ? ' RETURNING rid' : ''}`);
+          const stmt = this.w.get(`UPDATE ${ident(op.coll)} SET version = ?, data = ? WHERE id = ? AND version = ?${texted ? ' RETURNING rid' : ''}`);
           const args = [version, JSON.stringify({ ...op.doc, version }), op.doc.id, op.expected] as SQLInputValue[];
           changed = texted ? stmt.all(...args) as Array<{ rid: number }> : Array.from({ length: Number(stmt.run(...args).changes) }, () => ({}));
         } catch (e) {
@@ -288,11 +428,11 @@ export class SqliteStore implements Store {
       }
       case 'upsert': {
         const t = ident(op.coll);
-        const row = this.db.prepare(`SELECT version FROM ${t} WHERE id = ?`).get(op.doc.id) as { version: number } | undefined;
+        const row = this.w.get(`SELECT version FROM ${t} WHERE id = ?`).get(op.doc.id) as { version: number } | undefined;
         const version = row ? Number(row.version) + 1 : 1;
         const texted = this.text.has(op.coll);
         try {
-          const rows = this.db.prepare(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, data = excluded.data${texted ? ' RETURNING rid' : ''}`)
+          const rows = this.w.get(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, data = excluded.data${texted ? ' RETURNING rid' : ''}`)
             .all(op.doc.id, version, JSON.stringify({ ...op.doc, version })) as Array<{ rid: number }>;
           if (texted) this.reindex(op.coll, rows[0]?.rid, op.doc);
         } catch (e) {
@@ -304,7 +444,7 @@ export class SqliteStore implements Store {
       }
       case 'delete': {
         const texted = this.text.has(op.coll);
-        const gone = this.db.prepare(`DELETE FROM ${ident(op.coll)} WHERE id = ?${texted ? ' RETURNING rid' : ''}`).all(op.id) as Array<{ rid: number }>;
+        const gone = this.w.get(`DELETE FROM ${ident(op.coll)} WHERE id = ?${texted ? ' RETURNING rid' : ''}`).all(op.id) as Array<{ rid: number }>;
         for (const g of gone) this.reindex(op.coll, g.rid, null);
         return;
       }
@@ -315,14 +455,12 @@ export class SqliteStore implements Store {
     if (ops.length === 0) return;
     const now = new Date().toISOString();
     const versions = ops.map((op) => (op.op === 'delete' ? undefined : op.doc.version));
-    this.db.exec('BEGIN IMMEDIATE');
+    // leave callers' documents as they were when the write does not commit
+    const undo = () => ops.forEach((op, i) => { if (op.op !== 'delete') op.doc.version = versions[i]; });
     try {
-      for (const op of ops) this.applyOne(op, now);
-      this.db.exec('COMMIT');
+      await this.inGroup(() => { for (const op of ops) this.applyOne(op, now); }, undo);
     } catch (e) {
-      this.db.exec('ROLLBACK');
-      // leave callers' documents as they were
-      ops.forEach((op, i) => { if (op.op !== 'delete') op.doc.version = versions[i]; });
+      undo();
       throw e;
     }
   }
@@ -334,14 +472,13 @@ export class SqliteStore implements Store {
     const extra = where(opts.filter ?? {}, params);
     params.push(opts.limit);
     const dueCol = col(opts.dueField);
-    this.db.exec('BEGIN IMMEDIATE');
-    try {
-      const rows = this.db.prepare(
+    return this.inGroup(() => {
+      const rows = this.w.get(
         `SELECT data, version FROM ${ident(coll)} WHERE ${dueCol} <= ? AND ${extra} ORDER BY ${dueCol} LIMIT ?`,
       ).all(...params) as Array<{ data: string; version: number }>;
       const out: T[] = [];
       const texted = this.text.has(coll);
-      const upd = this.db.prepare(`UPDATE ${ident(coll)} SET version = ?, data = ? WHERE id = ?${texted ? ' RETURNING rid' : ''}`);
+      const upd = this.w.get(`UPDATE ${ident(coll)} SET version = ?, data = ? WHERE id = ?${texted ? ' RETURNING rid' : ''}`);
       for (const r of rows) {
         const doc = this.parse<T & Record<string, unknown>>(r)!;
         (doc as Record<string, unknown>)[opts.dueField] = until;
@@ -350,37 +487,52 @@ export class SqliteStore implements Store {
         if (texted) this.reindex(coll, changed[0]?.rid, doc);
         out.push(doc);
       }
-      this.db.exec('COMMIT');
       return out;
-    } catch (e) {
-      this.db.exec('ROLLBACK');
-      throw e;
-    }
+    });
   }
 
   async increment(key: string, by: number, windowMs: number, now = new Date()): Promise<number> {
     const window = Math.floor(now.getTime() / windowMs);
     const expires = new Date((window + 1) * windowMs).toISOString();
-    const row = this.db.prepare(
-      'INSERT INTO _counters (key, n, expires_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET n = n + excluded.n RETURNING n',
-    ).get(`${key}@${window}`, by, expires) as { n: number };
-    return Number(row.n);
+    return this.inGroup(() => {
+      const row = this.w.get(
+        'INSERT INTO _counters (key, n, expires_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET n = n + excluded.n RETURNING n',
+      ).get(`${key}@${window}`, by, expires) as { n: number };
+      return Number(row.n);
+    });
   }
 
   async purgeExpired(now = new Date()): Promise<number> {
     const iso = now.toISOString();
-    let n = Number(this.db.prepare('DELETE FROM _counters WHERE expires_at <= ?').run(iso).changes);
-    for (const spec of this.specs.values()) {
-      if (!spec.expiresField) continue;
-      if (this.text.has(spec.name)) {
-        this.db.prepare(`DELETE FROM ${ident(`${spec.name}__text`)} WHERE rowid IN (SELECT rid FROM ${ident(spec.name)} WHERE ${col(spec.expiresField)} <= ?)`).run(iso);
+    return this.inGroup(() => {
+      let n = Number(this.w.get('DELETE FROM _counters WHERE expires_at <= ?').run(iso).changes);
+      for (const spec of this.specs.values()) {
+        if (!spec.expiresField) continue;
+        if (this.text.has(spec.name)) {
+          this.w.get(`DELETE FROM ${ident(`${spec.name}__text`)} WHERE rowid IN (SELECT rid FROM ${ident(spec.name)} WHERE ${col(spec.expiresField)} <= ?)`).run(iso);
+        }
+        n += Number(this.w.get(`DELETE FROM ${ident(spec.name)} WHERE ${col(spec.expiresField)} <= ?`).run(iso).changes);
       }
-      n += Number(this.db.prepare(`DELETE FROM ${ident(spec.name)} WHERE ${col(spec.expiresField)} <= ?`).run(iso).changes);
-    }
-    return n;
+      return n;
+    });
+  }
+
+  /**
+   * Changes whenever another connection (another process sharing the file) has committed since the last
+   * call; this node's own writes leave it as it is. Caches of stored records use it to drop what another
+   * process may have changed (PRAGMA data_version on the writing connection).
+   */
+  externalVersion(): number {
+    return Number((this.w.get('PRAGMA data_version').get() as { data_version: number }).data_version);
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.commit();
+    if (--this.conn.refs > 0) return;
+    if (this.conn.key) OPEN.delete(this.conn.key);
+    if (this.rdb !== this.db && this.rdb.isOpen) this.rdb.close();
     if (this.db.isOpen) this.db.close();
   }
 }

@@ -179,6 +179,22 @@ describe('reference, approval, denial, own-wallet execution', () => {
     expect([c.status, c.body.code]).toEqual([409, 5]);
   });
 
+  it("a reference is the owner's alone: another merchant can neither read the owner's attempt with it nor take it first", async () => {
+    const other = await registerMerchant(t);
+    const mw = await createWallet(t, m, 'merchant');
+    const body = attemptBody(mw.address, 100_000n, { reference: 'shared-ref-1' });
+    const first = await attempt(agent, body, other.apiKey);
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ status: 'denied', reason: 'wallet_not_owned', merchant_id: other.id });
+    const mine = await attempt(agent, body);
+    expect(mine.status).toBe(201);
+    expect(mine.body).toMatchObject({ status: 'pending', merchant_id: m.id, settlement: { status: 'settled' } });
+    const again = await attempt(agent, body, other.apiKey);
+    expect(again.body).toMatchObject({ status: 'denied', reason: 'wallet_not_owned', merchant_id: other.id });
+    expect(again.body.id).not.toBe(mine.body.id);
+    expect((await attempt(agent, body)).body.id).toBe(mine.body.id);
+  });
+
   it('to an own wallet: pending with a ledger transfer, settled inside the ledger at once', async () => {
     const mw = await createWallet(t, m, 'merchant');
     const r = await attempt(agent, attemptBody(mw.address, 1_500_000n));

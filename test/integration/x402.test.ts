@@ -120,6 +120,11 @@ describe('EIP-3009 authorization signed by an outside key (Hardhat)', () => {
     const proof = await sign(challenge);
     const other = await fetch(`${base}/report?id=4`, { headers: { 'X-Service-Payment': proof } });
     expect((await other.json() as { error: string }).error).toMatch(/^wrong_resource/);
+    // an authorization field beyond uint256 is bad input (400), not a server error
+    const raw = decodeHeader(proof)! as { payload: { authorization: Record<string, string> } };
+    raw.payload.authorization.validBefore = '9'.repeat(78);
+    const huge = await t.request('POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof: Buffer.from(JSON.stringify(raw)).toString('base64'), resource: '/report?id=3' } });
+    expect([huge.status, huge.body.code]).toEqual([400, 3]);
     const cheap = await sign({ ...challenge, amount: '1' });
     expect((await (await fetch(`${base}/report?id=3`, { headers: { 'X-Service-Payment': cheap } })).json() as { error: string }).error).toMatch(/^wrong_amount/);
     const { challenge: late } = await challengeFor('/report?id=5');

@@ -1,4 +1,5 @@
 /** Alert rules, payload allowlist and delivery formats (pure parts of lib/ops/alerts). */
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { loadConfig } from '../../config/index.ts';
 import { exceeds, plan, renotifyDue, sameAlert, SEVERITY, ALERT_TYPES } from '../../lib/ops/alerts/rules.ts';
@@ -106,6 +107,7 @@ describe('alert payload', () => {
     const b = new KeyedHasher(Buffer.alloc(32, 2)).hash('10.0.0.1');
     expect(a).toMatch(/^[0-9a-f]{32}$/);
     expect(a).not.toBe(b);
+    expect(createHash('sha256').update('10.0.0.1').digest('hex')).not.toContain(a);
   });
 });
 

@@ -1,0 +1,159 @@
+/**
+ * The facts a spend decision needs, found before the agent-wallet actor decides (reads only, never writes):
+ * the checked request, what its target is, the merchant's standing; and how an attempt, a page of attempts
+ * and a policy are shown. No broker here; the store and clock come from the caller.
+ */
+import { getAddress } from 'ethers';
+import { PublicKey } from '@solana/web3.js';
+import type { Doc, Store } from '../store/port.ts';
+import { badRequest, notFound, unauthorized } from '../core/errors.ts';
+import { validate } from '../validation.ts';
+import { AmountError, toSubunits } from '../core/money.ts';
+import { findRail, type Rail } from '../../config/rails.ts';
+import type { AbuseLabels, AbuseOutcome } from '../metrics.ts';
+import { CHALLENGES, type ChallengeDoc } from '../x402/redeem.ts';
+import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
+import { LIMIT_VIOLATIONS, parsePolicy, PolicyError, sameTarget, type PolicyInput, type Reason } from './policy.ts';
+import { ATTEMPTS, presentAttempt, type AttemptContext, type AttemptInput, type SpendAttemptDoc, type WalletFacts } from './attempts.ts';
+
+/** The spend-attempt request after ajv (AgentSpendAttemptRequest: closed schema). */
+export interface AttemptBody {
+  target: string; amount: number; amount_subunits: string; token_symbol: string; chain: string; network: string;
+  api_domain?: string; reference?: string; metadata?: Record<string, unknown>;
+}
+
+/** A target in its canonical form (checksummed hex, exact base58), or null when it is not an address of the chain. */
+export function normalizeAddress(chain: string, target: string): string | null {
+  try {
+    if (chain === 'ethereum') return getAddress(target);
+    if (chain === 'solana') return new PublicKey(target).toBase58() === target ? target : null;
+  } catch { /* not an address */ }
+  return null;
+}
+
+/**
+ * The request as the actor takes it. The rail is looked up among the enabled rails, then among every rail
+ * the service knows (a known but disabled rail is decided as `rail_not_enabled`, not refused as bad input).
+ * amount and amount_subunits must agree in the token's decimals.
+ */
+export function attemptInput(b: AttemptBody, enabled: Rail[], known: Rail[]): { input: AttemptInput; railEnabled: boolean } {
+  const on = findRail(enabled, b.chain, b.network, b.token_symbol);
+  const rail = on ?? findRail(known, b.chain, b.network, b.token_symbol);
+  if (!rail) throw badRequest(`(${b.chain}, ${b.network}, ${b.token_symbol}) is not a rail of this service; see GET /v1/payment_methods`);
+  let fromAmount: bigint;
+  try {
+    fromAmount = toSubunits(b.amount, rail.decimals);
+  } catch (e) {
+    if (e instanceof AmountError) throw badRequest(`amount has more decimal places than ${rail.token} allows (${rail.decimals})`);
+    throw e;
+  }
+  if (!/^[1-9]\d{0,77}$/.test(b.amount_subunits)) throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string without leading zeros');
+  if (fromAmount !== BigInt(b.amount_subunits)) throw badRequest(`amount and amount_subunits disagree: ${b.amount} ${rail.token} is ${fromAmount} smallest units`);
+  return {
+    railEnabled: !!on,
+    input: {
+      target: b.target, amount_subunits: b.amount_subunits, decimals: rail.decimals, token_symbol: b.token_symbol, chain: b.chain, network: b.network,
+      api_domain: b.api_domain ?? null, reference: b.reference ?? null, metadata: b.metadata ?? null,
+    },
+  };
+}
+
+/** What the target is: an open x402 challenge's payTo (reference = its memo), one of our wallets, or an address on chain. */
+export async function resolveTarget(store: Store, now: Date, input: AttemptInput, wallet: WalletFacts): Promise<AttemptContext['target']> {
+  if (input.reference) {
+    const c = await store.get<ChallengeDoc>(CHALLENGES, input.reference);
+    if (c && c.status === 'open' && c.expires_at > now.toISOString() && c.chain === input.chain && c.network === input.network
+      && c.token === input.token_symbol && sameTarget(c.chain, c.pay_to, input.target) && c.amount_subunits === input.amount_subunits) {
+      return { kind: 'x402', wallet_id: c.wallet_id, challenge_id: c.id };
+    }
+  }
+  const address = normalizeAddress(input.chain, input.target);
+  if (!address) throw badRequest(`target is not a valid ${input.chain} address`);
+  const own = await store.findOne<WalletFacts & Doc>('wallets', { address, chain: input.chain, network: input.network });
+  if (own) {
+    if (own.id === wallet.id) throw badRequest('an agent wallet cannot spend to itself');
+    return { kind: 'wallet', wallet_id: own.id, challenge_id: null };
+  }
+  return { kind: 'chain', wallet_id: null, challenge_id: null };
+}
+
+/** Everything the rules need besides the actor's own state: caller, merchant standing, wallet, rail, target. */
+export async function attemptContext(store: Store, now: Date, callerMerchantId: string, wallet: WalletFacts, input: AttemptInput, railEnabled: boolean): Promise<AttemptContext> {
+  const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string }>('merchants', callerMerchantId);
+  if (!merchant) throw unauthorized();
+  return {
+    caller_merchant_id: callerMerchantId,
+    merchant: { sandbox: merchant.sandbox, kyc_verified: merchant.kyc_status === 'verified' },
+    wallet, rail_enabled: railEnabled, target: await resolveTarget(store, now, input, wallet),
+  };
+}
+
+/** A policy body after ajv, checked beyond its schema (rail keys, durations, amounts): a 400 otherwise. */
+export function checkedPolicy(body: PolicyInput): PolicyInput {
+  try {
+    parsePolicy(body);
+  } catch (e) {
+    if (e instanceof PolicyError) throw badRequest(e.message);
+    throw e;
+  }
+  return body;
+}
+
+/** The wallet behind a path id (any merchant's: the ownership rule decides an attempt on another's). */
+export async function walletFacts(store: Store, id: string): Promise<WalletFacts> {
+  const w = await store.get<WalletFacts & Doc>('wallets', id);
+  if (!w) throw notFound('agent wallet');
+  return { id: w.id, merchant_id: w.merchant_id, type: w.type, chain: w.chain, network: w.network, address: w.address };
+}
+
+/** One attempt of the wallet, recorded for the caller; anything else is a 404. */
+export async function attemptOf(store: Store, wallet: WalletFacts, attemptId: string, callerMerchantId: string): Promise<SpendAttemptDoc> {
+  const a = await store.get<SpendAttemptDoc>(ATTEMPTS, attemptId);
+  if (!a || a.agent_wallet_id !== wallet.id || a.merchant_id !== callerMerchantId) throw notFound('spend attempt');
+  return a;
+}
+
+const OUTCOME: Partial<Record<Reason, AbuseOutcome>> = {
+  sandbox_mainnet_not_allowed: 'mainnet_kyc_required', kyc_required: 'mainnet_kyc_required', policy_mainnet_not_allowed: 'mainnet_kyc_required',
+  per_attempt_cap_exceeded: 'amount_limit_exceeded', window_amount_exceeded: 'daily_volume_limit_exceeded', window_count_exceeded: 'daily_volume_limit_exceeded',
+};
+
+/** The abuse_signal_total labels of a cap breach or a gated mainnet attempt; null for any other outcome. */
+export function limitViolationLabels(a: SpendAttemptDoc, sandbox: boolean): (AbuseLabels & { signal: 'limit_violation' }) | null {
+  const outcome = a.reason ? OUTCOME[a.reason as Reason] : undefined;
+  if (!outcome || !LIMIT_VIOLATIONS.has(a.reason as Reason)) return null;
+  return {
+    signal: 'limit_violation', outcome, environment: sandbox ? 'sandbox' : 'live',
+    chain: (['ethereum', 'solana'].includes(a.chain) ? a.chain : '') as 'ethereum' | '',
+    network: (['testnet', 'mainnet'].includes(a.network) ? a.network : '') as 'testnet' | '',
+    token: (['USDC', 'ETH', 'SOL'].includes(a.token_symbol) ? a.token_symbol : '') as 'USDC' | '',
+  };
+}
+
+/** An on-chain attempt shows its payout's progress under `settlement`. */
+export async function withPayout(store: Store, a: SpendAttemptDoc): Promise<SpendAttemptDoc> {
+  const s = a.settlement;
+  if (!s || s.execution !== 'chain' || !s.payout_id) return a;
+  const p = await store.get<PayoutDoc>(PAYOUTS, s.payout_id);
+  if (!p) return a;
+  const status = p.status === 'completed' ? 'settled' : p.status === 'failed' ? 'failed' : 'submitted';
+  return { ...a, settlement: { ...s, status, tx_hash: p.tx_hash, settled_at: p.completed_at, failure_reason: p.failure_reason } };
+}
+
+/** The API view of an attempt, with its payout's progress. */
+export const showAttempt = async (store: Store, a: SpendAttemptDoc) => presentAttempt(await withPayout(store, a));
+
+/** A page of the wallet's attempts, newest first (`?status=&limit=&cursor=`). */
+export async function listAttempts(store: Store, wallet: WalletFacts, rawQuery: unknown) {
+  // validated: a repeated or bracketed parameter arrives as an array or object and must not reach the store
+  const q = validate<{ limit?: string; cursor?: string; status?: string }>('AgentSpendAttemptListQuery', rawQuery ?? {}, 'query');
+  const limit = q.limit === undefined ? 20 : Number(q.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('limit must be an integer from 1 to 100');
+  const filter: Record<string, unknown> = { agent_wallet_id: wallet.id, merchant_id: wallet.merchant_id };
+  if (q.status) filter.status = q.status;
+  if (q.cursor) filter.id = { $lt: q.cursor };
+  const rows = await store.find<SpendAttemptDoc>(ATTEMPTS, filter as never, { sort: 'id', desc: true, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const has_more = rows.length > limit;
+  return { data: await Promise.all(page.map((a) => showAttempt(store, a))), has_more, next_cursor: has_more ? page[page.length - 1].id : null };
+}

@@ -1,0 +1,113 @@
+/**
+ * SQLite group commit: the writes of one event-loop turn share a transaction with a savepoint each. A
+ * failing write fails alone, a write is committed (visible to another connection) when its promise
+ * resolves, and no read sees a write before it is committed.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { SqliteStore } from '../../lib/store/sqlite.ts';
+import { DuplicateKeyError, VersionConflictError } from '../../lib/store/port.ts';
+import { tempDir } from '../helpers/node.ts';
+
+describe('SQLite group commit', () => {
+  let dir: string;
+  let store: SqliteStore;
+  let other: SqliteStore;
+
+  beforeEach(async () => {
+    dir = tempDir('group-');
+    store = new SqliteStore(join(dir, 'db.sqlite'));
+    await store.ensure([{ name: 'things', indexes: [{ fields: ['slug'], unique: true }] }]);
+    // another process's view: connections of its own
+    other = new SqliteStore(join(dir, 'db.sqlite'), { separate: true });
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await other.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a failing write of a turn fails alone; its neighbours commit', async () => {
+    await store.write([{ op: 'insert', coll: 'things', doc: { id: 'taken', slug: 'taken' } }]);
+    const results = await Promise.allSettled([
+      store.write([{ op: 'insert', coll: 'things', doc: { id: 'a', slug: 'a' } }]),
+      // two ops, the second breaks a unique index: neither lands
+      store.write([{ op: 'insert', coll: 'things', doc: { id: 'b', slug: 'b' } }, { op: 'insert', coll: 'things', doc: { id: 'b2', slug: 'taken' } }]),
+      store.write([{ op: 'cas', coll: 'things', doc: { id: 'taken', slug: 'taken' }, expected: 7 }]),
+      store.write([{ op: 'insert', coll: 'things', doc: { id: 'c', slug: 'c' } }]),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateKeyError);
+    expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(VersionConflictError);
+    for (const [id, present] of [['a', true], ['b', false], ['b2', false], ['c', true]] as const) {
+      expect(await other.get('things', id) !== null).toBe(present);
+    }
+  });
+
+  it('a write is committed when its promise resolves, and not readable before', async () => {
+    const doc = { id: 'x', slug: 'x' };
+    const pending = store.write([{ op: 'insert', coll: 'things', doc }]);
+    // same turn: the transaction is still open; neither this store's reads nor another connection see it
+    const early = store.get('things', 'x');
+    const earlyOther = other.get('things', 'x');
+    expect(await early).toBeNull();
+    expect(await earlyOther).toBeNull();
+    await pending;
+    expect(await other.get('things', 'x')).toMatchObject({ id: 'x', version: 1 });
+    expect(await store.get('things', 'x')).toMatchObject({ id: 'x', version: 1 });
+  });
+
+  it('a write that collides with an earlier write of its turn fails after that one is readable', async () => {
+    const first = store.write([{ op: 'insert', coll: 'things', doc: { id: 'k', slug: 'k' } }]);
+    const second = store.write([{ op: 'insert', coll: 'things', doc: { id: 'k', slug: 'k2' } }]);
+    await expect(second).rejects.toBeInstanceOf(DuplicateKeyError);
+    // the caller of the losing write can read the winner at once (what idempotency and CAS retries do)
+    expect(await store.get('things', 'k')).toMatchObject({ slug: 'k' });
+    await first;
+  });
+
+  it('counters join the turn and return what they committed', async () => {
+    const counts = await Promise.all(Array.from({ length: 10 }, () => store.increment('k', 1, 60_000)));
+    expect([...counts].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(await other.increment('k', 1, 60_000)).toBe(11);
+  });
+
+  it('any mix of good and bad writes in one turn keeps exactly the good ones (property)', async () => {
+    let round = 0;
+    await fc.assert(fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 12 }), async (good) => {
+      round++;
+      const ids = good.map((_, i) => `r${round}-${i}`);
+      const results = await Promise.allSettled(good.map((ok, i) => store.write([
+        { op: 'insert', coll: 'things', doc: { id: ids[i], slug: ids[i] } },
+        ...(ok ? [] : [{ op: 'insert' as const, coll: 'things', doc: { id: `${ids[i]}-dup`, slug: ids[i] } }]),
+      ])));
+      expect(results.map((r) => r.status === 'fulfilled')).toEqual(good);
+      for (let i = 0; i < good.length; i++) expect((await other.get('things', ids[i])) !== null).toBe(good[i]);
+    }), { numRuns: 30 });
+  });
+
+  it('two stores of one process on one file share the connection and its turn (no self-deadlock)', async () => {
+    const twin = new SqliteStore(join(dir, 'db.sqlite'));
+    try {
+      await Promise.all([
+        store.write([{ op: 'insert', coll: 'things', doc: { id: 'p', slug: 'p' } }]),
+        twin.write([{ op: 'insert', coll: 'things', doc: { id: 'q', slug: 'q' } }]),
+      ]);
+      expect(await twin.get('things', 'p')).not.toBeNull();
+    } finally {
+      await twin.close();
+    }
+    // closing one handle leaves the other working
+    expect(await store.get('things', 'q')).not.toBeNull();
+  });
+
+  it('notices a commit of another process, not its own', async () => {
+    const v0 = store.externalVersion();
+    await store.write([{ op: 'insert', coll: 'things', doc: { id: 'own', slug: 'own' } }]);
+    expect(store.externalVersion()).toBe(v0);
+    await other.write([{ op: 'insert', coll: 'things', doc: { id: 'theirs', slug: 'theirs' } }]);
+    expect(store.externalVersion()).not.toBe(v0);
+  });
+});
