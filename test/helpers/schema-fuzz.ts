@@ -187,7 +187,7 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
   let body: Buffer | undefined;
   let label = kind;
   const template = known.templates?.[`${op.method} ${op.path}`];
-  let valid: unknown = template !== undefined && rng.chance(0.75) ? structuredClone(template) : op.body ? validValue(doc, op.body, rng, known) : undefined;
+  const valid: unknown = template !== undefined && rng.chance(0.75) ? structuredClone(template) : op.body ? validValue(doc, op.body, rng, known) : undefined;
   if (op.headers.includes('Idempotency-Key') && rng.chance(0.5)) headers['Idempotency-Key'] = `fuzz-${rng.int(1e9)}`;
   const jsonBody = (text: string) => { body = Buffer.from(text); headers['Content-Type'] = 'application/json'; };
   const mutateAt = (value: unknown) => {
