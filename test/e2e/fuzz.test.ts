@@ -158,7 +158,6 @@ describe('schema-driven fuzz of every operation', () => {
       }
     }
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-     
     console.log(`fuzz: ${cases.length} requests over ${ops.length} operations, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}`);
     expect(failures).toEqual([]);
     expect(ops.length).toBeGreaterThanOrEqual(70);
