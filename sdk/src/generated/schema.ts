@@ -1425,6 +1425,14 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
+        /** @description Query of GET /v1/agent-wallets/{agent_wallet_id}/spend-attempts: each parameter once, as text. */
+        AgentSpendAttemptListQuery: {
+            /** @description page size, 1 to 100, default 20 */
+            limit?: string;
+            cursor?: string;
+            /** @enum {string} */
+            status?: "pending" | "approval_required" | "denied";
+        };
         AgentSpendEvaluation: {
             /** @enum {string} */
             status: "pending" | "approval_required" | "denied";
