@@ -292,7 +292,9 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
         let doc: SpendAttemptDoc = { ...a, status: evaluation.status, reason: evaluation.reason ?? null, policy_id: state?.policy?.id ?? a.policy_id, updated_at: at };
         const effects: WriteOp[] = [];
         let nextWindow = window;
-        if (evaluation.status === 'pending') {
+        // the facade found the x402 challenge no longer open: approving now would pay for nothing
+        if (evaluation.status === 'pending' && a.target_kind === 'x402' && msg.ctx.target.kind !== 'x402') doc = { ...doc, status: 'denied', reason: 'challenge_closed' };
+        if (doc.status === 'pending') {
           const r = await reserve(doc, msg.payout_id, now);
           if ('insufficient' in r) doc = { ...doc, status: 'denied', reason: 'insufficient_funds' };
           else {

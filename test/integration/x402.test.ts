@@ -215,6 +215,33 @@ describe('payingFetch with an agent wallet', () => {
     expect(answers.map((x) => x.status).sort()).toEqual([200, 402, 402, 402, 402]);
   });
 
+  const payChallenge = (c: ReturnType<typeof decodeChallenge>) => t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
+    key: m.apiKey, body: { target: c!.payTo, amount: 1.25, amount_subunits: '1250000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: c!.memo },
+  });
+
+  it('an agent proof paid before the challenge expired is served after it; an approval after expiry pays nothing', async () => {
+    const { challenge } = await challengeFor('/agent/slow');
+    const paid = await payChallenge(challenge);
+    expect(paid.body).toMatchObject({ status: 'pending', settlement: { status: 'settled' } });
+    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: { ...POLICY, limits: { 'ethereum:testnet:USDC': { approval_above_subunits: '1000000' } } } });
+    const { challenge: gated } = await challengeFor('/agent/gated');
+    const waiting = await payChallenge(gated);
+    expect(waiting.body).toMatchObject({ status: 'approval_required', reason: 'approval_threshold' });
+    const before = await balanceOf(t, m, agent.id);
+    skewMs = 6 * 60_000; // both challenges have expired
+    try {
+      const late = await fetch(`${base}/agent/slow`, { headers: { 'X-Service-Payment': paid.body.spend_reference } });
+      expect(late.status).toBe(200);
+      const approved = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/${waiting.body.id}/approve`, { key: m.apiKey });
+      expect(approved.body).toMatchObject({ status: 'denied', reason: 'challenge_closed' });
+      expect(approved.body.ledger_entry_id).toBeUndefined();
+      expect(await balanceOf(t, m, agent.id)).toBe(before);
+    } finally {
+      skewMs = 0;
+      await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: POLICY });
+    }
+  });
+
   it('a policy that denies: payingFetch throws with the reason, nothing is paid', async () => {
     await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: { ...POLICY, allowed_api_domains: ['elsewhere.example'] } });
     const paying = payingFetch(m.apiKey, agent.id, { serviceUrl: t.url });
