@@ -145,7 +145,11 @@ export function payingFetch(apiKey: string, agentWalletId: string, o: PayingFetc
     const amount = Number(`${units / scale}.${(units % scale).toString().padStart(rail.decimals, '0')}`);
     const r = await f(`${base}/v1/agent-wallets/${agentWalletId}/spend-attempts`, {
       method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
-      body: JSON.stringify({ target: c.payTo, amount, amount_subunits: c.amount, token_symbol: token, chain, network: c.network, reference: c.memo, ...(c.resource ? { metadata: { resource: c.resource } } : {}) }),
+      // api_domain: the host being paid, which a policy's allowed_api_domains is checked against
+      body: JSON.stringify({
+        target: c.payTo, amount, amount_subunits: c.amount, token_symbol: token, chain, network: c.network, reference: c.memo,
+        api_domain: new URL(String(input)).hostname, ...(c.resource ? { metadata: { resource: c.resource } } : {}),
+      }),
     });
     const attempt = await r.json() as Record<string, unknown>;
     if (r.status >= 300) throw new Error(`spend attempt refused: ${r.status} ${String(attempt.message)}`);

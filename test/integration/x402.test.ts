@@ -242,6 +242,18 @@ describe('payingFetch with an agent wallet', () => {
     }
   });
 
+  it('payingFetch names the API domain it pays, so a policy allowing that domain lets it pay', async () => {
+    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: { ...POLICY, allowed_api_domains: ['127.0.0.1'] } });
+    try {
+      const r = await payingFetch(m.apiKey, agent.id, { serviceUrl: t.url })(`${base}/agent/allowed-domain`);
+      expect(r.status).toBe(200);
+      const list = await t.request('GET', `/v1/agent-wallets/${agent.id}/spend-attempts?limit=1`, { key: m.apiKey });
+      expect(list.body.data[0]).toMatchObject({ status: 'pending', api_domain: '127.0.0.1' });
+    } finally {
+      await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: POLICY });
+    }
+  });
+
   it('a policy that denies: payingFetch throws with the reason, nothing is paid', async () => {
     await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: { ...POLICY, allowed_api_domains: ['elsewhere.example'] } });
     const paying = payingFetch(m.apiKey, agent.id, { serviceUrl: t.url });
