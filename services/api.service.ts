@@ -44,7 +44,7 @@ function httpMetrics(rt: Runtime) {
 const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
 
 /** What authenticating an API key needs, cached per key hash (lib/core/auth-cache.ts). */
-interface KeyAuth { key_id: string; expires_at: string | null; merchant_id: string; sandbox: boolean; rate_limit_per_minute: number }
+interface KeyAuth { key_id: string; expires_at: string | null; merchant_id: string; merchant_version: number; sandbox: boolean; rate_limit_per_minute: number }
 
 function sendEnvelope(res: ServerResponse, err: unknown): void {
   const e = err as { status?: number; statusCode?: number; type?: string; code?: unknown };
@@ -190,20 +190,30 @@ export function createApiService(rt: Runtime): ServiceSchema {
         if (apiKey !== undefined && mode !== 'bearer-optional') {
           if (!API_KEY_PATTERN.test(apiKey)) throw unauthorized();
           const hash = keyHash(apiKey);
-          let auth = authCache.get(hash);
-          if (!auth) {
+          const load = async (): Promise<KeyAuth> => {
             const generation = authCache.generation;
             const key = await resolveApiKey(rt.store, apiKey, rt.now());
             if (!key) throw unauthorized();
-            const merchant = await rt.store.get<{ id: string; sandbox: boolean; rate_limit_per_minute: number }>('merchants', key.merchant_id);
+            const merchant = await rt.store.get<{ id: string; version?: number; sandbox: boolean; rate_limit_per_minute: number }>('merchants', key.merchant_id);
             if (!merchant) throw unauthorized();
-            auth = { key_id: key.id, expires_at: key.expires_at, merchant_id: merchant.id, sandbox: merchant.sandbox, rate_limit_per_minute: merchant.rate_limit_per_minute };
-            authCache.set(hash, merchant.id, auth, generation);
+            const loaded: KeyAuth = {
+              key_id: key.id, expires_at: key.expires_at, merchant_id: merchant.id, merchant_version: merchant.version ?? 0,
+              sandbox: merchant.sandbox, rate_limit_per_minute: merchant.rate_limit_per_minute,
+            };
+            authCache.set(hash, merchant.id, loaded, generation);
+            return loaded;
+          };
+          let auth = authCache.get(hash) ?? await load();
+          // one count per merchant across the cluster, kept where the merchant's actor lives (lib/core/rate-limit.ts);
+          // the answer also names the merchant's newest version that node committed: a newer one than the
+          // cached entry means a change this node may not have been told about yet, so read again
+          const { count, version } = await ctx.call<{ count: number; version: number }, { id: string }>('merchant-actors.admit', { id: auth.merchant_id });
+          if (version > auth.merchant_version) {
+            authCache.dropMerchant(auth.merchant_id);
+            auth = await load();
           }
           // a previous key's overlap can end while it is cached
           if (auth.expires_at && auth.expires_at <= rt.now().toISOString()) throw unauthorized();
-          // one count per merchant across the cluster, kept where the merchant's actor lives (lib/core/rate-limit.ts)
-          const count = await ctx.call<number, { id: string }>('merchant-actors.admit', { id: auth.merchant_id });
           if (count > auth.rate_limit_per_minute) {
             const environment = auth.sandbox ? 'sandbox' : 'live';
             rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment });

@@ -24,23 +24,32 @@ export async function announceAuthChange(ctx: Context, merchantId: string): Prom
 
 export function createMerchantActorsService(rt: Runtime): ServiceSchema {
   let counter: WindowCounter;
+  /** the newest version of each merchant this node's actors committed (answered with every admission) */
+  const versions = new Map<string, number>();
   return {
     name: 'merchant-actors',
     mixins: [actorHostMixin(rt, merchantBehavior)],
     actions: {
-      /** Counts one request of the merchant in the current minute; answers the count including it. */
+      /**
+       * Counts one request of the merchant in the current minute; answers the count including it, and the
+       * newest merchant version committed here (0: none since start), so that a gateway the invalidation
+       * did not reach (one this node did not know yet) still notices the change on its next request.
+       */
       admit: {
         visibility: 'public',
         strategy: 'Shard',
         strategyOptions: { shardKey: 'id' },
-        handler(ctx: Context<{ id: string }>) {
-          return counter.hit(RATE_LIMITS.merchant.key(ctx.params.id), rt.now());
+        async handler(ctx: Context<{ id: string }>) {
+          const count = await counter.hit(RATE_LIMITS.merchant.key(ctx.params.id), rt.now());
+          return { count, version: versions.get(ctx.params.id) ?? 0 };
         },
       },
     },
     hooks: {
       after: {
         async send(ctx: Context<{ id: string }>, res: MerchantReply) {
+          const v = res?.merchant?.version ?? 0;
+          if (v > (versions.get(ctx.params.id) ?? 0)) versions.set(ctx.params.id, v);
           await announceAuthChange(ctx, ctx.params.id);
           return res;
         },
