@@ -1,5 +1,5 @@
 /**
- * x402 end to end: a merchant's resource server using requirePayment, paid by (a) an EIP-3009
+ * x402 end to end: a merchant's resource server using the SDK's requirePayment, paid by (a) an EIP-3009
  * authorization signed by an outside key on the Hardhat node, (b) a Solana payer on the LiteSVM harness,
  * (c) payingFetch with an agent wallet. Replays (also concurrent) and expired challenges are refused.
  */
@@ -11,8 +11,7 @@ import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
 import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { requirePayment, payingFetch } from '../../lib/x402/middleware.ts';
-import { decodeChallenge, decodeHeader } from '../../lib/x402/challenge.ts';
+import { requirePayment, payingFetch, decodeChallenge, decodeHeader } from '../../sdk/src/x402.ts';
 import { signEip3009Proof, buildSolanaProof } from '../../lib/x402/payer.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
 import { POLICY, balanceOf, createWallet, fund, type WalletRef } from './agents-helpers.ts';
