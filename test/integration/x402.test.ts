@@ -157,6 +157,18 @@ describe('EIP-3009 refusals that need the chain', () => {
     await usdc.mint(broke.address, 1_250_000n);
     expect((await fetch(`${base}/report?id=6`, { headers: { 'X-Service-Payment': unfunded } })).status).toBe(200);
   });
+
+  it('a provider may send the proof as PAYMENT-SIGNATURE', async () => {
+    const payer = Wallet.createRandom();
+    await usdc.mint(payer.address, 1_250_000n);
+    const { challenge } = await challengeFor('/report?id=7');
+    const block = await chain.provider.getBlock('latest');
+    const proof = await signEip3009Proof(payer, challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) });
+    const r = await fetch(`${base}/report?id=7`, { headers: { 'PAYMENT-SIGNATURE': proof } });
+    expect(r.status).toBe(200);
+    expect(decodeHeader(r.headers.get('payment-response'))).toMatchObject({ success: true, challenge_id: challenge.memo, payer: payer.address });
+    expect(await usdc.balanceOf(payer.address)).toBe(0n);
+  });
 });
 
 describe('Solana payer (LiteSVM)', () => {
