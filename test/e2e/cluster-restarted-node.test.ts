@@ -19,7 +19,7 @@ describe('calls to a node that restarted within the heartbeat timeout', () => {
     const nats = await ensureNats();
     const namespace = `restart-${randomBytes(4).toString('hex')}`;
     const broker = (nodeID: string, extra: Record<string, unknown> = {}) => {
-      const b = new ServiceBroker({ namespace, nodeID, logger: false, transporter: nats, ...extra });
+      const b = new ServiceBroker({ namespace, nodeID, logger: false, transporter: nats as never, ...extra });
       brokers.push(b);
       return b;
     };
