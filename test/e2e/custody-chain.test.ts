@@ -4,10 +4,12 @@
  * the merchant's own agent wallet. The agent wallet's balance is available at once; the custody move
  * brings exactly that amount to the agent's address on chain (its gas paid by the platform's gas wallet);
  * reconciliation is clean; and an on-chain payout from the agent wallet (accepted before the move
- * confirmed: it waits, never fails) arrives at an external address.
+ * confirmed: it waits, never fails) arrives at an external address. The same on the LiteSVM harness for
+ * SPL USDC and SOL (the gas wallet the fee payer, creating the agent's token account).
  */
 import { Wallet } from 'ethers';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
+import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
@@ -22,28 +24,33 @@ jest.setTimeout(240_000);
 describe('internal transfers move custody on chain', () => {
   let eth: HardhatNode;
   let usdc: TestUsdc;
+  let sol: SolanaRpcHarness;
+  let mint: MintInfo;
   let t: TestNode;
   let m: RegisteredMerchant;
   let agent: WalletRef;
   let main: any;
 
   beforeAll(async () => {
-    eth = await startHardhatNode();
+    [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
     usdc = await eth.deployTestUsdc();
+    mint = await sol.createMint();
     await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
     t = await startTestNode({
       ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      SOLANA_TESTNET_RPC_URL: sol.url, SOLANA_TESTNET_USDC_MINT: mint.mint,
       CHAIN_POLL_INTERVAL_MS: '100', BROADCAST_POLL_INTERVAL_MS: '100', SESSION_SCAN_INTERVAL_MS: '100',
     });
     m = await merchant(t);
     const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
     await eth.setBalance(keys.address(gasWalletRef('ethereum', 'testnet')), 10n ** 19n);
+    await sol.airdrop(keys.address(gasWalletRef('solana', 'testnet')), 10_000_000_000n);
     agent = await createWallet(t, m, 'agent');
   }, 180_000);
 
   afterAll(async () => {
     await t?.stop();
-    await eth?.stop();
+    await Promise.all([eth?.stop(), sol?.stop()]);
   });
 
   const get = async (path: string) => {
@@ -52,7 +59,7 @@ describe('internal transfers move custody on chain', () => {
     return r.body;
   };
   const bal = (w: any, token: string) => w.balances.find((b: any) => b.token === token);
-  const defaultWallet = async () => (await get('/v1/wallets?limit=100')).data.find((w: any) => w.chain === 'ethereum' && w.type === 'merchant');
+  const defaultWallet = async (chain = 'ethereum') => (await get('/v1/wallets?limit=100')).data.find((w: any) => w.chain === chain && w.type === 'merchant');
   const createPayout = async (body: Record<string, unknown>) => {
     const r = await t.request('POST', '/v1/payouts', { key: m.apiKey, body });
     if (r.status !== 201) throw new Error(`payout refused: ${r.status} ${r.text}`);
@@ -132,5 +139,39 @@ describe('internal transfers move custody on chain', () => {
     expect(BigInt(bal(m2, 'ETH').available_subunits)).toBe(await eth.provider.getBalance(main.address));
     expect((await reconcile()).differences).toEqual([]);
     expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, custody_moves: 0, transactions: 0 });
+  });
+
+  it('Solana SPL USDC and SOL: the gas wallet pays; the exact amounts arrive; the agent pays out on chain', async () => {
+    const payer = await sol.newWallet(3_000_000_000n);
+    await sol.mintTo(mint.mint, payer.address, 100_000_000n);
+    const su = await createSession(t, m, RAILS.solUsdc, 8);
+    await sol.transferToken(payer, su.address, mint.mint, 8_000_000n);
+    const ss = await createSession(t, m, RAILS.sol, 0.5);
+    await sol.transferSol(payer, ss.address, 500_000_000n);
+    const w = await until('both Solana settlements to become available', async () => {
+      const x = await defaultWallet('solana');
+      return x && bal(x, 'USDC')?.available_subunits === '8000000' && bal(x, 'SOL')?.available_subunits === '500000000' ? x : null;
+    }, 90_000);
+    const solAgent = await createWallet(t, m, 'agent', 'solana', 'testnet');
+
+    const a = await createPayout({ wallet_id: w.id, amount_subunits: '5000000', token: 'USDC', destination: solAgent.address });
+    const b = await createPayout({ wallet_id: w.id, amount_subunits: '300000000', token: 'SOL', destination: solAgent.address });
+    expect([a.execution, b.execution, a.status, b.status]).toEqual(['ledger', 'ledger', 'completed', 'completed']);
+    const now = await get(`/v1/wallets/${solAgent.id}`);
+    expect([bal(now, 'USDC').available_subunits, bal(now, 'SOL').available_subunits]).toEqual(['5000000', '300000000']);
+
+    await moved(solAgent.id);
+    expect(await sol.tokenBalance(solAgent.address, mint.mint)).toBe(5_000_000n);
+    expect(sol.balance(solAgent.address)).toBe(300_000_000n);
+    expect(await sol.tokenBalance(w.address, mint.mint)).toBe(3_000_000n);
+    expect(sol.balance(w.address)).toBe(200_000_000n);
+    expect((await reconcile()).differences).toEqual([]);
+
+    const dest = (await sol.newWallet(0n)).address;
+    const out = await createPayout({ wallet_id: solAgent.id, amount_subunits: '2000000', token: 'USDC', destination: dest });
+    expect((await payoutWhen(out.id)).status).toBe('completed');
+    expect(await sol.tokenBalance(dest, mint.mint)).toBe(2_000_000n);
+    expect(await sol.tokenBalance(solAgent.address, mint.mint)).toBe(3_000_000n);
+    expect((await reconcile()).differences).toEqual([]);
   });
 });
