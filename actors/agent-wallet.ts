@@ -77,6 +77,9 @@ function policyOf(p: StoredPolicy | null): Policy | null {
   return hit;
 }
 
+/** How far back the actor keeps spends: the policy's longest window (at least an hour, at most 30 days). */
+const keepMs = (p: Policy | null) => Math.min(WINDOW_MAX_MS, Math.max(longestWindowMs(p), 3_600_000));
+
 export const referenceId = (walletId: string, reference: string) =>
   `${walletId}:${createHash('sha256').update(reference).digest('hex').slice(0, 40)}`;
 
@@ -95,8 +98,7 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
    * (a voided one is dropped, a posted one folded into its bucket).
    */
   async function liveSpends(state: AgentWalletState | null, now: Date): Promise<Windowed & { changed: boolean }> {
-    const keepMs = Math.min(WINDOW_MAX_MS, Math.max(longestWindowMs(policyOf(state?.policy ?? null)), 3_600_000));
-    const cutoff = now.getTime() - keepMs;
+    const cutoff = now.getTime() - keepMs(policyOf(state?.policy ?? null));
     let changed = false;
     let buckets = (state?.buckets ?? []).filter((b) => b.last_at > cutoff);
     if (buckets.length !== (state?.buckets ?? []).length) changed = true;
@@ -116,6 +118,26 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
       } else spends.push(s);
     }
     return { spends, buckets, changed };
+  }
+
+  /**
+   * The spends of the wallet's last `keep` ms, rebuilt from its attempts and their ledger transfers (the
+   * source of truth): a policy whose windows reach further back than the actor kept must count them all.
+   */
+  async function rebuild(walletId: string, now: Date, keep: number): Promise<Windowed> {
+    const cutoff = now.getTime() - keep;
+    // updated_at is never before the reservation (an approved attempt reserves after its creation)
+    const rows = await store.find<SpendAttemptDoc>(ATTEMPTS, { agent_wallet_id: walletId, status: 'pending', updated_at: { $gt: new Date(cutoff).toISOString() } });
+    let buckets: SpendBucket[] = [];
+    const spends: SpendEntry[] = [];
+    for (const a of rows) {
+      const t = a.ledger_entry_id ? await store.get<LedgerTransfer>(TRANSFERS, a.ledger_entry_id) : null;
+      if (!t || t.status === 'voided' || Date.parse(t.created_at) <= cutoff) continue;
+      const e: SpendEntry = { attempt_id: a.id, transfer_id: t.id, rail: `${a.chain}:${a.network}:${a.token_symbol}`, amount: a.amount_subunits, at: t.created_at, final: false };
+      if (t.status === 'posted' || a.settlement?.execution !== 'chain') buckets = fold(buckets, e.rail, e.amount, Date.parse(e.at));
+      else spends.push(e);
+    }
+    return { spends, buckets };
   }
 
   const counted = (w: Windowed): CountedSpend[] => [
@@ -199,8 +221,13 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
     const at = now.toISOString();
     switch (msg.type) {
       case 'set_policy': {
-        const policy: StoredPolicy = { id: msg.policy_id, version_no: (state?.policy?.version_no ?? 0) + 1, body: presentPolicyBody(parsePolicy(msg.body)), created_at: at };
-        const next = { ...nextState(state, msg.merchant_id, { spends: state?.spends ?? [], buckets: state?.buckets ?? [] }, at), policy };
+        const parsedPolicy = parsePolicy(msg.body);
+        const policy: StoredPolicy = { id: msg.policy_id, version_no: (state?.policy?.version_no ?? 0) + 1, body: presentPolicyBody(parsedPolicy), created_at: at };
+        // windows reaching further back than the actor kept: count what it had let go
+        const window = keepMs(parsedPolicy) > keepMs(policyOf(state?.policy ?? null))
+          ? await rebuild(msg.wallet_id, now, keepMs(parsedPolicy))
+          : { spends: state?.spends ?? [], buckets: state?.buckets ?? [] };
+        const next = { ...nextState(state, msg.merchant_id, window, at), policy };
         return {
           state: next,
           effects: [
@@ -265,7 +292,9 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
         let doc: SpendAttemptDoc = { ...a, status: evaluation.status, reason: evaluation.reason ?? null, policy_id: state?.policy?.id ?? a.policy_id, updated_at: at };
         const effects: WriteOp[] = [];
         let nextWindow = window;
-        if (evaluation.status === 'pending') {
+        // the facade found the x402 challenge no longer open: approving now would pay for nothing
+        if (evaluation.status === 'pending' && a.target_kind === 'x402' && msg.ctx.target.kind !== 'x402') doc = { ...doc, status: 'denied', reason: 'challenge_closed' };
+        if (doc.status === 'pending') {
           const r = await reserve(doc, msg.payout_id, now);
           if ('insufficient' in r) doc = { ...doc, status: 'denied', reason: 'insufficient_funds' };
           else {

@@ -115,6 +115,9 @@ export function createApiService(rt: Runtime): ServiceSchema {
           bodyParsers: { json: { strict: true, limit: rt.config.bodyLimit, reviver: exactNumberReviver, verify: (_req: unknown, _res: unknown, buf: Buffer) => checkJsonDepth(buf) }, urlencoded: false },
           aliases,
           onBeforeCall(ctx: Context, _route: unknown, req: Req) {
+            // moleculer-web resolves OPTIONS as GET, or as its Access-Control-Request-Method: only the
+            // operation's own method may run its action (no CORS here; a preflight changes nothing)
+            if (req.$alias && req.method !== req.$alias.method) throw new ServiceError(405, `${req.method} is not allowed here`, 'METHOD_NOT_ALLOWED');
             // keyed hashes, never raw: per-client limits and alerts must not store IPs (lib/ops/hash.ts)
             const credentials: string[] = [];
             if (req.headers['x-api-key'] !== undefined) credentials.push('headers.x-api-key');

@@ -273,46 +273,51 @@ export class DepositInbox {
   async deliver(id: string, first?: DepositDoc): Promise<boolean> {
     let sent: 'credit' | 'revert' | null = null;
     let cur: DepositDoc | null = first ?? null;
-    for (let attempt = 0; attempt < 10; attempt++) {
-      if (!cur) cur = await this.store.get<DepositDoc>(DEPOSITS, id);
-      if (!cur) return false;
-      const want = messageFor(cur);
-      if (want === null) return true;
-      // delivered already, and nothing we sent may have overtaken it
-      if (cur.delivered && (sent === null || sent === want)) return true;
-      // (re)send: not delivered yet, or what we sent earlier may have overtaken a newer message
-      let reply: SessionReply;
-      try {
-        reply = await this.send(cur.session_id!, this.messageOf(cur)!);
-        sent = want;
-      } catch (e) {
-        if (isNotFound(e)) return this.settle(cur, { status: 'orphan', orphan_reason: 'unknown_address', delivered: true, next_delivery_at: null, last_error: 'no such session' });
-        const attempts = cur.delivery_attempts + 1;
-        const backoff = Math.min(300_000, 1000 * 2 ** Math.min(attempts, 9));
-        this.log.warn(`deposit ${cur.id}: delivery to session ${cur.session_id} failed (attempt ${attempts}), retried in ${backoff} ms:`, errorText(e));
-        await this.settle(cur, {
-          delivery_attempts: attempts, last_error: errorText(e),
-          next_delivery_at: new Date(this.now().getTime() + backoff).toISOString(),
-        }).catch(() => undefined);
-        return false;
-      }
-      const at = this.now().toISOString();
-      const patch: Partial<DepositDoc> = { delivered: true, next_delivery_at: null, last_error: null, updated_at: at };
-      if (want === 'credit') {
-        patch.status = 'credited';
-        patch.credited_at = cur.credited_at ?? at;
-        if (reply?.credit) patch.credit_result = reply.credit;
-      }
-      try {
-        await this.store.write([{ op: 'cas', coll: DEPOSITS, doc: { ...cur, ...patch }, expected: cur.version! }]);
+    const gaveUp = new Error('gave up');
+    try {
+      return await retryOnConflict(async () => {
+        if (!cur) cur = await this.store.get<DepositDoc>(DEPOSITS, id);
+        if (!cur) return false;
+        const want = messageFor(cur);
+        if (want === null) return true;
+        // delivered already, and nothing we sent may have overtaken it
+        if (cur.delivered && (sent === null || sent === want)) return true;
+        // (re)send: not delivered yet, or what we sent earlier may have overtaken a newer message
+        let reply: SessionReply;
+        try {
+          reply = await this.send(cur.session_id!, this.messageOf(cur)!);
+          sent = want;
+        } catch (e) {
+          if (isNotFound(e)) return this.settle(cur, { status: 'orphan', orphan_reason: 'unknown_address', delivered: true, next_delivery_at: null, last_error: 'no such session' });
+          const attempts = cur.delivery_attempts + 1;
+          const backoff = Math.min(300_000, 1000 * 2 ** Math.min(attempts, 9));
+          this.log.warn(`deposit ${cur.id}: delivery to session ${cur.session_id} failed (attempt ${attempts}), retried in ${backoff} ms:`, errorText(e));
+          await this.settle(cur, {
+            delivery_attempts: attempts, last_error: errorText(e),
+            next_delivery_at: new Date(this.now().getTime() + backoff).toISOString(),
+          }).catch(() => undefined);
+          return false;
+        }
+        const at = this.now().toISOString();
+        const patch: Partial<DepositDoc> = { delivered: true, next_delivery_at: null, last_error: null, updated_at: at };
+        if (want === 'credit') {
+          patch.status = 'credited';
+          patch.credited_at = cur.credited_at ?? at;
+          if (reply?.credit) patch.credit_result = reply.credit;
+        }
+        try {
+          await this.store.write([{ op: 'cas', coll: DEPOSITS, doc: { ...cur, ...patch }, expected: cur.version! }]);
+        } catch (e) {
+          if (isConflict(e)) cur = null; // changed meanwhile: read again and send what it says now
+          throw e;
+        }
         return true;
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-        cur = null; // changed meanwhile: read again and send what it says now
-      }
+      }, { ...CAS_RETRY, exhausted: () => gaveUp });
+    } catch (e) {
+      if (e !== gaveUp) throw e;
+      this.log.warn(`deposit ${id}: gave up delivering after repeated concurrent changes; the scanner retries`);
+      return false;
     }
-    this.log.warn(`deposit ${id}: gave up delivering after repeated concurrent changes; the scanner retries`);
-    return false;
   }
 
   private async settle(cur: DepositDoc, patch: Partial<DepositDoc>): Promise<boolean> {

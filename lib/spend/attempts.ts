@@ -15,7 +15,8 @@ export type AttemptStatus = 'pending' | 'approval_required' | 'denied';
 export type TargetKind = 'wallet' | 'x402' | 'chain';
 export type Execution = 'ledger' | 'chain' | 'simulated';
 /** decisions made outside the policy rules */
-export type ExtraReason = 'insufficient_funds' | 'denied_by_merchant';
+/** `challenge_closed`: an approval came after the x402 challenge it pays expired or was redeemed (paying it would buy nothing) */
+export type ExtraReason = 'insufficient_funds' | 'denied_by_merchant' | 'challenge_closed';
 
 export interface Settlement {
   status: 'awaiting_execution' | 'settled' | 'submitted' | 'failed';

@@ -47,6 +47,7 @@ export interface ChallengeTerms {
 }
 
 const UINT = /^(0|[1-9]\d{0,77})$/;
+const UINT256_MAX = (1n << 256n) - 1n;
 const str = (v: unknown, max = 4096): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
 
 /** Decodes the header value; throws ProofError('malformed') for anything that is not one of the forms. */
@@ -67,7 +68,8 @@ export function decodeProof(header: string | undefined | null): Proof {
     const a = payload.authorization as Record<string, unknown> | undefined;
     if (!str(payload.signature, 200) || !a || typeof a !== 'object') throw bad('payload needs signature and authorization');
     for (const k of ['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce']) if (!str(a[k], 100)) throw bad(`authorization.${k} is missing`);
-    for (const k of ['value', 'validAfter', 'validBefore']) if (!UINT.test(a[k] as string)) throw bad(`authorization.${k} must be a decimal integer string`);
+    // uint256 fields: a larger value could never be signed or submitted (and would break the EIP-712 hash)
+    for (const k of ['value', 'validAfter', 'validBefore']) if (!UINT.test(a[k] as string) || BigInt(a[k] as string) > UINT256_MAX) throw bad(`authorization.${k} must be a decimal uint256 string`);
     if (!isHexString(a.nonce, 32)) throw bad('authorization.nonce must be 32 bytes of hex');
     try {
       getAddress(a.from as string);

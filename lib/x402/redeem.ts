@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
 import { retryOnConflict } from '../core/retry.ts';
-import { LedgerBatch, accountId, walletAccount } from '../ledger/index.ts';
+import { LedgerBatch, TRANSFERS, accountId, walletAccount } from '../ledger/index.ts';
 import { encodeHeader } from './challenge.ts';
 import { decodeProof, verifyEip3009, verifySolana, ProofError, type ChallengeTerms, type Proof } from './proof.ts';
 import { domainSeparator, eip3009Intent, solanaCosignIntent } from './settle.ts';
@@ -114,10 +114,11 @@ export class X402Redeemer {
     const proofHash = sha(header.trim());
     const existing = await store.get<RedemptionDoc>(REDEMPTIONS, challenge.id);
     if (existing) return this.continueExisting(challenge, existing, proofHash);
+    // an agent wallet has paid already (its spend is reserved only while the challenge is open): checked there
+    if (proof.kind === 'agent_wallet') return this.redeemAgent(challenge, proof, proofHash);
     const now = this.d.now();
     if (challenge.expires_at <= now.toISOString()) throw new ProofError('challenge_expired', 'the challenge has expired; ask for a new one');
 
-    if (proof.kind === 'agent_wallet') return this.redeemAgent(challenge, proof, proofHash);
     if (challenge.asset === challenge.token && challenge.token === 'USDC') throw new ProofError('wrong_asset', `no USDC token is configured on ${challenge.chain} ${challenge.network}: only agent wallets of this service can pay`);
     const rpcUrl = this.d.rpcUrl(challenge.chain, challenge.network);
     if (!rpcUrl) throw new ProofError('wrong_network', `${challenge.chain} ${challenge.network} is not configured`);
@@ -249,6 +250,9 @@ export class X402Redeemer {
     if (a.amount_subunits !== c.amount_subunits) throw new ProofError('wrong_amount', `the spend attempt must be of ${c.amount_subunits}`);
     if (a.chain !== c.chain || a.network !== c.network || a.token_symbol !== c.token) throw new ProofError('wrong_asset', 'the spend attempt is on another rail');
     if (a.target_wallet_id !== c.wallet_id) throw new ProofError('wrong_payee', 'the spend attempt pays another wallet');
+    // paid in time is served even when presented after the challenge expired (the money has moved)
+    const reserved = await store.get<Doc & { created_at: string }>(TRANSFERS, a.ledger_entry_id ?? '');
+    if (!reserved || reserved.created_at >= c.expires_at) throw new ProofError('challenge_expired', 'the challenge expired before the spend attempt paid it');
     if (a.settlement?.status === 'awaiting_execution') a = await this.d.executeAttempt(a.id, a.agent_wallet_id);
     if (a.settlement?.status !== 'settled') throw new ProofError('settlement_failed', 'the spend attempt is not settled');
     const now = this.d.now();

@@ -215,7 +215,7 @@ describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
     expect(ledger.problems).toEqual([]);
     expect(ledger.ok).toBe(true);
 
-    // eslint-disable-next-line no-console
+     
     console.log(`kill test: ${CYCLES} SIGKILL cycles, ${keyToSessions.size} sessions created and completed, ${requests} HTTP requests (${retried} retried), ${rx.deliveries.length} webhook deliveries (${events.length} distinct completed events), ledger ${ledger.counts.transfers} transfers ok`);
   }, 170_000);
 });

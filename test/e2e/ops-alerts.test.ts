@@ -176,11 +176,12 @@ describe('operational alerts on two nodes over NATS', () => {
     const signature = `t=${Math.floor(Date.now() / 1000)},v1=${computeSignature(1, 'x', m.webhookSecret)}`;
     const fakeKey = `service_sk_test_${randomBytes(24).toString('base64url')}`;
     const marker = `raw-body-marker-${randomBytes(8).toString('hex')}`;
-    planted.push(privateKey, signature, fakeKey, marker);
+    const seed = 'legal winner thank year wave sausage worth useful legal winner thank yellow';
+    planted.push(privateKey, signature, fakeKey, marker, seed);
     const atCap = await http(a.url, 'POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1000, expires_in: '1h', paymentMethod: ETH } });
     expect(atCap.status).toBe(201);
     expect(await alertsOf('limit_violation', `merchant:${m.id}`)).toHaveLength(0);
-    const metadata = { note: marker, webhook_secret: m.webhookSecret, private_key: privateKey, signature, api_key: fakeKey };
+    const metadata = { note: marker, webhook_secret: m.webhookSecret, private_key: privateKey, signature, api_key: fakeKey, seed_phrase: seed };
     const over = await http(b.url, 'POST', '/v1/payment_sessions', {
       key: m.apiKey, headers: { 'X-Service-Signature': signature }, body: { amount: 1000.5, expires_in: '1h', paymentMethod: ETH, metadata },
     });

@@ -163,7 +163,7 @@ export interface FuzzRequest {
   path: string;
   headers: Record<string, string>;
   body?: Buffer;
-  auth: 'valid' | 'none' | 'bad-key' | 'bad-bearer';
+  auth: 'valid' | 'bearer' | 'none' | 'bad-key' | 'bad-bearer';
 }
 
 const WRONG_TYPES: unknown[] = [null, true, false, 0, -1, 'str', [], {}, [1, 'a'], { x: 1 }];
@@ -187,7 +187,7 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
   let body: Buffer | undefined;
   let label = kind;
   const template = known.templates?.[`${op.method} ${op.path}`];
-  let valid: unknown = template !== undefined && rng.chance(0.75) ? structuredClone(template) : op.body ? validValue(doc, op.body, rng, known) : undefined;
+  const valid: unknown = template !== undefined && rng.chance(0.75) ? structuredClone(template) : op.body ? validValue(doc, op.body, rng, known) : undefined;
   if (op.headers.includes('Idempotency-Key') && rng.chance(0.5)) headers['Idempotency-Key'] = `fuzz-${rng.int(1e9)}`;
   const jsonBody = (text: string) => { body = Buffer.from(text); headers['Content-Type'] = 'application/json'; };
   const mutateAt = (value: unknown) => {
@@ -249,7 +249,7 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
       break;
     }
     case 'deep-nesting': {
-      const depth = rng.pick([64, 200, 999, 3_000, 10_000]);
+      const depth = rng.pick([28, 31, 33, 64, 999, 3_000, 10_000]);
       const shape = rng.pick(['array', 'object'] as const);
       label += ` ${shape} ${depth}`;
       const nested = deepJson(depth, shape);
@@ -350,7 +350,7 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
     let path = op.path.replace(/\{(\w+)\}/g, (_m, p: string) => pathValues[p] ?? 'x');
     if (pathValues.__suffix) path += pathValues.__suffix;
     if (query.length) path += (path.includes('?') ? '&' : '?') + query.join('&');
-    const auth = rng.pick(['valid', 'valid', 'valid', 'valid', 'none', 'bad-key', 'bad-bearer'] as const);
+    const auth = rng.pick(['valid', 'valid', 'valid', 'bearer', 'none', 'bad-key', 'bad-bearer'] as const);
     return { label: `${op.method} ${op.path} [${label}]`, method, path, headers, body, auth };
   }
 }

@@ -65,6 +65,21 @@ describe('alert engine over the store', () => {
     expect(new Set(alerts.map((a) => a.id)).size).toBe(2);
   });
 
+  it('purges the dedup state of a key one window after its last crossing (keys do not pile up)', async () => {
+    const engine = new AlertEngine({ store, config: cfg, now });
+    const mer = 'mer_01jpurgepurgepurgepurgepu1';
+    const stateId = `limit_violation|merchant:${mer}`;
+    await engine.observe({ kind: 'limit', merchant_id: mer, source: 's' }, { merchant_id: mer });
+    await store.purgeExpired(new Date(clock + 9 * 60_000));
+    expect(await store.get('alert_state', stateId)).not.toBeNull();
+    await store.purgeExpired(new Date(clock + 10 * 60_000));
+    expect(await store.count('alert_state', { id: stateId })).toBe(0);
+    // the next crossing opens a new alert, as it would have with the state still there
+    minutes(11);
+    await engine.observe({ kind: 'limit', merchant_id: mer, source: 's' }, { merchant_id: mer });
+    expect(await alertsOf(mer)).toHaveLength(2);
+  });
+
   it('two engines crossing at once raise one alert', async () => {
     const a = new AlertEngine({ store, config: cfg, now });
     const b = new AlertEngine({ store, config: cfg, now });

@@ -5,6 +5,7 @@
  *   the source), the 10th does not; the payload names the agent and never the bearer token.
  * - simulation_abuse per merchant: more than 10 simulate calls in 10 minutes over a merchant's sessions,
  *   none of which reaches 10 on its own.
+ * - limit_violation from the per-minute rate limit: the first request refused with 429 alerts, none before.
  */
 import { request as httpRequest } from 'node:http';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
@@ -78,5 +79,20 @@ describe('alert subjects: agents and merchants', () => {
     const [alert] = await abuse();
     expect(alert).toMatchObject({ key: `merchant:${m.id}`, rule: 'simulate_calls' });
     expect(alert.payload).toMatchObject({ severity: 'P3', count: 11, threshold: 10, merchant_id: m.id, session_id: ids[5] });
+  });
+
+  it('a request refused by the merchant\'s rate limit raises limit_violation, the requests within it do not', async () => {
+    const m = await merchant(t);
+    await t.call('operators.setRateLimit', { merchant_id: m.id, rate_limit_per_minute: 3 });
+    const limits = () => t.node.rt.store.find<AlertDoc>('alerts', { alert_type: 'limit_violation', merchant_id: m.id });
+    let status = 200;
+    for (let i = 0; i < 10 && status !== 429; i++) {
+      expect(await limits()).toHaveLength(0);
+      status = (await t.request('GET', '/v1/me', { key: m.apiKey })).status;
+    }
+    expect(status).toBe(429);
+    const [alert] = await limits();
+    expect(alert.payload).toMatchObject({ alert_type: 'limit_violation', severity: 'P3', merchant_id: m.id, last_error_code: 'rate_limited', environment: 'sandbox' });
+    expect(JSON.stringify(alert)).not.toContain(m.apiKey);
   });
 });

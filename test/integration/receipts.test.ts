@@ -62,6 +62,11 @@ describe('receipts', () => {
       `https://sepolia.etherscan.io/tx/${tx1}`, `https://sepolia.etherscan.io/tx/${tx2}`,
       `The QR code links to https://sepolia.etherscan.io/tx/${tx2}`,
     ]) expect(text).toContain(expected);
+    expect(text).toContain(`Issued: ${utc(session.completed_at)}`);
+    // each deposit's detection and credit time, in UTC
+    const detected = [...text.matchAll(/Detected (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC, credited (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC/g)];
+    expect(detected).toHaveLength(2);
+    expect(detected[1][2] > detected[0][2]).toBe(true);
     expect(text).not.toMatch(/PARTIAL|LATE|Value at completion/);
     // the fixed creation date is the completion time
     const completed = new Date(session.completed_at);

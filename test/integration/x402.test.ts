@@ -1,5 +1,5 @@
 /**
- * x402 end to end: a merchant's resource server using requirePayment, paid by (a) an EIP-3009
+ * x402 end to end: a merchant's resource server using the SDK's requirePayment, paid by (a) an EIP-3009
  * authorization signed by an outside key on the Hardhat node, (b) a Solana payer on the LiteSVM harness,
  * (c) payingFetch with an agent wallet. Replays (also concurrent) and expired challenges are refused.
  */
@@ -11,8 +11,7 @@ import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
 import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { requirePayment, payingFetch } from '../../lib/x402/middleware.ts';
-import { decodeChallenge, decodeHeader } from '../../lib/x402/challenge.ts';
+import { requirePayment, payingFetch, decodeChallenge, decodeHeader } from '../../sdk/src/x402.ts';
 import { signEip3009Proof, buildSolanaProof } from '../../lib/x402/payer.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
 import { POLICY, balanceOf, createWallet, fund, type WalletRef } from './agents-helpers.ts';
@@ -121,6 +120,11 @@ describe('EIP-3009 authorization signed by an outside key (Hardhat)', () => {
     const proof = await sign(challenge);
     const other = await fetch(`${base}/report?id=4`, { headers: { 'X-Service-Payment': proof } });
     expect((await other.json() as { error: string }).error).toMatch(/^wrong_resource/);
+    // an authorization field beyond uint256 is bad input (400), not a server error
+    const raw = decodeHeader(proof)! as { payload: { authorization: Record<string, string> } };
+    raw.payload.authorization.validBefore = '9'.repeat(78);
+    const huge = await t.request('POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof: Buffer.from(JSON.stringify(raw)).toString('base64'), resource: '/report?id=3' } });
+    expect([huge.status, huge.body.code]).toEqual([400, 3]);
     const cheap = await sign({ ...challenge, amount: '1' });
     expect((await (await fetch(`${base}/report?id=3`, { headers: { 'X-Service-Payment': cheap } })).json() as { error: string }).error).toMatch(/^wrong_amount/);
     const { challenge: late } = await challengeFor('/report?id=5');
@@ -152,6 +156,18 @@ describe('EIP-3009 refusals that need the chain', () => {
     // the challenge is still open: a funded payer can still pay it
     await usdc.mint(broke.address, 1_250_000n);
     expect((await fetch(`${base}/report?id=6`, { headers: { 'X-Service-Payment': unfunded } })).status).toBe(200);
+  });
+
+  it('a provider may send the proof as PAYMENT-SIGNATURE', async () => {
+    const payer = Wallet.createRandom();
+    await usdc.mint(payer.address, 1_250_000n);
+    const { challenge } = await challengeFor('/report?id=7');
+    const block = await chain.provider.getBlock('latest');
+    const proof = await signEip3009Proof(payer, challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) });
+    const r = await fetch(`${base}/report?id=7`, { headers: { 'PAYMENT-SIGNATURE': proof } });
+    expect(r.status).toBe(200);
+    expect(decodeHeader(r.headers.get('payment-response'))).toMatchObject({ success: true, challenge_id: challenge.memo, payer: payer.address });
+    expect(await usdc.balanceOf(payer.address)).toBe(0n);
   });
 });
 
@@ -208,6 +224,45 @@ describe('payingFetch with an agent wallet', () => {
     expect(a.body.spend_reference).toBeDefined();
     const answers = await Promise.all(Array.from({ length: 5 }, () => fetch(`${base}/agent/concurrent`, { headers: { 'X-Service-Payment': a.body.spend_reference } })));
     expect(answers.map((x) => x.status).sort()).toEqual([200, 402, 402, 402, 402]);
+  });
+
+  const payChallenge = (c: ReturnType<typeof decodeChallenge>) => t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
+    key: m.apiKey, body: { target: c!.payTo, amount: 1.25, amount_subunits: '1250000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: c!.memo },
+  });
+
+  it('an agent proof paid before the challenge expired is served after it; an approval after expiry pays nothing', async () => {
+    const { challenge } = await challengeFor('/agent/slow');
+    const paid = await payChallenge(challenge);
+    expect(paid.body).toMatchObject({ status: 'pending', settlement: { status: 'settled' } });
+    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: { ...POLICY, limits: { 'ethereum:testnet:USDC': { approval_above_subunits: '1000000' } } } });
+    const { challenge: gated } = await challengeFor('/agent/gated');
+    const waiting = await payChallenge(gated);
+    expect(waiting.body).toMatchObject({ status: 'approval_required', reason: 'approval_threshold' });
+    const before = await balanceOf(t, m, agent.id);
+    skewMs = 6 * 60_000; // both challenges have expired
+    try {
+      const late = await fetch(`${base}/agent/slow`, { headers: { 'X-Service-Payment': paid.body.spend_reference } });
+      expect(late.status).toBe(200);
+      const approved = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/${waiting.body.id}/approve`, { key: m.apiKey });
+      expect(approved.body).toMatchObject({ status: 'denied', reason: 'challenge_closed' });
+      expect(approved.body.ledger_entry_id).toBeUndefined();
+      expect(await balanceOf(t, m, agent.id)).toBe(before);
+    } finally {
+      skewMs = 0;
+      await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: POLICY });
+    }
+  });
+
+  it('payingFetch names the API domain it pays, so a policy allowing that domain lets it pay', async () => {
+    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: { ...POLICY, allowed_api_domains: ['127.0.0.1'] } });
+    try {
+      const r = await payingFetch(m.apiKey, agent.id, { serviceUrl: t.url })(`${base}/agent/allowed-domain`);
+      expect(r.status).toBe(200);
+      const list = await t.request('GET', `/v1/agent-wallets/${agent.id}/spend-attempts?limit=1`, { key: m.apiKey });
+      expect(list.body.data[0]).toMatchObject({ status: 'pending', api_domain: '127.0.0.1' });
+    } finally {
+      await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: POLICY });
+    }
   });
 
   it('a policy that denies: payingFetch throws with the reason, nothing is paid', async () => {

@@ -77,6 +77,8 @@ describe('EIP-3009 proof', () => {
 
   it('malformed headers are refused as malformed', () => {
     for (const h of ['', 'x', encodeHeader({}), encodeHeader({ scheme: 'exact', memo: 'm', network: 'testnet', chain: 'ethereum', payload: { signature: '0x', authorization: { from: 'nope' } } }),
+      encodeHeader({ scheme: 'exact', memo: 'm', network: 'testnet', chain: 'ethereum', payload: { signature: '0x11', authorization: {
+        from: PAY_TO, to: PAY_TO, value: '1', validAfter: '0', validBefore: (1n << 256n).toString(), nonce: memoNonce('m') } } }),
       encodeHeader({ scheme: 'other', memo: 'm', payload: {} }), encodeHeader({ scheme: 'exact', memo: 'm', network: 'testnet', chain: 'tron', payload: {} })]) {
       expect(reason(() => decodeProof(h))).toBe('malformed');
     }

@@ -44,7 +44,14 @@ interface StateDoc extends Doc {
   last_seen_at: string;
   last_notified_at: string;
   window_ms: number;
+  /**
+   * one window after the last crossing the state decides nothing any more (the next crossing opens a new
+   * alert), so the store purges it: keys such as hashed sources would otherwise pile up forever
+   */
+  expires_at: string;
 }
+
+const expiry = (now: Date, windowMs: number) => new Date(now.getTime() + windowMs).toISOString();
 
 export interface AlertDeliveryDoc extends Doc {
   alert_id: string;
@@ -137,8 +144,9 @@ export class AlertEngine {
           window_start: current.payload.window_start, window_end: at, count: Math.max(count, current.payload.count), threshold: check.threshold,
         }, { ...ctx, merchant_name: merchantName });
         alert = { ...current, payload, updated_at: at, notifications: current.notifications + (notify ? 1 : 0) };
+        const windowMs = Math.max(state.window_ms, check.windowMs);
         ops.push(
-          { op: 'cas', coll: ALERT_STATE, doc: { ...state, last_seen_at: at, last_notified_at: notify ? at : state.last_notified_at }, expected: state.version! },
+          { op: 'cas', coll: ALERT_STATE, doc: { ...state, last_seen_at: at, last_notified_at: notify ? at : state.last_notified_at, expires_at: expiry(now, windowMs) }, expected: state.version! },
           { op: 'cas', coll: ALERTS, doc: alert, expected: current.version! },
         );
       } else {
@@ -152,7 +160,7 @@ export class AlertEngine {
           id, alert_type: check.type, severity: SEVERITY[check.type], key: check.key, rule: check.rule,
           merchant_id: payload.merchant_id, status: 'open', payload, notifications: 1, created_at: at, updated_at: at,
         };
-        const next: StateDoc = { id: stateId, alert_id: id, last_seen_at: at, last_notified_at: at, window_ms: check.windowMs };
+        const next: StateDoc = { id: stateId, alert_id: id, last_seen_at: at, last_notified_at: at, window_ms: check.windowMs, expires_at: expiry(now, check.windowMs) };
         ops.push(state ? { op: 'cas', coll: ALERT_STATE, doc: next, expected: state.version! } : { op: 'insert', coll: ALERT_STATE, doc: next });
         ops.push({ op: 'insert', coll: ALERTS, doc: alert });
       }

@@ -1409,7 +1409,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             /** @enum {string} */
-            reason?: "wallet_not_owned" | "not_agent_wallet" | "sandbox_mainnet_not_allowed" | "kyc_required" | "rail_not_enabled" | "wallet_rail_mismatch" | "no_policy" | "policy_expired" | "policy_mainnet_not_allowed" | "rail_not_in_policy" | "target_denied" | "target_not_allowed" | "api_domain_not_allowed" | "per_attempt_cap_exceeded" | "window_amount_exceeded" | "window_count_exceeded" | "approval_threshold" | "insufficient_funds" | "denied_by_merchant";
+            reason?: "wallet_not_owned" | "not_agent_wallet" | "sandbox_mainnet_not_allowed" | "kyc_required" | "rail_not_enabled" | "wallet_rail_mismatch" | "no_policy" | "policy_expired" | "policy_mainnet_not_allowed" | "rail_not_in_policy" | "target_denied" | "target_not_allowed" | "api_domain_not_allowed" | "per_attempt_cap_exceeded" | "window_amount_exceeded" | "window_count_exceeded" | "approval_threshold" | "insufficient_funds" | "denied_by_merchant" | "challenge_closed";
             policy_id?: string;
             ledger_entry_id?: string;
             /** @description for an x402 payment: the complete X-Service-Payment value */
@@ -1424,6 +1424,14 @@ export interface components {
             data: components["schemas"]["AgentSpendAttempt"][];
             has_more: boolean;
             next_cursor: string | null;
+        };
+        /** @description Query of GET /v1/agent-wallets/{agent_wallet_id}/spend-attempts: each parameter once, as text. */
+        AgentSpendAttemptListQuery: {
+            /** @description page size, 1 to 100, default 20 */
+            limit?: string;
+            cursor?: string;
+            /** @enum {string} */
+            status?: "pending" | "approval_required" | "denied";
         };
         AgentSpendEvaluation: {
             /** @enum {string} */
