@@ -97,24 +97,40 @@ export interface ChainReport {
   first_broken: BrokenLink | null;
 }
 
-/** Walks one chain in seq order; reports the first broken link. */
-export async function verifyChain(store: Store, key: Buffer, chain: string): Promise<ChainReport> {
-  const rows = await store.find<Doc & SealedFields>(AUDIT_EVENTS, { chain }, { sort: 'seq' });
+/**
+ * Walks one chain in seq order, a page at a time (a busy merchant's chain does not fit in memory); reports
+ * the first broken link. A page starts again at the last seq it verified, so a second row with that seq
+ * on a page boundary is still seen.
+ */
+export async function verifyChain(store: Store, key: Buffer, chain: string, pageSize = 1000): Promise<ChainReport> {
+  if (pageSize < 2) throw new Error('pageSize must be at least 2');
   const head = await store.get<AuditHead>(AUDIT_HEADS, chain);
+  const events = await store.count(AUDIT_EVENTS, { chain });
+  const broken = (b: Omit<BrokenLink, 'chain'>): ChainReport => ({ chain, events, ok: false, first_broken: { chain, ...b } });
   let prev = GENESIS;
-  const broken = (b: Omit<BrokenLink, 'chain'>): ChainReport => ({ chain, events: rows.length, ok: false, first_broken: { chain, ...b } });
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
-    const expectedSeq = i + 1;
-    if (row.seq !== expectedSeq) return broken({ seq: expectedSeq, event_id: null, reason: 'missing_event' });
-    if (row.prev_hash !== prev) return broken({ seq: expectedSeq, event_id: row.id, reason: 'prev_hash_mismatch' });
-    if (linkHash(key, prev, row) !== row.hash) return broken({ seq: expectedSeq, event_id: row.id, reason: 'hash_mismatch' });
-    prev = row.hash;
+  let expectedSeq = 1;
+  let lastSeq = 0;
+  const seenAtLast = new Set<string>();
+  for (;;) {
+    const page = await store.find<Doc & SealedFields>(AUDIT_EVENTS, lastSeq === 0 ? { chain } : { chain, seq: { $gte: lastSeq } }, { sort: 'seq', limit: pageSize });
+    for (const row of page) {
+      if (row.seq === lastSeq && seenAtLast.has(row.id)) continue;
+      if (row.seq !== expectedSeq) return broken({ seq: expectedSeq, event_id: null, reason: 'missing_event' });
+      if (row.prev_hash !== prev) return broken({ seq: expectedSeq, event_id: row.id, reason: 'prev_hash_mismatch' });
+      if (linkHash(key, prev, row) !== row.hash) return broken({ seq: expectedSeq, event_id: row.id, reason: 'hash_mismatch' });
+      prev = row.hash;
+      expectedSeq++;
+      if (row.seq !== lastSeq) seenAtLast.clear();
+      lastSeq = row.seq;
+      seenAtLast.add(row.id);
+    }
+    if (page.length < pageSize) break;
   }
-  if ((head?.seq ?? 0) !== rows.length || (head?.hash ?? GENESIS) !== prev) {
-    return broken({ seq: rows.length + 1, event_id: null, reason: head && head.seq > rows.length ? 'missing_event' : 'head_mismatch' });
+  const verified = expectedSeq - 1;
+  if ((head?.seq ?? 0) !== verified || (head?.hash ?? GENESIS) !== prev) {
+    return broken({ seq: verified + 1, event_id: null, reason: head && head.seq > verified ? 'missing_event' : 'head_mismatch' });
   }
-  return { chain, events: rows.length, ok: true, first_broken: null };
+  return { chain, events, ok: true, first_broken: null };
 }
 
 /** Every chain (or one merchant's); the first broken link of each broken chain. */

@@ -1,24 +1,13 @@
 /**
- * The x402 challenge (the spec's flat X402Challenge: only its eleven optional string fields) and the
- * header encodings: base64 JSON for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED, X-Service-Payment and
- * PAYMENT-RESPONSE. Pure.
+ * The service's side of the x402 challenge: building the spec's flat X402Challenge from a stored
+ * challenge. The header encodings (base64 JSON for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED,
+ * X-Service-Payment and PAYMENT-RESPONSE) live in the SDK (sdk/src/x402.ts). Pure.
  */
 
-/** The spec's field list; no other field is ever sent. */
-export const CHALLENGE_FIELDS = [
-  'version', 'scheme', 'network', 'maxAmountRequired', 'amount', 'asset', 'payTo', 'recipient', 'memo', 'resource', 'description',
-] as const;
-export type X402Challenge = Partial<Record<(typeof CHALLENGE_FIELDS)[number], string>>;
+import { X402_VERSION, type X402Challenge } from '@stablecoin-payments/sdk/x402';
 
-export const X402_VERSION = '1';
-/** Headers of the transport (lowercase, as node:http shows them). */
-export const HEADERS = {
-  required: 'payment-required',
-  requiredLegacy: 'x-payment-required',
-  payment: 'x-service-payment',
-  signature: 'payment-signature',
-  response: 'payment-response',
-} as const;
+// the wire format (fields, headers, base64 JSON) is the SDK's, one implementation for both ends
+export { CHALLENGE_FIELDS, X402_VERSION, HEADERS, encodeHeader, decodeHeader, decodeChallenge, type X402Challenge } from '@stablecoin-payments/sdk/x402';
 
 export interface ChallengeInput {
   /** the challenge id, also the memo every proof must carry */
@@ -47,29 +36,4 @@ export function buildChallenge(c: ChallengeInput): X402Challenge {
     resource: c.resource,
     ...(c.description !== undefined ? { description: c.description } : {}),
   };
-}
-
-export function encodeHeader(value: unknown): string {
-  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
-}
-
-/** Base64 (or base64url) JSON object; null when it is not one. */
-export function decodeHeader(value: string | undefined | null): Record<string, unknown> | null {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 64 * 1024) return null;
-  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(value.trim())) return null;
-  try {
-    const parsed = JSON.parse(Buffer.from(value.trim(), 'base64').toString('utf8'));
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Reads a challenge header back, keeping only the spec's string fields. */
-export function decodeChallenge(value: string | undefined | null): X402Challenge | null {
-  const raw = decodeHeader(value);
-  if (!raw) return null;
-  const out: X402Challenge = {};
-  for (const f of CHALLENGE_FIELDS) if (typeof raw[f] === 'string') out[f] = raw[f] as string;
-  return out.memo ? out : null;
 }

@@ -23,4 +23,7 @@ export type { PowSolver, PowProgress, SolveOptions } from './pow.ts';
 export { register } from './register.ts';
 export type { RegisterOptions, RegisteredMerchant, RegistrationStep } from './register.ts';
 export type { paths, components, operations } from './generated/schema.ts';
-// x402 (pay-per-request) helpers land here from the agents-x402 work: src/x402.ts, exported from this file.
+export {
+  requirePayment, payingFetch, PaymentDeclinedError, encodeHeader, decodeHeader, decodeChallenge, HEADERS as X402_HEADERS, CHALLENGE_FIELDS, X402_VERSION,
+} from './x402.ts';
+export type { RequirePaymentOptions, PayingFetchOptions, X402Challenge } from './x402.ts';

@@ -2,10 +2,11 @@
  * Schema-driven fuzz of the whole HTTP interface: every operation of openapi.json gets a fixed-seed
  * stream of requests built from its own request schema and broken one way each (wrong types, missing
  * and unknown fields, extreme numbers, odd unicode, deep nesting, bad bodies and encodings, huge headers,
- * bad path and query params, wrong methods), with a valid API key of a sandbox merchant, with none and
- * with bad credentials. Asserted for every request: no 5xx (a 503 only where the operation documents a
- * dependency that is genuinely unavailable here, with an explained message), an answer within the
- * per-request deadline, and every error exactly the envelope {code, message}. The node answers afterwards.
+ * bad path and query params, wrong methods), with a valid API key of a sandbox merchant, with none, with
+ * bad credentials, and as a bearer user acting for its live merchant. Asserted for every request: no 5xx
+ * (a 503 only where the operation documents a dependency that is genuinely unavailable here, with an
+ * explained message), an answer within the per-request deadline, and every error exactly the envelope
+ * {code, message}. The node answers afterwards. FUZZ_SEED=<n> runs another seed.
  */
 import { request as httpRequest, Agent } from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -23,10 +24,17 @@ interface Answer { status: number; headers: Record<string, string | string[] | u
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
+/** a bearer user (an operator-created account) and the live merchant it owns */
+const bearer = { token: '', merchantId: '' };
+
 function send(baseUrl: string, r: FuzzRequest, key: string): Promise<Answer> {
   const url = new URL(baseUrl);
   const headers: Record<string, string> = { ...r.headers };
   if (r.auth === 'valid' && headers['X-API-Key'] === undefined) headers['X-API-Key'] = key;
+  if (r.auth === 'bearer') {
+    headers.Authorization ??= `Bearer ${bearer.token}`;
+    headers['X-Merchant-Id'] ??= bearer.merchantId;
+  }
   if (r.auth === 'bad-key') headers['X-API-Key'] ??= 'sk_test_not_a_real_key';
   if (r.auth === 'bad-bearer') headers.Authorization ??= 'Bearer not-a-real-token';
   if (r.body && headers['Transfer-Encoding'] === undefined) headers['Content-Length'] = String(r.body.length);
@@ -75,6 +83,9 @@ describe('schema-driven fuzz of every operation', () => {
   beforeAll(async () => {
     t = await startTestNode({ RATE_LIMIT_PER_MINUTE: '1000000', DEMO_RATE_LIMIT_PER_MINUTE: '1000000' });
     m = await registerMerchant(t);
+    const user = await t.call<{ bearer_token: string }>('operators.createUser', { email: 'fuzz-owner@trusted.test' });
+    const live = await registerMerchant(t, { bearer: user.bearer_token, name: 'Fuzz live shop' });
+    Object.assign(bearer, { token: user.bearer_token, merchantId: live.id });
     const k = m.apiKey;
     const session = await api(t.url, 'POST', '/v1/payment_sessions', { amount: 1, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } }, k);
     const store = await api(t.url, 'POST', '/v1/stores', { name: 'Fuzz store' }, k);
@@ -147,7 +158,6 @@ describe('schema-driven fuzz of every operation', () => {
       }
     }
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-     
     console.log(`fuzz: ${cases.length} requests over ${ops.length} operations, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}`);
     expect(failures).toEqual([]);
     expect(ops.length).toBeGreaterThanOrEqual(70);

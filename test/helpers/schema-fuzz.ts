@@ -163,7 +163,7 @@ export interface FuzzRequest {
   path: string;
   headers: Record<string, string>;
   body?: Buffer;
-  auth: 'valid' | 'none' | 'bad-key' | 'bad-bearer';
+  auth: 'valid' | 'bearer' | 'none' | 'bad-key' | 'bad-bearer';
 }
 
 const WRONG_TYPES: unknown[] = [null, true, false, 0, -1, 'str', [], {}, [1, 'a'], { x: 1 }];
@@ -249,7 +249,7 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
       break;
     }
     case 'deep-nesting': {
-      const depth = rng.pick([64, 200, 999, 3_000, 10_000]);
+      const depth = rng.pick([28, 31, 33, 64, 999, 3_000, 10_000]);
       const shape = rng.pick(['array', 'object'] as const);
       label += ` ${shape} ${depth}`;
       const nested = deepJson(depth, shape);
@@ -350,7 +350,7 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
     let path = op.path.replace(/\{(\w+)\}/g, (_m, p: string) => pathValues[p] ?? 'x');
     if (pathValues.__suffix) path += pathValues.__suffix;
     if (query.length) path += (path.includes('?') ? '&' : '?') + query.join('&');
-    const auth = rng.pick(['valid', 'valid', 'valid', 'valid', 'none', 'bad-key', 'bad-bearer'] as const);
+    const auth = rng.pick(['valid', 'valid', 'valid', 'bearer', 'none', 'bad-key', 'bad-bearer'] as const);
     return { label: `${op.method} ${op.path} [${label}]`, method, path, headers, body, auth };
   }
 }

@@ -12,6 +12,7 @@ import { startReceiver, type Receiver } from './webhooks-helpers.ts';
 import { eventually } from '../helpers/wait.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import type { Doc } from '../../lib/store/port.ts';
+import { verifyChain } from '../../lib/ops/audit-chain.ts';
 
 const run = promisify(execFile);
 const ETH = { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' };
@@ -143,5 +144,21 @@ describe('audit log and hash chains', () => {
     expect(removed.chains[0].first_broken).toEqual({ chain: m.id, seq: 2, event_id: null, reason: 'missing_event' });
     // the other merchants' chains are intact
     expect((await t.call('ops.auditVerify', { merchant_id: other.id })).ok).toBe(true);
+  });
+
+  it('walks a chain a page at a time: the same report at any page size, a duplicate seq on a page boundary found', async () => {
+    const store = t.node.rt.store;
+    const key = t.node.rt.keyring.derive('audit-chain/v1');
+    const whole = await verifyChain(store, key, other.id);
+    expect(whole).toMatchObject({ ok: true, first_broken: null });
+    expect(whole.events).toBeGreaterThanOrEqual(2);
+    for (const size of [2, 3]) expect(await verifyChain(store, key, other.id, size)).toEqual(whole);
+    // a second row with seq 2 (a forged copy) lands right after a page of two
+    const [second] = await rows({ chain: other.id, seq: 2 });
+    const { version: _v, ...copy } = second;
+    await store.write([{ op: 'insert', coll: 'audit_events', doc: { ...copy, id: `${second.id}x` } }]);
+    for (const size of [2, 3, 1000]) {
+      expect((await verifyChain(store, key, other.id, size)).first_broken).toEqual({ chain: other.id, seq: 3, event_id: null, reason: 'missing_event' });
+    }
   });
 });

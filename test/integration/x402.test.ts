@@ -1,5 +1,5 @@
 /**
- * x402 end to end: a merchant's resource server using requirePayment, paid by (a) an EIP-3009
+ * x402 end to end: a merchant's resource server using the SDK's requirePayment, paid by (a) an EIP-3009
  * authorization signed by an outside key on the Hardhat node, (b) a Solana payer on the LiteSVM harness,
  * (c) payingFetch with an agent wallet. Replays (also concurrent) and expired challenges are refused.
  */
@@ -11,8 +11,7 @@ import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
 import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { requirePayment, payingFetch } from '../../lib/x402/middleware.ts';
-import { decodeChallenge, decodeHeader } from '../../lib/x402/challenge.ts';
+import { requirePayment, payingFetch, decodeChallenge, decodeHeader } from '../../sdk/src/x402.ts';
 import { signEip3009Proof, buildSolanaProof } from '../../lib/x402/payer.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
 import { POLICY, balanceOf, createWallet, fund, type WalletRef } from './agents-helpers.ts';
@@ -157,6 +156,18 @@ describe('EIP-3009 refusals that need the chain', () => {
     // the challenge is still open: a funded payer can still pay it
     await usdc.mint(broke.address, 1_250_000n);
     expect((await fetch(`${base}/report?id=6`, { headers: { 'X-Service-Payment': unfunded } })).status).toBe(200);
+  });
+
+  it('a provider may send the proof as PAYMENT-SIGNATURE', async () => {
+    const payer = Wallet.createRandom();
+    await usdc.mint(payer.address, 1_250_000n);
+    const { challenge } = await challengeFor('/report?id=7');
+    const block = await chain.provider.getBlock('latest');
+    const proof = await signEip3009Proof(payer, challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) });
+    const r = await fetch(`${base}/report?id=7`, { headers: { 'PAYMENT-SIGNATURE': proof } });
+    expect(r.status).toBe(200);
+    expect(decodeHeader(r.headers.get('payment-response'))).toMatchObject({ success: true, challenge_id: challenge.memo, payer: payer.address });
+    expect(await usdc.balanceOf(payer.address)).toBe(0n);
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * x402 for a merchant's own Node resource server, and for agents that pay such servers.
+ * x402 (pay-per-request) for a merchant's own Node resource server, and for agents that pay such servers.
  *
  *   // server: node:http or Express
  *   const pay = requirePayment({ serviceUrl, apiKey, amount_subunits: '10000', paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' } });
@@ -14,10 +14,62 @@
  * X402Challenge); with X-Service-Payment (or PAYMENT-SIGNATURE) it redeems the proof with the service and
  * serves the resource only once it is settled, with PAYMENT-RESPONSE. A settlement still pending answers
  * 202 with Retry-After (present the same proof again), never a new 402, so nobody pays twice.
- * Uses the global fetch only; no dependency on the rest of this project.
+ *
+ * The header encodings here are the protocol's one implementation: the service (lib/x402/challenge.ts)
+ * imports them from this file. Global fetch, atob/btoa and TextEncoder only, so it runs in Node and
+ * browsers (requirePayment needs node:http-shaped req/res, payingFetch runs anywhere).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HEADERS, decodeChallenge, type X402Challenge } from './challenge.ts';
+
+/** The spec's field list; no other field is ever sent. */
+export const CHALLENGE_FIELDS = [
+  'version', 'scheme', 'network', 'maxAmountRequired', 'amount', 'asset', 'payTo', 'recipient', 'memo', 'resource', 'description',
+] as const;
+/** The spec's flat X402Challenge: only its eleven optional string fields. */
+export type X402Challenge = Partial<Record<(typeof CHALLENGE_FIELDS)[number], string>>;
+
+export const X402_VERSION = '1';
+/** Headers of the transport (lowercase, as node:http shows them). */
+export const HEADERS = {
+  required: 'payment-required',
+  requiredLegacy: 'x-payment-required',
+  payment: 'x-service-payment',
+  signature: 'payment-signature',
+  response: 'payment-response',
+} as const;
+
+/** Base64 of the UTF-8 JSON of a value (PAYMENT-REQUIRED, X-Service-Payment, PAYMENT-RESPONSE). */
+export function encodeHeader(value: unknown): string {
+  const bytes = new TextEncoder().encode(JSON.stringify(value));
+  let binary = '';
+  // in slices: String.fromCharCode(...all) overflows the argument limit on large values
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+/** Base64 (or base64url) JSON object; null when it is not one. */
+export function decodeHeader(value: string | undefined | null): Record<string, unknown> | null {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 64 * 1024) return null;
+  const trimmed = value.trim();
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) return null;
+  try {
+    const b64 = trimmed.replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/');
+    const binary = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
+    const parsed = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0))));
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads a challenge header back, keeping only the spec's string fields. */
+export function decodeChallenge(value: string | undefined | null): X402Challenge | null {
+  const raw = decodeHeader(value);
+  if (!raw) return null;
+  const out: X402Challenge = {};
+  for (const f of CHALLENGE_FIELDS) if (typeof raw[f] === 'string') out[f] = raw[f] as string;
+  return out.memo ? out : null;
+}
 
 export interface RequirePaymentOptions {
   /** base URL of the payment service, e.g. https://pay.example.com */
