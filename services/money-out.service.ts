@@ -15,6 +15,8 @@ import { GasWallets } from '../lib/chains/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { SWEEPS, Sweeper } from '../lib/chains/sweeps.ts';
 import { PayoutExecutor } from '../lib/chains/payout-executor.ts';
+import { CustodyMover } from '../lib/chains/custody-mover.ts';
+import { CUSTODY_MOVES } from '../lib/payouts/custody.ts';
 import { rpcErrorText } from '../lib/chains/clients.ts';
 
 const GAS_CHECK_EVERY_MS = 5 * 60_000;
@@ -24,6 +26,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
   let broadcaster: Broadcaster | null = null;
   let sweeper: Sweeper | null = null;
   let payouts: PayoutExecutor | null = null;
+  let custody: CustodyMover | null = null;
   let gasTimer: NodeJS.Timeout | null = null;
   const cfg = rt.config.moneyOut;
   const anyChain = () => Object.values(rt.config.chains).some((c) => c.testnet.rpcUrl || c.mainnet.rpcUrl);
@@ -35,11 +38,12 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       scan: {
         visibility: 'public',
         async handler() {
-          if (!broadcaster) return { sweeps: 0, payouts: 0, transactions: 0 };
+          if (!broadcaster) return { sweeps: 0, payouts: 0, custody_moves: 0, transactions: 0 };
           const s = await sweeper!.scanOnce();
+          const c = await custody!.scanOnce();
           const p = await payouts!.scanOnce();
           const t = await broadcaster.scanOnce();
-          return { sweeps: s, payouts: p, transactions: t };
+          return { sweeps: s, payouts: p, custody_moves: c, transactions: t };
         },
       },
       status: {
@@ -49,15 +53,18 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
           return {
             transactions: Object.fromEntries(await Promise.all(['signed', 'sent', 'confirmed', 'failed'].map(async (s) => [s, await count(CHAIN_TXS, s)]))),
             sweeps: Object.fromEntries(await Promise.all(['waiting', 'topup', 'moving', 'completed', 'failed'].map(async (s) => [s, await count(SWEEPS, s)]))),
+            custody_moves: Object.fromEntries(await Promise.all(['waiting', 'topup', 'moving', 'completed', 'failed'].map(async (s) => [s, await count(CUSTODY_MOVES, s)]))),
           };
         },
       },
     },
     events: {
-      /** a payout was just accepted: start it now (at-most-once is fine, the scanner catches up) */
+      /** a payout was just accepted: start it (or its custody move) now (at-most-once is fine, the scanners catch up) */
       'money-out.nudge': {
-        handler(ctx: Context<{ payout_id?: unknown }>) {
-          if (payouts && typeof ctx.params?.payout_id === 'string') void payouts.kick(ctx.params.payout_id).catch(() => undefined);
+        handler(ctx: Context<{ payout_id?: unknown; custody?: unknown }>) {
+          if (typeof ctx.params?.payout_id !== 'string') return;
+          if (ctx.params.custody === true) void custody?.kick(`custody:${ctx.params.payout_id}`).catch(() => undefined);
+          else if (payouts) void payouts.kick(ctx.params.payout_id).catch(() => undefined);
         },
       },
     },
@@ -72,8 +79,10 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       broadcaster = new Broadcaster({ store: rt.store, driver, pollIntervalMs: cfg.pollIntervalMs, rebroadcastMs: cfg.rebroadcastMs, bumpAfterMs: cfg.bumpAfterMs, now, log, metrics });
       sweeper = new Sweeper({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
       payouts = new PayoutExecutor({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
+      custody = new CustodyMover({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
       broadcaster.start();
       payouts.start();
+      custody.start();
       sweeper.start();
       const checkGas = () => gas.list().catch((e) => log.warn('gas wallet check failed:', rpcErrorText(e)));
       void checkGas();
@@ -82,7 +91,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
     },
     async stopped() {
       if (gasTimer) clearInterval(gasTimer);
-      await Promise.all([broadcaster?.stop(), payouts?.stop(), sweeper?.stop()]);
+      await Promise.all([broadcaster?.stop(), payouts?.stop(), custody?.stop(), sweeper?.stop()]);
       await signer?.close();
     },
   } as ServiceSchema;

@@ -76,6 +76,8 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
         for (const event_id of accepted.events) ctx.emit('webhooks.nudge', { event_id }).catch(() => undefined);
         // an on-chain payout: the executor (money-out) may start now instead of on its next scan (best effort)
         if (accepted.payout.execution === 'chain' && accepted.payout.status === 'pending') ctx.emit('money-out.nudge', { payout_id: accepted.payout.id }).catch(() => undefined);
+        // an internal transfer of real money: its custody move may start now too
+        if (accepted.payout.execution === 'ledger' && !accepted.payout.simulated) ctx.emit('money-out.nudge', { payout_id: accepted.payout.id, custody: true }).catch(() => undefined);
         created(ctx, `/v1/payouts/${accepted.payout.id}`);
         return present(accepted.payout);
       },

@@ -32,6 +32,8 @@ import { EthereumTxDriver } from './ethereum/tx-driver.ts';
 import { SolanaTxDriver } from './solana/tx-driver.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
 import { rpcErrorText } from './clients.ts';
+import { bookTopup, bookWalletFee } from './gas-booking.ts';
+import { custodyInFlight } from '../payouts/custody.ts';
 import type { KeyRef } from './keys.ts';
 
 interface WalletLike extends Doc { id: string; address: string; derivation_index: number; chain: 'ethereum' | 'solana' }
@@ -112,9 +114,9 @@ export class PayoutExecutor {
     return this.d.config.rails.find((r) => r.chain === p.chain && r.network === p.network && r.token === p.token)?.decimals ?? 0;
   }
 
-  private async wait(p: ChainPayout, reason: string): Promise<void> {
+  private async wait(p: ChainPayout, reason: string, ms = this.d.retryMs ?? 30_000): Promise<void> {
     if (p.waiting_reason !== reason) this.log().warn(`payout ${p.id} waits: ${reason}`);
-    await this.d.store.write([this.cas(p, { waiting_reason: reason, next_attempt_at: new Date(this.now().getTime() + (this.d.retryMs ?? 30_000)).toISOString() })]);
+    await this.d.store.write([this.cas(p, { waiting_reason: reason, next_attempt_at: new Date(this.now().getTime() + ms).toISOString() })]);
   }
 
   /** fails a payout that has no transaction on chain (nothing was ever broadcast for it) */
@@ -145,6 +147,10 @@ export class PayoutExecutor {
     }
     const driver = this.d.driver(p.chain, p.network);
     if (!driver) return this.wait(p, `no RPC configured for ${p.chain} ${p.network}`);
+    // money moved into this wallet inside the ledger may not be at its address yet: send only once it is
+    if (p.status === 'pending' && (await custodyInFlight(this.d.store, p.wallet_id, p.created_at)).length) {
+      return this.wait(p, 'custody_move_pending', this.d.pollIntervalMs);
+    }
     const wallet = await this.d.store.get<WalletLike>('wallets', p.wallet_id);
     if (!wallet) return this.failUnsent(p, 'wallet not found');
     const from: KeyRef = { role: 'wallet', chain: p.chain, index: wallet.derivation_index };
@@ -227,11 +233,9 @@ export class PayoutExecutor {
     const fee = BigInt(tx.fee_subunits ?? '0');
     if (tx.status === 'confirmed') {
       const value = BigInt(tx.attempts.find((a) => a.hash === tx.tx_hash)?.value ?? '0');
-      await b.transfer({ id: `gas:${p.id}`, kind: 'fee', asset, amount: value, debit_account: accountId('sys:gas', asset), credit_account: walletAccount(p.wallet_id, asset), payout_id: p.id, tx_hash: tx.tx_hash });
       // the top-up is this payout's gas, not the merchant's ETH: reserved until the payout is final (onFinal
       // releases it and books the fee paid), so an ETH payout in between cannot spend it and strand this one
-      if (value > 0n) await b.transfer({ id: `feeres:${p.id}`, kind: 'fee', asset, amount: value, pending: true, debit_account: walletAccount(p.wallet_id, asset), credit_account: accountId('sys:fees', asset), payout_id: p.id });
-      if (fee > 0n) await b.transfer({ id: `fee:${p.id}:topup`, kind: 'fee', asset, amount: fee, debit_account: accountId('sys:gas', asset), credit_account: accountId('sys:fees', asset), payout_id: p.id, tx_hash: tx.tx_hash });
+      await bookTopup(b, p.id, p.wallet_id, asset, value, fee, { payout_id: p.id, tx_hash: tx.tx_hash });
       return [this.cas(p, { chain_stage: 'transfer', topup_fee_subunits: fee.toString(), next_attempt_at: this.now().toISOString() }), ...b.ops()];
     }
     // the top-up never moved the payout's money: the payout fails and its reservation is released
@@ -250,20 +254,12 @@ export class PayoutExecutor {
     const completed = tx.status === 'confirmed';
     if (completed) await b.post(p.id, { tx_hash: tx.tx_hash });
     else await b.void(p.id);
-    const reservation = await b.transferDoc(`feeres:${p.id}`);
-    if (reservation?.status === 'pending') await b.void(reservation.id);
-    if (fee > 0n) {
-      if (p.chain === 'ethereum') {
-        // paid from the wallet's address (its own ETH, or the top-up booked to it); a shortfall after a
-        // gas-price bump is the platform's
-        const wallet = await b.account(walletAccount(p.wallet_id, asset));
-        const have = available(wallet);
-        const own = fee <= have ? fee : have > 0n ? have : 0n;
-        if (own > 0n) await b.transfer({ id: `fee:${p.id}`, kind: 'fee', asset, amount: own, debit_account: wallet.id, credit_account: accountId('sys:fees', asset), payout_id: p.id, tx_hash: tx.tx_hash });
-        if (fee > own) await b.transfer({ id: `fee:${p.id}:platform`, kind: 'fee', asset, amount: fee - own, debit_account: accountId('sys:gas', asset), credit_account: accountId('sys:fees', asset), payout_id: p.id, tx_hash: tx.tx_hash });
-      } else {
-        await b.transfer({ id: `fee:${p.id}`, kind: 'fee', asset, amount: fee, debit_account: accountId('sys:gas', asset), credit_account: accountId('sys:fees', asset), payout_id: p.id, tx_hash: tx.tx_hash });
-      }
+    if (p.chain === 'ethereum') {
+      // paid from the wallet's address (its own ETH, or the top-up booked to it); a shortfall after a
+      // gas-price bump is the platform's
+      await bookWalletFee(b, p.id, p.wallet_id, asset, fee, { payout_id: p.id, tx_hash: tx.tx_hash });
+    } else if (fee > 0n) {
+      await b.transfer({ id: `fee:${p.id}`, kind: 'fee', asset, amount: fee, debit_account: accountId('sys:gas', asset), credit_account: accountId('sys:fees', asset), payout_id: p.id, tx_hash: tx.tx_hash });
     }
     const at = this.now().toISOString();
     const totalFee = fee + BigInt(p.topup_fee_subunits ?? '0');

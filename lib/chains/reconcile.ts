@@ -2,12 +2,16 @@
  * Reconciliation: every wallet's ledger balance against its address on chain, per enabled rail of its
  * chain and network. The ledger figure is the posted balance of the wallet's on-chain account (simulated
  * sandbox money lives in a separate sub-account and is not compared); a payout broadcast but not yet
- * final shows as `in_flight_subunits` (reserved), which explains a temporary difference.
+ * final shows as `in_flight_subunits` (reserved), which explains a temporary difference. A custody move
+ * not yet confirmed (lib/payouts/custody.ts: the tokens of an internal transfer on their way) is in
+ * flight too: its amount is still at the sender's address and not yet at the receiver's, so a wallet
+ * whose difference is exactly its custody moves in flight is not listed.
  */
 import type { Config } from '../../config/index.ts';
 import type { Doc, Store } from '../store/port.ts';
 import { ACCOUNTS, postedBalance, walletAccount, type LedgerAccount } from '../ledger/index.ts';
 import { nativeBalance, rpcErrorText, tokenBalance } from './clients.ts';
+import { CUSTODY_MOVES, UNSETTLED, type CustodyMoveDoc } from '../payouts/custody.ts';
 
 export interface ReconcileRow {
   wallet_id: string;
@@ -21,6 +25,8 @@ export interface ReconcileRow {
   /** chain − ledger */
   difference_subunits: string;
   in_flight_subunits: string;
+  /** custody moves not yet confirmed: + on their way out of this address, − on their way in */
+  custody_in_flight_subunits: string;
 }
 
 export interface ReconcileResult {
@@ -45,6 +51,13 @@ const readBalance = (chain: 'ethereum' | 'solana', rpcUrl: string, token: string
 export async function reconcile(d: ReconcileDeps): Promise<ReconcileResult> {
   const out: ReconcileResult = { checked: 0, differences: [], skipped: [] };
   const read = d.balanceOf ?? readBalance;
+  // per wallet and asset: what the chain holds beyond the ledger until its custody moves confirm
+  const custody = new Map<string, bigint>();
+  const add = (k: string, v: bigint) => custody.set(k, (custody.get(k) ?? 0n) + v);
+  for (const m of await d.store.find<CustodyMoveDoc>(CUSTODY_MOVES, { status: { $in: UNSETTLED } })) {
+    add(`${m.from_wallet_id}|${m.asset}`, BigInt(m.amount_subunits));
+    add(`${m.to_wallet_id}|${m.asset}`, -BigInt(m.amount_subunits));
+  }
   let after = '';
   for (;;) {
     const page = await d.store.find<WalletLike>('wallets', after ? { id: { $gt: after } } : {}, { limit: 200 });
@@ -67,11 +80,13 @@ export async function reconcile(d: ReconcileDeps): Promise<ReconcileResult> {
         const acc = await d.store.get<LedgerAccount>(ACCOUNTS, walletAccount(w.id, asset));
         const ledger = acc ? postedBalance(acc) : 0n;
         out.checked++;
-        if (ledger !== onChain) {
+        const moving = custody.get(`${w.id}|${asset}`) ?? 0n;
+        if (ledger + moving !== onChain) {
           out.differences.push({
             wallet_id: w.id, merchant_id: w.merchant_id, chain: w.chain, network: w.network, address: w.address, token: rail.token,
             ledger_subunits: ledger.toString(), chain_subunits: onChain.toString(), difference_subunits: (onChain - ledger).toString(),
-            in_flight_subunits: acc?.debits_pending ?? '0',
+            in_flight_subunits: (BigInt(acc?.debits_pending ?? '0') + (moving > 0n ? moving : -moving)).toString(),
+            custody_in_flight_subunits: moving.toString(),
           });
         }
       }

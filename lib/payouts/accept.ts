@@ -6,6 +6,7 @@
  *
  * Execution (README "Payouts"):
  * - destination is one of this service's wallets on the same chain and network: `ledger`, completed at once;
+ *   with real money, a custody move (lib/payouts/custody.ts) carries the tokens after it on chain;
  * - the wallet's on-chain money covers it: `chain`, pending for the chain executor (payouts-chain);
  * - otherwise a sandbox merchant's simulated money covers it: `simulated`, completed at once, no broadcast;
  * - otherwise 409 `insufficient available balance`.
@@ -25,6 +26,7 @@ import type { WalletDoc } from '../wallets/model.ts';
 import { checkDestination } from './destination.ts';
 import { PAYOUTS, payoutEventOp, type PayoutDoc, type PayoutExecution } from './model.ts';
 import { payoutAuditOp } from './audit.ts';
+import { custodyMoveOp } from './custody.ts';
 
 export interface PayoutBody {
   wallet_id: string;
@@ -175,6 +177,8 @@ export async function acceptPayout(
       next_attempt_at: done ? null : at, created_at: at, updated_at: at, completed_at: done ? at : null,
     };
     const ops: WriteOp[] = [{ op: 'insert', coll: PAYOUTS, doc: payout }, ...b.ops(), payoutAuditOp('created', payout, now)];
+    // real money moved inside the ledger: its tokens follow on chain (lib/payouts/custody.ts)
+    if (target && !simulated) ops.push(custodyMoveOp(id, wallet, target, rail.token, asset, amount, at));
     const vol = await volumeOp(deps, m, rail, amount, now);
     if (vol) ops.push(vol);
     const events: string[] = [];

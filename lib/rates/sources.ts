@@ -16,6 +16,9 @@ export interface SourceValue { rate: string; as_of: Date }
 
 export class SourceRefusal extends Error {}
 
+/** clock skew tolerated between a feed's round timestamp and ours */
+const FUTURE_SKEW_MS = 5 * 60_000;
+
 const AGGREGATOR_V3_ABI = [
   'function decimals() view returns (uint8)',
   'function latestRoundData() view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
@@ -44,9 +47,11 @@ export async function chainlinkRate(rpcUrl: string, feed: ChainlinkFeed, now: Da
   if (answer <= 0n) throw new SourceRefusal(`answer ${answer} is not positive`);
   if (updatedAt === 0n) throw new SourceRefusal('the latest round is not complete');
   const asOf = new Date(Number(updatedAt) * 1000);
+  // a round dated ahead of us is a broken feed (or a broken clock): never served as the freshest value
+  if (asOf.getTime() - now.getTime() > FUTURE_SKEW_MS) throw new SourceRefusal(`the latest round is dated ${asOf.toISOString()}, in the future`);
   const limit = feed.maxAgeS !== null ? feed.maxAgeS * 1000 : maxAgeMs;
   if (now.getTime() - asOf.getTime() > limit) throw new SourceRefusal(`the latest round is from ${asOf.toISOString()}, older than ${limit / 1000} s`);
-  return { rate: fromSubunits(answer, Number(decimals)), as_of: asOf };
+  return { rate: fromSubunits(answer, Number(decimals)), as_of: asOf > now ? now : asOf };
 }
 
 /** JSON.parse keeping every number as its source text (Node 22+: the reviver's context.source). */

@@ -34,13 +34,12 @@ beforeAll(async () => {
   const proof = await signEip3009Proof(outside, c.challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) });
   const redeemed = await t.request('POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof, resource: 'fund' } });
   expect(redeemed.status).toBe(200);
-  // into the agent wallet: a payout to one of our wallets moves it inside the ledger; the tokens behind it are
-  // put at the agent's address directly (the ledger's internal transfer does not move tokens on chain)
+  // into the agent wallet: a payout to one of our wallets moves it inside the ledger at once, and a custody
+  // move carries the tokens behind it to the agent's address on chain (the spend below waits for it)
   agent = await createWallet(t, m, 'agent');
   const settlement = (await t.request('GET', '/v1/wallets?limit=100', { key: m.apiKey })).body.data.find((w: { is_default: boolean }) => w.is_default);
   const po = await t.request('POST', '/v1/payouts', { key: m.apiKey, body: { wallet_id: settlement.id, token: 'USDC', destination: agent.address, amount_subunits: '10000000' } });
   expect(po.status).toBeLessThan(300);
-  await usdc.mint(agent.address, 10_000_000n);
   await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: POLICY });
 }, 180_000);
 
@@ -71,6 +70,8 @@ it('approval, then one on-chain transfer from the agent wallet; the pending tran
   await chain.mine(2);
   expect(await usdc.balanceOf(target)).toBe(4_000_000n);
   expect(await balanceOf(t, m, agent.id)).toBe(6_000_000n);
+  // the agent's address holds exactly what its ledger says: the custody move brought the 10, the spend took 4
+  expect(await usdc.balanceOf(agent.address)).toBe(6_000_000n);
   const payout = await t.request('GET', `/v1/payouts/${done.settlement.payout_id}`, { key: m.apiKey });
   expect(payout.body).toMatchObject({ status: 'completed', destination: target });
 });

@@ -140,6 +140,9 @@ describe('spot rates', () => {
     await setRound(usdcFeed, 100010000n, nowS() - 26 * 3600); // older than RATES_REFUSE_AGE
     expect((await rates('?base=USDC')).body.data[0].source).toBe('static');
     clock += 2 * MIN;
+    await setRound(usdcFeed, 100010000n, nowS() + 3600); // dated an hour ahead: a broken feed
+    expect((await rates('?base=USDC')).body.data[0].source).toBe('static');
+    clock += 2 * MIN;
     await setRound(usdcFeed, 100010000n, nowS() - 10);
     expect((await rates('?base=USDC')).body.data[0]).toMatchObject({ rate: '1.0001', source: 'chainlink', stale: false });
     gecko.status = 200;

@@ -157,6 +157,18 @@ describe('EIP-3009 refusals that need the chain', () => {
     await usdc.mint(broke.address, 1_250_000n);
     expect((await fetch(`${base}/report?id=6`, { headers: { 'X-Service-Payment': unfunded } })).status).toBe(200);
   });
+
+  it('a provider may send the proof as PAYMENT-SIGNATURE', async () => {
+    const payer = Wallet.createRandom();
+    await usdc.mint(payer.address, 1_250_000n);
+    const { challenge } = await challengeFor('/report?id=7');
+    const block = await chain.provider.getBlock('latest');
+    const proof = await signEip3009Proof(payer, challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) });
+    const r = await fetch(`${base}/report?id=7`, { headers: { 'PAYMENT-SIGNATURE': proof } });
+    expect(r.status).toBe(200);
+    expect(decodeHeader(r.headers.get('payment-response'))).toMatchObject({ success: true, challenge_id: challenge.memo, payer: payer.address });
+    expect(await usdc.balanceOf(payer.address)).toBe(0n);
+  });
 });
 
 describe('Solana payer (LiteSVM)', () => {
@@ -239,6 +251,33 @@ describe('payingFetch with an agent wallet', () => {
       skewMs = 0;
       await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: POLICY });
     }
+  });
+
+  it('a challenge is paid by one agent spend only; a redeemed one cannot be paid again as a plain transfer', async () => {
+    const second = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
+    await fund(t, m, second, 5_000_000n);
+    await t.request('PUT', `/v1/agent-wallets/${second.id}/policy`, { key: m.apiKey, body: POLICY });
+    const { challenge } = await challengeFor('/agent/once');
+    const [a, b] = await Promise.all([agent, second].map((w) => t.request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, {
+      key: m.apiKey, body: { target: challenge.payTo, amount: 1.25, amount_subunits: '1250000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: challenge.memo },
+    })));
+    expect([a.body.status, b.body.status].sort()).toEqual(['denied', 'pending']);
+    const [paid, refused] = a.body.status === 'pending' ? [a, b] : [b, a];
+    expect(refused.body).toMatchObject({ reason: 'challenge_closed' });
+    expect(refused.body.ledger_entry_id).toBeUndefined();
+    expect((await fetch(`${base}/agent/once`, { headers: { 'X-Service-Payment': paid.body.spend_reference } })).status).toBe(200);
+    const third = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
+    await fund(t, m, third, 5_000_000n);
+    await t.request('PUT', `/v1/agent-wallets/${third.id}/policy`, { key: m.apiKey, body: POLICY });
+    const again = await t.request('POST', `/v1/agent-wallets/${third.id}/spend-attempts`, {
+      key: m.apiKey, body: { target: challenge.payTo, amount: 1.25, amount_subunits: '1250000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: challenge.memo },
+    });
+    expect(again.body).toMatchObject({ status: 'denied', reason: 'challenge_closed' });
+    expect(await balanceOf(t, m, third.id)).toBe(5_000_000n);
+    const wrong = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
+      key: m.apiKey, body: { target: challenge.payTo, amount: 1, amount_subunits: '1000000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: challenge.memo },
+    });
+    expect([wrong.status, wrong.body.code]).toEqual([400, 3]);
   });
 
   it('payingFetch names the API domain it pays, so a policy allowing that domain lets it pay', async () => {

@@ -14,4 +14,9 @@ export const BROADCAST_COLLECTIONS: CollectionSpec[] = [
   { name: 'sweeps', indexes: [{ fields: ['next_check_at'] }, { fields: ['session_id'] }] },
   /** id = the deposit key: which sweep took that deposit (a unique insert, so no deposit is swept twice) */
   { name: 'sweep_claims' },
+  /**
+   * id `custody:<payout id>`: the on-chain move behind an internal transfer (lib/payouts/custody.ts,
+   * executed by lib/chains/custody-mover.ts); to_wallet_id + status answer "is money still on its way here"
+   */
+  { name: 'custody_moves', indexes: [{ fields: ['next_check_at'] }, { fields: ['to_wallet_id', 'status'] }] },
 ];

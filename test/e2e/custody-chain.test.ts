@@ -1,0 +1,177 @@
+/**
+ * Custody follows the ledger (README "Internal transfers and custody moves"), over HTTP against a started
+ * node on a real Hardhat node: a merchant wallet funded on chain (a session paid and swept) pays out to
+ * the merchant's own agent wallet. The agent wallet's balance is available at once; the custody move
+ * brings exactly that amount to the agent's address on chain (its gas paid by the platform's gas wallet);
+ * reconciliation is clean; and an on-chain payout from the agent wallet (accepted before the move
+ * confirmed: it waits, never fails) arrives at an external address. The same on the LiteSVM harness for
+ * SPL USDC and SOL (the gas wallet the fee payer, creating the agent's token account).
+ */
+import { Wallet } from 'ethers';
+import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
+import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
+import { startTestNode, type TestNode } from '../helpers/node.ts';
+import { merchant } from '../integration/sessions-helpers.ts';
+import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
+import { createWallet, type WalletRef } from '../integration/agents-helpers.ts';
+import { loadSeedPhrase } from '../../lib/addresses.ts';
+import { KeyDeriver } from '../../lib/chains/keys.ts';
+import { gasWalletRef } from '../../lib/chains/gas-wallet.ts';
+import type { RegisteredMerchant } from '../helpers/merchant.ts';
+
+jest.setTimeout(240_000);
+
+describe('internal transfers move custody on chain', () => {
+  let eth: HardhatNode;
+  let usdc: TestUsdc;
+  let sol: SolanaRpcHarness;
+  let mint: MintInfo;
+  let t: TestNode;
+  let m: RegisteredMerchant;
+  let agent: WalletRef;
+  let main: any;
+
+  beforeAll(async () => {
+    [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
+    usdc = await eth.deployTestUsdc();
+    mint = await sol.createMint();
+    await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
+    t = await startTestNode({
+      ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      SOLANA_TESTNET_RPC_URL: sol.url, SOLANA_TESTNET_USDC_MINT: mint.mint,
+      CHAIN_POLL_INTERVAL_MS: '100', BROADCAST_POLL_INTERVAL_MS: '100', SESSION_SCAN_INTERVAL_MS: '100',
+    });
+    m = await merchant(t);
+    const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
+    await eth.setBalance(keys.address(gasWalletRef('ethereum', 'testnet')), 10n ** 19n);
+    await sol.airdrop(keys.address(gasWalletRef('solana', 'testnet')), 10_000_000_000n);
+    agent = await createWallet(t, m, 'agent');
+  }, 180_000);
+
+  afterAll(async () => {
+    await t?.stop();
+    await Promise.all([eth?.stop(), sol?.stop()]);
+  });
+
+  const get = async (path: string) => {
+    const r = await t.request('GET', path, { key: m.apiKey });
+    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
+    return r.body;
+  };
+  const bal = (w: any, token: string) => w.balances.find((b: any) => b.token === token);
+  const defaultWallet = async (chain = 'ethereum') => (await get('/v1/wallets?limit=100')).data.find((w: any) => w.chain === chain && w.type === 'merchant');
+  const createPayout = async (body: Record<string, unknown>) => {
+    const r = await t.request('POST', '/v1/payouts', { key: m.apiKey, body });
+    if (r.status !== 201) throw new Error(`payout refused: ${r.status} ${r.text}`);
+    return r.body;
+  };
+  const payoutWhen = (id: string) => until(`payout ${id} final`, async () => {
+    const p = await get(`/v1/payouts/${id}`);
+    return p.status === 'completed' || p.status === 'failed' ? p : null;
+  }, 120_000);
+  const moved = (walletId: string) => until(`the custody moves into ${walletId} to confirm`, async () => {
+    const status = await t.call('money-out.status');
+    return status.custody_moves.waiting + status.custody_moves.topup + status.custody_moves.moving === 0 ? status : null;
+  }, 120_000);
+  const reconcile = () => t.call('treasury.reconcile') as Promise<{ checked: number; differences: unknown[] }>;
+
+  it('USDC: available at once, the exact amount arrives at the agent address, reconciliation is clean, the agent pays out on chain', async () => {
+    const s = await createSession(t, m, RAILS.ethUsdc, 10);
+    await usdc.transfer(1, s.address, 10_000_000n);
+    await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
+    main = await until('the USDC settlement to become available', async () => {
+      const w = await defaultWallet();
+      return w && bal(w, 'USDC')?.available_subunits === '10000000' ? w : null;
+    }, 90_000);
+    expect(await usdc.balanceOf(main.address)).toBe(10_000_000n);
+
+    const internal = await createPayout({ wallet_id: main.id, amount_subunits: '6000000', token: 'USDC', destination: agent.address });
+    expect(internal).toMatchObject({ status: 'completed', execution: 'ledger', destination_wallet_id: agent.id });
+    // the ledger semantics stay: available at once
+    expect(bal(await get(`/v1/wallets/${agent.id}`), 'USDC')).toMatchObject({ available_subunits: '6000000', pending_subunits: '0' });
+    expect(bal(await get(`/v1/wallets/${main.id}`), 'USDC').available_subunits).toBe('4000000');
+
+    await moved(agent.id);
+    expect(await usdc.balanceOf(agent.address)).toBe(6_000_000n);
+    expect(await usdc.balanceOf(main.address)).toBe(4_000_000n);
+    const clean = await reconcile();
+    expect(clean.checked).toBeGreaterThanOrEqual(4);
+    expect(clean.differences).toEqual([]);
+    // the platform paid the move's gas: booked as fees, none of it the merchant's or the agent's money
+    const mainTxs = (await get(`/v1/wallets/${main.id}/transactions?limit=100`)).data;
+    expect(mainTxs).toContainEqual(expect.objectContaining({ type: 'transfer_out', payout_id: internal.id, amount_subunits: '6000000', status: 'posted' }));
+    const mainEth = await get(`/v1/wallets/${main.id}`);
+    expect(BigInt(bal(mainEth, 'ETH').available_subunits)).toBe(await eth.provider.getBalance(main.address));
+
+    const dest = Wallet.createRandom().address;
+    const out = await createPayout({ wallet_id: agent.id, amount_subunits: '2500000', token: 'USDC', destination: dest });
+    expect(out.execution).toBe('chain');
+    expect((await payoutWhen(out.id)).status).toBe('completed');
+    expect(await usdc.balanceOf(dest)).toBe(2_500_000n);
+    expect(await usdc.balanceOf(agent.address)).toBe(3_500_000n);
+    expect(bal(await get(`/v1/wallets/${agent.id}`), 'USDC').available_subunits).toBe('3500000');
+    expect((await reconcile()).differences).toEqual([]);
+  });
+
+  it('ETH: a payout from the agent accepted before the move confirmed waits for it, then arrives exactly', async () => {
+    const s = await createSession(t, m, RAILS.eth, 0.05);
+    await eth.sendEth(2, s.address, 5n * 10n ** 16n);
+    await until('the ETH settlement to be posted', async () =>
+      (await get(`/v1/wallets/${main.id}/transactions?limit=100`)).data.some((x: any) => x.type === 'settlement' && x.session_id === s.session_id && x.status === 'posted'), 90_000);
+    const agentBefore = await eth.provider.getBalance(agent.address);
+
+    const internal = await createPayout({ wallet_id: main.id, amount_subunits: '20000000000000000', token: 'ETH', destination: agent.address });
+    expect(internal).toMatchObject({ status: 'completed', execution: 'ledger' });
+    // at once, while the tokens are still on their way: the agent's ETH pays for its own payout's gas too
+    const dest = Wallet.createRandom().address;
+    const out = await createPayout({ wallet_id: agent.id, amount_subunits: '10000000000000000', token: 'ETH', destination: dest });
+    expect(out.status).toBe('pending');
+    const done = await payoutWhen(out.id);
+    expect(done.status).toBe('completed');
+    expect(await eth.provider.getBalance(dest)).toBe(10n ** 16n);
+    await moved(agent.id);
+    // exactly the amount arrived: the agent's address holds what it had + 0.02 − 0.01 − its payout's gas
+    const agentAfter = await eth.provider.getBalance(agent.address);
+    expect(agentAfter).toBe(agentBefore + 2n * 10n ** 16n - 10n ** 16n - BigInt(done.fee_subunits));
+    const w = await get(`/v1/wallets/${agent.id}`);
+    expect(BigInt(bal(w, 'ETH').available_subunits)).toBe(agentAfter);
+    const m2 = await get(`/v1/wallets/${main.id}`);
+    expect(BigInt(bal(m2, 'ETH').available_subunits)).toBe(await eth.provider.getBalance(main.address));
+    expect((await reconcile()).differences).toEqual([]);
+    expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, custody_moves: 0, transactions: 0 });
+  });
+
+  it('Solana SPL USDC and SOL: the gas wallet pays; the exact amounts arrive; the agent pays out on chain', async () => {
+    const payer = await sol.newWallet(3_000_000_000n);
+    await sol.mintTo(mint.mint, payer.address, 100_000_000n);
+    const su = await createSession(t, m, RAILS.solUsdc, 8);
+    await sol.transferToken(payer, su.address, mint.mint, 8_000_000n);
+    const ss = await createSession(t, m, RAILS.sol, 0.5);
+    await sol.transferSol(payer, ss.address, 500_000_000n);
+    const w = await until('both Solana settlements to become available', async () => {
+      const x = await defaultWallet('solana');
+      return x && bal(x, 'USDC')?.available_subunits === '8000000' && bal(x, 'SOL')?.available_subunits === '500000000' ? x : null;
+    }, 90_000);
+    const solAgent = await createWallet(t, m, 'agent', 'solana', 'testnet');
+
+    const a = await createPayout({ wallet_id: w.id, amount_subunits: '5000000', token: 'USDC', destination: solAgent.address });
+    const b = await createPayout({ wallet_id: w.id, amount_subunits: '300000000', token: 'SOL', destination: solAgent.address });
+    expect([a.execution, b.execution, a.status, b.status]).toEqual(['ledger', 'ledger', 'completed', 'completed']);
+    const now = await get(`/v1/wallets/${solAgent.id}`);
+    expect([bal(now, 'USDC').available_subunits, bal(now, 'SOL').available_subunits]).toEqual(['5000000', '300000000']);
+
+    await moved(solAgent.id);
+    expect(await sol.tokenBalance(solAgent.address, mint.mint)).toBe(5_000_000n);
+    expect(sol.balance(solAgent.address)).toBe(300_000_000n);
+    expect(await sol.tokenBalance(w.address, mint.mint)).toBe(3_000_000n);
+    expect(sol.balance(w.address)).toBe(200_000_000n);
+    expect((await reconcile()).differences).toEqual([]);
+
+    const dest = (await sol.newWallet(0n)).address;
+    const out = await createPayout({ wallet_id: solAgent.id, amount_subunits: '2000000', token: 'USDC', destination: dest });
+    expect((await payoutWhen(out.id)).status).toBe('completed');
+    expect(await sol.tokenBalance(dest, mint.mint)).toBe(2_000_000n);
+    expect(await sol.tokenBalance(solAgent.address, mint.mint)).toBe(3_000_000n);
+    expect((await reconcile()).differences).toEqual([]);
+  });
+});
