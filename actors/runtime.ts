@@ -106,9 +106,9 @@ export class ActorHost<S extends Doc, M, R> {
     // a lost race (another node wrote first) is retried on the core helper; `lost` carries the store's error
     const lost = new WeakSet<object>();
     let last: unknown;
-    return retryOnConflict(async () => {
+    return retryOnConflict(async (attempt) => {
       if (!act.loaded) {
-        act.state = attempt === 0 && this.behavior.creates?.(msg) ? null : await this.store.get<S>(this.behavior.collection, id);
+        act.state = attempt === 1 && this.behavior.creates?.(msg) ? null : await this.store.get<S>(this.behavior.collection, id);
         act.loaded = true;
       }
       const current = act.state;
