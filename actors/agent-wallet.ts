@@ -26,6 +26,8 @@ import { auditOp } from '../lib/core/audit.ts';
 export const AGENT_WALLET_STATES = 'agent_wallet_states';
 export const POLICIES = 'agent_policies';
 export const REFERENCES = 'spend_references';
+/** id = challenge id: the agent spend that paid an x402 challenge (inserted with its reservation) */
+export const X402_PAID = 'x402_agent_payments';
 
 export interface StoredPolicy { id: string; version_no: number; body: PolicyInput; created_at: string }
 /** A spend whose outcome is still open (an on-chain execution): voided, it stops counting. */
@@ -212,7 +214,17 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
       };
       ops.push({ op: 'insert', coll: PAYOUTS, doc: payout });
     }
+    // one payment per challenge: of two wallets paying it at once, the insert lets one through
+    if (a.target_kind === 'x402') ops.push({ op: 'insert', coll: X402_PAID, doc: { id: a.challenge_id!, attempt_id: a.id, agent_wallet_id: a.agent_wallet_id, created_at: at } });
     return { ops, a: next, entry: { attempt_id: a.id, transfer_id: transferId, rail: asset, amount: a.amount_subunits, at, final: execution !== 'chain' } };
+  }
+
+  /** An x402 payment that would buy nothing: its challenge is closed, or another attempt has paid it. */
+  async function challengeClosed(a: SpendAttemptDoc, target: AttemptContext['target']): Promise<boolean> {
+    if (a.target_kind !== 'x402') return false;
+    if (target.kind !== 'x402' || target.closed) return true;
+    const paid = await store.get<Doc & { attempt_id: string }>(X402_PAID, a.challenge_id!);
+    return !!paid && paid.attempt_id !== a.id;
   }
 
   function nextState(state: AgentWalletState | null, merchantId: string, w: Windowed, at: string): AgentWalletState {
@@ -267,7 +279,8 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
         const effects: WriteOp[] = [];
         let doc = base;
         let nextWindow = window;
-        if (evaluation.status === 'pending') {
+        if (evaluation.status === 'pending' && await challengeClosed(base, ctx.target)) doc = { ...base, status: 'denied', reason: 'challenge_closed' };
+        if (doc.status === 'pending') {
           const r = await reserve(base, msg.payout_id, now);
           if ('insufficient' in r) doc = { ...base, status: 'denied', reason: 'insufficient_funds' };
           else {
@@ -294,8 +307,8 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
         let doc: SpendAttemptDoc = { ...a, status: evaluation.status, reason: evaluation.reason ?? null, policy_id: state?.policy?.id ?? a.policy_id, updated_at: at };
         const effects: WriteOp[] = [];
         let nextWindow = window;
-        // the facade found the x402 challenge no longer open: approving now would pay for nothing
-        if (evaluation.status === 'pending' && a.target_kind === 'x402' && msg.ctx.target.kind !== 'x402') doc = { ...doc, status: 'denied', reason: 'challenge_closed' };
+        // the x402 challenge expired, was redeemed or paid meanwhile: approving now would pay for nothing
+        if (evaluation.status === 'pending' && await challengeClosed(a, msg.ctx.target)) doc = { ...doc, status: 'denied', reason: 'challenge_closed' };
         if (doc.status === 'pending') {
           const r = await reserve(doc, msg.payout_id, now);
           if ('insufficient' in r) doc = { ...doc, status: 'denied', reason: 'insufficient_funds' };
@@ -348,6 +361,8 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
 
   return {
     collection: AGENT_WALLET_STATES,
+    // another wallet's actor created the account or paid the challenge first: decide again
+    retryDuplicatesIn: ['ledger_accounts', 'wallet_transactions', X402_PAID],
     async handle(state, msg, now) {
       try {
         return await handle(state, msg, now);

@@ -5,6 +5,7 @@
  */
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../lib/store/port.ts';
 import { rateLimited } from '../lib/core/errors.ts';
+import { retryOnConflict } from '../lib/core/retry.ts';
 
 export interface Decision<S extends Doc, R> {
   /** the actor's next state; omitted when the message changes nothing */
@@ -96,7 +97,10 @@ export class ActorHost<S extends Doc, M, R> {
   }
 
   private async process(id: string, act: Activation<S>, msg: M): Promise<R> {
-    for (let attempt = 0; ; attempt++) {
+    // a lost race (another node wrote first) is retried on the core helper; `lost` carries the store's error
+    const lost = new WeakSet<object>();
+    let last: unknown;
+    return retryOnConflict(async () => {
       if (!act.loaded) {
         act.state = await this.store.get<S>(this.behavior.collection, id);
         act.loaded = true;
@@ -116,20 +120,22 @@ export class ActorHost<S extends Doc, M, R> {
       try {
         await this.store.write(ops);
       } catch (e) {
+        act.loaded = false; // reload and decide again (or next time)
         const dupColl = isDuplicate(e) ? e.coll : null;
         const lostRace = isConflict(e) || (dupColl !== null && ((!current && dupColl === this.behavior.collection) || !!this.behavior.retryDuplicatesIn?.includes(dupColl)));
-        if (lostRace && attempt < this.opts.maxRetries) {
-          act.loaded = false; // another node wrote first: reload and decide again
-          // jittered backoff, so that two holders of one actor stop colliding
-          await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** attempt)));
-          continue;
-        }
-        act.loaded = false;
+        if (lostRace && e && typeof e === 'object') lost.add(e);
+        last = e;
         throw e;
       }
       act.state = decision.remove ? null : decision.state ? ((ops[0] as { doc: Doc }).doc as S) : current;
       return decision.reply;
-    }
+    }, {
+      attempts: this.opts.maxRetries + 1,
+      retryOn: (e) => !!e && typeof e === 'object' && lost.has(e),
+      // jittered backoff, so that two holders of one actor stop colliding
+      maxPauseMs: (n) => Math.min(50, 2 ** (n - 1)),
+      exhausted: () => last as Error,
+    });
   }
 
   private deactivateIdle(): void {

@@ -15,7 +15,7 @@ export type AttemptStatus = 'pending' | 'approval_required' | 'denied';
 export type TargetKind = 'wallet' | 'x402' | 'chain';
 export type Execution = 'ledger' | 'chain' | 'simulated';
 /** decisions made outside the policy rules */
-/** `challenge_closed`: an approval came after the x402 challenge it pays expired or was redeemed (paying it would buy nothing) */
+/** `challenge_closed`: the x402 challenge it pays expired, was redeemed or was paid by another attempt (paying would buy nothing) */
 export type ExtraReason = 'insufficient_funds' | 'denied_by_merchant' | 'challenge_closed';
 
 export interface Settlement {
@@ -75,7 +75,8 @@ export interface AttemptContext {
   merchant: { sandbox: boolean; kyc_verified: boolean };
   wallet: WalletFacts;
   rail_enabled: boolean;
-  target: { kind: TargetKind; wallet_id: string | null; challenge_id: string | null };
+  /** `closed`: the reference names an x402 challenge that can no longer be paid (expired or redeemed) */
+  target: { kind: TargetKind; wallet_id: string | null; challenge_id: string | null; closed?: boolean };
 }
 
 export const ATTEMPTS = 'spend_attempts';

@@ -58,13 +58,20 @@ export function attemptInput(b: AttemptBody, enabled: Rail[], known: Rail[]): { 
   };
 }
 
-/** What the target is: an open x402 challenge's payTo (reference = its memo), one of our wallets, or an address on chain. */
+/**
+ * What the target is: an x402 challenge's payTo (reference = its memo; `closed` once it expired or was
+ * redeemed, so that paying it is refused rather than made a plain transfer), one of our wallets, or an
+ * address on chain.
+ */
 export async function resolveTarget(store: Store, now: Date, input: AttemptInput, wallet: WalletFacts): Promise<AttemptContext['target']> {
   if (input.reference) {
     const c = await store.get<ChallengeDoc>(CHALLENGES, input.reference);
-    if (c && c.status === 'open' && c.expires_at > now.toISOString() && c.chain === input.chain && c.network === input.network
-      && c.token === input.token_symbol && sameTarget(c.chain, c.pay_to, input.target) && c.amount_subunits === input.amount_subunits) {
-      return { kind: 'x402', wallet_id: c.wallet_id, challenge_id: c.id };
+    if (c && c.chain === input.chain && c.network === input.network && sameTarget(c.chain, c.pay_to, input.target)) {
+      if (c.token !== input.token_symbol || c.amount_subunits !== input.amount_subunits) {
+        throw badRequest(`x402 challenge ${c.id} asks for ${c.amount_subunits} smallest units of ${c.token}; the attempt must pay exactly that`);
+      }
+      const open = c.status === 'open' && c.expires_at > now.toISOString();
+      return { kind: 'x402', wallet_id: c.wallet_id, challenge_id: c.id, ...(open ? {} : { closed: true }) };
     }
   }
   const address = normalizeAddress(input.chain, input.target);

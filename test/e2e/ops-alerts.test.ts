@@ -6,7 +6,6 @@
  * requests that raise them and is found in no alert, delivery, audit row, log line or /metrics output.
  */
 import { randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureNats } from '../helpers/nats.ts';
@@ -15,6 +14,7 @@ import { spawnNode, type ChildNode } from '../helpers/child-node.ts';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.ts';
 import { startAlertmanager, type Alertmanager } from '../helpers/alertmanager.ts';
 import { eventually } from '../helpers/wait.ts';
+import { postFrom } from '../helpers/post-from.ts';
 import { solvePow } from '../../lib/onboarding/pow.ts';
 import { openStore } from '../../lib/store/index.ts';
 import type { Store } from '../../lib/store/port.ts';
@@ -27,24 +27,6 @@ jest.setTimeout(600_000);
 const ETH = { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' };
 const ETH_MAIN = { methodID: 0, chain: 'ethereum', network: 'mainnet', token: 'USDC' };
 const ALERT_SECRET = `alertsecret-${randomBytes(12).toString('hex')}`;
-
-/** POST from a chosen loopback source address (each "client" of the test is its own source). */
-function postFrom(baseUrl: string, path: string, body: unknown, localAddress: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const raw = JSON.stringify(body);
-    const u = new URL(baseUrl + path);
-    const req = httpRequest({
-      host: u.hostname, port: u.port, path: u.pathname, method: 'POST', localAddress,
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(raw), ...headers },
-    }, (res) => {
-      let text = '';
-      res.on('data', (c) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.once('error', reject);
-    req.end(raw);
-  });
-}
 
 describe('operational alerts on two nodes over NATS', () => {
   let dir: string;

@@ -7,30 +7,12 @@
  *   none of which reaches 10 on its own.
  * - limit_violation from the per-minute rate limit: the first request refused with 429 alerts, none before.
  */
-import { request as httpRequest } from 'node:http';
+import { postFrom } from '../helpers/post-from.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import type { AlertDoc } from '../../lib/ops/alerts/engine.ts';
 import { merchant } from './sessions-helpers.ts';
 
 jest.setTimeout(300_000);
-
-/** POST with a bearer from a chosen loopback source address (each request its own client). */
-function postFrom(baseUrl: string, path: string, body: unknown, localAddress: string, bearer: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const raw = JSON.stringify(body);
-    const u = new URL(baseUrl + path);
-    const req = httpRequest({
-      host: u.hostname, port: u.port, path: u.pathname, method: 'POST', localAddress,
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(raw), Authorization: `Bearer ${bearer}` },
-    }, (res) => {
-      let text = '';
-      res.on('data', (c) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.once('error', reject);
-    req.end(raw);
-  });
-}
 
 describe('alert subjects: agents and merchants', () => {
   let t: TestNode;
@@ -46,7 +28,7 @@ describe('alert subjects: agents and merchants', () => {
   it('the 11th registration of one bearer agent from different sources alerts, the 10th does not', async () => {
     const { bearer_token: token } = await t.call<{ bearer_token: string }>('operators.createUser', { email: `agent${Date.now()}@trusted.test` });
     const register = async (i: number) => {
-      const res = await postFrom(t.url, '/v1/merchants', { name: `Agent Shop ${i}`, sandbox: false }, `127.0.0.${10 + i}`, token);
+      const res = await postFrom(t.url, '/v1/merchants', { name: `Agent Shop ${i}`, sandbox: false }, `127.0.0.${10 + i}`, { Authorization: `Bearer ${token}` });
       expect(res.status).toBe(201);
     };
     for (let i = 0; i < 10; i++) await register(i);

@@ -253,6 +253,33 @@ describe('payingFetch with an agent wallet', () => {
     }
   });
 
+  it('a challenge is paid by one agent spend only; a redeemed one cannot be paid again as a plain transfer', async () => {
+    const second = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
+    await fund(t, m, second, 5_000_000n);
+    await t.request('PUT', `/v1/agent-wallets/${second.id}/policy`, { key: m.apiKey, body: POLICY });
+    const { challenge } = await challengeFor('/agent/once');
+    const [a, b] = await Promise.all([agent, second].map((w) => t.request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, {
+      key: m.apiKey, body: { target: challenge.payTo, amount: 1.25, amount_subunits: '1250000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: challenge.memo },
+    })));
+    expect([a.body.status, b.body.status].sort()).toEqual(['denied', 'pending']);
+    const [paid, refused] = a.body.status === 'pending' ? [a, b] : [b, a];
+    expect(refused.body).toMatchObject({ reason: 'challenge_closed' });
+    expect(refused.body.ledger_entry_id).toBeUndefined();
+    expect((await fetch(`${base}/agent/once`, { headers: { 'X-Service-Payment': paid.body.spend_reference } })).status).toBe(200);
+    const third = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
+    await fund(t, m, third, 5_000_000n);
+    await t.request('PUT', `/v1/agent-wallets/${third.id}/policy`, { key: m.apiKey, body: POLICY });
+    const again = await t.request('POST', `/v1/agent-wallets/${third.id}/spend-attempts`, {
+      key: m.apiKey, body: { target: challenge.payTo, amount: 1.25, amount_subunits: '1250000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: challenge.memo },
+    });
+    expect(again.body).toMatchObject({ status: 'denied', reason: 'challenge_closed' });
+    expect(await balanceOf(t, m, third.id)).toBe(5_000_000n);
+    const wrong = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
+      key: m.apiKey, body: { target: challenge.payTo, amount: 1, amount_subunits: '1000000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: challenge.memo },
+    });
+    expect([wrong.status, wrong.body.code]).toEqual([400, 3]);
+  });
+
   it('payingFetch names the API domain it pays, so a policy allowing that domain lets it pay', async () => {
     await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: { ...POLICY, allowed_api_domains: ['127.0.0.1'] } });
     try {

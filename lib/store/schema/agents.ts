@@ -13,6 +13,8 @@ export const AGENTS_COLLECTIONS: CollectionSpec[] = [
   /** id = <wallet id>:<sha256 of reference>: the reference is the attempt's idempotency key */
   { name: 'spend_references' },
   { name: 'x402_challenges', indexes: [{ fields: ['merchant_id', 'id'] }] },
+  /** id = a challenge id: the one agent spend attempt that paid it (a second payment of it is refused) */
+  { name: 'x402_agent_payments' },
   /**
    * id = the challenge id (a challenge is consumed once); proof_key unique (a proof redeems once).
    * Holds the settlement's signed bytes before they are sent.
