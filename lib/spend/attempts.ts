@@ -27,19 +27,11 @@ export interface Settlement {
   failure_reason?: string | null;
 }
 
-export interface SpendAttemptDoc extends Doc {
+/** The stored attempt: the request (AttemptInput) and what was decided and done about it. */
+export interface SpendAttemptDoc extends Doc, AttemptInput {
   id: string;
   merchant_id: string;
   agent_wallet_id: string;
-  target: string;
-  amount_subunits: string;
-  decimals: number;
-  token_symbol: string;
-  chain: string;
-  network: string;
-  api_domain: string | null;
-  reference: string | null;
-  metadata: Record<string, unknown> | null;
   status: AttemptStatus;
   reason: Reason | ExtraReason | null;
   policy_id: string | null;
