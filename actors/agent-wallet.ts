@@ -18,6 +18,8 @@ import { ATTEMPTS, type SpendAttemptDoc, type Execution, type WalletFacts, type 
 export type { WalletFacts, AttemptInput, AttemptContext };
 import { LedgerBatch, isLedgerError, walletAccount, accountId, available, TRANSFERS, type LedgerTransfer } from '../lib/ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
+import { custodyMoveOp } from '../lib/payouts/custody.ts';
+import type { WalletDoc } from '../lib/wallets/model.ts';
 import { encodeHeader } from '../lib/x402/challenge.ts';
 import { auditOp } from '../lib/core/audit.ts';
 
@@ -345,7 +347,14 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
         const b = new LedgerBatch(store, now);
         await b.post(a.ledger_entry_id!);
         const doc: SpendAttemptDoc = { ...a, settlement: { ...a.settlement, status: 'settled', settled_at: at }, execute_due_at: null, updated_at: at };
-        return { effects: [{ op: 'cas', coll: ATTEMPTS, doc, expected: a.version ?? 0 }, ...b.ops()], reply: { attempt: doc } };
+        const effects: WriteOp[] = [{ op: 'cas', coll: ATTEMPTS, doc, expected: a.version ?? 0 }, ...b.ops()];
+        // real money that moved to another of our wallets: its tokens follow on chain (lib/payouts/custody.ts)
+        const moved = await b.transferDoc(a.ledger_entry_id!);
+        if (a.target_wallet_id && moved && !moved.simulated) {
+          const [from, to] = await Promise.all([store.get<WalletDoc>('wallets', a.agent_wallet_id), store.get<WalletDoc>('wallets', a.target_wallet_id)]);
+          if (from && to && from.chain === to.chain && from.network === to.network && from.address !== to.address) effects.push(custodyMoveOp(a.id, from, to, a.token_symbol, moved.asset, BigInt(moved.amount), at, 'spend'));
+        }
+        return { effects, reply: { attempt: doc } };
       }
     }
   }

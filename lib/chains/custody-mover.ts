@@ -18,7 +18,7 @@
 import { DueScanner } from '../core/due-scanner.ts';
 import { type Store, type WriteOp } from '../store/port.ts';
 import { LedgerBatch, accountId } from '../ledger/index.ts';
-import { CUSTODY_MOVES, custodyInFlight, type CustodyMoveDoc } from '../payouts/custody.ts';
+import { CUSTODY_MOVES, custodyInFlight, custodyRefs, type CustodyMoveDoc } from '../payouts/custody.ts';
 import type { Config } from '../../config/index.ts';
 import type { Broadcaster } from './broadcast/outbox.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
@@ -164,12 +164,12 @@ export class CustodyMover {
     const fees = (BigInt(m.fee_subunits ?? '0') + fee).toString();
     if (tx.status !== 'confirmed') {
       const b = new LedgerBatch(this.d.store, this.now());
-      if (fee > 0n) await b.transfer({ id: `fee:${tx.id}`, kind: 'fee', asset: this.native(m), amount: fee, debit_account: accountId('sys:gas', this.native(m)), credit_account: accountId('sys:fees', this.native(m)), payout_id: m.payout_id, tx_hash: tx.tx_hash });
+      if (fee > 0n) await b.transfer({ id: `fee:${tx.id}`, kind: 'fee', asset: this.native(m), amount: fee, debit_account: accountId('sys:gas', this.native(m)), credit_account: accountId('sys:fees', this.native(m)), ...custodyRefs(m), tx_hash: tx.tx_hash });
       return [this.cas(m, { status: 'waiting', waiting_reason: `topup failed: ${tx.failure_reason}`, attempt: m.attempt + 1, fee_subunits: fees, gas_limit: null, gas_price: null, next_check_at: this.due() }), ...b.ops()];
     }
     const b = new LedgerBatch(this.d.store, this.now());
     const value = BigInt(tx.attempts.find((a) => a.hash === tx.tx_hash)?.value ?? '0');
-    await bookTopup(b, tx.id, m.from_wallet_id, this.native(m), value, fee, { payout_id: m.payout_id, tx_hash: tx.tx_hash });
+    await bookTopup(b, tx.id, m.from_wallet_id, this.native(m), value, fee, { ...custodyRefs(m), tx_hash: tx.tx_hash });
     return [this.cas(m, { status: 'waiting', waiting_reason: 'topup_confirmed', fee_subunits: fees, next_check_at: this.due() }), ...b.ops()];
   }
 
@@ -180,7 +180,7 @@ export class CustodyMover {
     const fee = BigInt(tx.fee_subunits ?? '0');
     const native = this.native(m);
     const b = new LedgerBatch(this.d.store, this.now());
-    const refs = { payout_id: m.payout_id, ...(tx.tx_hash ? { tx_hash: tx.tx_hash } : {}) };
+    const refs = { ...custodyRefs(m), ...(tx.tx_hash ? { tx_hash: tx.tx_hash } : {}) };
     if (m.chain === 'ethereum') {
       // paid from the sender's address out of the top-up booked to it (whose reservation ends here)
       if (m.topup_tx) await bookWalletFee(b, m.topup_tx, m.from_wallet_id, native, fee, refs);

@@ -1,6 +1,6 @@
 /**
- * Custody moves: an internal transfer (a payout whose destination is one of this service's wallets)
- * settles in the ledger at once, but the tokens behind it still sit at the sending wallet's address. In the
+ * Custody moves: an internal transfer (a payout whose destination is one of this service's wallets, or an
+ * agent spend settled inside the ledger to one of them) settles in the ledger at once, but the tokens behind it still sit at the sending wallet's address. In the
  * same write as the transfer, a custody move is queued: an on-chain transfer of the same amount and token
  * from the sending wallet's address to the receiving wallet's, executed through the transaction outbox by
  * lib/chains/custody-mover.ts. Until it confirms, on-chain money out of the receiving wallet waits
@@ -15,9 +15,11 @@ export type CustodyStatus = 'waiting' | 'topup' | 'moving' | 'completed' | 'fail
 export const UNSETTLED: CustodyStatus[] = ['waiting', 'topup', 'moving', 'failed'];
 
 export interface CustodyMoveDoc extends Doc {
-  /** `custody:<payout id>` */
+  /** `custody:<payout id>` or `custody:<spend attempt id>` */
   id: string;
-  payout_id: string;
+  /** what moved the money inside the ledger: an internal payout, or an agent spend settled in the ledger */
+  payout_id: string | null;
+  spend_attempt_id?: string | null;
   chain: 'ethereum' | 'solana';
   network: 'testnet' | 'mainnet';
   token: string;
@@ -49,10 +51,15 @@ export interface CustodyMoveDoc extends Doc {
 
 interface WalletRef { id: string; address: string; derivation_index: number; chain: string; network: string }
 
-/** the insert that queues the move, for the internal transfer's own write */
-export function custodyMoveOp(payoutId: string, from: WalletRef, to: WalletRef, token: string, asset: string, amount: bigint, at: string): WriteOp {
+/** the ledger refs of the move's fee transfers (so they show under the payout or spend that caused it) */
+export function custodyRefs(m: CustodyMoveDoc): { payout_id?: string; spend_attempt_id?: string } {
+  return m.payout_id ? { payout_id: m.payout_id } : m.spend_attempt_id ? { spend_attempt_id: m.spend_attempt_id } : {};
+}
+
+/** the insert that queues the move, for the internal transfer's own write; `cause` a payout id or a spend attempt id */
+export function custodyMoveOp(cause: string, from: WalletRef, to: WalletRef, token: string, asset: string, amount: bigint, at: string, kind: 'payout' | 'spend' = 'payout'): WriteOp {
   const doc: CustodyMoveDoc = {
-    id: `custody:${payoutId}`, payout_id: payoutId, chain: from.chain as CustodyMoveDoc['chain'], network: from.network as CustodyMoveDoc['network'],
+    id: `custody:${cause}`, payout_id: kind === 'payout' ? cause : null, ...(kind === 'spend' ? { spend_attempt_id: cause } : {}), chain: from.chain as CustodyMoveDoc['chain'], network: from.network as CustodyMoveDoc['network'],
     token, asset, from_wallet_id: from.id, from_index: from.derivation_index, from_address: from.address,
     to_wallet_id: to.id, to_address: to.address, amount_subunits: amount.toString(), status: 'waiting', waiting_reason: null,
     attempt: 0, topup_tx: null, move_tx: null, gas_limit: null, gas_price: null, fee_subunits: null, tx_hash: null,

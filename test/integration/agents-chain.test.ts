@@ -16,6 +16,7 @@ let usdc: TestUsdc;
 let t: TestNode;
 let m: RegisteredMerchant;
 let agent: WalletRef;
+let settlement: { id: string; address: string };
 
 beforeAll(async () => {
   chain = await startHardhatNode();
@@ -37,7 +38,7 @@ beforeAll(async () => {
   // into the agent wallet: a payout to one of our wallets moves it inside the ledger at once, and a custody
   // move carries the tokens behind it to the agent's address on chain (the spend below waits for it)
   agent = await createWallet(t, m, 'agent');
-  const settlement = (await t.request('GET', '/v1/wallets?limit=100', { key: m.apiKey })).body.data.find((w: { is_default: boolean }) => w.is_default);
+  settlement = (await t.request('GET', '/v1/wallets?limit=100', { key: m.apiKey })).body.data.find((w: { is_default: boolean }) => w.is_default);
   const po = await t.request('POST', '/v1/payouts', { key: m.apiKey, body: { wallet_id: settlement.id, token: 'USDC', destination: agent.address, amount_subunits: '10000000' } });
   expect(po.status).toBeLessThan(300);
   await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: POLICY });
@@ -74,4 +75,20 @@ it('approval, then one on-chain transfer from the agent wallet; the pending tran
   expect(await usdc.balanceOf(agent.address)).toBe(6_000_000n);
   const payout = await t.request('GET', `/v1/payouts/${done.settlement.payout_id}`, { key: m.apiKey });
   expect(payout.body).toMatchObject({ status: 'completed', destination: target });
+});
+
+it('a spend to one of our own wallets settles in the ledger at once; its custody move follows on chain', async () => {
+  const before = await usdc.balanceOf(settlement.address);
+  const agentBefore = await usdc.balanceOf(agent.address);
+  const r = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, { key: m.apiKey, body: attemptBody(settlement.address, 1_000_000n) });
+  expect(r.body).toMatchObject({ status: 'pending', settlement: { status: 'settled', execution: 'ledger' } });
+  expect(await balanceOf(t, m, agent.id)).toBe(agentBefore - 1_000_000n);
+  await eventually('the custody move on chain', async () => {
+    await t.call('money-out.scan');
+    return (await usdc.balanceOf(settlement.address)) === before + 1_000_000n ? true : null;
+  }, 60_000, 250);
+  expect(await usdc.balanceOf(agent.address)).toBe(agentBefore - 1_000_000n);
+  const status = await t.call('money-out.status');
+  expect(status.custody_moves).toMatchObject({ waiting: 0, topup: 0, moving: 0, failed: 0 });
+  expect(((await t.call('treasury.reconcile')) as { differences: unknown[] }).differences).toEqual([]);
 });
