@@ -195,7 +195,11 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     expect(done.received_amount).toBe(8);
     expect(done.deposits).toEqual([expect.objectContaining({ tx_hash: hash, reverted: false, counted: true })]);
     expect(done.explorer_url).toContain(hash);
-    const [again] = await depositsOf(t, s.session_id);
+    // the inbox records the acknowledgement just after the session's commit: wait for it
+    const again = await until('the inbox to record the credit', async () => {
+      const [d] = await depositsOf(t, s.session_id);
+      return d?.status === 'credited' ? d : null;
+    });
     expect(again).toEqual(expect.objectContaining({ status: 'credited', block_hash: mined.blockHash, block_number: mined.blockNumber }));
     // completed is told once: the merchant already fulfilled on the first event, and a second event id
     // would make a merchant who deduplicates on it fulfil twice
