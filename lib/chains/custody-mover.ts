@@ -23,6 +23,8 @@ import type { Config } from '../../config/index.ts';
 import type { Broadcaster } from './broadcast/outbox.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
 import { EthereumTxDriver } from './ethereum/tx-driver.ts';
+import { SolanaTxDriver } from './solana/tx-driver.ts';
+import { solRentRefusal } from './solana/rent.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
 import { bookTopup, bookWalletFee } from './gas-booking.ts';
 import { rpcErrorText } from './clients.ts';
@@ -125,6 +127,11 @@ export class CustodyMover {
       return this.wait(m, 'custody_move_pending', this.d.pollIntervalMs);
     }
     if (m.chain === 'solana') {
+      if (m.token === 'SOL' && driver instanceof SolanaTxDriver) {
+        // the chain would refuse it until the sender's balance changes: wait (logged) rather than burn attempts
+        const refusal = await solRentRefusal(driver, m.from_address, m.to_address, BigInt(m.amount_subunits), 'custody move');
+        if (refusal) return this.wait(m, refusal);
+      }
       const covers = await this.d.gas.covers('solana', m.network, 10_000n + (m.token === 'SOL' ? 0n : 2_100_000n));
       if (!covers.ok) return this.wait(m, 'gas_wallet_empty');
       const sol = this.d.config.chains.solana[m.network];

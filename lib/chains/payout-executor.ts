@@ -33,6 +33,7 @@ import { SolanaTxDriver } from './solana/tx-driver.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
 import { rpcErrorText } from './clients.ts';
 import { bookTopup, bookWalletFee } from './gas-booking.ts';
+import { solRentRefusal } from './solana/rent.ts';
 import { custodyInFlight } from '../payouts/custody.ts';
 import type { KeyRef } from './keys.ts';
 
@@ -158,13 +159,9 @@ export class PayoutExecutor {
     const txId = `payout:${p.id}`;
     if (p.chain === 'solana') {
       if (p.token === 'SOL' && driver instanceof SolanaTxDriver) {
-        // Solana refuses to leave an account between 0 and its rent-exempt minimum: say so now, not after
-        // the transaction's blockhash expired
-        const min = await driver.rentExemptMinimum();
-        const amount = BigInt(p.amount_subunits);
-        const left = (await driver.lamports(wallet.address)) - amount;
-        if (left > 0n && left < min) return this.failUnsent(p, `the payout would leave the wallet below Solana's rent-exempt minimum of ${fromSubunits(min, 9)} SOL: pay out everything or leave at least that`);
-        if (amount < min && (await driver.lamports(p.destination)) === 0n) return this.failUnsent(p, `a new Solana account must receive at least ${fromSubunits(min, 9)} SOL (rent-exempt minimum)`);
+        // say so now, not after the transaction's blockhash expired
+        const refusal = await solRentRefusal(driver, wallet.address, p.destination, BigInt(p.amount_subunits));
+        if (refusal) return this.failUnsent(p, refusal);
       }
       const covers = await this.d.gas.covers('solana', p.network, 10_000n + (p.token === 'SOL' ? 0n : 2_100_000n));
       if (!covers.ok) return this.wait(p, 'gas_wallet_empty');

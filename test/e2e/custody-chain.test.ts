@@ -174,4 +174,20 @@ describe('internal transfers move custody on chain', () => {
     expect(await sol.tokenBalance(solAgent.address, mint.mint)).toBe(3_000_000n);
     expect((await reconcile()).differences).toEqual([]);
   });
+
+  it('Solana SOL: a move the chain would refuse (sender left below rent-exempt) waits unsigned and stays in flight', async () => {
+    const w = await defaultWallet('solana');
+    const solAgent = (await get('/v1/wallets?limit=100')).data.find((x: any) => x.chain === 'solana' && x.type === 'agent');
+    const count = (s: any) => Object.values(s.transactions as Record<string, number>).reduce((a, b) => a + b, 0);
+    const before = await t.call('money-out.status');
+    const p = await createPayout({ wallet_id: w.id, amount_subunits: '199500000', token: 'SOL', destination: solAgent.address });
+    expect(p).toMatchObject({ status: 'completed', execution: 'ledger' });
+    for (let i = 0; i < 5; i++) await t.call('money-out.scan');
+    const after = await t.call('money-out.status');
+    expect(after.custody_moves.waiting).toBe(1);
+    expect(count(after)).toBe(count(before)); // nothing signed, nothing sent
+    expect(sol.balance(w.address)).toBe(200_000_000n);
+    expect(sol.balance(solAgent.address)).toBe(300_000_000n);
+    expect((await reconcile()).differences).toEqual([]); // the move is in flight, not a difference
+  });
 });
