@@ -15,76 +15,36 @@
  * - A move out of a wallet that itself received money by a still unconfirmed earlier move waits for it.
  * - While the gas wallet cannot pay, the move waits (`gas_wallet_empty`, logged), never fails silently.
  */
-import { DueScanner } from '../core/due-scanner.ts';
-import { type Store, type WriteOp } from '../store/port.ts';
+import type { WriteOp } from '../store/port.ts';
 import { LedgerBatch, accountId } from '../ledger/index.ts';
 import { CUSTODY_MOVES, custodyInFlight, custodyRefs, type CustodyMoveDoc } from '../payouts/custody.ts';
 import type { Config } from '../../config/index.ts';
-import type { Broadcaster } from './broadcast/outbox.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
 import { EthereumTxDriver } from './ethereum/tx-driver.ts';
 import { SolanaTxDriver } from './solana/tx-driver.ts';
 import { solRentRefusal } from './solana/rent.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
 import { bookTopup, bookWalletFee } from './gas-booking.ts';
-import { rpcErrorText } from './clients.ts';
+import { ChainEngine, type ChainEngineDeps } from './engine.ts';
 import type { KeyRef } from './keys.ts';
 
-export interface CustodyMoverDeps {
-  store: Store;
+export interface CustodyMoverDeps extends ChainEngineDeps {
   config: Pick<Config, 'rails' | 'chains'>;
-  broadcaster: Broadcaster;
   driver(chain: string, network: string): TxDriver | null;
   gas: GasWallets;
-  pollIntervalMs: number;
-  now?: () => Date;
-  log?: { warn(...a: unknown[]): void };
   /** how long a move waiting for gas waits before it is tried again (default 30 s) */
   retryMs?: number;
   /** new transactions per stage before a move is marked failed for an operator (default 5) */
   maxAttempts?: number;
 }
 
-export class CustodyMover {
-  private d: CustodyMoverDeps;
-  private scanner: DueScanner<CustodyMoveDoc>;
-
+export class CustodyMover extends ChainEngine<CustodyMoveDoc, CustodyMoverDeps> {
   constructor(d: CustodyMoverDeps) {
-    this.d = d;
+    super(d, { name: 'custody-moves', coll: CUSTODY_MOVES, dueField: 'next_check_at', filter: { status: 'waiting' } });
     d.broadcaster.hook('custody_topup', (tx) => this.onTopupFinal(tx));
     d.broadcaster.hook('custody', (tx) => this.onMoveFinal(tx));
+    // kick: a step for one move now, if it is due (after the internal transfer, after its top-up landed)
     d.broadcaster.afterFinal('custody_topup', (tx) => this.kick(tx.ref!));
-    this.scanner = new DueScanner<CustodyMoveDoc>({
-      name: 'custody-moves', store: d.store, coll: CUSTODY_MOVES, dueField: 'next_check_at', filter: { status: 'waiting' },
-      leaseMs: 60_000, intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log,
-      handle: (m) => this.step(m).catch((e) => { throw new Error(rpcErrorText(e)); }),
-    });
-  }
-
-  start(): void {
-    this.scanner.start();
-  }
-
-  stop(): Promise<void> {
-    return this.scanner.stop();
-  }
-
-  scanOnce(): Promise<number> {
-    return this.scanner.scanOnce();
-  }
-
-  /** a step for one move now, if it is due (after the internal transfer, after its top-up landed) */
-  async kick(id: string): Promise<void> {
-    const [m] = await this.d.store.claimDue<CustodyMoveDoc>(CUSTODY_MOVES, { dueField: 'next_check_at', filter: { id, status: 'waiting' }, now: this.now(), leaseMs: 60_000, limit: 1 });
-    if (m) await this.step(m);
-  }
-
-  private now(): Date {
-    return this.d.now?.() ?? new Date();
-  }
-
-  private log() {
-    return this.d.log ?? console;
   }
 
   private due(ms = 0): string {
@@ -105,7 +65,7 @@ export class CustodyMover {
   }
 
   /** One step of a due move (claimed: its version is current). */
-  async step(m: CustodyMoveDoc): Promise<void> {
+  override async step(m: CustodyMoveDoc): Promise<void> {
     if (m.status !== 'waiting') return; // topup / moving advance through the outbox hooks
     if (m.attempt >= (this.d.maxAttempts ?? 5)) {
       await this.d.store.write([this.cas(m, { status: 'failed', waiting_reason: 'too many failed transactions', next_check_at: null })]);

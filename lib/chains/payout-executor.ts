@@ -20,18 +20,16 @@
  *   payout is the network fee in the chain's native coin (wei, lamports), whoever paid it.
  */
 import { fromSubunits } from '../core/money.ts';
-import { isConflict, type Doc, type Store, type WriteOp } from '../store/port.ts';
+import { isConflict, type Doc, type WriteOp } from '../store/port.ts';
 import { LedgerBatch, accountId, available, isLedgerError, walletAccount, type LedgerAccount } from '../ledger/index.ts';
 import { PAYOUTS, payoutEventOp, type PayoutDoc } from '../payouts/model.ts';
 import { payoutAuditOp } from '../payouts/audit.ts';
 import type { Config } from '../../config/index.ts';
-import { DueScanner } from '../core/due-scanner.ts';
-import type { Broadcaster } from './broadcast/outbox.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
 import { EthereumTxDriver } from './ethereum/tx-driver.ts';
 import { SolanaTxDriver } from './solana/tx-driver.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
-import { rpcErrorText } from './clients.ts';
+import { ChainEngine, type ChainEngineDeps } from './engine.ts';
 import { bookTopup, bookWalletFee } from './gas-booking.ts';
 import { solRentRefusal } from './solana/rent.ts';
 import { custodyInFlight } from '../payouts/custody.ts';
@@ -52,55 +50,21 @@ export interface ChainPayoutFields {
 }
 type ChainPayout = PayoutDoc & ChainPayoutFields;
 
-export interface PayoutExecutorDeps {
-  store: Store;
+export interface PayoutExecutorDeps extends ChainEngineDeps {
   config: Pick<Config, 'rails' | 'chains'>;
-  broadcaster: Broadcaster;
   driver(chain: string, network: string): TxDriver | null;
   gas: GasWallets;
-  pollIntervalMs: number;
-  now?: () => Date;
-  log?: { warn(...a: unknown[]): void };
   /** how long a payout waiting for gas waits before the next try (default 30 s) */
   retryMs?: number;
 }
 
-export class PayoutExecutor {
-  private d: PayoutExecutorDeps;
-  private scanner: DueScanner<ChainPayout>;
-
+export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps> {
   constructor(d: PayoutExecutorDeps) {
-    this.d = d;
+    super(d, { name: 'payout-executor', coll: PAYOUTS, dueField: 'next_attempt_at', filter: { execution: 'chain', status: { $in: ['pending', 'processing'] } } });
     d.broadcaster.hook('payout', (tx) => this.onFinal(tx));
     d.broadcaster.hook('payout_topup', (tx) => this.onTopupFinal(tx));
     // the gas is there: sign the payout now rather than on the next scan
     d.broadcaster.afterFinal('payout_topup', (tx) => this.kick(tx.ref!));
-    this.scanner = new DueScanner<ChainPayout>({
-      name: 'payout-executor', store: d.store, coll: PAYOUTS, dueField: 'next_attempt_at',
-      filter: { execution: 'chain', status: { $in: ['pending', 'processing'] } }, leaseMs: 60_000,
-      intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log,
-      handle: (p) => this.step(p).catch((e) => { throw new Error(rpcErrorText(e)); }),
-    });
-  }
-
-  start(): void {
-    this.scanner.start();
-  }
-
-  stop(): Promise<void> {
-    return this.scanner.stop();
-  }
-
-  scanOnce(): Promise<number> {
-    return this.scanner.scanOnce();
-  }
-
-  private now(): Date {
-    return this.d.now?.() ?? new Date();
-  }
-
-  private log() {
-    return this.d.log ?? console;
   }
 
   private cas(p: ChainPayout, changes: Partial<ChainPayout>): WriteOp {
@@ -131,16 +95,8 @@ export class PayoutExecutor {
     await this.d.store.write([this.cas(p, { status: 'failed', failure_reason: reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp('failed', failed, this.now())]);
   }
 
-  /** a step for one payout now, if it is due (what the scanner would do on its next tick) */
-  async kick(id: string): Promise<void> {
-    const [p] = await this.d.store.claimDue<ChainPayout>(PAYOUTS, {
-      dueField: 'next_attempt_at', filter: { id, execution: 'chain', status: { $in: ['pending', 'processing'] } }, now: this.now(), leaseMs: 60_000, limit: 1,
-    });
-    if (p) await this.step(p);
-  }
-
   /** one step of a claimed payout: sign and persist its transaction (or its gas top-up) */
-  async step(p: ChainPayout): Promise<void> {
+  override async step(p: ChainPayout): Promise<void> {
     if (p.status === 'processing' && p.chain_stage !== 'transfer') {
       // in the outbox; the scanner only needs it again when a top-up finished
       await this.d.store.write([this.cas(p, { next_attempt_at: null })]).catch((e) => { if (!isConflict(e)) throw e; });

@@ -19,16 +19,15 @@
  *   sweep smaller than its fee waits (`amount_below_fee`) for more deposits to the address.
  */
 import { newId } from '../core/ids.ts';
-import { DueScanner } from '../core/due-scanner.ts';
-import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
+import { isConflict, isDuplicate, type Doc, type WriteOp } from '../store/port.ts';
 import { LedgerBatch, accountId, depositKeyOf, settlementId, walletOfAccount, type LedgerTransfer } from '../ledger/index.ts';
 import type { Config } from '../../config/index.ts';
-import type { Broadcaster } from './broadcast/outbox.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
 import { EthereumTxDriver } from './ethereum/tx-driver.ts';
 import { SolanaTxDriver } from './solana/tx-driver.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
 import { rpcErrorText } from './clients.ts';
+import { ChainEngine, type ChainEngineDeps } from './engine.ts';
 import type { KeyChain, KeyRef } from './keys.ts';
 
 export const SWEEPS = 'sweeps';
@@ -73,45 +72,33 @@ interface SessionLike extends Doc { address: string; address_index: number; chai
 interface DepositLike extends Doc { status: string; session_id: string | null }
 interface WalletLike extends Doc { address: string }
 
-export interface SweeperDeps {
-  store: Store;
+export interface SweeperDeps extends ChainEngineDeps {
   config: Pick<Config, 'rails' | 'chains'>;
-  broadcaster: Broadcaster;
   driver(chain: string, network: string): TxDriver | null;
   gas: GasWallets;
-  now?: () => Date;
-  log?: { warn(...a: unknown[]): void };
   /** how long a waiting sweep waits before it is tried again (default 30 s) */
   retryMs?: number;
   /** new transactions per stage before a sweep fails for an operator to look at (default 5) */
   maxAttempts?: number;
-  /** scanner period (BROADCAST_POLL_INTERVAL_MS) */
-  pollIntervalMs: number;
 }
 
 const TOKEN_OF_ASSET = (asset: string) => asset.split(':')[2]!;
 
-export class Sweeper {
-  private d: SweeperDeps;
-  private scanner: DueScanner<SweepDoc>;
+export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
   private timer: NodeJS.Timeout | null = null;
   private discovering: Promise<unknown> | null = null;
 
   constructor(d: SweeperDeps) {
-    this.d = d;
+    super(d, { name: 'sweeps', coll: SWEEPS, dueField: 'next_check_at', filter: { status: 'waiting' } });
     d.broadcaster.hook('sweep_topup', (doc) => this.onTopupFinal(doc));
     d.broadcaster.hook('sweep', (doc) => this.onMoveFinal(doc));
+    // kick: a step for one sweep now, if it is due (after its top-up landed)
     d.broadcaster.afterFinal('sweep_topup', (tx) => this.kick(tx.ref!));
-    this.scanner = new DueScanner<SweepDoc>({
-      name: 'sweeps', store: d.store, coll: SWEEPS, dueField: 'next_check_at', filter: { status: 'waiting' },
-      leaseMs: 60_000, intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log,
-      handle: (s) => this.step(s).catch((e) => { throw new Error(rpcErrorText(e)); }),
-    });
   }
 
   /** discovery and the due sweeps, every pollIntervalMs */
-  start(): void {
-    this.scanner.start();
+  override start(): void {
+    super.start();
     if (this.timer) return;
     this.timer = setInterval(() => {
       if (this.discovering) return;
@@ -120,24 +107,16 @@ export class Sweeper {
     this.timer.unref();
   }
 
-  async stop(): Promise<void> {
+  override async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await Promise.all([this.scanner.stop(), this.discovering]);
+    await Promise.all([super.stop(), this.discovering]);
   }
 
   /** one round now: new sweeps, then the due ones */
-  async scanOnce(): Promise<number> {
+  override async scanOnce(): Promise<number> {
     await this.discover();
-    return this.scanner.scanOnce();
-  }
-
-  private now(): Date {
-    return this.d.now?.() ?? new Date();
-  }
-
-  private log() {
-    return this.d.log ?? console;
+    return super.scanOnce();
   }
 
   private due(ms = 0): string {
@@ -215,12 +194,6 @@ export class Sweeper {
     return { ...doc, version: 1 };
   }
 
-  /** a step for one sweep now, if it is due (after its top-up landed) */
-  async kick(id: string): Promise<void> {
-    const [s] = await this.d.store.claimDue<SweepDoc>(SWEEPS, { dueField: 'next_check_at', filter: { id, status: 'waiting' }, now: this.now(), leaseMs: 60_000, limit: 1 });
-    if (s) await this.step(s);
-  }
-
   private depositRef(s: SweepDoc): KeyRef {
     return { role: 'deposit', chain: s.chain, index: s.deposit_index };
   }
@@ -235,7 +208,7 @@ export class Sweeper {
   }
 
   /** One step of a due sweep (claimed by the scanner: its version is current). */
-  async step(s: SweepDoc): Promise<void> {
+  override async step(s: SweepDoc): Promise<void> {
     if (s.status !== 'waiting') return; // topup / moving advance through the outbox hooks
     if (s.attempt >= (this.d.maxAttempts ?? 5)) {
       await this.d.store.write([this.cas(s, { status: 'failed', waiting_reason: 'too many failed transactions', next_check_at: null })]);

@@ -1,11 +1,9 @@
 /** A real Prometheus (Debian's `prometheus` package) on a free port, scraping the given targets. */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort } from './ports.ts';
-import { eventually } from './wait.ts';
 import { ensureBinary } from './system-package.ts';
+import { startDaemon } from './daemon.ts';
 
 export interface Prometheus {
   url: string;
@@ -26,23 +24,10 @@ export async function startPrometheus(targets: string[], opts: { ruleFiles?: str
     ...(rules ? ['rule_files:', rules] : []),
     'scrape_configs:', '  - job_name: payments', '    static_configs:', `      - targets: ${JSON.stringify(targets)}`, '',
   ].join('\n'));
-  const port = await freePort();
-  let out = '';
-  const proc: ChildProcess = spawn(bin, [
+  const { url, stop } = await startDaemon('prometheus', bin, dir, (port) => [
     `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`,
     `--web.listen-address=127.0.0.1:${port}`,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  proc.stdout!.on('data', (d) => { out += d; });
-  proc.stderr!.on('data', (d) => { out += d; });
-  const url = `http://127.0.0.1:${port}`;
-  await eventually('prometheus to answer', async () => {
-    if (proc.exitCode !== null) throw new Error(`prometheus exited ${proc.exitCode}: ${out}`);
-    try {
-      return (await fetch(`${url}/-/ready`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, 60_000, 100);
+  ]);
   return {
     url,
     async query(q) {
@@ -51,11 +36,6 @@ export async function startPrometheus(targets: string[], opts: { ruleFiles?: str
       if (body.status !== 'success') throw new Error(`query failed: ${JSON.stringify(body)}`);
       return body.data.result;
     },
-    stop: () => new Promise<void>((done) => {
-      const finish = () => { rmSync(dir, { recursive: true, force: true }); done(); };
-      if (proc.exitCode !== null) return finish();
-      proc.once('exit', finish);
-      proc.kill('SIGTERM');
-    }),
+    stop,
   };
 }

@@ -4,20 +4,16 @@
  * sent), re-sent unchanged, replaced with the same nonce when it is not mined, confirmed at depth.
  */
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { Mnemonic, Transaction, Wallet } from 'ethers';
-import { loadConfig } from '../../config/index.ts';
-import { openStore, type Store } from '../../lib/store/index.ts';
+import type { Store } from '../../lib/store/index.ts';
 import { PoolSigner } from '../../lib/chains/signer.ts';
 import { Broadcaster } from '../../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../../lib/chains/broadcast/drivers.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts';
 import { gasWalletRef } from '../../lib/chains/gas-wallet.ts';
-import { closeClients } from '../../lib/chains/clients.ts';
-import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
-import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { tempDir } from '../helpers/node.ts';
+import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
+import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
+import { startChainEnv, type ChainEnv } from '../helpers/chain-env.ts';
 import { until } from './chain-listener-helpers.ts';
 
 const PHRASE = Mnemonic.fromEntropy(randomBytes(16)).phrase;
@@ -28,9 +24,9 @@ describe('transaction outbox', () => {
   let sol: SolanaRpcHarness;
   let mint: MintInfo;
   let store: Store;
-  let dir: string;
   let signer: PoolSigner;
-  let config: ReturnType<typeof loadConfig>;
+  let config: ChainEnv['config'];
+  let env: ChainEnv | undefined;
   const make = (over: Partial<ConstructorParameters<typeof Broadcaster>[0]> = {}) =>
     new Broadcaster({ store, driver: configuredDrivers(config, signer), pollIntervalMs: 50, rebroadcastMs: 1000, bumpAfterMs: 600_000, log: { warn: () => undefined }, ...over });
   const settle = async (b: Broadcaster, id: string): Promise<ChainTxDoc> =>
@@ -41,23 +37,11 @@ describe('transaction outbox', () => {
     }, 60_000);
 
   beforeAll(async () => {
-    [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
-    usdc = await eth.deployTestUsdc();
-    mint = await sol.createMint();
-    dir = tempDir();
-    store = await openStore(`sqlite:${join(dir, 's.db')}`);
-    config = loadConfig({
-      DATA_DIR: dir, ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      SOLANA_TESTNET_RPC_URL: sol.url, SOLANA_TESTNET_USDC_MINT: mint.mint,
-    });
-    signer = new PoolSigner(PHRASE);
+    env = await startChainEnv(PHRASE);
+    ({ eth, usdc, sol, mint, store, signer, config } = env);
   }, 120_000);
   afterAll(async () => {
-    await signer?.close();
-    await store?.close();
-    await closeClients();
-    await Promise.all([eth?.stop(), sol?.stop()]);
-    rmSync(dir, { recursive: true, force: true });
+    await env?.close();
   });
 
   it('sends ETH and USDC from the gas wallet with store-allocated nonces; a second create is a no-op', async () => {

@@ -6,11 +6,8 @@
  * finds ledger and chain equal, and a planted difference.
  */
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { Mnemonic, Wallet } from 'ethers';
-import { loadConfig } from '../../config/index.ts';
-import { openStore, type Store } from '../../lib/store/index.ts';
+import type { Store } from '../../lib/store/index.ts';
 import { PoolSigner } from '../../lib/chains/signer.ts';
 import { Broadcaster } from '../../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../../lib/chains/broadcast/drivers.ts';
@@ -18,16 +15,15 @@ import { GasWallets, gasWalletRef } from '../../lib/chains/gas-wallet.ts';
 import { SWEEPS, Sweeper, type SweepDoc } from '../../lib/chains/sweeps.ts';
 import { PayoutExecutor } from '../../lib/chains/payout-executor.ts';
 import { reconcile } from '../../lib/chains/reconcile.ts';
-import { closeClients } from '../../lib/chains/clients.ts';
 import { moneyOutMetrics } from '../../lib/chains/metrics.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts';
 import { Registry } from 'prom-client';
 import { balance, payoutOps, settlementOps, checkStoredLedger } from '../../lib/ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../../lib/payouts/model.ts';
 import { newId } from '../../lib/core/ids.ts';
-import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
-import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { tempDir } from '../helpers/node.ts';
+import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
+import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
+import { startChainEnv, type ChainEnv } from '../helpers/chain-env.ts';
 import { until } from './chain-listener-helpers.ts';
 
 const PHRASE = Mnemonic.fromEntropy(randomBytes(16)).phrase;
@@ -38,9 +34,9 @@ describe('sweeps and on-chain payouts', () => {
   let sol: SolanaRpcHarness;
   let mint: MintInfo;
   let store: Store;
-  let dir: string;
   let signer: PoolSigner;
-  let config: ReturnType<typeof loadConfig>;
+  let config: ChainEnv['config'];
+  let env: ChainEnv | undefined;
   let broadcaster: Broadcaster;
   let sweeper: Sweeper;
   let payouts: PayoutExecutor;
@@ -48,16 +44,8 @@ describe('sweeps and on-chain payouts', () => {
   const quiet = { warn: () => undefined };
 
   beforeAll(async () => {
-    [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
-    usdc = await eth.deployTestUsdc();
-    mint = await sol.createMint();
-    dir = tempDir();
-    store = await openStore(`sqlite:${join(dir, 's.db')}`);
-    config = loadConfig({
-      DATA_DIR: dir, ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      SOLANA_TESTNET_RPC_URL: sol.url, SOLANA_TESTNET_USDC_MINT: mint.mint,
-    });
-    signer = new PoolSigner(PHRASE);
+    env = await startChainEnv(PHRASE);
+    ({ eth, usdc, sol, mint, store, signer, config } = env);
     const driver = configuredDrivers(config, signer);
     const gas = new GasWallets({ config, keys: signer, log: quiet });
     broadcaster = new Broadcaster({ store, driver, pollIntervalMs: 50, rebroadcastMs: 1000, bumpAfterMs: 600_000, log: quiet });
@@ -67,11 +55,7 @@ describe('sweeps and on-chain payouts', () => {
     await sol.airdrop(signer.address(gasWalletRef('solana', 'testnet')), 5_000_000_000n);
   }, 120_000);
   afterAll(async () => {
-    await signer?.close();
-    await store?.close();
-    await closeClients();
-    await Promise.all([eth?.stop(), sol?.stop()]);
-    rmSync(dir, { recursive: true, force: true });
+    await env?.close();
   });
 
   const round = async () => {

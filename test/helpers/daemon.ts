@@ -1,0 +1,37 @@
+/** A server binary (Prometheus, Alertmanager) on a free port of 127.0.0.1, ready once GET /-/ready answers 200. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { freePort } from './ports.ts';
+import { eventually } from './wait.ts';
+
+export interface Daemon {
+  url: string;
+  /** kills the process and removes its throwaway dir */
+  stop(): Promise<void>;
+}
+
+export async function startDaemon(name: string, bin: string, dir: string, args: (port: number) => string[]): Promise<Daemon> {
+  const port = await freePort();
+  let out = '';
+  const proc: ChildProcess = spawn(bin, args(port), { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stdout!.on('data', (d) => { out += d; });
+  proc.stderr!.on('data', (d) => { out += d; });
+  const url = `http://127.0.0.1:${port}`;
+  await eventually(`${name} to answer`, async () => {
+    if (proc.exitCode !== null) throw new Error(`${name} exited ${proc.exitCode}: ${out}`);
+    try {
+      return (await fetch(`${url}/-/ready`)).status === 200;
+    } catch {
+      return false;
+    }
+  }, 60_000, 100);
+  return {
+    url,
+    stop: () => new Promise<void>((resolve) => {
+      const done = () => { rmSync(dir, { recursive: true, force: true }); resolve(); };
+      if (proc.exitCode !== null) return done();
+      proc.once('exit', done);
+      proc.kill('SIGTERM');
+    }),
+  };
+}
