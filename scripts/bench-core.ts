@@ -5,7 +5,7 @@
  * the same moment (the bare figure swings a lot on a shared VM). Then the idle RSS of a node, and reads on
  * one node against two nodes over NATS sharing one SQLite store.
  *
- * Usage: npm run bench:core [-- --duration 10 --connections 50 --rounds 1 --no-cluster]
+ * Usage: npm run bench:core [-- --duration 10 --connections 50 --rounds 1 --no-cluster | --cluster-only]
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -76,6 +76,11 @@ async function main() {
   console.log(`bench:core: autocannon, ${connections} connections, ${duration} s per measurement, node ${process.version}`);
 
   const bare = await startBare();
+  if (argv.includes('--cluster-only')) {
+    await twoNodes(duration, connections, bare.url);
+    bare.child.kill('SIGTERM');
+    return;
+  }
   const svc = await startServiceProcess({ TRUSTED_EMAIL_DOMAINS: 'bench.example' });
   try {
     await new Promise((r) => setTimeout(r, 2000));

@@ -16,7 +16,7 @@ import type { Runtime } from '../lib/runtime.ts';
 import { ServiceError, toEnvelope, unauthorized } from '../lib/core/errors.ts';
 import { API_KEY_PATTERN, keyHash, resolveApiKey, resolveBearer } from '../lib/auth.ts';
 import { AuthCache } from '../lib/core/auth-cache.ts';
-import { limitInStore, rateLimitError } from '../lib/core/rate-limit.ts';
+import { limitInStore } from '../lib/core/rate-limit.ts';
 import { openapiPath } from '../lib/validation.ts';
 import { opsHasher } from '../lib/ops/hash.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
@@ -43,8 +43,14 @@ function httpMetrics(rt: Runtime) {
 
 const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
 
-/** What authenticating an API key needs, cached per key hash (lib/core/auth-cache.ts). */
-interface KeyAuth { key_id: string; expires_at: string | null; merchant_id: string; merchant_version: number; sandbox: boolean; rate_limit_per_minute: number }
+/** Which merchant an API key belongs to, cached per key hash (lib/core/auth-cache.ts). */
+interface KeyAuth { key_id: string; merchant_id: string }
+
+/** The key is the merchant's active one, or its previous one within the rotation overlap. */
+function keyStillValid(m: { active_key_id?: string; previous_key_id?: string | null; previous_api_key_expires_at?: string | null }, keyId: string, now: Date): boolean {
+  if (m.active_key_id === keyId) return true;
+  return m.previous_key_id === keyId && !!m.previous_api_key_expires_at && m.previous_api_key_expires_at > now.toISOString();
+}
 
 function sendEnvelope(res: ServerResponse, err: unknown): void {
   const e = err as { status?: number; statusCode?: number; type?: string; code?: unknown };
@@ -190,38 +196,32 @@ export function createApiService(rt: Runtime): ServiceSchema {
         if (apiKey !== undefined && mode !== 'bearer-optional') {
           if (!API_KEY_PATTERN.test(apiKey)) throw unauthorized();
           const hash = keyHash(apiKey);
-          const load = async (): Promise<KeyAuth> => {
+          // which merchant a key belongs to never changes: cached; whether it is still valid and the
+          // merchant's limit are read fresh from the merchant on every request, so a revocation, a
+          // rotation or a new limit holds on every node at once without waiting for any message
+          let auth = authCache.get(hash);
+          if (!auth) {
             const generation = authCache.generation;
             const key = await resolveApiKey(rt.store, apiKey, rt.now());
             if (!key) throw unauthorized();
-            const merchant = await rt.store.get<{ id: string; version?: number; sandbox: boolean; rate_limit_per_minute: number }>('merchants', key.merchant_id);
-            if (!merchant) throw unauthorized();
-            const loaded: KeyAuth = {
-              key_id: key.id, expires_at: key.expires_at, merchant_id: merchant.id, merchant_version: merchant.version ?? 0,
-              sandbox: merchant.sandbox, rate_limit_per_minute: merchant.rate_limit_per_minute,
-            };
-            authCache.set(hash, merchant.id, loaded, generation);
-            return loaded;
-          };
-          let auth = authCache.get(hash) ?? await load();
-          // one count per merchant across the cluster, kept where the merchant's actor lives (lib/core/rate-limit.ts);
-          // the answer also names the merchant's newest version that node committed: a newer one than the
-          // cached entry means a change this node may not have been told about yet, so read again
-          const { count, version } = await ctx.call<{ count: number; version: number }, { id: string }>('merchant-actors.admit', { id: auth.merchant_id });
-          if (version > auth.merchant_version) {
+            auth = { key_id: key.id, merchant_id: key.merchant_id };
+            authCache.set(hash, key.merchant_id, auth, generation);
+          }
+          const merchant = await rt.store.get<{ id: string; sandbox: boolean; rate_limit_per_minute: number; active_key_id?: string; previous_key_id?: string | null; previous_api_key_expires_at?: string | null }>('merchants', auth.merchant_id);
+          if (!merchant || !keyStillValid(merchant, auth.key_id, rt.now())) {
             authCache.dropMerchant(auth.merchant_id);
-            auth = await load();
+            throw unauthorized();
           }
-          // a previous key's overlap can end while it is cached
-          if (auth.expires_at && auth.expires_at <= rt.now().toISOString()) throw unauthorized();
-          if (count > auth.rate_limit_per_minute) {
-            const environment = auth.sandbox ? 'sandbox' : 'live';
+          // one count per merchant across every node: an atomic counter in the store (lib/core/rate-limit.ts)
+          const refused = await limitInStore(rt.store, 'merchant', merchant.id, merchant.rate_limit_per_minute, rt.now()).then(() => null, (e: unknown) => e);
+          if (refused) {
+            const environment = merchant.sandbox ? 'sandbox' : 'live';
             rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment });
-            await alerts.report({ kind: 'limit', merchant_id: auth.merchant_id, source: (ctx.meta as { client: { ip_hash: string } }).client.ip_hash },
-              requestContext(rt, { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params }, { merchant_id: auth.merchant_id, environment, last_error_code: 'rate_limited' }), (this as unknown as { logger: { warn(...a: unknown[]): void } }).logger);
-            throw rateLimitError('merchant', auth.rate_limit_per_minute);
+            await alerts.report({ kind: 'limit', merchant_id: merchant.id, source: (ctx.meta as { client: { ip_hash: string } }).client.ip_hash },
+              requestContext(rt, { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params }, { merchant_id: merchant.id, environment, last_error_code: 'rate_limited' }), (this as unknown as { logger: { warn(...a: unknown[]): void } }).logger);
+            throw refused;
           }
-          return { kind: 'merchant', merchant_id: auth.merchant_id, sandbox: auth.sandbox, key_id: auth.key_id };
+          return { kind: 'merchant', merchant_id: merchant.id, sandbox: merchant.sandbox, key_id: auth.key_id };
         }
         if (bearerHeader !== undefined && (mode === 'key-or-bearer' || mode === 'bearer-optional')) {
           const user = await resolveBearer(rt.store, bearerHeader);
