@@ -12,7 +12,8 @@ import { restartedNodes } from './lib/cluster/restarted-nodes.ts';
 function transporter(config: Config): BrokerOptions['transporter'] {
   if (!config.transporter) return null;
   const c = config.cluster;
-  if (!config.transporter.startsWith('nats://') && !config.transporter.startsWith('tls://')) return config.transporter as BrokerOptions['transporter'];
+  if (!config.transporter.startsWith('nats://') && !config.transporter.startsWith('tls://'))
+    return config.transporter as BrokerOptions['transporter'];
   // `servers`, not `url`: Moleculer's NATS transporter overwrites user/pass with the URL's (empty) ones
   const urls = config.transporter.split(',').map((u) => new URL(u.trim()));
   const options: Record<string, unknown> = { servers: urls.map((u) => u.host) };

@@ -10,7 +10,11 @@ import { auditOp } from '../lib/core/audit.ts';
 
 export type KycStatus = 'none' | 'pending' | 'verified' | 'rejected';
 
-export interface SealedSecret { sealed: string; created_at: string; expires_at: string | null }
+export interface SealedSecret {
+  sealed: string;
+  created_at: string;
+  expires_at: string | null;
+}
 
 export interface MerchantState extends Doc {
   name: string;
@@ -40,7 +44,14 @@ export type MerchantMsg =
 
 export type MerchantReply = { merchant: MerchantState; revoked?: boolean };
 
-function apiKeyDoc(id: string, merchantId: string, kind: ApiKeyDoc['kind'], prefix: string, createdAt: string, expiresAt: string | null): ApiKeyDoc {
+function apiKeyDoc(
+  id: string,
+  merchantId: string,
+  kind: ApiKeyDoc['kind'],
+  prefix: string,
+  createdAt: string,
+  expiresAt: string | null,
+): ApiKeyDoc {
   return { id, merchant_id: merchantId, kind, prefix, created_at: createdAt, expires_at: expiresAt };
 }
 
@@ -57,18 +68,27 @@ export function decideMerchant(state: MerchantState | null, msg: MerchantMsg, no
     case 'rotate_api_key': {
       // only one overlapping previous key: an older one ends now
       if (state.previous_key_id) effects.push({ op: 'delete', coll: 'api_keys', id: state.previous_key_id });
-      effects.push({ op: 'upsert', coll: 'api_keys', doc: apiKeyDoc(state.active_key_id, state.id, 'previous', state.active_key_prefix, at, msg.overlap_until) });
+      effects.push({
+        op: 'upsert',
+        coll: 'api_keys',
+        doc: apiKeyDoc(state.active_key_id, state.id, 'previous', state.active_key_prefix, at, msg.overlap_until),
+      });
       effects.push({ op: 'insert', coll: 'api_keys', doc: apiKeyDoc(msg.new_key_id, state.id, 'active', msg.new_key_prefix, at, null) });
       Object.assign(next, {
-        previous_key_id: state.active_key_id, previous_api_key_expires_at: msg.overlap_until,
-        active_key_id: msg.new_key_id, active_key_prefix: msg.new_key_prefix,
+        previous_key_id: state.active_key_id,
+        previous_api_key_expires_at: msg.overlap_until,
+        active_key_id: msg.new_key_id,
+        active_key_prefix: msg.new_key_prefix,
       });
       effects.push(auditOp('merchant.api_key.rotated', { merchant_id: state.id, previous_expires_at: msg.overlap_until }, at));
       break;
     }
     case 'rotate_webhook_secret': {
       const [current] = liveSecrets(state, now);
-      next.webhook_secrets = [{ sealed: msg.sealed, created_at: at, expires_at: null }, ...(current ? [{ ...current, expires_at: msg.overlap_until }] : [])];
+      next.webhook_secrets = [
+        { sealed: msg.sealed, created_at: at, expires_at: null },
+        ...(current ? [{ ...current, expires_at: msg.overlap_until }] : []),
+      ];
       effects.push(auditOp('merchant.webhook_secret.rotated', { merchant_id: state.id, previous_expires_at: msg.overlap_until }, at));
       break;
     }
@@ -92,7 +112,13 @@ export function decideMerchant(state: MerchantState | null, msg: MerchantMsg, no
       break;
     case 'set_rate_limit':
       next.rate_limit_per_minute = msg.rate_limit_per_minute;
-      effects.push(auditOp('operator.rate_limit.set', { merchant_id: state.id, rate_limit_per_minute: msg.rate_limit_per_minute, previous: state.rate_limit_per_minute }, at));
+      effects.push(
+        auditOp(
+          'operator.rate_limit.set',
+          { merchant_id: state.id, rate_limit_per_minute: msg.rate_limit_per_minute, previous: state.rate_limit_per_minute },
+          at,
+        ),
+      );
       break;
   }
   return { state: next, effects, reply: { merchant: next } };

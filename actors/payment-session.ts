@@ -221,8 +221,15 @@ function transition(d: Draft, next: SessionStatus): void {
   const told = type === 'payment_session.completed' && s.events.some((e) => e.type === type);
   if (type && !s.demo && !told) {
     const op = webhookEventOp({
-      merchant_id: s.merchant_id, session_id: s.id, event_type: type, status: next,
-      amount: toApiNumber(s.expected_subunits, s.decimals), currency: s.token, chain: s.chain, network: s.network, now,
+      merchant_id: s.merchant_id,
+      session_id: s.id,
+      event_type: type,
+      status: next,
+      amount: toApiNumber(s.expected_subunits, s.decimals),
+      currency: s.token,
+      chain: s.chain,
+      network: s.network,
+      now,
     });
     const id = (op as { doc: Doc }).doc.id;
     d.effects.push(op);
@@ -270,11 +277,21 @@ function credit(d: Draft, dep: DepositInput): Decision<PaymentSessionState, Sess
   if (isOpen(s.status) && isDue(s, now) && detected.getTime() >= Date.parse(s.expires_at)) transition(d, 'expired');
   const counted = dep.token === s.token;
   const record: DepositRecord = {
-    key: dep.key, tx_hash: dep.tx_hash ?? null, index: Number(dep.index ?? 0), amount_subunits: BigInt(dep.amount_subunits).toString(),
-    token: dep.token, confirmations: Number(dep.confirmations ?? 0),
-    block_number: dep.block_number ?? null, block_hash: dep.block_hash ?? null,
-    detected_at: detected.toISOString(), credited_at: now.toISOString(),
-    late: s.status === 'expired', counted, reverted: false, reverted_at: null, simulated: false,
+    key: dep.key,
+    tx_hash: dep.tx_hash ?? null,
+    index: Number(dep.index ?? 0),
+    amount_subunits: BigInt(dep.amount_subunits).toString(),
+    token: dep.token,
+    confirmations: Number(dep.confirmations ?? 0),
+    block_number: dep.block_number ?? null,
+    block_hash: dep.block_hash ?? null,
+    detected_at: detected.toISOString(),
+    credited_at: now.toISOString(),
+    late: s.status === 'expired',
+    counted,
+    reverted: false,
+    reverted_at: null,
+    simulated: false,
   };
   if (existing >= 0) s.deposits[existing] = record;
   else s.deposits.push(record);
@@ -317,9 +334,21 @@ function simulate(d: Draft, callerMerchantId: string | null): Decision<PaymentSe
   const missing = BigInt(s.expected_subunits) - receivedOf(s.deposits);
   const n = s.deposits.filter((x) => x.simulated).length;
   s.deposits.push({
-    key: `simulation:${s.id}:${n}`, tx_hash: null, index: 0, amount_subunits: missing.toString(), token: s.token,
-    confirmations: 0, block_number: null, block_hash: null, detected_at: now.toISOString(), credited_at: now.toISOString(),
-    late: false, counted: true, reverted: false, reverted_at: null, simulated: true,
+    key: `simulation:${s.id}:${n}`,
+    tx_hash: null,
+    index: 0,
+    amount_subunits: missing.toString(),
+    token: s.token,
+    confirmations: 0,
+    block_number: null,
+    block_hash: null,
+    detected_at: now.toISOString(),
+    credited_at: now.toISOString(),
+    late: false,
+    counted: true,
+    reverted: false,
+    reverted_at: null,
+    simulated: true,
   });
   d.changed = true;
   refreshReceived(d);
@@ -369,10 +398,18 @@ export function decideSession(state: PaymentSessionState | null, msg: SessionMsg
  * Settlement (issue 9): the ledger writes for deposits that became counted (credited) or stopped counting
  * (reverted) in a decision; committed in the same atomic write as the session's state.
  */
-export type SettlementHook = (s: PaymentSessionState, credited: DepositRecord[], reverted: DepositRecord[], now: Date) => Promise<WriteOp[]>;
+export type SettlementHook = (
+  s: PaymentSessionState,
+  credited: DepositRecord[],
+  reverted: DepositRecord[],
+  now: Date,
+) => Promise<WriteOp[]>;
 
 /** Deposits that count now and did not before (credited), and the reverse (reverted). */
-export function settlementChanges(before: Map<string, boolean>, after: DepositRecord[]): { credited: DepositRecord[]; reverted: DepositRecord[] } {
+export function settlementChanges(
+  before: Map<string, boolean>,
+  after: DepositRecord[],
+): { credited: DepositRecord[]; reverted: DepositRecord[] } {
   const credited: DepositRecord[] = [];
   const reverted: DepositRecord[] = [];
   for (const d of after) {
@@ -395,7 +432,9 @@ export type DepositResolver = (sessionId: string, msg: SessionMsg) => Promise<Se
  * `deposits`: the session actor credits only deposits recorded in the store's deposit inbox: a credit
  * message names a key, and the record (read in the actor's turn) supplies the amount, token and depth.
  */
-export function sessionBehavior(opts: { settle?: SettlementHook; rates?: CompletionRateLookup; deposits?: DepositResolver } = {}): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
+export function sessionBehavior(
+  opts: { settle?: SettlementHook; rates?: CompletionRateLookup; deposits?: DepositResolver } = {},
+): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
   return {
     collection: 'payment_sessions',
     // two sessions settling into one wallet race on its ledger account's first insert: decide again
@@ -404,7 +443,8 @@ export function sessionBehavior(opts: { settle?: SettlementHook; rates?: Complet
       // decideSession changes the state it is given: remember what the extras compare with first
       const completedBefore = state?.completed_at ?? null;
       const counted = new Map((state?.deposits ?? []).map((d) => [d.key, d.counted && !d.reverted]));
-      const resolved = opts.deposits && state && (msg.type === 'credit' || msg.type === 'revert') ? await opts.deposits(state.id, msg) : msg;
+      const resolved =
+        opts.deposits && state && (msg.type === 'credit' || msg.type === 'revert') ? await opts.deposits(state.id, msg) : msg;
       const decision = decideSession(state, resolved, now);
       const s = decision.state;
       if (!s) return decision;
@@ -441,7 +481,8 @@ export type CompletionRateLookup = (base: string, now: Date) => Promise<(Recorde
  * in the same write (so receipts and reports show the fiat value at payment time); a session that leaves
  * completed (a reorg) drops it, and a new completion records the rate of its own time.
  */
-export function paymentSessionBehaviorWithRates(lookup: CompletionRateLookup): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
+export function paymentSessionBehaviorWithRates(
+  lookup: CompletionRateLookup,
+): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
   return sessionBehavior({ rates: lookup });
 }
-

@@ -66,7 +66,15 @@ export class ActorHost<S extends Doc, M, R> {
   constructor(store: Store, behavior: ActorBehavior<S, M, R>, opts: ActorHostOptions = {}) {
     this.store = store;
     this.behavior = behavior;
-    this.opts = { mailboxSize: 100, idleMs: 60_000, maxActive: 10_000, maxRetries: 25, now: () => new Date(), onActivate: () => undefined, ...opts };
+    this.opts = {
+      mailboxSize: 100,
+      idleMs: 60_000,
+      maxActive: 10_000,
+      maxRetries: 25,
+      now: () => new Date(),
+      onActivate: () => undefined,
+      ...opts,
+    };
     this.timer = setInterval(() => this.deactivateIdle(), Math.max(1000, this.opts.idleMs / 2));
     this.timer.unref();
   }
@@ -91,14 +99,17 @@ export class ActorHost<S extends Doc, M, R> {
       this.opts.onActivate();
       this.evictOverflow();
     }
-    if (act.pending >= this.opts.mailboxSize) return Promise.reject(rateLimited('too many concurrent requests for this resource, retry later'));
+    if (act.pending >= this.opts.mailboxSize)
+      return Promise.reject(rateLimited('too many concurrent requests for this resource, retry later'));
     act.pending++;
     const a = act;
     const run = a.tail.then(() => this.process(id, a, msg));
-    a.tail = run.catch(() => undefined).finally(() => {
-      a.pending--;
-      a.lastUsed = Date.now();
-    });
+    a.tail = run
+      .catch(() => undefined)
+      .finally(() => {
+        a.pending--;
+        a.lastUsed = Date.now();
+      });
     return run;
   }
 
@@ -106,42 +117,50 @@ export class ActorHost<S extends Doc, M, R> {
     // a lost race (another node wrote first) is retried on the core helper; `lost` carries the store's error
     const lost = new WeakSet<object>();
     let last: unknown;
-    return retryOnConflict(async (attempt) => {
-      if (!act.loaded) {
-        act.state = attempt === 1 && this.behavior.creates?.(msg) ? null : await this.store.get<S>(this.behavior.collection, id);
-        act.loaded = true;
-      }
-      const current = act.state;
-      const decision = await this.behavior.handle(current ? structuredClone(current) : null, msg, this.opts.now());
-      if (!decision.state && !decision.remove && !decision.effects?.length) return decision.reply;
-      const ops: WriteOp[] = [];
-      if (decision.remove && current) ops.push({ op: 'delete', coll: this.behavior.collection, id });
-      else if (decision.state) {
-        const doc = { ...decision.state, id };
-        ops.push(current
-          ? { op: 'cas', coll: this.behavior.collection, doc, expected: current.version ?? 0 }
-          : { op: 'insert', coll: this.behavior.collection, doc });
-      }
-      ops.push(...(decision.effects ?? []));
-      try {
-        await this.store.write(ops);
-      } catch (e) {
-        act.loaded = false; // reload and decide again (or next time)
-        const dupColl = isDuplicate(e) ? e.coll : null;
-        const lostRace = isConflict(e) || (dupColl !== null && ((!current && dupColl === this.behavior.collection) || !!this.behavior.retryDuplicatesIn?.includes(dupColl)));
-        if (lostRace && e && typeof e === 'object') lost.add(e);
-        last = e;
-        throw e;
-      }
-      act.state = decision.remove ? null : decision.state ? ((ops[0] as { doc: Doc }).doc as S) : current;
-      return decision.reply;
-    }, {
-      attempts: this.opts.maxRetries + 1,
-      retryOn: (e) => !!e && typeof e === 'object' && lost.has(e),
-      // jittered backoff, so that two holders of one actor stop colliding
-      maxPauseMs: (n) => Math.min(50, 2 ** (n - 1)),
-      exhausted: () => last as Error,
-    });
+    return retryOnConflict(
+      async (attempt) => {
+        if (!act.loaded) {
+          act.state = attempt === 1 && this.behavior.creates?.(msg) ? null : await this.store.get<S>(this.behavior.collection, id);
+          act.loaded = true;
+        }
+        const current = act.state;
+        const decision = await this.behavior.handle(current ? structuredClone(current) : null, msg, this.opts.now());
+        if (!decision.state && !decision.remove && !decision.effects?.length) return decision.reply;
+        const ops: WriteOp[] = [];
+        if (decision.remove && current) ops.push({ op: 'delete', coll: this.behavior.collection, id });
+        else if (decision.state) {
+          const doc = { ...decision.state, id };
+          ops.push(
+            current
+              ? { op: 'cas', coll: this.behavior.collection, doc, expected: current.version ?? 0 }
+              : { op: 'insert', coll: this.behavior.collection, doc },
+          );
+        }
+        ops.push(...(decision.effects ?? []));
+        try {
+          await this.store.write(ops);
+        } catch (e) {
+          act.loaded = false; // reload and decide again (or next time)
+          const dupColl = isDuplicate(e) ? e.coll : null;
+          const lostRace =
+            isConflict(e) ||
+            (dupColl !== null &&
+              ((!current && dupColl === this.behavior.collection) || !!this.behavior.retryDuplicatesIn?.includes(dupColl)));
+          if (lostRace && e && typeof e === 'object') lost.add(e);
+          last = e;
+          throw e;
+        }
+        act.state = decision.remove ? null : decision.state ? ((ops[0] as { doc: Doc }).doc as S) : current;
+        return decision.reply;
+      },
+      {
+        attempts: this.opts.maxRetries + 1,
+        retryOn: (e) => !!e && typeof e === 'object' && lost.has(e),
+        // jittered backoff, so that two holders of one actor stop colliding
+        maxPauseMs: (n) => Math.min(50, 2 ** (n - 1)),
+        exhausted: () => last as Error,
+      },
+    );
   }
 
   private deactivateIdle(): void {

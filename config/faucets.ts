@@ -33,23 +33,43 @@ export interface FaucetsConfig {
 /** The public faucets for the testnets the rails default to (Sepolia, Solana devnet). */
 export const DEFAULT_FAUCETS: FaucetEntry[] = [
   {
-    chain: 'ethereum', network: 'testnet', token: 'ETH', name: 'Google Cloud Web3 faucet (Sepolia)',
-    url: 'https://cloud.google.com/application/web3/faucet/ethereum/sepolia', amount: null, interval: null,
+    chain: 'ethereum',
+    network: 'testnet',
+    token: 'ETH',
+    name: 'Google Cloud Web3 faucet (Sepolia)',
+    url: 'https://cloud.google.com/application/web3/faucet/ethereum/sepolia',
+    amount: null,
+    interval: null,
     notes: 'Sepolia ETH for gas. Limits are set by the faucet operator; a Google account is required.',
   },
   {
-    chain: 'ethereum', network: 'testnet', token: 'USDC', name: 'Circle USDC faucet',
-    url: 'https://faucet.circle.com', amount: null, interval: null,
+    chain: 'ethereum',
+    network: 'testnet',
+    token: 'USDC',
+    name: 'Circle USDC faucet',
+    url: 'https://faucet.circle.com',
+    amount: null,
+    interval: null,
     notes: 'Choose Ethereum Sepolia. Test USDC only; limits are set by Circle.',
   },
   {
-    chain: 'solana', network: 'testnet', token: 'USDC', name: 'Circle USDC faucet',
-    url: 'https://faucet.circle.com', amount: null, interval: null,
+    chain: 'solana',
+    network: 'testnet',
+    token: 'USDC',
+    name: 'Circle USDC faucet',
+    url: 'https://faucet.circle.com',
+    amount: null,
+    interval: null,
     notes: 'Choose Solana Devnet. Test USDC only; limits are set by Circle.',
   },
   {
-    chain: 'solana', network: 'testnet', token: 'SOL', name: 'Solana devnet faucet',
-    url: 'https://faucet.solana.com', amount: null, interval: null,
+    chain: 'solana',
+    network: 'testnet',
+    token: 'SOL',
+    name: 'Solana devnet faucet',
+    url: 'https://faucet.solana.com',
+    amount: null,
+    interval: null,
     notes: 'Devnet SOL (also `solana airdrop 1 <address> --url devnet`). Limits are set by the Solana Foundation.',
   },
 ];
@@ -72,8 +92,14 @@ function parseList(raw: string): FaucetEntry[] {
     if (!/^https?:\/\//.test(f.url as string)) throw new Error(`FAUCETS[${i}].url must be an http(s) URL`);
     const opt = (k: string) => (f[k] === undefined || f[k] === null ? null : String(f[k]));
     return {
-      chain: f.chain as string, network: f.network as string, token: (f.token as string).toUpperCase(), name: f.name as string,
-      url: f.url as string, amount: opt('amount'), interval: opt('interval'), notes: typeof f.notes === 'string' ? f.notes : '',
+      chain: f.chain as string,
+      network: f.network as string,
+      token: (f.token as string).toUpperCase(),
+      name: f.name as string,
+      url: f.url as string,
+      amount: opt('amount'),
+      interval: opt('interval'),
+      notes: typeof f.notes === 'string' ? f.notes : '',
     };
   });
 }
@@ -82,9 +108,13 @@ export function loadFaucetsConfig(env: Env): FaucetsConfig {
   const drip = (env.FAUCET_DRIP || 'auto').trim().toLowerCase();
   if (drip !== 'auto' && drip !== 'off') throw new Error('FAUCET_DRIP must be auto or off');
   const dripAmounts: Record<string, string> = {};
-  for (const e of (env.FAUCET_DRIP_AMOUNTS || 'ETH=1,USDC=100,SOL=1').split(/[,;]/).map((s) => s.trim()).filter(Boolean)) {
+  for (const e of (env.FAUCET_DRIP_AMOUNTS || 'ETH=1,USDC=100,SOL=1')
+    .split(/[,;]/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [k, v] = e.split('=').map((s) => s?.trim());
-    if (!k || !v || !/^\d+(\.\d+)?$/.test(v) || /^0+(\.0+)?$/.test(v)) throw new Error(`FAUCET_DRIP_AMOUNTS: '${e}' must be TOKEN=<positive token units>`);
+    if (!k || !v || !/^\d+(\.\d+)?$/.test(v) || /^0+(\.0+)?$/.test(v))
+      throw new Error(`FAUCET_DRIP_AMOUNTS: '${e}' must be TOKEN=<positive token units>`);
     dripAmounts[k.toUpperCase()] = v;
   }
   const interval = parseDuration(env.FAUCET_DRIP_INTERVAL || '10m');
@@ -93,6 +123,9 @@ export function loadFaucetsConfig(env: Env): FaucetsConfig {
   if (!Number.isInteger(perMerchant) || perMerchant < 1) throw new Error('FAUCET_DRIP_PER_MERCHANT must be a positive integer');
   return {
     list: env.FAUCETS ? parseList(env.FAUCETS) : DEFAULT_FAUCETS,
-    drip, dripAmounts, dripIntervalMs: interval, dripPerMerchant: perMerchant,
+    drip,
+    dripAmounts,
+    dripIntervalMs: interval,
+    dripPerMerchant: perMerchant,
   };
 }

@@ -100,7 +100,10 @@ export interface Config {
 }
 
 /** "more than `count` in `windowMs`" */
-export interface WindowThreshold { count: number; windowMs: number }
+export interface WindowThreshold {
+  count: number;
+  windowMs: number;
+}
 
 export interface AlertsConfig {
   /** successful registrations per source or agent (ALERT_REGISTRATION_SPIKE, default 10/10m) */
@@ -156,7 +159,8 @@ function duration(env: Env, name: string, dflt: string): number {
 function alertsConfig(env: Env): AlertsConfig {
   const webhookUrl = env.ALERT_WEBHOOK_URL ?? '';
   const webhookSecret = env.ALERT_WEBHOOK_SECRET ?? '';
-  if (webhookUrl && webhookSecret.length < 16) throw new Error('ALERT_WEBHOOK_URL needs ALERT_WEBHOOK_SECRET (at least 16 characters) to sign alerts');
+  if (webhookUrl && webhookSecret.length < 16)
+    throw new Error('ALERT_WEBHOOK_URL needs ALERT_WEBHOOK_SECRET (at least 16 characters) to sign alerts');
   const rate = windowThreshold(env, 'ALERT_WEBHOOK_FAILURE_RATE', '50/15m');
   if (rate.count > 100) throw new Error('ALERT_WEBHOOK_FAILURE_RATE is a percentage (0 to 100) per window');
   return {
@@ -180,7 +184,16 @@ function alertsConfig(env: Env): AlertsConfig {
  * Docker/Kubernetes secrets: for each secret variable NAME, NAME_FILE names a file holding its value.
  * Applied to the process environment at start-up, before anything reads it.
  */
-export const SECRET_VARIABLES = ['MASTER_KEY', 'SEED_MNEMONIC', 'CLUSTER_SECRET', 'NATS_PASSWORD', 'NATS_TOKEN', 'SMTP_URL', 'METRICS_TOKEN', 'ALERT_WEBHOOK_SECRET'] as const;
+export const SECRET_VARIABLES = [
+  'MASTER_KEY',
+  'SEED_MNEMONIC',
+  'CLUSTER_SECRET',
+  'NATS_PASSWORD',
+  'NATS_TOKEN',
+  'SMTP_URL',
+  'METRICS_TOKEN',
+  'ALERT_WEBHOOK_SECRET',
+] as const;
 
 export function applySecretFiles(env: Env = process.env): void {
   for (const name of SECRET_VARIABLES) {
@@ -190,7 +203,11 @@ export function applySecretFiles(env: Env = process.env): void {
   }
 }
 
-const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
 
 function int(env: Env, name: string, dflt: number, min = 0): number {
   const raw = env[name];
@@ -214,7 +231,8 @@ function decimalOrNull(env: Env, name: string): string | null {
 /** mainnet defaults to finalized: a deposit that counts must not be rolled back with its slot */
 function commitment(v: string | undefined, network: 'TESTNET' | 'MAINNET'): ChainNetworkConfig['commitment'] {
   const c = (v || (network === 'MAINNET' ? 'finalized' : 'confirmed')).trim();
-  if (c !== 'processed' && c !== 'confirmed' && c !== 'finalized') throw new Error('SOLANA_*_COMMITMENT must be processed, confirmed or finalized');
+  if (c !== 'processed' && c !== 'confirmed' && c !== 'finalized')
+    throw new Error('SOLANA_*_COMMITMENT must be processed, confirmed or finalized');
   return c;
 }
 
@@ -244,9 +262,10 @@ export function loadConfig(env: Env = process.env): Config {
       natsUser: env.NATS_USER ?? '',
       natsPassword: env.NATS_PASSWORD ?? '',
       natsToken: env.NATS_TOKEN ?? '',
-      tls: env.NATS_TLS_CA_FILE || env.NATS_TLS_CERT_FILE
-        ? { caFile: env.NATS_TLS_CA_FILE ?? '', certFile: env.NATS_TLS_CERT_FILE ?? '', keyFile: env.NATS_TLS_KEY_FILE ?? '' }
-        : null,
+      tls:
+        env.NATS_TLS_CA_FILE || env.NATS_TLS_CERT_FILE
+          ? { caFile: env.NATS_TLS_CA_FILE ?? '', certFile: env.NATS_TLS_CERT_FILE ?? '', keyFile: env.NATS_TLS_KEY_FILE ?? '' }
+          : null,
     },
     namespace: env.NAMESPACE || 'payments',
     nodeId: env.NODE_ID || undefined,
@@ -292,7 +311,10 @@ export function loadConfig(env: Env = process.env): Config {
     alerts: alertsConfig(env),
     audit: { sealIntervalMs: int(env, 'AUDIT_SEAL_INTERVAL_MS', 1000, 10) },
     moneyOut: {
-      gasWalletMin: { ethereum: decimalOrNull(env, 'GAS_WALLET_MIN_ETH') ?? '0.01', solana: decimalOrNull(env, 'GAS_WALLET_MIN_SOL') ?? '0.05' },
+      gasWalletMin: {
+        ethereum: decimalOrNull(env, 'GAS_WALLET_MIN_ETH') ?? '0.01',
+        solana: decimalOrNull(env, 'GAS_WALLET_MIN_SOL') ?? '0.05',
+      },
       pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),
       rebroadcastMs: int(env, 'BROADCAST_REBROADCAST_MS', 15_000, 10),
       bumpAfterMs: int(env, 'BROADCAST_BUMP_AFTER_MS', 120_000, 10),

@@ -14,7 +14,13 @@ export interface Rail {
   min_amount: string;
 }
 
-interface RailTemplate { chain: Rail['chain']; token: Rail['token']; decimals: number; kind: string; min_amount: string }
+interface RailTemplate {
+  chain: Rail['chain'];
+  token: Rail['token'];
+  decimals: number;
+  kind: string;
+  min_amount: string;
+}
 
 const TEMPLATES: RailTemplate[] = [
   { chain: 'ethereum', token: 'USDC', decimals: 6, kind: 'erc20', min_amount: '0.01' },
@@ -31,9 +37,13 @@ export function buildRails(chains: Record<Rail['chain'], Record<Rail['network'],
     for (const t of TEMPLATES) {
       if (network === 'mainnet' && !chains[t.chain].mainnet.rpcUrl) continue;
       rails.push({
-        chain: t.chain, network, token: t.token,
+        chain: t.chain,
+        network,
+        token: t.token,
         display_name: `${t.token} on ${CHAIN_NAMES[t.chain]}${network === 'testnet' ? ' (testnet)' : ''}`,
-        decimals: t.decimals, kind: t.kind, min_amount: t.min_amount,
+        decimals: t.decimals,
+        kind: t.kind,
+        min_amount: t.min_amount,
       });
     }
   }

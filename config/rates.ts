@@ -18,7 +18,12 @@ import { parseDuration } from '../lib/core/duration.ts';
 export type RateSourceName = 'chainlink' | 'http' | 'static';
 export const RATE_SOURCE_NAMES: RateSourceName[] = ['chainlink', 'http', 'static'];
 
-export interface ChainlinkFeed { chain: 'ethereum'; network: 'testnet' | 'mainnet'; address: string; maxAgeS: number | null }
+export interface ChainlinkFeed {
+  chain: 'ethereum';
+  network: 'testnet' | 'mainnet';
+  address: string;
+  maxAgeS: number | null;
+}
 
 export interface RatesConfig {
   /** pair `BASE:QUOTE` or `*` → sources in order */
@@ -45,11 +50,15 @@ const PAIR = /^([A-Z0-9]{2,10}):([A-Z]{3,5})$/;
 
 /** `A=x;B=y` (or commas between entries whose values have no commas) → entries, names upper-cased. */
 function entries(raw: string, name: string, sep = /;/): Array<[string, string]> {
-  return raw.split(sep).map((s) => s.trim()).filter(Boolean).map((e) => {
-    const i = e.indexOf('=');
-    if (i <= 0) throw new Error(`${name}: '${e}' is not KEY=VALUE`);
-    return [e.slice(0, i).trim().toUpperCase(), e.slice(i + 1).trim()];
-  });
+  return raw
+    .split(sep)
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((e) => {
+      const i = e.indexOf('=');
+      if (i <= 0) throw new Error(`${name}: '${e}' is not KEY=VALUE`);
+      return [e.slice(0, i).trim().toUpperCase(), e.slice(i + 1).trim()];
+    });
 }
 
 function pair(key: string, name: string, star = false): string {
@@ -70,8 +79,13 @@ function seconds(env: Env, name: string, dflt: number): number {
 export function loadRatesConfig(env: Env): RatesConfig {
   const sources: Record<string, RateSourceName[]> = {};
   for (const [k, v] of entries(env.RATE_SOURCES || '*=chainlink,http,static', 'RATE_SOURCES')) {
-    const list = v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-    for (const s of list) if (!RATE_SOURCE_NAMES.includes(s as RateSourceName)) throw new Error(`RATE_SOURCES: unknown source '${s}' (chainlink, http or static)`);
+    const list = v
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean);
+    for (const s of list)
+      if (!RATE_SOURCE_NAMES.includes(s as RateSourceName))
+        throw new Error(`RATE_SOURCES: unknown source '${s}' (chainlink, http or static)`);
     sources[pair(k, 'RATE_SOURCES', true)] = list as RateSourceName[];
   }
   const chainlinkFeeds: Record<string, ChainlinkFeed> = {};
@@ -81,20 +95,27 @@ export function loadRatesConfig(env: Env): RatesConfig {
       throw new Error(`RATES_CHAINLINK_FEEDS: '${v}' must be ethereum:<testnet|mainnet>:<0x contract address>[:max_age_seconds]`);
     }
     const maxAgeS = maxAge === undefined || maxAge === '' ? null : Number(maxAge);
-    if (maxAgeS !== null && !(Number.isFinite(maxAgeS) && maxAgeS > 0)) throw new Error(`RATES_CHAINLINK_FEEDS: max age of ${k} must be positive seconds`);
+    if (maxAgeS !== null && !(Number.isFinite(maxAgeS) && maxAgeS > 0))
+      throw new Error(`RATES_CHAINLINK_FEEDS: max age of ${k} must be positive seconds`);
     chainlinkFeeds[pair(k, 'RATES_CHAINLINK_FEEDS')] = { chain, network, address, maxAgeS };
   }
   const httpIds: Record<string, string> = {};
   for (const [k, v] of entries(env.RATES_HTTP_IDS || 'USDC=usd-coin,ETH=ethereum,SOL=solana', 'RATES_HTTP_IDS', /[;,]/)) httpIds[k] = v;
   const table: Record<string, string> = {};
   for (const [k, v] of entries(env.RATES_STATIC ?? '', 'RATES_STATIC', /[;,]/)) {
-    if (!/^\d+(\.\d+)?$/.test(v) || /^0+(\.0+)?$/.test(v)) throw new Error(`RATES_STATIC: the rate of ${k} must be a positive decimal number`);
+    if (!/^\d+(\.\d+)?$/.test(v) || /^0+(\.0+)?$/.test(v))
+      throw new Error(`RATES_STATIC: the rate of ${k} must be a positive decimal number`);
     table[pair(k, 'RATES_STATIC')] = v;
   }
   const httpUrl = (env.RATES_HTTP_URL ?? '').trim().replace(/\/+$/, '');
   if (httpUrl && !/^https?:\/\//.test(httpUrl)) throw new Error('RATES_HTTP_URL must be an http(s) URL');
   return {
-    sources, chainlinkFeeds, httpUrl, httpIds, httpApiKey: env.RATES_HTTP_API_KEY ?? '', static: table,
+    sources,
+    chainlinkFeeds,
+    httpUrl,
+    httpIds,
+    httpApiKey: env.RATES_HTTP_API_KEY ?? '',
+    static: table,
     cacheTtlMs: seconds(env, 'RATES_CACHE_TTL', 60),
     maxAgeMs: seconds(env, 'RATES_MAX_AGE', 3600),
     refuseAgeMs: seconds(env, 'RATES_REFUSE_AGE', 90_000),

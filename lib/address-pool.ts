@@ -10,7 +10,10 @@
 import type { AddressChain, AddressIndexAllocator } from './addresses.ts';
 import type { AddressWorkers } from './address-workers.ts';
 
-export interface PooledAddress { index: number; address: string }
+export interface PooledAddress {
+  index: number;
+  address: string;
+}
 
 export interface AddressPoolOptions {
   /** indexes reserved and derived together */
@@ -19,7 +22,11 @@ export interface AddressPoolOptions {
   lowWater?: number;
 }
 
-interface ChainPool { ready: PooledAddress[]; refill: Promise<void> | null; failure: unknown }
+interface ChainPool {
+  ready: PooledAddress[];
+  refill: Promise<void> | null;
+  failure: unknown;
+}
 
 export class AddressPool {
   private chains = new Map<AddressChain, ChainPool>();

@@ -68,7 +68,9 @@ export function loadSeedPhrase(dataDir: string, env: Record<string, string | und
   }
   try {
     chmodSync(file, 0o600);
-  } catch { /* read-only mounts keep their mode */ }
+  } catch {
+    /* read-only mounts keep their mode */
+  }
   const phrase = normalizePhrase(readFileSync(file, 'utf8'));
   if (!Mnemonic.isValidMnemonic(phrase)) throw new Error(`${file} does not hold a valid BIP-39 mnemonic`);
   return { phrase, source };
@@ -202,7 +204,10 @@ export class AddressIndexAllocator {
   next(chain: AddressChain | `wallet:${AddressChain}`): Promise<number> {
     const prev = this.locks.get(chain) ?? Promise.resolve();
     const run = prev.then(() => this.take(chain));
-    this.locks.set(chain, run.catch(() => undefined));
+    this.locks.set(
+      chain,
+      run.catch(() => undefined),
+    );
     return run;
   }
 
@@ -224,7 +229,11 @@ export class AddressIndexAllocator {
       if (start >= HARDENED) throw new Error(`the ${chain} address index space is exhausted`);
       const next: IndexDoc = { id: chain, next: end, updated_at: new Date().toISOString() };
       try {
-        await this.store.write([doc ? { op: 'cas', coll: ADDRESS_INDEX_COLLECTION, doc: next, expected: doc.version! } : { op: 'insert', coll: ADDRESS_INDEX_COLLECTION, doc: next }]);
+        await this.store.write([
+          doc
+            ? { op: 'cas', coll: ADDRESS_INDEX_COLLECTION, doc: next, expected: doc.version! }
+            : { op: 'insert', coll: ADDRESS_INDEX_COLLECTION, doc: next },
+        ]);
         return { next: start, end };
       } catch (e) {
         if (!isConflict(e) && !isDuplicate(e)) throw e;
@@ -264,7 +273,6 @@ function solanaCluster(network: string, rpcUrl = ''): string | null {
   return /testnet/i.test(rpcUrl) ? 'testnet' : 'devnet';
 }
 
-
 /**
  * What a wallet scans: an EIP-681 URI on Ethereum (the ERC-20 `transfer` form for USDC when its contract
  * is configured, the plain `value` form for ETH), a Solana Pay transfer URI on Solana (`spl-token=<mint>`
@@ -275,7 +283,8 @@ export function paymentUri(t: LinkTarget): string {
   if (t.chain === 'ethereum') {
     const chainId = ethereumChainId(t.network, t.rpc_url);
     if (t.token === 'ETH') return `ethereum:${t.address}@${chainId}?value=${BigInt(t.amount_subunits).toString()}`;
-    if (t.token_contract) return `ethereum:${t.token_contract}@${chainId}/transfer?address=${t.address}&uint256=${BigInt(t.amount_subunits).toString()}`;
+    if (t.token_contract)
+      return `ethereum:${t.token_contract}@${chainId}/transfer?address=${t.address}&uint256=${BigInt(t.amount_subunits).toString()}`;
     return `ethereum:${t.address}@${chainId}`;
   }
   if (t.chain === 'solana') {
@@ -291,7 +300,14 @@ export function paymentUri(t: LinkTarget): string {
 export function explorerUrl(t: Pick<LinkTarget, 'chain' | 'network' | 'address' | 'rpc_url'>, tx?: string | null): string {
   if (t.chain === 'ethereum') {
     const chainId = ethereumChainId(t.network, t.rpc_url);
-    const host = chainId === 1 ? 'etherscan.io' : chainId === 17000 ? 'holesky.etherscan.io' : chainId === 560048 ? 'hoodi.etherscan.io' : 'sepolia.etherscan.io';
+    const host =
+      chainId === 1
+        ? 'etherscan.io'
+        : chainId === 17000
+          ? 'holesky.etherscan.io'
+          : chainId === 560048
+            ? 'hoodi.etherscan.io'
+            : 'sepolia.etherscan.io';
     return tx ? `https://${host}/tx/${tx}` : `https://${host}/address/${t.address}`;
   }
   const cluster = solanaCluster(t.network, t.rpc_url);

@@ -4,8 +4,14 @@
  */
 import nodemailer from 'nodemailer';
 
-export interface Mail { to: string; subject: string; text: string }
-export interface Mailer { send(mail: Mail): Promise<void> }
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+export interface Mailer {
+  send(mail: Mail): Promise<void>;
+}
 type Log = { info: (...args: unknown[]) => void };
 
 export function createMailer(smtpUrl: string, from: string, log: Log): Mailer {

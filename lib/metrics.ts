@@ -6,8 +6,14 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 export type AbuseSignal = 'registration_spike' | 'simulation_abuse' | 'limit_violation';
 export type AbuseOutcome =
-  | 'registered' | 'rate_limited' | 'invalid_webhook_url' | 'blocked_non_demo' | 'blocked_non_pending'
-  | 'mainnet_kyc_required' | 'amount_limit_exceeded' | 'daily_volume_limit_exceeded';
+  | 'registered'
+  | 'rate_limited'
+  | 'invalid_webhook_url'
+  | 'blocked_non_demo'
+  | 'blocked_non_pending'
+  | 'mainnet_kyc_required'
+  | 'amount_limit_exceeded'
+  | 'daily_volume_limit_exceeded';
 export type Environment = 'live' | 'sandbox' | 'demo';
 
 export interface AbuseLabels {
@@ -69,7 +75,12 @@ export class Metrics {
       registers: [this.registry],
     });
     const registers = [this.registry];
-    this.httpRequests = new Counter({ name: 'http_requests_total', help: 'API requests by route template and status', labelNames: ['method', 'route', 'status'], registers });
+    this.httpRequests = new Counter({
+      name: 'http_requests_total',
+      help: 'API requests by route template and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
     this.httpDuration = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'API request duration by route template and status',
@@ -77,37 +88,58 @@ export class Metrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     });
-    this.alertsRaised = new Counter({ name: 'alerts_raised_total', help: 'Operational alerts raised (new alerts, not re-notifications)', labelNames: ['alert_type', 'severity'], registers });
+    this.alertsRaised = new Counter({
+      name: 'alerts_raised_total',
+      help: 'Operational alerts raised (new alerts, not re-notifications)',
+      labelNames: ['alert_type', 'severity'],
+      registers,
+    });
     this.listenerLagBlocks = new Gauge({
-      name: 'chain_listener_lag_blocks', help: 'Blocks the chain listener may process (head minus confirmation depth) but has not yet, on the lease holder (Ethereum)',
-      labelNames: ['chain', 'network'], registers,
+      name: 'chain_listener_lag_blocks',
+      help: 'Blocks the chain listener may process (head minus confirmation depth) but has not yet, on the lease holder (Ethereum)',
+      labelNames: ['chain', 'network'],
+      registers,
       collect() {
         this.reset();
         for (const l of listeners()) if (l.blocks !== null) this.set({ chain: l.chain, network: l.network }, l.blocks);
       },
     });
     this.listenerLagSeconds = new Gauge({
-      name: 'chain_listener_lag_seconds', help: 'Seconds since the chain listener last finished a pass, on the lease holder',
-      labelNames: ['chain', 'network'], registers,
+      name: 'chain_listener_lag_seconds',
+      help: 'Seconds since the chain listener last finished a pass, on the lease holder',
+      labelNames: ['chain', 'network'],
+      registers,
       collect() {
         this.reset();
         const now = Date.now();
-        for (const l of listeners()) if (l.last_pass_at) this.set({ chain: l.chain, network: l.network }, Math.max(0, (now - Date.parse(l.last_pass_at)) / 1000));
+        for (const l of listeners())
+          if (l.last_pass_at) this.set({ chain: l.chain, network: l.network }, Math.max(0, (now - Date.parse(l.last_pass_at)) / 1000));
       },
     });
     this.actorMailboxDepth = new Gauge({
-      name: 'actor_mailbox_depth', help: 'Messages waiting or running in the actor mailboxes of this node', labelNames: ['actor'], registers,
+      name: 'actor_mailbox_depth',
+      help: 'Messages waiting or running in the actor mailboxes of this node',
+      labelNames: ['actor'],
+      registers,
       collect() {
         for (const [actor, f] of actorSources) this.set({ actor }, f().depth);
       },
     });
     this.actorActive = new Gauge({
-      name: 'actor_active', help: 'Actors held in memory on this node', labelNames: ['actor'], registers,
+      name: 'actor_active',
+      help: 'Actors held in memory on this node',
+      labelNames: ['actor'],
+      registers,
       collect() {
         for (const [actor, f] of actorSources) this.set({ actor }, f().active);
       },
     });
-    this.actorActivations = new Counter({ name: 'actor_activations_total', help: 'Actor activations (loads into memory) on this node', labelNames: ['actor'], registers });
+    this.actorActivations = new Counter({
+      name: 'actor_activations_total',
+      help: 'Actor activations (loads into memory) on this node',
+      labelNames: ['actor'],
+      registers,
+    });
     this.storeOpDuration = new Histogram({
       name: 'store_operation_duration_seconds',
       help: 'Store operation latency by operation',
@@ -117,7 +149,10 @@ export class Metrics {
     });
     const self = this;
     this.payouts = new Gauge({
-      name: 'payouts', help: 'Payouts by current status (counted in the shared store: every node reports the same numbers)', labelNames: ['status'], registers,
+      name: 'payouts',
+      help: 'Payouts by current status (counted in the shared store: every node reports the same numbers)',
+      labelNames: ['status'],
+      registers,
       async collect() {
         if (!self.payoutCounts) return;
         for (const [status, n] of Object.entries(await self.payoutCounts())) this.set({ status }, n);
@@ -126,6 +161,13 @@ export class Metrics {
   }
 
   signal(l: AbuseLabels): void {
-    this.abuse.inc({ signal: l.signal, outcome: l.outcome, environment: l.environment, chain: l.chain ?? '', network: l.network ?? '', token: l.token ?? '' });
+    this.abuse.inc({
+      signal: l.signal,
+      outcome: l.outcome,
+      environment: l.environment,
+      chain: l.chain ?? '',
+      network: l.network ?? '',
+      token: l.token ?? '',
+    });
   }
 }

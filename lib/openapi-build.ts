@@ -7,7 +7,9 @@ type Json = Record<string, any>;
 export function buildOpenapi(root = process.cwd()): Json {
   const dir = resolve(root, 'openapi');
   const base = JSON.parse(readFileSync(resolve(dir, 'base.json'), 'utf8')) as Json;
-  const fragments = readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'base.json').sort();
+  const fragments = readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && f !== 'base.json')
+    .sort();
   for (const file of fragments) {
     const frag = JSON.parse(readFileSync(resolve(dir, file), 'utf8')) as Json;
     for (const [path, item] of Object.entries(frag.paths ?? {})) {

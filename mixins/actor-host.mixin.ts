@@ -8,9 +8,16 @@ import { ActorHost, type ActorBehavior, type ActorHostOptions } from '../actors/
 import type { Doc } from '../lib/store/port.ts';
 import type { Runtime } from '../lib/runtime.ts';
 
-export interface SendParams<M> { id: string; msg: M }
+export interface SendParams<M> {
+  id: string;
+  msg: M;
+}
 
-export function actorHostMixin<S extends Doc, M, R>(rt: Runtime, behavior: ActorBehavior<S, M, R>, opts: ActorHostOptions = {}): Partial<ServiceSchema> {
+export function actorHostMixin<S extends Doc, M, R>(
+  rt: Runtime,
+  behavior: ActorBehavior<S, M, R>,
+  opts: ActorHostOptions = {},
+): Partial<ServiceSchema> {
   return {
     actions: {
       send: {

@@ -41,7 +41,11 @@ export function chainListenerService<S>(rt: Runtime, o: ChainListenerOptions<S>)
     },
     created(this: Self<S>) {
       this.listeners = new ListenerSet<S>({
-        chain: o.chain, rt, nodeId: this.broker.nodeID, log: this.logger, keepAfterExpiryMs: o.keepAfterExpiryMs,
+        chain: o.chain,
+        rt,
+        nodeId: this.broker.nodeID,
+        log: this.logger,
+        keepAfterExpiryMs: o.keepAfterExpiryMs,
         send: (id, msg: SessionMsg) => this.broker.call('session-actors.send', { id, msg }) as Promise<SessionReply>,
         makeScanner: (network, cfg, deps) => o.makeScanner(this.logger, network, cfg, deps),
       });

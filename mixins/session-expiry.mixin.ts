@@ -31,9 +31,17 @@ export function sessionExpiryMixin(rt: Runtime): Partial<ServiceSchema> {
     created(this: { broker: ServiceBroker; logger: { warn(...a: unknown[]): void } }) {
       const broker = this.broker;
       scanner = new DueScanner<PaymentSessionState>({
-        name: 'session expiry', store: rt.store, coll: 'payment_sessions', dueField: 'expiry_due_at',
-        filter: { status: { $in: OPEN_STATUSES } }, leaseMs: LEASE_MS, intervalMs: rt.config.sessionScanIntervalMs,
-        batch: 100, parallel: 10, now: () => rt.now(), log: this.logger,
+        name: 'session expiry',
+        store: rt.store,
+        coll: 'payment_sessions',
+        dueField: 'expiry_due_at',
+        filter: { status: { $in: OPEN_STATUSES } },
+        leaseMs: LEASE_MS,
+        intervalMs: rt.config.sessionScanIntervalMs,
+        batch: 100,
+        parallel: 10,
+        now: () => rt.now(),
+        log: this.logger,
         async handle(s) {
           const msg: SessionMsg = { type: 'expire' };
           await broker.call('session-actors.send', { id: s.id, msg });

@@ -41,15 +41,55 @@ const rand = () => {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 };
 const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
-const ADJ = ['Fast', 'Secure', 'Smart', 'Cloud', 'Mobile', 'Open', 'Global', 'Instant', 'Private', 'Daily', 'Pro', 'Lite', 'Ultra', 'Green', 'Silent', 'Bright'];
-const NOUN = ['API', 'Backup', 'Newsletter', 'Course', 'Dataset', 'Translator', 'Storage', 'Inference', 'Hosting', 'Podcast', 'Analytics', 'Scanner', 'Search', 'Gateway', 'Monitor', 'Mailbox', 'Forecast', 'Library', 'Template', 'Plugin'];
-const WORDS = ('access account agent answer archive audio batch browser budget build cache chart check client code compute content cost credit daily data '
-  + 'deploy design device digital document domain download edge email engine event export feature file filter format forum guide image index '
-  + 'insight invoice journal key label language layer learning license limit live local log market media member message metric model month '
-  + 'network node note notify offline online order page panel partner payment photo plan platform policy portal price print priority project '
-  + 'query queue quota rate record region report request research review route sandbox schedule schema score script seat secure server service '
-  + 'session share signal site sms snapshot social source speech stream support sync team tenant test ticket token tool topic track traffic '
-  + 'trial upload usage user video voice wallet watch web webhook widget workflow year zone').split(' ');
+const ADJ = [
+  'Fast',
+  'Secure',
+  'Smart',
+  'Cloud',
+  'Mobile',
+  'Open',
+  'Global',
+  'Instant',
+  'Private',
+  'Daily',
+  'Pro',
+  'Lite',
+  'Ultra',
+  'Green',
+  'Silent',
+  'Bright',
+];
+const NOUN = [
+  'API',
+  'Backup',
+  'Newsletter',
+  'Course',
+  'Dataset',
+  'Translator',
+  'Storage',
+  'Inference',
+  'Hosting',
+  'Podcast',
+  'Analytics',
+  'Scanner',
+  'Search',
+  'Gateway',
+  'Monitor',
+  'Mailbox',
+  'Forecast',
+  'Library',
+  'Template',
+  'Plugin',
+];
+const WORDS = (
+  'access account agent answer archive audio batch browser budget build cache chart check client code compute content cost credit daily data ' +
+  'deploy design device digital document domain download edge email engine event export feature file filter format forum guide image index ' +
+  'insight invoice journal key label language layer learning license limit live local log market media member message metric model month ' +
+  'network node note notify offline online order page panel partner payment photo plan platform policy portal price print priority project ' +
+  'query queue quota rate record region report request research review route sandbox schedule schema score script seat secure server service ' +
+  'session share signal site sms snapshot social source speech stream support sync team tenant test ticket token tool topic track traffic ' +
+  'trial upload usage user video voice wallet watch web webhook widget workflow year zone'
+).split(' ');
 const COMMON = 'premium'; // about 10 % of products
 const MEDIUM = 'quantum'; // about 1 %
 const RARE = ['zanzibar', 'xylophone', 'marzipan']; // about 10 products each
@@ -80,27 +120,71 @@ let n = 0;
 for (let mi = 0; mi < MERCHANTS && n < PRODUCTS; mi++) {
   const merchant = { id: newId('mer'), sandbox: mi % 10 < 7 };
   merchants.push(merchant);
-  const base = { merchant_id: merchant.id, sandbox: merchant.sandbox, status: 'published' as const, created_at: at, updated_at: at, published_at: at, archived_at: null };
+  const base = {
+    merchant_id: merchant.id,
+    sandbox: merchant.sandbox,
+    status: 'published' as const,
+    created_at: at,
+    updated_at: at,
+    published_at: at,
+    archived_at: null,
+  };
   const shop: StoreRow = { id: newId('store'), ...base, name: `Shop ${mi}`, slug: `shop-${mi}`, description: null };
   const ops: WriteOp[] = [
-    { op: 'insert', coll: 'merchants', doc: { id: merchant.id, name: `Merchant ${mi}`, sandbox: merchant.sandbox, created_at: at, rate_limit_per_minute: 60 } },
+    {
+      op: 'insert',
+      coll: 'merchants',
+      doc: { id: merchant.id, name: `Merchant ${mi}`, sandbox: merchant.sandbox, created_at: at, rate_limit_per_minute: 60 },
+    },
     { op: 'insert', coll: 'catalog_stores', doc: shop },
   ];
   for (let k = 0; k < PER_MERCHANT && n < PRODUCTS; k++, n++) {
     const v = { version_no: 1, supersedes_id: null, checkout_referenced: false };
     const pid = newId('prod');
-    const product: ProductRow = { id: pid, ...base, ...v, lineage_id: pid, store_id: shop.id, ...text(n), slug: null, fulfillment_type: 'subscription' };
+    const product: ProductRow = {
+      id: pid,
+      ...base,
+      ...v,
+      lineage_id: pid,
+      store_id: shop.id,
+      ...text(n),
+      slug: null,
+      fulfillment_type: 'subscription',
+    };
     const plid = newId('plan');
-    const plan: PlanRow = { id: plid, ...base, ...v, lineage_id: plid, store_id: shop.id, product_id: pid, product_lineage_id: pid, name: 'Monthly', slug: 'monthly', entitlement: { seats: 5 } };
+    const plan: PlanRow = {
+      id: plid,
+      ...base,
+      ...v,
+      lineage_id: plid,
+      store_id: shop.id,
+      product_id: pid,
+      product_lineage_id: pid,
+      name: 'Monthly',
+      slug: 'monthly',
+      entitlement: { seats: 5 },
+    };
     const prid = newId('price');
     const price: PriceRow = {
-      id: prid, ...base, ...v, lineage_id: prid, store_id: shop.id, plan_id: plid, plan_lineage_id: plid, product_lineage_id: pid,
-      amount_subunits: String(1_000_000 + (n % 100) * 10_000), currency_or_token: 'USDC', allowed_payment_methods: null, decimals: 6,
+      id: prid,
+      ...base,
+      ...v,
+      lineage_id: prid,
+      store_id: shop.id,
+      plan_id: plid,
+      plan_lineage_id: plid,
+      product_lineage_id: pid,
+      amount_subunits: String(1_000_000 + (n % 100) * 10_000),
+      currency_or_token: 'USDC',
+      allowed_payment_methods: null,
+      decimals: 6,
     };
     const listing = listingOf(product);
     ops.push(
-      { op: 'insert', coll: 'catalog_products', doc: product }, { op: 'insert', coll: 'catalog_plans', doc: plan },
-      { op: 'insert', coll: 'catalog_prices', doc: price }, { op: 'insert', coll: 'catalog_listings', doc: listing },
+      { op: 'insert', coll: 'catalog_products', doc: product },
+      { op: 'insert', coll: 'catalog_plans', doc: plan },
+      { op: 'insert', coll: 'catalog_prices', doc: price },
+      { op: 'insert', coll: 'catalog_listings', doc: listing },
       { op: 'insert', coll: 'bench_plain_listings', doc: { ...listing } },
     );
   }
@@ -110,7 +194,10 @@ const seedSeconds = (performance.now() - t0) / 1000;
 
 // the plain LIKE scan, without the text index, straight on the store (the comparison)
 const plain: Record<string, number[]> = {};
-for (const [label, q] of [['rare word', RARE[0]], ['absent word', 'nonexistentword']] as const) {
+for (const [label, q] of [
+  ['rare word', RARE[0]],
+  ['absent word', 'nonexistentword'],
+] as const) {
   const times: number[] = [];
   for (let i = 0; i < 20; i++) {
     const s = performance.now();
@@ -120,7 +207,9 @@ for (const [label, q] of [['rare word', RARE[0]], ['absent word', 'nonexistentwo
   plain[label] = times.sort((a, b) => a - b);
 }
 await store.close();
-console.log(`seeded ${n} products (+ ${n} plans, ${n} prices, ${n} listings) for ${merchants.length} merchants in ${seedSeconds.toFixed(1)} s`);
+console.log(
+  `seeded ${n} products (+ ${n} plans, ${n} prices, ${n} listings) for ${merchants.length} merchants in ${seedSeconds.toFixed(1)} s`,
+);
 
 // -------------------------------------------------------------------------------------------------
 // measure over HTTP
@@ -129,7 +218,7 @@ const svc = await startServiceProcess({ DATA_DIR: dataDir });
 const get = async (path: string) => {
   const s = performance.now();
   const res = await fetch(svc.url + path);
-  const body = await res.json() as { data: Array<{ id: string }>; next_cursor: string | null };
+  const body = (await res.json()) as { data: Array<{ id: string }>; next_cursor: string | null };
   if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
   return { ms: performance.now() - s, body };
 };
@@ -165,14 +254,22 @@ await measure('first page, sandbox=false', () => '/v1/catalog/products?sandbox=f
     if (!cursor) break;
   }
   times.sort((a, b) => a - b);
-  rows.push({ what: `cursor paging, pages 1 to ${pages} (limit 20)`, p50: percentile(times, 50), p95: percentile(times, 95), results: '20' });
+  rows.push({
+    what: `cursor paging, pages 1 to ${pages} (limit 20)`,
+    p50: percentile(times, 50),
+    p95: percentile(times, 95),
+    results: '20',
+  });
 }
 await measure(`q common word ("${COMMON}", ~10 % of products)`, () => `/v1/catalog/products?q=${COMMON}`);
 await measure(`q word in ~6 % of products (random vocabulary word)`, () => `/v1/catalog/products?q=${pick(WORDS)}`);
 await measure(`q less common word ("${MEDIUM}", ~1 %)`, () => `/v1/catalog/products?q=${MEDIUM}`);
 await measure('q rare word (~10 products)', () => `/v1/catalog/products?q=${pick(RARE)}`);
 await measure('q absent word', () => `/v1/catalog/products?q=nonexistent${Math.floor(rand() * 1000)}`);
-await measure('q exact product name ("… <number>")', () => `/v1/catalog/products?q=${encodeURIComponent(` ${Math.floor(rand() * PRODUCTS)}`)}`);
+await measure(
+  'q exact product name ("… <number>")',
+  () => `/v1/catalog/products?q=${encodeURIComponent(` ${Math.floor(rand() * PRODUCTS)}`)}`,
+);
 await measure('q two letters ("zq", absent)', () => '/v1/catalog/products?q=zq');
 await measure('q + merchant_id', () => `/v1/catalog/products?merchant_id=${someMerchant()}&q=${pick(WORDS)}`);
 await measure('q + sandbox=false, rare word', () => `/v1/catalog/products?sandbox=false&q=${pick(RARE)}`);
@@ -187,7 +284,12 @@ await measure('q + sandbox=false, rare word', () => `/v1/catalog/products?sandbo
     cursor = r.body.next_cursor;
   } while (cursor);
   times.sort((a, b) => a - b);
-  rows.push({ what: `q "${MEDIUM}" paged to the end (${total} results, ${times.length} pages)`, p50: percentile(times, 50), p95: percentile(times, 95), results: '20' });
+  rows.push({
+    what: `q "${MEDIUM}" paged to the end (${total} results, ${times.length} pages)`,
+    p50: percentile(times, 50),
+    p95: percentile(times, 95),
+    results: '20',
+  });
 }
 await svc.stop();
 rmSync(dataDir, { recursive: true, force: true });
@@ -197,4 +299,5 @@ console.log('|---|---|---|---|');
 for (const r of rows) console.log(`| ${r.what} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.results} |`);
 console.log('\n| without the text index (plain LIKE scan in the store, no HTTP) | p50 ms | p95 ms |');
 console.log('|---|---|---|');
-for (const [label, times] of Object.entries(plain)) console.log(`| ${label} | ${percentile(times, 50).toFixed(1)} | ${percentile(times, 95).toFixed(1)} |`);
+for (const [label, times] of Object.entries(plain))
+  console.log(`| ${label} | ${percentile(times, 50).toFixed(1)} | ${percentile(times, 95).toFixed(1)} |`);

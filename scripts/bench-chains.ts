@@ -61,8 +61,6 @@ function heap(): number {
 }
 const heapText = (bytes: number) => (bytes < 1048576 ? '< 1 MB' : `${(bytes / 1048576).toFixed(1)} MB`);
 
-
-
 // ---------------------------------------------------------------------------------------------------
 // 1. inclusion → webhook latency
 // ---------------------------------------------------------------------------------------------------
@@ -70,11 +68,22 @@ const heapText = (bytes: number) => (bytes < 1048576 ? '< 1 MB' : `${(bytes / 10
 async function latency(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Promise<number[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-chains-'));
   const mailer = new CapturingMailer();
-  const node = await startNode(loadConfig({
-    PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', POW_DIFFICULTY: '8', WEBHOOK_ALLOW_PRIVATE: 'true',
-    ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-    CHAIN_POLL_INTERVAL_MS: String(pollMs), RATE_LIMIT_PER_MINUTE: '100000',
-  }), { mailer, defaultMetrics: false });
+  const node = await startNode(
+    loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      POW_DIFFICULTY: '8',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      ETHEREUM_TESTNET_RPC_URL: chain.url,
+      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      CHAIN_POLL_INTERVAL_MS: String(pollMs),
+      RATE_LIMIT_PER_MINUTE: '100000',
+    }),
+    { mailer, defaultMetrics: false },
+  );
   const arrivals = new Map<string, number>();
   const receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -84,7 +93,9 @@ async function latency(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
         if (body.event_type === 'payment_session.completed' && !arrivals.has(body.session_id)) arrivals.set(body.session_id, t);
-      } catch { /* not ours */ }
+      } catch {
+        /* not ours */
+      }
       res.writeHead(200).end();
     });
   });
@@ -98,19 +109,34 @@ async function latency(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
     const intent = await api(base, 'POST', '/v1/merchants/email-verification', { email });
     const code = await mailer.waitForCode(email);
     await api(base, 'POST', '/v1/merchants/email-verification/confirm', { registration_intent_id: intent.registration_intent_id, code });
-    const pow = await api(base, 'POST', '/v1/merchants/registration-proof-of-work', { registration_intent_id: intent.registration_intent_id });
+    const pow = await api(base, 'POST', '/v1/merchants/registration-proof-of-work', {
+      registration_intent_id: intent.registration_intent_id,
+    });
     const merchant = await api(base, 'POST', '/v1/merchants', {
-      name: 'Bench', sandbox: true, registration_intent_id: intent.registration_intent_id, webhook_url: hookUrl,
-      ...(pow.required ? { proof_of_work_challenge_id: pow.challenge_id, proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty) } : {}),
+      name: 'Bench',
+      sandbox: true,
+      registration_intent_id: intent.registration_intent_id,
+      webhook_url: hookUrl,
+      ...(pow.required
+        ? { proof_of_work_challenge_id: pow.challenge_id, proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty) }
+        : {}),
     });
     await node.broker.call('operators.setRateLimit', { merchant_id: merchant.id, rate_limit_per_minute: 100000 });
     const buyer = chain.wallet(7);
     const token = new Contract(usdc.address, ['function transfer(address to, uint256 amount) returns (bool)'], buyer);
     const out: number[] = [];
     for (let i = 0; i < N; i++) {
-      const s = await api(base, 'POST', '/v1/payment_sessions', {
-        amount: 1, expires_in: '15m', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' },
-      }, merchant.api_key);
+      const s = await api(
+        base,
+        'POST',
+        '/v1/payment_sessions',
+        {
+          amount: 1,
+          expires_in: '15m',
+          paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' },
+        },
+        merchant.api_key,
+      );
       await sleep(Math.random() * pollMs); // a random point of the poll cycle
       await token.getFunction('transfer')(s.address, 1_000_000n);
       const included = performance.now(); // automine: the block holds it once the send returned
@@ -134,7 +160,12 @@ async function latency(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
 // 2. listener cost as the number of live sessions grows
 // ---------------------------------------------------------------------------------------------------
 
-const ackAll = async (): Promise<SessionReply> => ({ session: {} as SessionReply['session'], events: [], changed: true, credit: 'credited' });
+const ackAll = async (): Promise<SessionReply> => ({
+  session: {} as SessionReply['session'],
+  events: [],
+  changed: true,
+  credit: 'credited',
+});
 
 /** Seeds `count` session documents (shaped like the real ones) created over the last day, live for a week. */
 async function seedSessions(store: Store, chain: 'ethereum' | 'solana', count: number, address: (i: number) => string): Promise<string[]> {
@@ -149,12 +180,34 @@ async function seedSessions(store: Store, chain: 'ethereum' | 'solana', count: n
       addresses.push(a);
       const at = new Date(created).toISOString();
       ops.push({
-        op: 'insert', coll: 'payment_sessions', doc: {
-          id: `${sessionIdAt(created)}${randomBytes(8).toString('hex')}`, merchant_id: 'mer_bench', demo: false, sandbox: true, environment: 'sandbox',
-          method_id: 0, chain, network: 'testnet', token: 'USDC', decimals: 6, expected_subunits: '1000000', received_subunits: '0',
-          address: a, address_index: j, key_fingerprint: 'bench', status: 'pending', metadata: { order: `bench-${j}` },
-          expires_at: new Date(created + 7 * 86_400_000).toISOString(), expiry_due_at: new Date(created + 7 * 86_400_000).toISOString(),
-          completed_at: null, expired_at: null, created_at: at, updated_at: at, deposits: [], events: [],
+        op: 'insert',
+        coll: 'payment_sessions',
+        doc: {
+          id: `${sessionIdAt(created)}${randomBytes(8).toString('hex')}`,
+          merchant_id: 'mer_bench',
+          demo: false,
+          sandbox: true,
+          environment: 'sandbox',
+          method_id: 0,
+          chain,
+          network: 'testnet',
+          token: 'USDC',
+          decimals: 6,
+          expected_subunits: '1000000',
+          received_subunits: '0',
+          address: a,
+          address_index: j,
+          key_fingerprint: 'bench',
+          status: 'pending',
+          metadata: { order: `bench-${j}` },
+          expires_at: new Date(created + 7 * 86_400_000).toISOString(),
+          expiry_due_at: new Date(created + 7 * 86_400_000).toISOString(),
+          completed_at: null,
+          expired_at: null,
+          created_at: at,
+          updated_at: at,
+          deposits: [],
+          events: [],
         },
       });
     }
@@ -163,7 +216,16 @@ async function seedSessions(store: Store, chain: 'ethereum' | 'solana', count: n
   return addresses;
 }
 
-interface EthCost { size: number; seedS: number; loadMs: number; heapBytes: number; idleMs: number; busyMs: number; blocks: number; deposits: number }
+interface EthCost {
+  size: number;
+  seedS: number;
+  loadMs: number;
+  heapBytes: number;
+  idleMs: number;
+  busyMs: number;
+  blocks: number;
+  deposits: number;
+}
 
 async function ethCost(chain: HardhatNode, usdc: TestUsdc, size: number): Promise<EthCost> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-eth-cost-'));
@@ -175,7 +237,15 @@ async function ethCost(chain: HardhatNode, usdc: TestUsdc, size: number): Promis
     const book = new SessionAddressBook(store, 'ethereum', { keepAfterExpiryMs: 30 * 86_400_000 });
     const inbox = new DepositInbox(store, { send: ackAll, log: quiet });
     const listener = new EthereumRailListener({
-      network: 'testnet', rpcUrl: chain.url, usdcAddress: usdc.address, confirmations: 1, store, book, inbox, log: quiet, startLookback: 0,
+      network: 'testnet',
+      rpcUrl: chain.url,
+      usdcAddress: usdc.address,
+      confirmations: 1,
+      store,
+      book,
+      inbox,
+      log: quiet,
+      startLookback: 0,
     });
     const h0 = heap();
     const l0 = performance.now();
@@ -189,8 +259,15 @@ async function ethCost(chain: HardhatNode, usdc: TestUsdc, size: number): Promis
     // 10 blocks, each with 5 transfers elsewhere and one to a session address
     const payer = chain.wallet(8);
     for (let b = 0; b < 10; b++) {
-      const to = [...Array.from({ length: 5 }, () => getAddress(hexlify(randomBytes(20)))), addresses[Math.floor(Math.random() * addresses.length)]!];
-      await usdc.transferBatch(payer, to, to.map(() => 1_000n));
+      const to = [
+        ...Array.from({ length: 5 }, () => getAddress(hexlify(randomBytes(20)))),
+        addresses[Math.floor(Math.random() * addresses.length)]!,
+      ];
+      await usdc.transferBatch(
+        payer,
+        to,
+        to.map(() => 1_000n),
+      );
     }
     const b0 = performance.now();
     const stats = await listener.pass();
@@ -203,7 +280,14 @@ async function ethCost(chain: HardhatNode, usdc: TestUsdc, size: number): Promis
   }
 }
 
-interface SolCost { size: number; loadMs: number; heapBytes: number; firstS: number; steadyS: number; rpcPerPass: number }
+interface SolCost {
+  size: number;
+  loadMs: number;
+  heapBytes: number;
+  firstS: number;
+  steadyS: number;
+  rpcPerPass: number;
+}
 
 async function solCost(size: number): Promise<SolCost> {
   const sol = await startSolanaRpc();
@@ -214,7 +298,16 @@ async function solCost(size: number): Promise<SolCost> {
     await seedSessions(store, 'solana', size, () => new PublicKey(randomBytes(32)).toBase58());
     const book = new SessionAddressBook(store, 'solana', { keepAfterExpiryMs: 86_400_000 });
     const inbox = new DepositInbox(store, { send: ackAll, log: quiet });
-    const listener = new SolanaRailListener({ network: 'testnet', rpcUrl: sol.url, usdcMint: mint.mint, commitment: 'confirmed', store, book, inbox, log: quiet });
+    const listener = new SolanaRailListener({
+      network: 'testnet',
+      rpcUrl: sol.url,
+      usdcMint: mint.mint,
+      commitment: 'confirmed',
+      store,
+      book,
+      inbox,
+      log: quiet,
+    });
     const h0 = heap();
     const l0 = performance.now();
     await book.refresh();
@@ -256,7 +349,9 @@ try {
   console.log('|---|---|---|---|---|---|');
   for (const size of ETH_SIZES) {
     const c = await ethCost(chain, usdc, size);
-    console.log(`| ${size.toLocaleString('en')} | ${ms(c.loadMs)} | ${heapText(c.heapBytes)} | ${ms(c.idleMs)} | ${ms(c.busyMs)} | ${c.deposits} |`);
+    console.log(
+      `| ${size.toLocaleString('en')} | ${ms(c.loadMs)} | ${heapText(c.heapBytes)} | ${ms(c.idleMs)} | ${ms(c.busyMs)} | ${c.deposits} |`,
+    );
   }
 
   if (SOL_SIZES.length) {
@@ -265,7 +360,9 @@ try {
     console.log('|---|---|---|---|---|---|');
     for (const size of SOL_SIZES) {
       const c = await solCost(size);
-      console.log(`| ${size.toLocaleString('en')} | ${ms(c.loadMs)} | ${heapText(c.heapBytes)} | ${c.firstS.toFixed(2)} s | ${c.steadyS.toFixed(2)} s | ${c.rpcPerPass.toLocaleString('en')} |`);
+      console.log(
+        `| ${size.toLocaleString('en')} | ${ms(c.loadMs)} | ${heapText(c.heapBytes)} | ${c.firstS.toFixed(2)} s | ${c.steadyS.toFixed(2)} s | ${c.rpcPerPass.toLocaleString('en')} |`,
+      );
     }
   }
   console.log(`\nprocess peak RSS ${mb(process.resourceUsage().maxRSS * 1024)}`);

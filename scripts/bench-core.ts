@@ -24,10 +24,30 @@ const arg = (name: string, dflt: number) => {
   return i >= 0 ? Number(argv[i + 1]) : dflt;
 };
 
-interface Figures { rps: number; p50: number; p99: number; non2xx: number; errors: number }
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
 
-async function cannon(opts: { url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; duration: number; connections: number }): Promise<Figures> {
-  const r = await autocannon({ url: opts.url, method: opts.method ?? 'GET', headers: opts.headers, body: opts.body, duration: opts.duration, connections: opts.connections });
+async function cannon(opts: {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  duration: number;
+  connections: number;
+}): Promise<Figures> {
+  const r = await autocannon({
+    url: opts.url,
+    method: opts.method ?? 'GET',
+    headers: opts.headers,
+    body: opts.body,
+    duration: opts.duration,
+    connections: opts.connections,
+  });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
 }
 
@@ -41,32 +61,51 @@ async function startBare(): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [process.argv[1], '--bare', String(port)], { stdio: 'inherit' });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
-    try { await fetch(url); return { url, child }; } catch { await new Promise((r) => setTimeout(r, 50)); }
+    try {
+      await fetch(url);
+      return { url, child };
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
   throw new Error('bare server did not start');
 }
 
 async function merchant(svc: ServiceProcess): Promise<{ id: string; key: string }> {
-  const operator = (...args: string[]) => execFileSync(process.execPath, ['scripts/operator.ts', ...args], { env: svc.env, encoding: 'utf8' });
+  const operator = (...args: string[]) =>
+    execFileSync(process.execPath, ['scripts/operator.ts', ...args], { env: svc.env, encoding: 'utf8' });
   const { bearer_token } = JSON.parse(operator('create-user', 'core@bench.example'));
-  const reg = await (await fetch(`${svc.url}/v1/merchants`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
-    body: JSON.stringify({ name: 'Bench', sandbox: true }),
-  })).json() as { id: string; api_key: string };
+  const reg = (await (
+    await fetch(`${svc.url}/v1/merchants`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
+      body: JSON.stringify({ name: 'Bench', sandbox: true }),
+    })
+  ).json()) as { id: string; api_key: string };
   operator('set-rate-limit', reg.id, '1000000000');
   return { id: reg.id, key: reg.api_key };
 }
 
-const CREATE_BODY = JSON.stringify({ amount: 12.5, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' }, metadata: { order: 'bench' } });
+const CREATE_BODY = JSON.stringify({
+  amount: 12.5,
+  expires_in: '1h',
+  paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' },
+  metadata: { order: 'bench' },
+});
 
 async function createSession(url: string, key: string): Promise<string> {
-  const res = await fetch(`${url}/v1/payment_sessions`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': key }, body: CREATE_BODY });
-  const body = await res.json() as { session_id: string };
+  const res = await fetch(`${url}/v1/payment_sessions`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-API-Key': key },
+    body: CREATE_BODY,
+  });
+  const body = (await res.json()) as { session_id: string };
   if (res.status !== 201) throw new Error(`create answered ${res.status}: ${JSON.stringify(body)}`);
   return body.session_id;
 }
 
-const fmt = (f: Figures) => `${f.rps.toFixed(0).padStart(6)} req/s  p50 ${String(f.p50).padStart(3)} ms  p99 ${String(f.p99).padStart(4)} ms${f.non2xx || f.errors ? `  (${f.non2xx} non-2xx, ${f.errors} errors)` : ''}`;
+const fmt = (f: Figures) =>
+  `${f.rps.toFixed(0).padStart(6)} req/s  p50 ${String(f.p50).padStart(3)} ms  p99 ${String(f.p99).padStart(4)} ms${f.non2xx || f.errors ? `  (${f.non2xx} non-2xx, ${f.errors} errors)` : ''}`;
 
 async function main() {
   const duration = arg('duration', 10);
@@ -91,11 +130,37 @@ async function main() {
     // warm-up (JIT, worker pool, caches)
     await cannon({ url: `${svc.url}/v1/payment_sessions`, method: 'POST', headers: json, body: CREATE_BODY, duration: 2, connections });
     await cannon({ url: `${svc.url}/v1/payment_sessions/${sessionId}`, headers: { 'X-API-Key': m.key }, duration: 2, connections });
-    const cases: Array<{ name: string; target: { p99: number; ratio: number } | null; method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }> = [
-      { name: 'POST /v1/payment_sessions', target: { p99: 40, ratio: 0.4 }, method: 'POST' as const, path: '/v1/payment_sessions', headers: json, body: CREATE_BODY },
-      { name: 'GET /v1/payment_sessions/{id}', target: { p99: 20, ratio: 0.5 }, method: 'GET' as const, path: `/v1/payment_sessions/${sessionId}`, headers: { 'X-API-Key': m.key } },
+    const cases: Array<{
+      name: string;
+      target: { p99: number; ratio: number } | null;
+      method: 'GET' | 'POST';
+      path: string;
+      headers: Record<string, string>;
+      body?: string;
+    }> = [
+      {
+        name: 'POST /v1/payment_sessions',
+        target: { p99: 40, ratio: 0.4 },
+        method: 'POST' as const,
+        path: '/v1/payment_sessions',
+        headers: json,
+        body: CREATE_BODY,
+      },
+      {
+        name: 'GET /v1/payment_sessions/{id}',
+        target: { p99: 20, ratio: 0.5 },
+        method: 'GET' as const,
+        path: `/v1/payment_sessions/${sessionId}`,
+        headers: { 'X-API-Key': m.key },
+      },
       { name: 'GET /v1/me', target: { p99: 20, ratio: 0.5 }, method: 'GET' as const, path: '/v1/me', headers: { 'X-API-Key': m.key } },
-      { name: 'GET /v1/payment_methods (floor)', target: null, method: 'GET' as const, path: '/v1/payment_methods', headers: {} as Record<string, string> },
+      {
+        name: 'GET /v1/payment_methods (floor)',
+        target: null,
+        method: 'GET' as const,
+        path: '/v1/payment_methods',
+        headers: {} as Record<string, string>,
+      },
     ];
     for (let round = 1; round <= rounds; round++) {
       if (rounds > 1) console.log(`round ${round}`);
@@ -103,7 +168,9 @@ async function main() {
         const b = await cannon({ url: `${bare.url}${c.path}`, method: c.method, headers: c.headers, body: c.body, duration, connections });
         const s = await cannon({ url: `${svc.url}${c.path}`, method: c.method, headers: c.headers, body: c.body, duration, connections });
         const ratio = s.rps / b.rps;
-        const verdict = c.target ? `  target ≥ ${c.target.ratio}, p99 ≤ ${c.target.p99} ms: ${ratio >= c.target.ratio && s.p99 <= c.target.p99 ? 'met' : 'NOT met'}` : '';
+        const verdict = c.target
+          ? `  target ≥ ${c.target.ratio}, p99 ≤ ${c.target.p99} ms: ${ratio >= c.target.ratio && s.p99 <= c.target.p99 ? 'met' : 'NOT met'}`
+          : '';
         console.log(`${c.name}\n  bare    ${fmt(b)}\n  service ${fmt(s)}\n  ratio ${ratio.toFixed(3)}${verdict}`);
       }
     }
@@ -122,8 +189,11 @@ async function twoNodes(duration: number, connections: number, bareUrl: string) 
   const nats = await ensureNats();
   const dir = tempDir('bench-cluster-');
   const shared = {
-    TRANSPORTER: nats, NAMESPACE: `bench-${randomBytes(4).toString('hex')}`, STORE_URL: `sqlite:${join(dir, 'shared.db')}`,
-    MASTER_KEY: randomBytes(32).toString('hex'), TRUSTED_EMAIL_DOMAINS: 'bench.example',
+    TRANSPORTER: nats,
+    NAMESPACE: `bench-${randomBytes(4).toString('hex')}`,
+    STORE_URL: `sqlite:${join(dir, 'shared.db')}`,
+    MASTER_KEY: randomBytes(32).toString('hex'),
+    TRUSTED_EMAIL_DOMAINS: 'bench.example',
     SEED_MNEMONIC: 'test test test test test test test test test test test junk',
   };
   const a = await startServiceProcess({ ...shared, NODE_ID: 'bench-a' });
@@ -143,7 +213,9 @@ async function twoNodes(duration: number, connections: number, bareUrl: string) 
       cannon({ url: `${a.url}${path}`, headers, duration, connections: connections / 2 }),
       cannon({ url: `${b.url}${path}`, headers, duration, connections: connections / 2 }),
     ]);
-    console.log(`GET /v1/payment_sessions/{id} on the cluster (bare ${bare.rps.toFixed(0)} req/s)\n  one node  ${fmt(one)}\n  two nodes ${(x.rps + y.rps).toFixed(0).padStart(6)} req/s  p99 ${Math.max(x.p99, y.p99)} ms  (${((x.rps + y.rps) / one.rps).toFixed(2)} × one node)`);
+    console.log(
+      `GET /v1/payment_sessions/{id} on the cluster (bare ${bare.rps.toFixed(0)} req/s)\n  one node  ${fmt(one)}\n  two nodes ${(x.rps + y.rps).toFixed(0).padStart(6)} req/s  p99 ${Math.max(x.p99, y.p99)} ms  (${((x.rps + y.rps) / one.rps).toFixed(2)} × one node)`,
+    );
   } finally {
     await Promise.all([a.stop(), b.stop()]);
     await stopNats();
@@ -153,7 +225,12 @@ async function twoNodes(duration: number, connections: number, bareUrl: string) 
 
 // child mode: the bare baseline, a node:http server that reads the body, parses it and answers JSON
 if (argv[0] === '--bare') {
-  const session = JSON.stringify({ session_id: `ps_${'0'.repeat(26)}`, status: 'pending', address: `0x${'ab'.repeat(20)}`, padding: 'x'.repeat(900) });
+  const session = JSON.stringify({
+    session_id: `ps_${'0'.repeat(26)}`,
+    status: 'pending',
+    address: `0x${'ab'.repeat(20)}`,
+    padding: 'x'.repeat(900),
+  });
   createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

@@ -32,7 +32,11 @@ const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return `p50 ${percentile(s, 50).toFixed(1)} ms, p99 ${percentile(s, 99).toFixed(1)} ms`;
 };
-const p50 = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+const p50 = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 
 const hookArrivals = new Map<string, number>();
 const receiver = http.createServer((req, res) => {
@@ -51,17 +55,23 @@ const svc = await startServiceProcess({ WEBHOOK_ALLOW_PRIVATE: 'true', TRUSTED_E
 const store = await openStore(`sqlite:${join(svc.dataDir, 'service.db')}`);
 const controller = new AbortController();
 try {
-  const { bearer_token } = JSON.parse(execFileSync(process.execPath, ['scripts/operator.ts', 'create-user', 'bench@bench.example'], { env: svc.env, encoding: 'utf8' }));
-  const reg = await (await fetch(`${svc.url}/v1/merchants`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
-    body: JSON.stringify({ name: 'Bench', sandbox: true, webhook_url: hookUrl }),
-  })).json();
+  const { bearer_token } = JSON.parse(
+    execFileSync(process.execPath, ['scripts/operator.ts', 'create-user', 'bench@bench.example'], { env: svc.env, encoding: 'utf8' }),
+  );
+  const reg = await (
+    await fetch(`${svc.url}/v1/merchants`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
+      body: JSON.stringify({ name: 'Bench', sandbox: true, webhook_url: hookUrl }),
+    })
+  ).json();
   execFileSync(process.execPath, ['scripts/operator.ts', 'set-rate-limit', reg.id, '100000000'], { env: svc.env });
   const client = createPaymentsClient({ baseUrl: svc.url, apiKey: reg.api_key });
 
   const streamArrivals = new Map<string, number>();
   void (async () => {
-    for await (const e of client.events.stream({ signal: controller.signal }) as AsyncGenerator<StreamedEvent>) streamArrivals.set(e.event.id, Date.now());
+    for await (const e of client.events.stream({ signal: controller.signal }) as AsyncGenerator<StreamedEvent>)
+      streamArrivals.set(e.event.id, Date.now());
   })().catch(() => undefined);
   await new Promise((r) => setTimeout(r, 500));
 
@@ -76,7 +86,11 @@ try {
   // 1. sessions simulated one after another
   const ids: string[] = [];
   for (let i = 0; i < events; i++) {
-    const s = await client.sessions.create({ amount: 1, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } });
+    const s = await client.sessions.create({
+      amount: 1,
+      expires_in: '1h',
+      paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' },
+    });
     await client.sessions.simulate(s.session_id);
     const [row] = await store.find('webhook_events', { session_id: s.session_id });
     ids.push(row.id);
@@ -89,25 +103,51 @@ try {
   const hookLat = ids.map((id) => hookArrivals.get(id)! - createdAt.get(id)!);
   const sseLat = ids.map((id) => streamArrivals.get(id)! - createdAt.get(id)!);
   console.log(`commit → webhook at the receiver (baseline): ${stats(hookLat)}`);
-  console.log(`commit → SSE event via the SDK:              ${stats(sseLat)}  (${(p50(sseLat) / Math.max(1, p50(hookLat))).toFixed(2)} × the baseline's p50)`);
+  console.log(
+    `commit → SSE event via the SDK:              ${stats(sseLat)}  (${(p50(sseLat) / Math.max(1, p50(hookLat))).toFixed(2)} × the baseline's p50)`,
+  );
 
   // 2. rows committed with no nudge
   const quiet: string[] = [];
   for (let i = 0; i < 100; i++) {
-    const op = webhookEventOp({ merchant_id: reg.id, session_id: `ps_q${i}`, event_type: 'payment_session.expired', status: 'expired', amount: 1, currency: 'USDC', chain: 'ethereum', network: 'testnet', now: new Date() }) as WriteOp & { doc: { id: string; created_at: string } };
+    const op = webhookEventOp({
+      merchant_id: reg.id,
+      session_id: `ps_q${i}`,
+      event_type: 'payment_session.expired',
+      status: 'expired',
+      amount: 1,
+      currency: 'USDC',
+      chain: 'ethereum',
+      network: 'testnet',
+      now: new Date(),
+    }) as WriteOp & { doc: { id: string; created_at: string } };
     await store.write([op]);
     quiet.push(op.doc.id);
     createdAt.set(op.doc.id, Date.parse(op.doc.created_at));
     await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
   }
   await waitFor(streamArrivals, quiet);
-  console.log(`commit (no nudge) → SSE event, EVENTS_POLL_INTERVAL_MS=500: ${stats(quiet.map((id) => streamArrivals.get(id)! - createdAt.get(id)!))}`);
+  console.log(
+    `commit (no nudge) → SSE event, EVENTS_POLL_INTERVAL_MS=500: ${stats(quiet.map((id) => streamArrivals.get(id)! - createdAt.get(id)!))}`,
+  );
   controller.abort();
 
   // 3. listing over 10,000 events
   const bulk: WriteOp[] = [];
   for (let i = 0; i < 10_000; i++) {
-    bulk.push(webhookEventOp({ merchant_id: reg.id, session_id: `ps_b${i}`, event_type: i % 10 === 0 ? 'payment_session.partial_paid' : 'payment_session.completed', status: 'x', amount: 1, currency: 'USDC', chain: 'ethereum', network: 'testnet', now: new Date() }));
+    bulk.push(
+      webhookEventOp({
+        merchant_id: reg.id,
+        session_id: `ps_b${i}`,
+        event_type: i % 10 === 0 ? 'payment_session.partial_paid' : 'payment_session.completed',
+        status: 'x',
+        amount: 1,
+        currency: 'USDC',
+        chain: 'ethereum',
+        network: 'testnet',
+        now: new Date(),
+      }),
+    );
     if (bulk.length === 500) await store.write(bulk.splice(0));
   }
   const time = async (n: number, f: () => Promise<unknown>) => {
@@ -143,7 +183,10 @@ try {
 const bits = (d: Buffer) => {
   let n = 0;
   for (const b of d) {
-    if (b === 0) { n += 8; continue; }
+    if (b === 0) {
+      n += 8;
+      continue;
+    }
     return n + Math.clz32(b) - 24;
   }
   return n;
@@ -155,8 +198,18 @@ const timeEach = async (solve: (c: string) => Promise<unknown>) => {
   return (performance.now() - t0) / challenges.length;
 };
 const base = await timeEach(async (c) => {
-  for (let i = 0; ; i++) if (bits(createHash('sha256').update(`${c}:${i.toString(36)}`).digest()) >= 18) return;
+  for (let i = 0; ; i++)
+    if (
+      bits(
+        createHash('sha256')
+          .update(`${c}:${i.toString(36)}`)
+          .digest(),
+      ) >= 18
+    )
+      return;
 });
 const worker = await timeEach((c) => solvePowInWorker(c, 18));
 const noble = await timeEach((c) => solvePow(c, 18));
-console.log(`proof of work 18 bits, mean of ${challenges.length}: lib/onboarding/pow.ts-style createHash loop on the main thread ${base.toFixed(0)} ms (baseline); SDK worker thread ${worker.toFixed(0)} ms (${(worker / base).toFixed(2)} ×, main thread free); SDK in-thread (browsers) ${noble.toFixed(0)} ms (${(noble / base).toFixed(2)} ×)`);
+console.log(
+  `proof of work 18 bits, mean of ${challenges.length}: lib/onboarding/pow.ts-style createHash loop on the main thread ${base.toFixed(0)} ms (baseline); SDK worker thread ${worker.toFixed(0)} ms (${(worker / base).toFixed(2)} ×, main thread free); SDK in-thread (browsers) ${noble.toFixed(0)} ms (${(noble / base).toFixed(2)} ×)`,
+);

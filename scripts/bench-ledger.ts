@@ -54,9 +54,20 @@ const wallets = Array.from({ length: 100 }, (_, i) => `wal_bench${String(i).padS
 const sequential = await timed('ledger: transferOps + write, sequential', N, async () => {
   for (let i = 0; i < N; i++) {
     const w = wallets[i % wallets.length];
-    const spec = i % 2 === 0
-      ? { id: `dep:${i}`, kind: 'deposit' as const, debit_account: accountId('sys:chain', ASSET), credit_account: walletAccount(w, ASSET) }
-      : { id: `po:${i}`, kind: 'payout' as const, debit_account: walletAccount(wallets[(i - 1) % wallets.length], ASSET), credit_account: accountId('sys:payouts', ASSET) };
+    const spec =
+      i % 2 === 0
+        ? {
+            id: `dep:${i}`,
+            kind: 'deposit' as const,
+            debit_account: accountId('sys:chain', ASSET),
+            credit_account: walletAccount(w, ASSET),
+          }
+        : {
+            id: `po:${i}`,
+            kind: 'payout' as const,
+            debit_account: walletAccount(wallets[(i - 1) % wallets.length], ASSET),
+            credit_account: accountId('sys:payouts', ASSET),
+          };
     const ops = await transferOps(store, { ...spec, asset: ASSET, amount: '1000000' });
     await store.write(ops);
   }
@@ -64,23 +75,47 @@ const sequential = await timed('ledger: transferOps + write, sequential', N, asy
 
 // contended: fund 4 wallets, then 8 writers pay out of them at once
 const hot = wallets.slice(0, 4);
-for (const w of hot) await store.write(await transferOps(store, { id: `fund:${w}`, kind: 'deposit', asset: ASSET, amount: String(10n ** 15n), debit_account: accountId('sys:chain', ASSET), credit_account: walletAccount(w, ASSET) }));
+for (const w of hot)
+  await store.write(
+    await transferOps(store, {
+      id: `fund:${w}`,
+      kind: 'deposit',
+      asset: ASSET,
+      amount: String(10n ** 15n),
+      debit_account: accountId('sys:chain', ASSET),
+      credit_account: walletAccount(w, ASSET),
+    }),
+  );
 let next = 0;
 const contended = await timed('ledger: 8 writers on 4 wallets, with retry', N, async () => {
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (next < N) {
-      const i = next++;
-      await commitWithRetry(store, () => transferOps(store, {
-        id: `hot:${i}`, kind: 'payout', asset: ASSET, amount: '1', debit_account: walletAccount(hot[i % hot.length], ASSET), credit_account: accountId('sys:payouts', ASSET),
-      }), { attempts: 1000 });
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < N) {
+        const i = next++;
+        await commitWithRetry(
+          store,
+          () =>
+            transferOps(store, {
+              id: `hot:${i}`,
+              kind: 'payout',
+              asset: ASSET,
+              amount: '1',
+              debit_account: walletAccount(hot[i % hot.length], ASSET),
+              credit_account: accountId('sys:payouts', ASSET),
+            }),
+          { attempts: 1000 },
+        );
+      }
+    }),
+  );
 });
 
 const t0 = performance.now();
 const report = await checkStoredLedger(store);
 const checkMs = performance.now() - t0;
-console.log(`ledger:check over ${report.counts.transfers} transfers: ${report.ok ? 'ok' : report.problems.join('; ')} in ${checkMs.toFixed(0)} ms`);
+console.log(
+  `ledger:check over ${report.counts.transfers} transfers: ${report.ok ? 'ok' : report.problems.join('; ')} in ${checkMs.toFixed(0)} ms`,
+);
 console.log(`ratio sequential/baseline ${(sequential / baseline).toFixed(2)}, contended/baseline ${(contended / baseline).toFixed(2)}`);
 await store.close();
 await bare.close();

@@ -5,8 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/ports.ts';
 
-
-export interface ServiceProcess { url: string; dataDir: string; env: NodeJS.ProcessEnv; child: ChildProcess; stop(): Promise<void> }
+export interface ServiceProcess {
+  url: string;
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
 
 /** `node index.ts` on a free port with a fresh data dir: the embedded default, as `npm start` runs it. */
 export async function startServiceProcess(env: Record<string, string> = {}): Promise<ServiceProcess> {
@@ -19,12 +24,17 @@ export async function startServiceProcess(env: Record<string, string> = {}): Pro
   for (;;) {
     try {
       if ((await fetch(`${url}/v1/payment_methods`)).ok) break;
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     if (Date.now() > deadline) throw new Error('service did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
-    url, dataDir, env: fullEnv, child,
+    url,
+    dataDir,
+    env: fullEnv,
+    child,
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
@@ -38,7 +48,15 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-export interface LoadResult { requests: number; errors: number; seconds: number; perSecond: number; p50: number; p99: number; statuses: Record<number, number> }
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  seconds: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  statuses: Record<number, number>;
+}
 
 /** `total` requests from `concurrency` clients; latency in milliseconds. */
 export async function load(total: number, concurrency: number, send: (i: number) => Promise<number>): Promise<LoadResult> {
@@ -47,21 +65,31 @@ export async function load(total: number, concurrency: number, send: (i: number)
   let next = 0;
   let errors = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < total) {
-      const i = next++;
-      const t0 = performance.now();
-      try {
-        const status = await send(i);
-        statuses[status] = (statuses[status] ?? 0) + 1;
-        if (status >= 400) errors++;
-      } catch {
-        errors++;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t0 = performance.now();
+        try {
+          const status = await send(i);
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          if (status >= 400) errors++;
+        } catch {
+          errors++;
+        }
+        latencies.push(performance.now() - t0);
       }
-      latencies.push(performance.now() - t0);
-    }
-  }));
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { requests: total, errors, seconds, perSecond: total / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses };
+  return {
+    requests: total,
+    errors,
+    seconds,
+    perSecond: total / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    statuses,
+  };
 }

@@ -28,14 +28,24 @@ for (const difficulty of [16, 18, 20]) {
   const runs = difficulty === 20 ? 3 : 5;
   t0 = performance.now();
   for (let r = 0; r < runs; r++) solvePow(randomBytes(24).toString('base64url'), difficulty);
-  console.log(`proof-of-work solving at ${difficulty} bits: ${((performance.now() - t0) / runs).toFixed(0)} ms on average (${runs} challenges, one core)`);
+  console.log(
+    `proof-of-work solving at ${difficulty} bits: ${((performance.now() - t0) / runs).toFixed(0)} ms on average (${runs} challenges, one core)`,
+  );
 }
 
 // 3. GET /v1/me throughput
 const svc = await startServiceProcess({ POW_DIFFICULTY: '8', TRUSTED_EMAIL_DOMAINS: 'bench.example' });
 try {
-  const { bearer_token } = JSON.parse(execFileSync(process.execPath, ['scripts/operator.ts', 'create-user', 'bench@bench.example'], { env: svc.env, encoding: 'utf8' }));
-  const reg = await (await fetch(`${svc.url}/v1/merchants`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` }, body: JSON.stringify({ name: 'Bench', sandbox: true }) })).json();
+  const { bearer_token } = JSON.parse(
+    execFileSync(process.execPath, ['scripts/operator.ts', 'create-user', 'bench@bench.example'], { env: svc.env, encoding: 'utf8' }),
+  );
+  const reg = await (
+    await fetch(`${svc.url}/v1/merchants`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
+      body: JSON.stringify({ name: 'Bench', sandbox: true }),
+    })
+  ).json();
   execFileSync(process.execPath, ['scripts/operator.ts', 'set-rate-limit', reg.id, '100000000'], { env: svc.env });
   const headers = { 'X-API-Key': reg.api_key };
   await load(500, 10, async () => (await fetch(`${svc.url}/v1/me`, { headers })).status); // warm-up
@@ -44,7 +54,9 @@ try {
     await res.arrayBuffer();
     return res.status;
   });
-  console.log(`GET /v1/me: ${r.perSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.errors} errors (${r.requests} requests, ${concurrency} concurrent clients)`);
+  console.log(
+    `GET /v1/me: ${r.perSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.errors} errors (${r.requests} requests, ${concurrency} concurrent clients)`,
+  );
 } finally {
   await svc.stop();
 }

@@ -32,7 +32,13 @@ async function perOp(n: number, f: (i: number) => Promise<unknown>): Promise<num
 const fmt = (us: number) => `${us.toFixed(1)} µs`;
 
 // 1. store.get: bare vs instrumented
-await store.write(Array.from({ length: 1000 }, (_, i) => ({ op: 'insert' as const, coll: 'ops_window_events', doc: { id: `k${i}`, counter: 'bench', at: new Date().toISOString(), expires_at: new Date(Date.now() + 3600_000).toISOString() } })));
+await store.write(
+  Array.from({ length: 1000 }, (_, i) => ({
+    op: 'insert' as const,
+    coll: 'ops_window_events',
+    doc: { id: `k${i}`, counter: 'bench', at: new Date().toISOString(), expires_at: new Date(Date.now() + 3600_000).toISOString() },
+  })),
+);
 const rounds: Array<{ bare: number; inst: number }> = [];
 for (let r = 0; r < 3; r++) {
   const bare = await perOp(20_000, (i) => store.get('ops_window_events', `k${i % 1000}`));
@@ -40,13 +46,18 @@ for (let r = 0; r < 3; r++) {
   rounds.push({ bare, inst });
 }
 const best = (k: 'bare' | 'inst') => Math.min(...rounds.map((r) => r[k]));
-console.log(`store.get            bare ${fmt(best('bare'))}  instrumented ${fmt(best('inst'))}  ratio ${(best('inst') / best('bare')).toFixed(3)}`);
+console.log(
+  `store.get            bare ${fmt(best('bare'))}  instrumented ${fmt(best('inst'))}  ratio ${(best('inst') / best('bare')).toFixed(3)}`,
+);
 
 // 2. HTTP metrics middleware (the closure and the histogram observe on response close)
 {
   const { EventEmitter } = await import('node:events');
   const handler = () => undefined;
-  const observe = (req: { method: string; $alias: { fullPath: string } }, res: InstanceType<typeof EventEmitter> & { statusCode: number }) => {
+  const observe = (
+    req: { method: string; $alias: { fullPath: string } },
+    res: InstanceType<typeof EventEmitter> & { statusCode: number },
+  ) => {
     const t0 = performance.now();
     res.once('close', () => {
       const labels = { method: req.method, route: req.$alias.fullPath, status: String(res.statusCode) };
@@ -58,10 +69,18 @@ console.log(`store.get            bare ${fmt(best('bare'))}  instrumented ${fmt(
   const n = 200_000;
   const req = { method: 'GET', $alias: { fullPath: '/v1/payment_sessions/:session_id' } };
   let t0 = performance.now();
-  for (let i = 0; i < n; i++) { const res = Object.assign(new EventEmitter(), { statusCode: 200 }); handler(); res.emit('close'); }
+  for (let i = 0; i < n; i++) {
+    const res = Object.assign(new EventEmitter(), { statusCode: 200 });
+    handler();
+    res.emit('close');
+  }
   const bare = ((performance.now() - t0) * 1000) / n;
   t0 = performance.now();
-  for (let i = 0; i < n; i++) { const res = Object.assign(new EventEmitter(), { statusCode: 200 }); observe(req, res); res.emit('close'); }
+  for (let i = 0; i < n; i++) {
+    const res = Object.assign(new EventEmitter(), { statusCode: 200 });
+    observe(req, res);
+    res.emit('close');
+  }
   const withMetrics = ((performance.now() - t0) * 1000) / n;
   console.log(`http metrics         bare ${fmt(bare)}  with metrics ${fmt(withMetrics)}  added ${fmt(withMetrics - bare)} per request`);
 }
@@ -69,9 +88,19 @@ console.log(`store.get            bare ${fmt(best('bare'))}  instrumented ${fmt(
 // 3. an alert observation vs one plain insert
 {
   const engine = new AlertEngine({ store, config: loadConfig({}).alerts, now: () => new Date() });
-  const insert = await perOp(2000, (i) => store.write([{ op: 'insert', coll: 'ops_window_events', doc: { id: `p${i}`, counter: 'plain', at: new Date().toISOString(), expires_at: new Date().toISOString() } }]));
+  const insert = await perOp(2000, (i) =>
+    store.write([
+      {
+        op: 'insert',
+        coll: 'ops_window_events',
+        doc: { id: `p${i}`, counter: 'plain', at: new Date().toISOString(), expires_at: new Date().toISOString() },
+      },
+    ]),
+  );
   const observe = await perOp(2000, (i) => engine.observe({ kind: 'limit', merchant_id: `mer_${i % 50}`, source: 's' }, {}));
-  console.log(`alert observation    one insert ${fmt(insert)}  observe (insert, count, dedup) ${fmt(observe)}  ratio ${(observe / insert).toFixed(2)}`);
+  console.log(
+    `alert observation    one insert ${fmt(insert)}  observe (insert, count, dedup) ${fmt(observe)}  ratio ${(observe / insert).toFixed(2)}`,
+  );
 }
 
 // 4. audit sealing and verification
@@ -89,7 +118,9 @@ console.log(`store.get            bare ${fmt(best('bare'))}  instrumented ${fmt(
   const t2 = performance.now();
   const report = await verifyChain(store, key, 'mer_bench0');
   const verifyMs = performance.now() - t2;
-  console.log(`audit                insert ${n} rows ${inserted.toFixed(0)} ms  seal ${(n / (sealMs / 1000)).toFixed(0)} rows/s  verify a ${report.events}-row chain ${verifyMs.toFixed(1)} ms (ok: ${report.ok})`);
+  console.log(
+    `audit                insert ${n} rows ${inserted.toFixed(0)} ms  seal ${(n / (sealMs / 1000)).toFixed(0)} rows/s  verify a ${report.events}-row chain ${verifyMs.toFixed(1)} ms (ok: ${report.ok})`,
+  );
 }
 
 await store.close();

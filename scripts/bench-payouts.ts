@@ -33,7 +33,12 @@ const INTERVALS = (process.env.BENCH_INTERVALS ?? '100,1000').split(',').map(Num
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (x: number) => `${x.toFixed(x < 10 ? 1 : 0)} ms`;
 
-interface Row { label: string; p50: number; p95: number; mean: number }
+interface Row {
+  label: string;
+  p50: number;
+  p95: number;
+  mean: number;
+}
 const stats = (label: string, xs: number[]): Row => {
   const s = [...xs].sort((a, b) => a - b);
   return { label, p50: percentile(s, 50), p95: percentile(s, 95), mean: s.reduce((a, b) => a + b, 0) / s.length };
@@ -52,11 +57,22 @@ async function until<T>(what: string, f: () => Promise<T | null | undefined | fa
 async function service(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Promise<{ eth: number[]; usdc: number[] }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-payouts-'));
   const mailer = new CapturingMailer();
-  const node = await startNode(loadConfig({
-    PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'error', POW_DIFFICULTY: '8',
-    ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-    CHAIN_POLL_INTERVAL_MS: String(pollMs), BROADCAST_POLL_INTERVAL_MS: String(pollMs), RATE_LIMIT_PER_MINUTE: '100000',
-  }), { mailer, defaultMetrics: false });
+  const node = await startNode(
+    loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'error',
+      POW_DIFFICULTY: '8',
+      ETHEREUM_TESTNET_RPC_URL: chain.url,
+      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      CHAIN_POLL_INTERVAL_MS: String(pollMs),
+      BROADCAST_POLL_INTERVAL_MS: String(pollMs),
+      RATE_LIMIT_PER_MINUTE: '100000',
+    }),
+    { mailer, defaultMetrics: false },
+  );
   try {
     const port = (node.broker.getLocalService('api') as unknown as { server: { address(): AddressInfo } }).server.address().port;
     const base = `http://127.0.0.1:${port}`;
@@ -65,10 +81,16 @@ async function service(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
     const intent = await api(base, 'POST', '/v1/merchants/email-verification', { email });
     const code = /\b(\d{6})\b/.exec(mailer.sent.at(-1)!.text)![1];
     await api(base, 'POST', '/v1/merchants/email-verification/confirm', { registration_intent_id: intent.registration_intent_id, code });
-    const pow = await api(base, 'POST', '/v1/merchants/registration-proof-of-work', { registration_intent_id: intent.registration_intent_id });
+    const pow = await api(base, 'POST', '/v1/merchants/registration-proof-of-work', {
+      registration_intent_id: intent.registration_intent_id,
+    });
     const merchant = await api(base, 'POST', '/v1/merchants', {
-      name: 'Bench', sandbox: true, registration_intent_id: intent.registration_intent_id,
-      ...(pow.required ? { proof_of_work_challenge_id: pow.challenge_id, proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty) } : {}),
+      name: 'Bench',
+      sandbox: true,
+      registration_intent_id: intent.registration_intent_id,
+      ...(pow.required
+        ? { proof_of_work_challenge_id: pow.challenge_id, proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty) }
+        : {}),
     });
     await node.broker.call('operators.setRateLimit', { merchant_id: merchant.id, rate_limit_per_minute: 100000 });
     const key = merchant.api_key as string;
@@ -83,7 +105,12 @@ async function service(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
     const wallet = await until('the deposits to be swept', async () => {
       const w = (await api(base, 'GET', '/v1/wallets', undefined, key)).data[0];
       const b = (t: string) => w?.balances.find((x: any) => x.token === t);
-      return w && b('USDC')?.available_subunits === '1000000000' && b('ETH')?.pending_subunits === '0' && b('ETH')?.available_subunits !== '0' ? w : null;
+      return w &&
+        b('USDC')?.available_subunits === '1000000000' &&
+        b('ETH')?.pending_subunits === '0' &&
+        b('ETH')?.available_subunits !== '0'
+        ? w
+        : null;
     });
 
     const run = async (token: 'USDC' | 'ETH', amount_subunits: string) => {
@@ -91,7 +118,13 @@ async function service(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
       for (let i = 0; i < N; i++) {
         await sleep(Math.random() * pollMs); // a random point of the scanners' cycle
         const t0 = performance.now();
-        const p = await api(base, 'POST', '/v1/payouts', { wallet_id: wallet.id, amount_subunits, token, destination: Wallet.createRandom().address }, key);
+        const p = await api(
+          base,
+          'POST',
+          '/v1/payouts',
+          { wallet_id: wallet.id, amount_subunits, token, destination: Wallet.createRandom().address },
+          key,
+        );
         const done = await until(`payout ${p.id}`, async () => {
           const x = await api(base, 'GET', `/v1/payouts/${p.id}`, undefined, key);
           if (x.status === 'failed') throw new Error(`payout failed: ${x.failure_reason}`);
@@ -138,11 +171,15 @@ try {
     const r = await service(chain, usdc, ms);
     rows.push(stats(`payout ETH, poll ${ms} ms`, r.eth), stats(`payout USDC (top-up + transfer), poll ${ms} ms`, r.usdc));
   }
-  const ref = (label: string) => rows.find((x) => x.label === (label.includes('USDC') ? 'bare ethers transfer, USDC' : 'bare ethers transfer, ETH'))!.p50;
+  const ref = (label: string) =>
+    rows.find((x) => x.label === (label.includes('USDC') ? 'bare ethers transfer, USDC' : 'bare ethers transfer, ETH'))!.p50;
   console.log(`\npayout latency, request → completed (N=${N} each, Hardhat automine, depth 1)\n`);
   console.log('| case | p50 | p95 | mean | p50 vs bare |');
   console.log('|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.label} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.mean)} | ${r.label.startsWith('bare') ? '1×' : `${(r.p50 / ref(r.label)).toFixed(0)}×`} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.label} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.mean)} | ${r.label.startsWith('bare') ? '1×' : `${(r.p50 / ref(r.label)).toFixed(0)}×`} |`,
+    );
 } finally {
   await chain.stop();
 }

@@ -16,29 +16,43 @@ const concurrency = arg('concurrency', 50);
 
 const svc = await startServiceProcess({ TRUSTED_EMAIL_DOMAINS: 'bench.example' });
 try {
-  const operator = (...args: string[]) => execFileSync(process.execPath, ['scripts/operator.ts', ...args], { env: svc.env, encoding: 'utf8' });
+  const operator = (...args: string[]) =>
+    execFileSync(process.execPath, ['scripts/operator.ts', ...args], { env: svc.env, encoding: 'utf8' });
   const { bearer_token } = JSON.parse(operator('create-user', 'sessions@bench.example'));
-  const reg = await (await fetch(`${svc.url}/v1/merchants`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
-    body: JSON.stringify({ name: 'Bench', sandbox: true }),
-  })).json() as { id: string; api_key: string };
+  const reg = (await (
+    await fetch(`${svc.url}/v1/merchants`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
+      body: JSON.stringify({ name: 'Bench', sandbox: true }),
+    })
+  ).json()) as { id: string; api_key: string };
   operator('set-rate-limit', reg.id, '100000000');
   const headers = { 'Content-Type': 'application/json', 'X-API-Key': reg.api_key };
   const ids: string[] = [];
   const create = (chain: string) => async () => {
     const res = await fetch(`${svc.url}/v1/payment_sessions`, {
-      method: 'POST', headers,
-      body: JSON.stringify({ amount: 12.5, expires_in: '1h', paymentMethod: { methodID: 0, chain, network: 'testnet', token: 'USDC' }, metadata: { order: 'bench' } }),
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        amount: 12.5,
+        expires_in: '1h',
+        paymentMethod: { methodID: 0, chain, network: 'testnet', token: 'USDC' },
+        metadata: { order: 'bench' },
+      }),
     });
-    const body = await res.json() as { session_id?: string };
+    const body = (await res.json()) as { session_id?: string };
     if (body.session_id) ids.push(body.session_id);
     return res.status;
   };
   await load(300, 10, create('ethereum')); // warm-up
-  console.log(`POST /v1/payment_sessions, ${requests} requests per run, ${concurrency} concurrent clients, embedded default (one process, SQLite):`);
+  console.log(
+    `POST /v1/payment_sessions, ${requests} requests per run, ${concurrency} concurrent clients, embedded default (one process, SQLite):`,
+  );
   for (const chain of ['ethereum', 'solana']) {
     const r = await load(requests, concurrency, create(chain));
-    console.log(`  ${chain.padEnd(8)} USDC: ${r.perSecond.toFixed(0)} sessions/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.errors} errors ${JSON.stringify(r.statuses)}`);
+    console.log(
+      `  ${chain.padEnd(8)} USDC: ${r.perSecond.toFixed(0)} sessions/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.errors} errors ${JSON.stringify(r.statuses)}`,
+    );
   }
   const unique = new Set(ids).size;
   const get = await load(requests, concurrency, async (i) => {
@@ -46,7 +60,9 @@ try {
     await res.arrayBuffer();
     return res.status;
   });
-  console.log(`GET /v1/payment_sessions/{id}: ${get.perSecond.toFixed(0)} req/s, p50 ${get.p50.toFixed(1)} ms, p99 ${get.p99.toFixed(1)} ms, ${get.errors} errors`);
+  console.log(
+    `GET /v1/payment_sessions/{id}: ${get.perSecond.toFixed(0)} req/s, p50 ${get.p50.toFixed(1)} ms, p99 ${get.p99.toFixed(1)} ms, ${get.errors} errors`,
+  );
   console.log(`${unique} sessions created, ${unique} distinct ids`);
 } finally {
   await svc.stop();

@@ -70,23 +70,39 @@ async function report(label: string, ids: string[]): Promise<void> {
   }
   latencies.sort((a, b) => a - b);
   const mean = latencies.reduce((s, x) => s + x, 0) / latencies.length;
-  console.log(`${label}: p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, mean ${mean.toFixed(1)} ms, max ${latencies.at(-1)} ms (${ids.length} events)`);
+  console.log(
+    `${label}: p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, mean ${mean.toFixed(1)} ms, max ${latencies.at(-1)} ms (${ids.length} events)`,
+  );
 }
 
 try {
-  const { bearer_token } = JSON.parse(execFileSync(process.execPath, ['scripts/operator.ts', 'create-user', 'bench@bench.example'], { env: svc.env, encoding: 'utf8' }));
-  const reg = await (await fetch(`${svc.url}/v1/merchants`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
-    body: JSON.stringify({ name: 'Bench', sandbox: true, webhook_url: hookUrl }),
-  })).json();
+  const { bearer_token } = JSON.parse(
+    execFileSync(process.execPath, ['scripts/operator.ts', 'create-user', 'bench@bench.example'], { env: svc.env, encoding: 'utf8' }),
+  );
+  const reg = await (
+    await fetch(`${svc.url}/v1/merchants`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
+      body: JSON.stringify({ name: 'Bench', sandbox: true, webhook_url: hookUrl }),
+    })
+  ).json();
   secret = reg.webhook_secret;
   execFileSync(process.execPath, ['scripts/operator.ts', 'set-rate-limit', reg.id, '100000000'], { env: svc.env });
   const headers = { 'Content-Type': 'application/json', 'X-API-Key': reg.api_key };
   const paymentMethod = { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' };
 
   async function simulatedSession(): Promise<string> {
-    const created = await (await fetch(`${svc.url}/v1/payment_sessions`, { method: 'POST', headers, body: JSON.stringify({ amount: 1, expires_in: '1h', paymentMethod }) })).json();
-    const sim = await fetch(`${svc.url}/v1/payment_sessions/${created.session_id}/simulate`, { method: 'POST', headers: { 'X-API-Key': reg.api_key } });
+    const created = await (
+      await fetch(`${svc.url}/v1/payment_sessions`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ amount: 1, expires_in: '1h', paymentMethod }),
+      })
+    ).json();
+    const sim = await fetch(`${svc.url}/v1/payment_sessions/${created.session_id}/simulate`, {
+      method: 'POST',
+      headers: { 'X-API-Key': reg.api_key },
+    });
     await sim.arrayBuffer();
     const [ev] = await store.find<DeliveryDoc>('webhook_events', { session_id: created.session_id });
     return ev.id;
@@ -101,12 +117,14 @@ try {
   const nudged: string[] = [];
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < events) {
-      next++;
-      nudged.push(await simulatedSession());
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < events) {
+        next++;
+        nudged.push(await simulatedSession());
+      }
+    }),
+  );
   await waitAll(nudged, 120_000);
   const seconds = (performance.now() - t0) / 1000;
   await report(`nudged (session simulate → receiver, ${concurrency} concurrent clients)`, nudged);
@@ -117,8 +135,15 @@ try {
   const batch = Math.min(events, 200);
   for (let i = 0; i < batch; i++) {
     const op = webhookEventOp({
-      merchant_id: reg.id, session_id: `ps_bench${i}`, event_type: 'payment_session.completed', status: 'completed',
-      amount: 1, currency: 'USDC', chain: 'ethereum', network: 'testnet', now: new Date(),
+      merchant_id: reg.id,
+      session_id: `ps_bench${i}`,
+      event_type: 'payment_session.completed',
+      status: 'completed',
+      amount: 1,
+      currency: 'USDC',
+      chain: 'ethereum',
+      network: 'testnet',
+      now: new Date(),
     });
     await store.write([op]);
     scanned.push((op as { doc: { id: string } }).doc.id);

@@ -30,9 +30,12 @@ const TIMEOUT_MS = Number(process.env.DEMO_TIMEOUT_MS ?? 180_000);
 const say = (line: string) => console.log(line);
 const step = (n: number, text: string) => say(`\n[${n}/6] ${text}`);
 
-
-interface Hook { raw: string; headers: http.IncomingHttpHeaders; verified: boolean; error?: string }
-
+interface Hook {
+  raw: string;
+  headers: http.IncomingHttpHeaders;
+  verified: boolean;
+  error?: string;
+}
 
 async function main(): Promise<void> {
   let chain: HardhatNode | null = null;
@@ -57,9 +60,16 @@ async function main(): Promise<void> {
     step(2, 'starting the payment service with the chain configured');
     const mailer = new CapturingMailer();
     const config = loadConfig({
-      PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', POW_DIFFICULTY: '16',
-      WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_SCAN_INTERVAL_MS: '200',
-      ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      POW_DIFFICULTY: '16',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_SCAN_INTERVAL_MS: '200',
+      ETHEREUM_TESTNET_RPC_URL: chain.url,
+      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
       CHAIN_POLL_INTERVAL_MS: '250',
     });
     node = await startNode(config, { mailer, defaultMetrics: false });
@@ -67,7 +77,7 @@ async function main(): Promise<void> {
     const base = `http://127.0.0.1:${port}`;
     say(`  service    ${base} (data in ${dataDir})`);
 
-    step(3, 'starting the merchant\'s webhook receiver');
+    step(3, "starting the merchant's webhook receiver");
     let secret = '';
     const hooks: Hook[] = [];
     let onHook: (h: Hook) => void = () => undefined;
@@ -99,8 +109,15 @@ async function main(): Promise<void> {
     const code = await mailer.waitForCode(email);
     say(`  email      code ${code} sent to ${email}`);
     await api(base, 'POST', '/v1/merchants/email-verification/confirm', { registration_intent_id: intent.registration_intent_id, code });
-    const pow = await api(base, 'POST', '/v1/merchants/registration-proof-of-work', { registration_intent_id: intent.registration_intent_id });
-    const body: Record<string, unknown> = { name: 'Demo Shop', sandbox: true, registration_intent_id: intent.registration_intent_id, webhook_url: hookUrl };
+    const pow = await api(base, 'POST', '/v1/merchants/registration-proof-of-work', {
+      registration_intent_id: intent.registration_intent_id,
+    });
+    const body: Record<string, unknown> = {
+      name: 'Demo Shop',
+      sandbox: true,
+      registration_intent_id: intent.registration_intent_id,
+      webhook_url: hookUrl,
+    };
     if (pow.required) {
       const t0 = Date.now();
       body.proof_of_work_challenge_id = pow.challenge_id;
@@ -112,9 +129,18 @@ async function main(): Promise<void> {
     say(`  merchant   ${merchant.id} (api key ${String(merchant.api_key).slice(0, 16)}…)`);
 
     step(5, 'creating a payment session and paying it on chain');
-    const session = await api(base, 'POST', '/v1/payment_sessions', {
-      amount: 25, expires_in: '15m', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' }, metadata: { order: 'demo-1' },
-    }, merchant.api_key);
+    const session = await api(
+      base,
+      'POST',
+      '/v1/payment_sessions',
+      {
+        amount: 25,
+        expires_in: '15m',
+        paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' },
+        metadata: { order: 'demo-1' },
+      },
+      merchant.api_key,
+    );
     say(`  session    ${session.session_id}: ${session.expected_amount} ${session.currency} to ${session.address}, ${session.status}`);
     const completed = new Promise<Hook>((resolve) => {
       onHook = (h) => {
@@ -130,7 +156,9 @@ async function main(): Promise<void> {
     step(6, 'waiting for the webhook');
     const hook = await completed;
     if (!hook.verified) throw new Error(`the webhook did not verify: ${hook.error}`);
-    say(`  received   ${hook.headers['x-service-event']} ${Date.now() - paidAt} ms after the block (X-Service-Signature ${String(hook.headers['x-service-signature']).slice(0, 24)}…): signature verified`);
+    say(
+      `  received   ${hook.headers['x-service-event']} ${Date.now() - paidAt} ms after the block (X-Service-Signature ${String(hook.headers['x-service-signature']).slice(0, 24)}…): signature verified`,
+    );
     say('  body       ' + JSON.stringify(JSON.parse(hook.raw), null, 2).split('\n').join('\n  '));
     const final = await api(base, 'GET', `/v1/payment_sessions/${session.session_id}`, undefined, merchant.api_key);
     say(`  session    ${final.status}, received ${final.received_amount} ${final.currency}, ${final.deposits.length} deposit(s)`);

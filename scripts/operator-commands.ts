@@ -22,16 +22,62 @@ export interface OperatorCommand {
 }
 
 export const OPERATOR_COMMANDS: OperatorCommand[] = [
-  { name: 'trust-email', args: ['email'], description: 'allow an email address to register', action: 'operators.trustEmail', params: (a) => ({ value: a.email }) },
-  { name: 'untrust-email', args: ['email'], description: 'remove an email address from the allowlist', action: 'operators.untrustEmail', params: (a) => ({ value: a.email }) },
-  { name: 'trust-domain', args: ['domain'], description: 'allow every address of a domain to register', action: 'operators.trustDomain', params: (a) => ({ value: a.domain }) },
-  { name: 'untrust-domain', args: ['domain'], description: 'remove a domain from the allowlist', action: 'operators.untrustDomain', params: (a) => ({ value: a.domain }) },
-  { name: 'list-trust', args: [], description: 'show the trusted emails and domains', action: 'operators.listTrust', params: () => ({}) },
-  { name: 'invite', args: [], optional: ['email', 'days'], description: 'create an invitation token (shown once), optionally bound to an email', action: 'operators.createInvitation', params: (a) => ({ email: a.email, days: a.days ? Number(a.days) : undefined }) },
-  { name: 'create-user', args: ['email'], optional: ['name'], description: 'create a user who registers live merchants with a bearer token (shown once)', action: 'operators.createUser', params: (a) => ({ email: a.email, name: a.name }) },
-  { name: 'set-kyc', args: ['merchant_id', 'status'], description: 'set a merchant\'s KYC status: none, pending, verified or rejected', action: 'operators.setKyc', params: (a) => ({ merchant_id: a.merchant_id, status: a.status }) },
   {
-    name: 'deposits', args: [], optional: ['filter', 'limit'],
+    name: 'trust-email',
+    args: ['email'],
+    description: 'allow an email address to register',
+    action: 'operators.trustEmail',
+    params: (a) => ({ value: a.email }),
+  },
+  {
+    name: 'untrust-email',
+    args: ['email'],
+    description: 'remove an email address from the allowlist',
+    action: 'operators.untrustEmail',
+    params: (a) => ({ value: a.email }),
+  },
+  {
+    name: 'trust-domain',
+    args: ['domain'],
+    description: 'allow every address of a domain to register',
+    action: 'operators.trustDomain',
+    params: (a) => ({ value: a.domain }),
+  },
+  {
+    name: 'untrust-domain',
+    args: ['domain'],
+    description: 'remove a domain from the allowlist',
+    action: 'operators.untrustDomain',
+    params: (a) => ({ value: a.domain }),
+  },
+  { name: 'list-trust', args: [], description: 'show the trusted emails and domains', action: 'operators.listTrust', params: () => ({}) },
+  {
+    name: 'invite',
+    args: [],
+    optional: ['email', 'days'],
+    description: 'create an invitation token (shown once), optionally bound to an email',
+    action: 'operators.createInvitation',
+    params: (a) => ({ email: a.email, days: a.days ? Number(a.days) : undefined }),
+  },
+  {
+    name: 'create-user',
+    args: ['email'],
+    optional: ['name'],
+    description: 'create a user who registers live merchants with a bearer token (shown once)',
+    action: 'operators.createUser',
+    params: (a) => ({ email: a.email, name: a.name }),
+  },
+  {
+    name: 'set-kyc',
+    args: ['merchant_id', 'status'],
+    description: "set a merchant's KYC status: none, pending, verified or rejected",
+    action: 'operators.setKyc',
+    params: (a) => ({ merchant_id: a.merchant_id, status: a.status }),
+  },
+  {
+    name: 'deposits',
+    args: [],
+    optional: ['filter', 'limit'],
     description: 'chain deposits, newest first; filter: --orphans, a status (seen, credited, reverted, orphan) or a session id',
     action: 'operators.listDeposits',
     params: (a) => {
@@ -44,7 +90,9 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     },
   },
   {
-    name: 'alerts', args: [], optional: ['filter', 'limit'],
+    name: 'alerts',
+    args: [],
+    optional: ['filter', 'limit'],
     description: 'operational alerts, newest first; filter: an alert type, a merchant id or an ISO time (since)',
     action: 'ops.alerts',
     params: (a) => {
@@ -57,13 +105,21 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     },
   },
   {
-    name: 'sessions', args: ['merchant_id'], optional: ['status', 'limit'],
-    description: 'a merchant\'s payment sessions, newest first: status, rail, expected and received',
+    name: 'sessions',
+    args: ['merchant_id'],
+    optional: ['status', 'limit'],
+    description: "a merchant's payment sessions, newest first: status, rail, expected and received",
     action: 'ops.sessions',
-    params: (a) => ({ merchant_id: a.merchant_id, status: a.status && a.status !== 'all' ? a.status : undefined, limit: a.limit ? Number(a.limit) : undefined }),
+    params: (a) => ({
+      merchant_id: a.merchant_id,
+      status: a.status && a.status !== 'all' ? a.status : undefined,
+      limit: a.limit ? Number(a.limit) : undefined,
+    }),
   },
   {
-    name: 'audit', args: [], optional: ['filter', 'limit'],
+    name: 'audit',
+    args: [],
+    optional: ['filter', 'limit'],
     description: 'audit events, newest first; filter: a merchant id, an event type (or a prefix ending in "."), or an ISO time (since)',
     action: 'ops.audit',
     params: (a) => {
@@ -76,28 +132,43 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     },
   },
   {
-    name: 'audit-verify', args: [], optional: ['merchant_id'],
-    description: 'verify the audit hash chains (every merchant\'s, or one): reports the first broken link of each',
-    action: 'ops.auditVerify', params: (a) => ({ merchant_id: a.merchant_id }),
+    name: 'audit-verify',
+    args: [],
+    optional: ['merchant_id'],
+    description: "verify the audit hash chains (every merchant's, or one): reports the first broken link of each",
+    action: 'ops.auditVerify',
+    params: (a) => ({ merchant_id: a.merchant_id }),
   },
   {
-    name: 'listeners', args: [], description: 'chain listeners: which node holds each network\'s lease, until when, and the Ethereum cursors',
-    action: 'ops.listeners', params: () => ({}),
+    name: 'listeners',
+    args: [],
+    description: "chain listeners: which node holds each network's lease, until when, and the Ethereum cursors",
+    action: 'ops.listeners',
+    params: () => ({}),
   },
   {
-    name: 'gas-wallets', args: [], description: 'the platform gas wallets: one line per chain and network, `<chain> <network> <address> <balance>`',
-    action: 'treasury.gasWallets', params: () => ({}),
+    name: 'gas-wallets',
+    args: [],
+    description: 'the platform gas wallets: one line per chain and network, `<chain> <network> <address> <balance>`',
+    action: 'treasury.gasWallets',
+    params: () => ({}),
     format: (r) => (r as GasWalletInfo[]).map(gasWalletLine).join('\n'),
     warnings: (r) => (r as GasWalletInfo[]).flatMap(gasWalletWarning),
   },
   {
-    name: 'reconcile', args: [], description: 'compare every wallet\'s ledger balance with its on-chain balance and list the differences',
-    action: 'treasury.reconcile', params: () => ({}),
+    name: 'reconcile',
+    args: [],
+    description: "compare every wallet's ledger balance with its on-chain balance and list the differences",
+    action: 'treasury.reconcile',
+    params: () => ({}),
   },
   {
-    name: 'ledger:check', args: [],
-    description: 'verify the ledger: per asset all balances sum to zero, no wallet below zero, every wallet transaction maps to exactly one transfer (exit 1 on a problem)',
-    action: 'wallets.ledgerCheck', params: () => ({}),
+    name: 'ledger:check',
+    args: [],
+    description:
+      'verify the ledger: per asset all balances sum to zero, no wallet below zero, every wallet transaction maps to exactly one transfer (exit 1 on a problem)',
+    action: 'wallets.ledgerCheck',
+    params: () => ({}),
     format: (r) => {
       const rep = r as LedgerReport;
       const c = rep.counts;
@@ -106,7 +177,13 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     },
     exitCode: (r) => ((r as LedgerReport).ok ? 0 : 1),
   },
-  { name: 'set-rate-limit', args: ['merchant_id', 'per_minute'], description: 'set a merchant\'s requests per minute', action: 'operators.setRateLimit', params: (a) => ({ merchant_id: a.merchant_id, rate_limit_per_minute: Number(a.per_minute) }) },
+  {
+    name: 'set-rate-limit',
+    args: ['merchant_id', 'per_minute'],
+    description: "set a merchant's requests per minute",
+    action: 'operators.setRateLimit',
+    params: (a) => ({ merchant_id: a.merchant_id, rate_limit_per_minute: Number(a.per_minute) }),
+  },
 ];
 
 /**

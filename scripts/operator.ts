@@ -9,7 +9,9 @@ const cmd = OPERATOR_COMMANDS.find((c) => c.name === name);
 if (!cmd || values.length < cmd.args.length) {
   console.log('usage: npm run operator -- <command> [args]\n');
   for (const c of OPERATOR_COMMANDS) {
-    console.log(`  ${[c.name, ...c.args.map((a) => `<${a}>`), ...(c.optional ?? []).map((a) => `[${a}]`)].join(' ').padEnd(44)} ${c.description}`);
+    console.log(
+      `  ${[c.name, ...c.args.map((a) => `<${a}>`), ...(c.optional ?? []).map((a) => `[${a}]`)].join(' ').padEnd(44)} ${c.description}`,
+    );
   }
   process.exit(name && name !== 'help' ? 2 : 0);
 }

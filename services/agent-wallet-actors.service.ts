@@ -6,5 +6,8 @@ import { makeAgentWalletBehavior } from '../actors/agent-wallet.ts';
 
 export function createAgentWalletActorsService(rt: Runtime): ServiceSchema {
   // 50+ concurrent attempts on one wallet queue up rather than being refused
-  return { name: 'agent-wallet-actors', mixins: [actorHostMixin(rt, makeAgentWalletBehavior(rt.store), { mailboxSize: 500 })] } as ServiceSchema;
+  return {
+    name: 'agent-wallet-actors',
+    mixins: [actorHostMixin(rt, makeAgentWalletBehavior(rt.store), { mailboxSize: 500 })],
+  } as ServiceSchema;
 }

@@ -16,9 +16,23 @@ import { knownRails } from '../lib/catalog/rules.ts';
 import type { PolicyInput } from '../lib/spend/policy.ts';
 import { ATTEMPTS, type SpendAttemptDoc, type WalletFacts } from '../lib/spend/attempts.ts';
 import {
-  attemptContext, attemptInput, attemptOf, checkedPolicy, limitViolationLabels, listAttempts, showAttempt, walletFacts, type AttemptBody,
+  attemptContext,
+  attemptInput,
+  attemptOf,
+  checkedPolicy,
+  limitViolationLabels,
+  listAttempts,
+  showAttempt,
+  walletFacts,
+  type AttemptBody,
 } from '../lib/spend/facts.ts';
-import { AGENT_WALLET_STATES, type AgentWalletMsg, type AgentWalletReply, type AgentWalletState, type StoredPolicy } from '../actors/agent-wallet.ts';
+import {
+  AGENT_WALLET_STATES,
+  type AgentWalletMsg,
+  type AgentWalletReply,
+  type AgentWalletState,
+  type StoredPolicy,
+} from '../actors/agent-wallet.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 
 type Http = { body?: unknown; query?: Record<string, string | undefined>; params?: Record<string, string | undefined> };
@@ -29,9 +43,17 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
   const known = knownRails();
   let scanner: DueScanner<SpendAttemptDoc> | null = null;
 
-  const send = (ctx: Caller, id: string, msg: AgentWalletMsg) => ctx.call('agent-wallet-actors.send', { id, msg }) as Promise<AgentWalletReply>;
-  const railEnabled = (a: { chain: string; network: string; token_symbol: string }) => !!findRail(config.rails, a.chain, a.network, a.token_symbol);
-  const presentPolicy = (walletId: string, p: StoredPolicy) => ({ id: p.id, agent_wallet_id: walletId, version: p.version_no, ...p.body, created_at: p.created_at });
+  const send = (ctx: Caller, id: string, msg: AgentWalletMsg) =>
+    ctx.call('agent-wallet-actors.send', { id, msg }) as Promise<AgentWalletReply>;
+  const railEnabled = (a: { chain: string; network: string; token_symbol: string }) =>
+    !!findRail(config.rails, a.chain, a.network, a.token_symbol);
+  const presentPolicy = (walletId: string, p: StoredPolicy) => ({
+    id: p.id,
+    agent_wallet_id: walletId,
+    version: p.version_no,
+    ...p.body,
+    created_at: p.created_at,
+  });
 
   function merchantOf(ctx: Context) {
     const user = merchantCaller(ctx);
@@ -45,12 +67,17 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
     if (w.merchant_id !== merchantOf(ctx).merchant_id) throw notFound('agent wallet');
     return w;
   }
-  const attemptIn = async (ctx: Context<Http>, wallet: WalletFacts) => attemptOf(store, wallet, ctx.params.params?.attempt_id ?? '', merchantOf(ctx).merchant_id);
+  const attemptIn = async (ctx: Context<Http>, wallet: WalletFacts) =>
+    attemptOf(store, wallet, ctx.params.params?.attempt_id ?? '', merchantOf(ctx).merchant_id);
 
   /** Checked body and the facts of a new attempt (or an evaluation). */
   async function prepare(ctx: Context<Http>) {
     const wallet = await walletOf(ctx);
-    const { input, railEnabled: enabled } = attemptInput(validate<AttemptBody>('AgentSpendAttemptRequest', ctx.params.body), config.rails, known);
+    const { input, railEnabled: enabled } = attemptInput(
+      validate<AttemptBody>('AgentSpendAttemptRequest', ctx.params.body),
+      config.rails,
+      known,
+    );
     return { wallet, input, actx: await attemptContext(store, rt.now(), merchantOf(ctx).merchant_id, wallet, input, enabled) };
   }
 
@@ -73,9 +100,16 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const wallet = await ownWallet(ctx);
-          if (wallet.type !== 'agent') throw badRequest(`wallet ${wallet.id} is a ${wallet.type} wallet; spend policies belong to agent wallets`);
+          if (wallet.type !== 'agent')
+            throw badRequest(`wallet ${wallet.id} is a ${wallet.type} wallet; spend policies belong to agent wallets`);
           const body = checkedPolicy(validate<PolicyInput>('AgentSpendPolicyRequest', ctx.params.body));
-          const reply = await send(ctx, wallet.id, { type: 'set_policy', wallet_id: wallet.id, merchant_id: wallet.merchant_id, policy_id: newId('pol'), body });
+          const reply = await send(ctx, wallet.id, {
+            type: 'set_policy',
+            wallet_id: wallet.id,
+            merchant_id: wallet.merchant_id,
+            policy_id: newId('pol'),
+            body,
+          });
           return presentPolicy(wallet.id, reply.policy!);
         },
       },
@@ -92,7 +126,14 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const { wallet, input, actx } = await prepare(ctx);
-          const reply = await send(ctx, wallet.id, { type: 'attempt', attempt_id: newId('sa'), payout_id: newId('po'), input, ctx: actx, dry_run: false });
+          const reply = await send(ctx, wallet.id, {
+            type: 'attempt',
+            attempt_id: newId('sa'),
+            payout_id: newId('po'),
+            input,
+            ctx: actx,
+            dry_run: false,
+          });
           if (reply.created) signal(ctx, reply.attempt!);
           const a = await executeNow(ctx, reply.attempt!);
           if (reply.created) created(ctx, `/v1/agent-wallets/${wallet.id}/spend-attempts/${a.id}`);
@@ -103,7 +144,14 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const { wallet, input, actx } = await prepare(ctx);
-          const { evaluation } = await send(ctx, wallet.id, { type: 'attempt', attempt_id: '', payout_id: '', input, ctx: actx, dry_run: true });
+          const { evaluation } = await send(ctx, wallet.id, {
+            type: 'attempt',
+            attempt_id: '',
+            payout_id: '',
+            input,
+            ctx: actx,
+            dry_run: true,
+          });
           const e = evaluation!;
           return { status: e.status, ...(e.reason ? { reason: e.reason } : {}), trace: e.trace, windows: e.windows };
         },
@@ -151,10 +199,18 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
     started(this: { broker: { call: Context['call'] }; logger: { warn(...a: unknown[]): void } }) {
       const broker = this.broker;
       scanner = new DueScanner<SpendAttemptDoc>({
-        name: 'agent spend executions', store, coll: ATTEMPTS, dueField: 'execute_due_at', leaseMs: 30_000,
-        intervalMs: config.agents.scanIntervalMs, now: () => rt.now(), log: this.logger,
+        name: 'agent spend executions',
+        store,
+        coll: ATTEMPTS,
+        dueField: 'execute_due_at',
+        leaseMs: 30_000,
+        intervalMs: config.agents.scanIntervalMs,
+        now: () => rt.now(),
+        log: this.logger,
         // a spend decided less than a lease ago is still being executed by its request
-        handle: async (a) => { await executeNow({ call: broker.call.bind(broker) } as Caller, a); },
+        handle: async (a) => {
+          await executeNow({ call: broker.call.bind(broker) } as Caller, a);
+        },
       });
       scanner.start();
     },

@@ -23,7 +23,11 @@ import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import { ROUTES } from './routes/index.ts';
 import type { AuthMode, Caller } from './routes/types.ts';
 
-type Req = IncomingMessage & { $action?: { name: string }; $alias?: { method: string; fullPath: string }; headers: Record<string, string | undefined> };
+type Req = IncomingMessage & {
+  $action?: { name: string };
+  $alias?: { method: string; fullPath: string };
+  headers: Record<string, string | undefined>;
+};
 
 const METHODS = new Set(['GET', 'POST', 'PATCH', 'PUT', 'DELETE']);
 
@@ -44,10 +48,17 @@ function httpMetrics(rt: Runtime) {
 const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
 
 /** Which merchant an API key belongs to, cached per key hash (lib/core/auth-cache.ts). */
-interface KeyAuth { key_id: string; merchant_id: string }
+interface KeyAuth {
+  key_id: string;
+  merchant_id: string;
+}
 
 /** The key is the merchant's active one, or its previous one within the rotation overlap. */
-function keyStillValid(m: { active_key_id?: string; previous_key_id?: string | null; previous_api_key_expires_at?: string | null }, keyId: string, now: Date): boolean {
+function keyStillValid(
+  m: { active_key_id?: string; previous_key_id?: string | null; previous_api_key_expires_at?: string | null },
+  keyId: string,
+  now: Date,
+): boolean {
   if (m.active_key_id === keyId) return true;
   return m.previous_key_id === keyId && !!m.previous_api_key_expires_at && m.previous_api_key_expires_at > now.toISOString();
 }
@@ -57,15 +68,19 @@ function sendEnvelope(res: ServerResponse, err: unknown): void {
   // body-parser errors carry `status`; map them to our wording
   let mapped: unknown = err;
   const bodyError = bodyErrorMessage(err);
-  if (typeof e?.type === 'string' && e.type.startsWith('entity.') || (typeof e?.code !== 'number' && (e?.status || e?.statusCode))) {
+  if ((typeof e?.type === 'string' && e.type.startsWith('entity.')) || (typeof e?.code !== 'number' && (e?.status || e?.statusCode))) {
     const status = e.type === 'entity.too.large' ? 413 : (e.status ?? e.statusCode ?? 400);
-    const message = e.type === 'entity.parse.failed' ? 'request body is not valid JSON'
-      : e.type === 'entity.too.large' ? 'request body is too large'
-      : 'bad request, check the body';
+    const message =
+      e.type === 'entity.parse.failed'
+        ? 'request body is not valid JSON'
+        : e.type === 'entity.too.large'
+          ? 'request body is too large'
+          : 'bad request, check the body';
     mapped = new ServiceError(status, message, 'BAD_REQUEST');
   }
   if (bodyError) mapped = new ServiceError(400, bodyError, 'BAD_REQUEST');
-  if (e?.type === 'SERVICE_NOT_FOUND' || e?.type === 'SERVICE_NOT_AVAILABLE') mapped = new ServiceError(503, 'service temporarily unavailable', 'UNAVAILABLE');
+  if (e?.type === 'SERVICE_NOT_FOUND' || e?.type === 'SERVICE_NOT_AVAILABLE')
+    mapped = new ServiceError(503, 'service temporarily unavailable', 'UNAVAILABLE');
   const { status, body } = toEnvelope(mapped);
   if (res.headersSent) {
     res.end();
@@ -114,13 +129,17 @@ export function createApiService(rt: Runtime): ServiceSchema {
       logResponseData: null,
       log4XXResponses: false,
       routes: [
-        ...(serveMetricsHere ? [{
-          path: '/metrics',
-          authentication: false,
-          mappingPolicy: 'restrict',
-          aliases: { 'GET /': metricsHandler },
-          bodyParsers: false,
-        }] : []),
+        ...(serveMetricsHere
+          ? [
+              {
+                path: '/metrics',
+                authentication: false,
+                mappingPolicy: 'restrict',
+                aliases: { 'GET /': metricsHandler },
+                bodyParsers: false,
+              },
+            ]
+          : []),
         {
           path: '',
           mappingPolicy: 'restrict',
@@ -128,12 +147,21 @@ export function createApiService(rt: Runtime): ServiceSchema {
           authentication: true,
           use: [httpMetrics(rt)],
           // exact numbers and bounded nesting (lib/core/json-body.ts)
-          bodyParsers: { json: { strict: true, limit: rt.config.bodyLimit, reviver: exactNumberReviver, verify: (_req: unknown, _res: unknown, buf: Buffer) => checkJsonDepth(buf) }, urlencoded: false },
+          bodyParsers: {
+            json: {
+              strict: true,
+              limit: rt.config.bodyLimit,
+              reviver: exactNumberReviver,
+              verify: (_req: unknown, _res: unknown, buf: Buffer) => checkJsonDepth(buf),
+            },
+            urlencoded: false,
+          },
           aliases,
           onBeforeCall(ctx: Context, _route: unknown, req: Req) {
             // moleculer-web resolves OPTIONS as GET, or as its Access-Control-Request-Method: only the
             // operation's own method may run its action (no CORS here; a preflight changes nothing)
-            if (req.$alias && req.method !== req.$alias.method) throw new ServiceError(405, `${req.method} is not allowed here`, 'METHOD_NOT_ALLOWED');
+            if (req.$alias && req.method !== req.$alias.method)
+              throw new ServiceError(405, `${req.method} is not allowed here`, 'METHOD_NOT_ALLOWED');
             // keyed hashes, never raw: per-client limits and alerts must not store IPs (lib/ops/hash.ts)
             const credentials: string[] = [];
             if (req.headers['x-api-key'] !== undefined) credentials.push('headers.x-api-key');
@@ -142,8 +170,14 @@ export function createApiService(rt: Runtime): ServiceSchema {
             let ipHash: string | undefined;
             let uaHash: string | undefined;
             (ctx.meta as Record<string, unknown>).client = {
-              get ip_hash() { return (ipHash ??= hasher.hash(clientBucket(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], proxies)))); },
-              get user_agent_hash() { return (uaHash ??= hasher.hash(req.headers['user-agent'] ?? '')); },
+              get ip_hash() {
+                return (ipHash ??= hasher.hash(
+                  clientBucket(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], proxies)),
+                ));
+              },
+              get user_agent_hash() {
+                return (uaHash ??= hasher.hash(req.headers['user-agent'] ?? ''));
+              },
               route: req.$alias ? `${req.$alias.method} ${req.$alias.fullPath}` : undefined,
               credentials,
             };
@@ -158,7 +192,8 @@ export function createApiService(rt: Runtime): ServiceSchema {
             if (!BODY_METHODS.has(req.method ?? '')) return;
             const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
             const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-            if (hasBody && type !== 'application/json') throw new ServiceError(415, 'Content-Type must be application/json', 'UNSUPPORTED_MEDIA_TYPE');
+            if (hasBody && type !== 'application/json')
+              throw new ServiceError(415, 'Content-Type must be application/json', 'UNSUPPORTED_MEDIA_TYPE');
           },
           onError(_req: IncomingMessage, res: ServerResponse, err: unknown) {
             sendEnvelope(res, err);
@@ -207,18 +242,35 @@ export function createApiService(rt: Runtime): ServiceSchema {
             auth = { key_id: key.id, merchant_id: key.merchant_id };
             authCache.set(hash, key.merchant_id, auth, generation);
           }
-          const merchant = await rt.store.get<{ id: string; sandbox: boolean; rate_limit_per_minute: number; active_key_id?: string; previous_key_id?: string | null; previous_api_key_expires_at?: string | null }>('merchants', auth.merchant_id);
+          const merchant = await rt.store.get<{
+            id: string;
+            sandbox: boolean;
+            rate_limit_per_minute: number;
+            active_key_id?: string;
+            previous_key_id?: string | null;
+            previous_api_key_expires_at?: string | null;
+          }>('merchants', auth.merchant_id);
           if (!merchant || !keyStillValid(merchant, auth.key_id, rt.now())) {
             authCache.dropMerchant(auth.merchant_id);
             throw unauthorized();
           }
           // one count per merchant across every node: an atomic counter in the store (lib/core/rate-limit.ts)
-          const refused = await limitInStore(rt.store, 'merchant', merchant.id, merchant.rate_limit_per_minute, rt.now()).then(() => null, (e: unknown) => e);
+          const refused = await limitInStore(rt.store, 'merchant', merchant.id, merchant.rate_limit_per_minute, rt.now()).then(
+            () => null,
+            (e: unknown) => e,
+          );
           if (refused) {
             const environment = merchant.sandbox ? 'sandbox' : 'live';
             rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment });
-            await alerts.report({ kind: 'limit', merchant_id: merchant.id, source: (ctx.meta as { client: { ip_hash: string } }).client.ip_hash },
-              requestContext(rt, { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params }, { merchant_id: merchant.id, environment, last_error_code: 'rate_limited' }), (this as unknown as { logger: { warn(...a: unknown[]): void } }).logger);
+            await alerts.report(
+              { kind: 'limit', merchant_id: merchant.id, source: (ctx.meta as { client: { ip_hash: string } }).client.ip_hash },
+              requestContext(
+                rt,
+                { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params },
+                { merchant_id: merchant.id, environment, last_error_code: 'rate_limited' },
+              ),
+              (this as unknown as { logger: { warn(...a: unknown[]): void } }).logger,
+            );
             throw refused;
           }
           return { kind: 'merchant', merchant_id: merchant.id, sandbox: merchant.sandbox, key_id: auth.key_id };
@@ -227,11 +279,22 @@ export function createApiService(rt: Runtime): ServiceSchema {
           const user = await resolveBearer(rt.store, bearerHeader);
           if (!user) throw unauthorized();
           // a bearer user gets the default merchant limit, counted per user
-          const refused = await limitInStore(rt.store, 'bearer', user.id, rt.config.rateLimitPerMinute, rt.now()).then(() => null, (e: unknown) => e);
+          const refused = await limitInStore(rt.store, 'bearer', user.id, rt.config.rateLimitPerMinute, rt.now()).then(
+            () => null,
+            (e: unknown) => e,
+          );
           if (refused) {
             rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment: 'live' });
             const source = (ctx.meta as { client: { ip_hash: string } }).client.ip_hash;
-            await alerts.report({ kind: 'limit', merchant_id: null, source }, requestContext(rt, { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params }, { agent_id: user.id.slice(0, 24), environment: 'live', last_error_code: 'rate_limited' }), (this as unknown as { logger: { warn(...a: unknown[]): void } }).logger);
+            await alerts.report(
+              { kind: 'limit', merchant_id: null, source },
+              requestContext(
+                rt,
+                { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params },
+                { agent_id: user.id.slice(0, 24), environment: 'live', last_error_code: 'rate_limited' },
+              ),
+              (this as unknown as { logger: { warn(...a: unknown[]): void } }).logger,
+            );
             throw refused;
           }
           return { kind: 'bearer', user_id: user.id, email: user.email };
@@ -245,9 +308,13 @@ export function createApiService(rt: Runtime): ServiceSchema {
       this.server?.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
         if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
         const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-        const { status, body } = toEnvelope(new ServiceError(tooLarge ? 431 : 400, tooLarge ? 'request headers are too large' : 'malformed HTTP request', 'BAD_REQUEST'));
+        const { status, body } = toEnvelope(
+          new ServiceError(tooLarge ? 431 : 400, tooLarge ? 'request headers are too large' : 'malformed HTTP request', 'BAD_REQUEST'),
+        );
         const text = JSON.stringify(body);
-        socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+        socket.end(
+          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+        );
       });
       if (!serveMetricsHere) {
         metricsServer = createServer((req, res) => {

@@ -35,7 +35,7 @@ export function createDiagnosticsService(rt: Runtime): ServiceSchema {
         configured: Boolean(net?.rpcUrl),
         leaseHeld,
         // Solana cursors move only when the address sees a transaction: the lease renewal says it is alive
-        lastProgressAt: s.chain === 'ethereum' ? (cursor?.updated_at || null) : (lease?.renewed_at ?? null),
+        lastProgressAt: s.chain === 'ethereum' ? cursor?.updated_at || null : (lease?.renewed_at ?? null),
         behindBlocks: null,
       },
       cursorBlock: typeof cursor?.block === 'number' ? cursor.block : null,
@@ -43,7 +43,11 @@ export function createDiagnosticsService(rt: Runtime): ServiceSchema {
   }
 
   /** Ethereum transfers to the address above the listener's cursor (not yet deep enough to count). */
-  async function shallowTransfers(s: PaymentSessionState, cursorBlock: number | null, log: { warn(...a: unknown[]): void }): Promise<{ transfers: UnconfirmedTransfer[]; head: number | null }> {
+  async function shallowTransfers(
+    s: PaymentSessionState,
+    cursorBlock: number | null,
+    log: { warn(...a: unknown[]): void },
+  ): Promise<{ transfers: UnconfirmedTransfer[]; head: number | null }> {
     if (s.chain !== 'ethereum') return { transfers: [], head: null };
     const net = config.chains.ethereum[s.network as 'testnet' | 'mainnet'];
     if (!net?.rpcUrl) return { transfers: [], head: null };
@@ -52,7 +56,12 @@ export function createDiagnosticsService(rt: Runtime): ServiceSchema {
       const read = async () => {
         const head = await provider.getBlockNumber();
         const from = cursorBlock ?? head - 64;
-        const found = await transfersAboveCursor(provider, { address: s.address, usdcContract: net.usdcToken, cursorBlock: from, maxBlocks: 64 });
+        const found = await transfersAboveCursor(provider, {
+          address: s.address,
+          usdcContract: net.usdcToken,
+          cursorBlock: from,
+          maxBlocks: 64,
+        });
         return { head, found };
       };
       const { head, found } = await Promise.race([
@@ -61,8 +70,15 @@ export function createDiagnosticsService(rt: Runtime): ServiceSchema {
       ]);
       return {
         head,
-        transfers: found.filter((t) => t.confirmations < net.confirmations)
-          .map((t) => ({ tx_hash: t.tx_hash, token: t.token, amount_subunits: t.amount_subunits, confirmations: t.confirmations, block_time: t.block_time })),
+        transfers: found
+          .filter((t) => t.confirmations < net.confirmations)
+          .map((t) => ({
+            tx_hash: t.tx_hash,
+            token: t.token,
+            amount_subunits: t.amount_subunits,
+            confirmations: t.confirmations,
+            block_time: t.block_time,
+          })),
       };
     } catch (e) {
       // the RPC URL holds a provider key: log the failure's class only, never the URL
@@ -87,17 +103,31 @@ export function createDiagnosticsService(rt: Runtime): ServiceSchema {
             listenerFacts(s),
           ]);
           const { transfers, head } = await shallowTransfers(s, listener.cursorBlock, this.logger);
-          const depth = s.chain === 'ethereum' ? config.chains.ethereum[s.network as 'testnet' | 'mainnet']?.confirmations ?? null : null;
+          const depth = s.chain === 'ethereum' ? (config.chains.ethereum[s.network as 'testnet' | 'mainnet']?.confirmations ?? null) : null;
           if (head !== null && listener.cursorBlock !== null && depth !== null) {
             listener.facts.behindBlocks = Math.max(0, head - depth + 1 - listener.cursorBlock);
           }
           const findings = diagnose({
-            session: s, now: rt.now(),
-            recorded: recorded.map((d) => ({ tx_hash: d.tx_hash, network: d.network, token: d.token, amount_subunits: d.amount_subunits, status: d.status, orphan_reason: d.orphan_reason, detected_at: d.detected_at })),
+            session: s,
+            now: rt.now(),
+            recorded: recorded.map((d) => ({
+              tx_hash: d.tx_hash,
+              network: d.network,
+              token: d.token,
+              amount_subunits: d.amount_subunits,
+              status: d.status,
+              orphan_reason: d.orphan_reason,
+              detected_at: d.detected_at,
+            })),
             unconfirmed: transfers,
             requiredConfirmations: depth,
             listener: listener.facts,
-            webhooks: events.map((e) => ({ event_type: e.event_type, status: e.status, attempts: e.attempts ?? [], next_attempt_at: e.next_attempt_at })),
+            webhooks: events.map((e) => ({
+              event_type: e.event_type,
+              status: e.status,
+              attempts: e.attempts ?? [],
+              next_attempt_at: e.next_attempt_at,
+            })),
           });
           return { session_id: s.id, status: s.status, checked_at: rt.now().toISOString(), findings };
         },

@@ -20,10 +20,18 @@ export function createEthereumListenerService(rt: Runtime): ServiceSchema {
     chain: 'ethereum',
     keepAfterExpiryMs: ETHEREUM_WATCH_AFTER_EXPIRY_MS,
     makeScanner: (log, network, cfg, deps) => {
-      if (!cfg.usdcToken) log.warn(`ethereum ${network}: ETHEREUM_${network.toUpperCase()}_USDC_ADDRESS is not set: USDC deposits are not recognised`);
+      if (!cfg.usdcToken)
+        log.warn(`ethereum ${network}: ETHEREUM_${network.toUpperCase()}_USDC_ADDRESS is not set: USDC deposits are not recognised`);
       return new EthereumRailListener({
-        network, rpcUrl: cfg.rpcUrl, usdcAddress: cfg.usdcToken, confirmations: cfg.confirmations,
-        store: rt.store, book: deps.book, inbox: deps.inbox, now: () => rt.now(), log,
+        network,
+        rpcUrl: cfg.rpcUrl,
+        usdcAddress: cfg.usdcToken,
+        confirmations: cfg.confirmations,
+        store: rt.store,
+        book: deps.book,
+        inbox: deps.inbox,
+        now: () => rt.now(),
+        log,
       });
     },
   });

@@ -50,7 +50,9 @@ export function createEventsService(rt: Runtime): ServiceSchema {
       } while (again && !stopping);
     })()
       .catch((e) => logger.warn('event sequencer pass failed:', (e as Error).message))
-      .finally(() => { running = null; });
+      .finally(() => {
+        running = null;
+      });
     return running;
   }
 

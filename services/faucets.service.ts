@@ -21,7 +21,11 @@ import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { DEV_CHAIN_IDS, DripRefusal, faucetList, planDrip, type DripPlan } from '../lib/faucets/index.ts';
 import type { ChainTxDoc } from '../lib/chains/broadcast/types.ts';
 
-interface DripBody { address: string; chain: string; token: string }
+interface DripBody {
+  address: string;
+  chain: string;
+  token: string;
+}
 
 /** how long a drip request waits for its transaction to be final before answering with its current status */
 const DRIP_WAIT_MS = 10_000;
@@ -37,9 +41,14 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
   function broadcaster(log: { warn(...a: unknown[]): void }): { signer: PoolSigner; outbox: Broadcaster } {
     signer ??= new PoolSigner(loadSeedPhrase(rt.config.dataDir).phrase);
     outbox ??= new Broadcaster({
-      store: rt.store, driver: configuredDrivers(rt.config, signer), pollIntervalMs: rt.config.moneyOut.pollIntervalMs,
-      rebroadcastMs: rt.config.moneyOut.rebroadcastMs, bumpAfterMs: rt.config.moneyOut.bumpAfterMs,
-      now: () => rt.now(), log, metrics: moneyOutMetrics(rt.metrics.registry),
+      store: rt.store,
+      driver: configuredDrivers(rt.config, signer),
+      pollIntervalMs: rt.config.moneyOut.pollIntervalMs,
+      rebroadcastMs: rt.config.moneyOut.rebroadcastMs,
+      bumpAfterMs: rt.config.moneyOut.bumpAfterMs,
+      now: () => rt.now(),
+      log,
+      metrics: moneyOutMetrics(rt.metrics.registry),
     });
     return { signer, outbox };
   }
@@ -48,20 +57,24 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
   async function assertDevChain(plan: DripPlan): Promise<void> {
     if (plan.rail.chain !== 'ethereum') return;
     const id = Number(await (await ethProvider(plan.rpcUrl)).send('eth_chainId', []));
-    if (!DEV_CHAIN_IDS.has(id)) throw badRequest(`the drip works only on a local development chain; this ethereum testnet node has chain id ${id}`);
+    if (!DEV_CHAIN_IDS.has(id))
+      throw badRequest(`the drip works only on a local development chain; this ethereum testnet node has chain id ${id}`);
   }
 
   /** The gas wallet must hold the drip (and gas); otherwise a 503 telling the operator what to fund. */
   async function assertFunded(plan: DripPlan, from: string): Promise<void> {
     const { chain, token, decimals } = plan.rail;
     const native = NATIVE[chain];
-    const have = plan.rail.kind === 'native'
-      ? await nativeBalance(chain, plan.rpcUrl, from)
-      : await tokenBalance(chain, plan.rpcUrl, rt.config.chains[chain].testnet.usdcToken, from);
+    const have =
+      plan.rail.kind === 'native'
+        ? await nativeBalance(chain, plan.rpcUrl, from)
+        : await tokenBalance(chain, plan.rpcUrl, rt.config.chains[chain].testnet.usdcToken, from);
     const gas = plan.rail.kind === 'native' ? have : await nativeBalance(chain, plan.rpcUrl, from);
     if (have < plan.amountSubunits || gas === 0n) {
-      throw unavailable(`the development gas wallet ${from} on ${chain} testnet holds ${fromSubunits(have, decimals)} ${token}`
-        + `${plan.rail.kind === 'native' ? '' : ` and ${fromSubunits(gas, native.decimals)} ${native.token}`}; it needs ${plan.amount} ${token} and gas: fund it`);
+      throw unavailable(
+        `the development gas wallet ${from} on ${chain} testnet holds ${fromSubunits(have, decimals)} ${token}` +
+          `${plan.rail.kind === 'native' ? '' : ` and ${fromSubunits(gas, native.decimals)} ${native.token}`}; it needs ${plan.amount} ${token} and gas: fund it`,
+      );
     }
   }
 
@@ -105,13 +118,25 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
           const window = rt.config.faucets.dripIntervalMs;
           const perMerchant = await rt.store.increment(`faucet:merchant:${caller.merchant_id}`, 1, window, rt.now());
           if (perMerchant > rt.config.faucets.dripPerMerchant) {
-            throw rateLimited(`at most ${rt.config.faucets.dripPerMerchant} drips per merchant every ${Math.round(window / 60_000)} min; retry later`);
+            throw rateLimited(
+              `at most ${rt.config.faucets.dripPerMerchant} drips per merchant every ${Math.round(window / 60_000)} min; retry later`,
+            );
           }
           const perAddress = await rt.store.increment(`faucet:address:${chain}:${token}:${plan.address}`, 1, window, rt.now());
-          if (perAddress > 1) throw rateLimited(`${plan.address} already received ${token} on ${chain} within the last ${Math.round(window / 60_000)} min; retry later`);
+          if (perAddress > 1)
+            throw rateLimited(
+              `${plan.address} already received ${token} on ${chain} within the last ${Math.round(window / 60_000)} min; retry later`,
+            );
 
           const id = newId('drp');
-          const { doc } = await out.create({ id: `faucet:${id}`, chain, network: 'testnet', purpose: 'faucet', ref: id, intent: plan.intent });
+          const { doc } = await out.create({
+            id: `faucet:${id}`,
+            chain,
+            network: 'testnet',
+            purpose: 'faucet',
+            ref: id,
+            intent: plan.intent,
+          });
           // broadcast now and follow it briefly: a local chain mines at once
           let row: ChainTxDoc | null = doc;
           const deadline = Date.now() + DRIP_WAIT_MS;
@@ -121,9 +146,16 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
           }
           const final = row ?? doc;
           return {
-            id, chain, network: 'testnet', token, address: plan.address, from_address: from,
-            amount: plan.amount, amount_subunits: plan.amountSubunits.toString(),
-            tx_hash: final.tx_hash, status: final.status === 'signed' ? 'sent' : final.status,
+            id,
+            chain,
+            network: 'testnet',
+            token,
+            address: plan.address,
+            from_address: from,
+            amount: plan.amount,
+            amount_subunits: plan.amountSubunits.toString(),
+            tx_hash: final.tx_hash,
+            status: final.status === 'signed' ? 'sent' : final.status,
             ...(final.failure_reason ? { failure_reason: final.failure_reason } : {}),
           };
         },

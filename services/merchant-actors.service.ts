@@ -17,7 +17,9 @@ const ACK_TIMEOUT_MS = 2000;
 export async function announceAuthChange(ctx: Context, merchantId: string): Promise<void> {
   const list = ctx.broker.registry.getActionEndpoints(AUTH_CHANGED_ACTION) as unknown as { endpoints?: Array<{ id: string }> } | undefined;
   const nodes = [...new Set((list?.endpoints ?? []).map((e) => e.id))];
-  await Promise.allSettled(nodes.map((nodeID) => ctx.call(AUTH_CHANGED_ACTION, { merchant_id: merchantId }, { nodeID, timeout: ACK_TIMEOUT_MS })));
+  await Promise.allSettled(
+    nodes.map((nodeID) => ctx.call(AUTH_CHANGED_ACTION, { merchant_id: merchantId }, { nodeID, timeout: ACK_TIMEOUT_MS })),
+  );
 }
 
 export function createMerchantActorsService(rt: Runtime): ServiceSchema {

@@ -28,11 +28,18 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
   const replays = new WeakSet<Context>();
 
   /** registration_spike counts every outcome of POST /v1/merchants per source (and per bearer agent). */
-  function reportRegistration(ctx: Context, ok: boolean, merchant: { id: string; name: string; sandbox: boolean } | null, logger: { warn(...a: unknown[]): void }) {
+  function reportRegistration(
+    ctx: Context,
+    ok: boolean,
+    merchant: { id: string; name: string; sandbox: boolean } | null,
+    logger: { warn(...a: unknown[]): void },
+  ) {
     const caller = requestMeta(ctx).user;
     const agent = caller?.kind === 'bearer' ? caller.user_id.slice(0, 24) : null;
     const info = requestContext(rt, ctx, {
-      merchant_id: merchant?.id ?? null, merchant_name: merchant?.name ?? null, agent_id: agent,
+      merchant_id: merchant?.id ?? null,
+      merchant_name: merchant?.name ?? null,
+      agent_id: agent,
       environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null,
     });
     return alerts.report({ kind: 'registration', ok, source: info.source_ip_hash ?? 'unknown', agent_id: agent }, info, logger);
@@ -90,7 +97,10 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const body = validate<{ email: string; invitation_token?: string }>('EmailVerificationRequest', ctx.params.body);
           await limitClient(ctx, 'email');
           const { answer, mailId } = await onboarding.startEmailVerification(body);
-          if (mailId) setImmediate(() => outbox.deliverNow(mailId).catch((e) => this.logger.warn('verification mail delivery:', (e as Error).message)));
+          if (mailId)
+            setImmediate(() =>
+              outbox.deliverNow(mailId).catch((e) => this.logger.warn('verification mail delivery:', (e as Error).message)),
+            );
           return answer;
         },
       },
@@ -152,11 +162,22 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           const overlapUntil = new Date(rt.now().getTime() + ROTATION_OVERLAP_MS).toISOString();
           if ((body.credential ?? 'api_key') === 'api_key') {
             const apiKey = newApiKey(m.sandbox);
-            await callActor(ctx, m.id, { type: 'rotate_api_key', new_key_id: keyHash(apiKey), new_key_prefix: apiKey.slice(0, 20), overlap_until: overlapUntil, by_key_id: callerKeyId(ctx) });
+            await callActor(ctx, m.id, {
+              type: 'rotate_api_key',
+              new_key_id: keyHash(apiKey),
+              new_key_prefix: apiKey.slice(0, 20),
+              overlap_until: overlapUntil,
+              by_key_id: callerKeyId(ctx),
+            });
             return { credential: 'api_key', api_key: apiKey, previous_api_key_expires_at: overlapUntil };
           }
           const secret = newWebhookSecret();
-          await callActor(ctx, m.id, { type: 'rotate_webhook_secret', sealed: rt.keyring.seal(secret), overlap_until: overlapUntil, by_key_id: callerKeyId(ctx) });
+          await callActor(ctx, m.id, {
+            type: 'rotate_webhook_secret',
+            sealed: rt.keyring.seal(secret),
+            overlap_until: overlapUntil,
+            by_key_id: callerKeyId(ctx),
+          });
           return { credential: 'webhook_secret', webhook_secret: secret, previous_webhook_secret_expires_at: overlapUntil };
         },
       },
@@ -171,7 +192,6 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
           return { credential, revoked: reply.revoked ?? false };
         },
       },
-
     },
   } as ServiceSchema;
 }

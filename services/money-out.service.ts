@@ -51,9 +51,15 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         async handler() {
           const count = (coll: string, status: string) => rt.store.count(coll, { status });
           return {
-            transactions: Object.fromEntries(await Promise.all(['signed', 'sent', 'confirmed', 'failed'].map(async (s) => [s, await count(CHAIN_TXS, s)]))),
-            sweeps: Object.fromEntries(await Promise.all(['waiting', 'topup', 'moving', 'completed', 'failed'].map(async (s) => [s, await count(SWEEPS, s)]))),
-            custody_moves: Object.fromEntries(await Promise.all(['waiting', 'topup', 'moving', 'completed', 'failed'].map(async (s) => [s, await count(CUSTODY_MOVES, s)]))),
+            transactions: Object.fromEntries(
+              await Promise.all(['signed', 'sent', 'confirmed', 'failed'].map(async (s) => [s, await count(CHAIN_TXS, s)])),
+            ),
+            sweeps: Object.fromEntries(
+              await Promise.all(['waiting', 'topup', 'moving', 'completed', 'failed'].map(async (s) => [s, await count(SWEEPS, s)])),
+            ),
+            custody_moves: Object.fromEntries(
+              await Promise.all(['waiting', 'topup', 'moving', 'completed', 'failed'].map(async (s) => [s, await count(CUSTODY_MOVES, s)])),
+            ),
           };
         },
       },
@@ -76,10 +82,37 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       const driver = configuredDrivers(rt.config, signer);
       const gas = new GasWallets({ config: rt.config, keys: signer, metrics, log });
       const now = () => rt.now();
-      broadcaster = new Broadcaster({ store: rt.store, driver, pollIntervalMs: cfg.pollIntervalMs, rebroadcastMs: cfg.rebroadcastMs, bumpAfterMs: cfg.bumpAfterMs, now, log, metrics });
+      broadcaster = new Broadcaster({
+        store: rt.store,
+        driver,
+        pollIntervalMs: cfg.pollIntervalMs,
+        rebroadcastMs: cfg.rebroadcastMs,
+        bumpAfterMs: cfg.bumpAfterMs,
+        now,
+        log,
+        metrics,
+      });
       sweeper = new Sweeper({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
-      payouts = new PayoutExecutor({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
-      custody = new CustodyMover({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
+      payouts = new PayoutExecutor({
+        store: rt.store,
+        config: rt.config,
+        broadcaster,
+        driver,
+        gas,
+        pollIntervalMs: cfg.pollIntervalMs,
+        now,
+        log,
+      });
+      custody = new CustodyMover({
+        store: rt.store,
+        config: rt.config,
+        broadcaster,
+        driver,
+        gas,
+        pollIntervalMs: cfg.pollIntervalMs,
+        now,
+        log,
+      });
       broadcaster.start();
       payouts.start();
       custody.start();

@@ -26,7 +26,10 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
     async add(ctx: Context<{ value: string }>) {
       const id = normalizeEmail(String(ctx.params.value ?? ''));
       if (!pattern.test(id)) throw badRequest(`not a valid ${coll === 'trusted_emails' ? 'email' : 'domain'}: ${id}`);
-      await store.write([{ op: 'upsert', coll, doc: { id, source: 'operator', created_at: at() } }, audit(`operator.${coll}.added`, { value: id })]);
+      await store.write([
+        { op: 'upsert', coll, doc: { id, source: 'operator', created_at: at() } },
+        audit(`operator.${coll}.added`, { value: id }),
+      ]);
       return { [coll]: id, trusted: true };
     },
     async remove(ctx: Context<{ value: string }>) {
@@ -65,7 +68,10 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
           if (!(days > 0 && days <= 3650)) throw badRequest('days must be a positive number of days, at most 3650');
           const expires_at = new Date(rt.now().getTime() + days * 86_400_000).toISOString();
           const id = sha256Hex(token);
-          await store.write([{ op: 'insert', coll: 'invitations', doc: { id, email, expires_at, used_by: null, created_at: at() } }, audit('operator.invitation.created', { invitation_id: id.slice(0, 12) })]);
+          await store.write([
+            { op: 'insert', coll: 'invitations', doc: { id, email, expires_at, used_by: null, created_at: at() } },
+            audit('operator.invitation.created', { invitation_id: id.slice(0, 12) }),
+          ]);
           return { invitation_token: token, email, expires_at };
         },
       },
@@ -77,7 +83,10 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
           if (!EMAIL.test(email)) throw badRequest('not a valid email');
           const token = `usr_${randomToken(32)}`;
           const id = sha256Hex(token);
-          await store.write([{ op: 'insert', coll: 'bearer_users', doc: { id, email, name: ctx.params.name ?? email, created_at: at() } }, audit('operator.user.created', { email })]);
+          await store.write([
+            { op: 'insert', coll: 'bearer_users', doc: { id, email, name: ctx.params.name ?? email, created_at: at() } },
+            audit('operator.user.created', { email }),
+          ]);
           return { email, bearer_token: token };
         },
       },
@@ -86,7 +95,10 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<{ merchant_id: string; status: KycStatus }>) {
           if (!KYC.includes(ctx.params.status)) throw badRequest(`status must be one of ${KYC.join(', ')}`);
           const msg: MerchantMsg = { type: 'set_kyc', status: ctx.params.status };
-          const { merchant } = await ctx.call<{ merchant: { id: string; kyc_status: string } }, unknown>('merchant-actors.send', { id: ctx.params.merchant_id, msg });
+          const { merchant } = await ctx.call<{ merchant: { id: string; kyc_status: string } }, unknown>('merchant-actors.send', {
+            id: ctx.params.merchant_id,
+            msg,
+          });
           return { merchant_id: merchant.id, kyc_status: merchant.kyc_status };
         },
       },
@@ -96,10 +108,13 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
        */
       listDeposits: {
         visibility: 'public',
-        async handler(ctx: Context<{ status?: string; orphans?: boolean; session_id?: string; chain?: string; network?: string; limit?: number }>) {
+        async handler(
+          ctx: Context<{ status?: string; orphans?: boolean; session_id?: string; chain?: string; network?: string; limit?: number }>,
+        ) {
           const p = ctx.params ?? {};
           const status = p.orphans ? 'orphan' : p.status;
-          if (status !== undefined && !DEPOSIT_STATUSES.includes(status as DepositStatus)) throw badRequest(`status must be one of ${DEPOSIT_STATUSES.join(', ')}`);
+          if (status !== undefined && !DEPOSIT_STATUSES.includes(status as DepositStatus))
+            throw badRequest(`status must be one of ${DEPOSIT_STATUSES.join(', ')}`);
           const limit = p.limit === undefined ? 50 : Number(p.limit);
           if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest('limit must be an integer from 1 to 1000');
           const filter: Record<string, string> = {};
@@ -118,7 +133,10 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
           const n = Number(ctx.params.rate_limit_per_minute);
           if (!Number.isInteger(n) || n < 1) throw badRequest('rate_limit_per_minute must be a positive integer');
           const msg: MerchantMsg = { type: 'set_rate_limit', rate_limit_per_minute: n };
-          const { merchant } = await ctx.call<{ merchant: { id: string; rate_limit_per_minute: number } }, unknown>('merchant-actors.send', { id: ctx.params.merchant_id, msg });
+          const { merchant } = await ctx.call<{ merchant: { id: string; rate_limit_per_minute: number } }, unknown>(
+            'merchant-actors.send',
+            { id: ctx.params.merchant_id, msg },
+          );
           return { merchant_id: merchant.id, rate_limit_per_minute: merchant.rate_limit_per_minute };
         },
       },

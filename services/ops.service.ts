@@ -24,7 +24,20 @@ import { CURSORS } from '../lib/chains/cursor.ts';
 
 /** What a merchant sees of its audit events: the row's own facts, not the sealer's bookkeeping. */
 function presentAuditEvent(r: Doc & { type: string; created_at: string }) {
-  const { id, type, created_at, seq, version: _v, seal_due_at: _s, sealed_at: _sa, chain: _c, hash: _h, prev_hash: _p, merchant_id: _m, ...details } = r as Record<string, unknown> & { id: string; type: string; created_at: string };
+  const {
+    id,
+    type,
+    created_at,
+    seq,
+    version: _v,
+    seal_due_at: _s,
+    sealed_at: _sa,
+    chain: _c,
+    hash: _h,
+    prev_hash: _p,
+    merchant_id: _m,
+    ...details
+  } = r as Record<string, unknown> & { id: string; type: string; created_at: string };
   return { id, type, created_at, seq: typeof seq === 'number' ? seq : null, details };
 }
 
@@ -64,12 +77,17 @@ export function createOpsService(rt: Runtime): ServiceSchema {
           }
           const limit = limitOf(p.limit, 50);
           const alerts = await rt.store.find<AlertDoc>(ALERTS, filter, { sort: 'created_at', desc: true, limit });
-          const deliveries = alerts.length === 0 ? [] : await rt.store.find<AlertDeliveryDoc>(ALERT_DELIVERIES, { alert_id: { $in: alerts.map((a) => a.id) } });
+          const deliveries =
+            alerts.length === 0
+              ? []
+              : await rt.store.find<AlertDeliveryDoc>(ALERT_DELIVERIES, { alert_id: { $in: alerts.map((a) => a.id) } });
           return {
             alerts: alerts.map((a) => ({
               ...a.payload,
               notifications: a.notifications,
-              deliveries: deliveries.filter((d) => d.alert_id === a.id).map((d) => ({ destination: d.destination, status: d.status, attempts: d.attempts, last_error: d.last_error })),
+              deliveries: deliveries
+                .filter((d) => d.alert_id === a.id)
+                .map((d) => ({ destination: d.destination, status: d.status, attempts: d.attempts, last_error: d.last_error })),
             })),
             count: alerts.length,
           };
@@ -87,9 +105,16 @@ export function createOpsService(rt: Runtime): ServiceSchema {
           const sessions = await rt.store.find<PaymentSessionState>('payment_sessions', filter, { sort: 'created_at', desc: true, limit });
           return {
             sessions: sessions.map((s) => ({
-              session_id: s.id, status: s.status, rail: `${s.chain}:${s.network}:${s.token}`, demo: s.demo,
-              expected: `${fromSubunits(s.expected_subunits, s.decimals)} ${s.token}`, received: `${fromSubunits(s.received_subunits, s.decimals)} ${s.token}`,
-              deposits: s.deposits.length, created_at: s.created_at, expires_at: s.expires_at, completed_at: s.completed_at,
+              session_id: s.id,
+              status: s.status,
+              rail: `${s.chain}:${s.network}:${s.token}`,
+              demo: s.demo,
+              expected: `${fromSubunits(s.expected_subunits, s.decimals)} ${s.token}`,
+              received: `${fromSubunits(s.received_subunits, s.decimals)} ${s.token}`,
+              deposits: s.deposits.length,
+              created_at: s.created_at,
+              expires_at: s.expires_at,
+              completed_at: s.completed_at,
             })),
             count: sessions.length,
           };
@@ -101,9 +126,14 @@ export function createOpsService(rt: Runtime): ServiceSchema {
         async handler() {
           const now = rt.now();
           const leases = await rt.store.find<LeaseDoc>(LEASE_COLLECTION, {});
-          const cursors = await rt.store.find<Doc & { block?: number; updated_at?: string; chain?: string; network?: string }>(CURSORS, { chain: 'ethereum' });
-          const configured = (['ethereum', 'solana'] as const).flatMap((chain) => (['testnet', 'mainnet'] as const)
-            .filter((network) => Boolean(rt.config.chains[chain][network].rpcUrl)).map((network) => `${chain}:${network}`));
+          const cursors = await rt.store.find<Doc & { block?: number; updated_at?: string; chain?: string; network?: string }>(CURSORS, {
+            chain: 'ethereum',
+          });
+          const configured = (['ethereum', 'solana'] as const).flatMap((chain) =>
+            (['testnet', 'mainnet'] as const)
+              .filter((network) => Boolean(rt.config.chains[chain][network].rpcUrl))
+              .map((network) => `${chain}:${network}`),
+          );
           return {
             listeners: configured.map((id) => {
               const lease = leases.find((l) => l.id === id);
@@ -150,7 +180,10 @@ export function createOpsService(rt: Runtime): ServiceSchema {
           if (prefix) filter.type = { $gte: prefix, $lt: `${prefix.slice(0, -1)}/` };
           else if (p.type) filter.type = String(p.type);
           const range: { $gte?: string; $lte?: string } = {};
-          for (const [k, op] of [['since', '$gte'], ['until', '$lte']] as const) {
+          for (const [k, op] of [
+            ['since', '$gte'],
+            ['until', '$lte'],
+          ] as const) {
             if (!p[k]) continue;
             const t = Date.parse(String(p[k]));
             if (Number.isNaN(t)) throw badRequest(`${k} must be an ISO timestamp`);
@@ -185,7 +218,10 @@ export function createOpsService(rt: Runtime): ServiceSchema {
             if (!after) throw badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged');
             filter.id = { $lt: after };
           }
-          const rows = await rt.store.find<Doc & { type: string; created_at: string }>(AUDIT_EVENTS, filter, { desc: true, limit: limit + 1 });
+          const rows = await rt.store.find<Doc & { type: string; created_at: string }>(AUDIT_EVENTS, filter, {
+            desc: true,
+            limit: limit + 1,
+          });
           const page = rows.slice(0, limit);
           const more = rows.length > limit;
           return { data: page.map(presentAuditEvent), has_more: more, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
@@ -194,24 +230,42 @@ export function createOpsService(rt: Runtime): ServiceSchema {
     },
     created() {
       deliveries = new DueScanner<AlertDeliveryDoc>({
-        name: 'alert delivery', store: rt.store, coll: ALERT_DELIVERIES, dueField: 'next_attempt_at', filter: { status: 'pending' },
-        leaseMs: deliveryLeaseMs(cfg.timeoutMs), intervalMs: cfg.scanIntervalMs, batch: 20, parallel: 5, now: () => rt.now(),
+        name: 'alert delivery',
+        store: rt.store,
+        coll: ALERT_DELIVERIES,
+        dueField: 'next_attempt_at',
+        filter: { status: 'pending' },
+        leaseMs: deliveryLeaseMs(cfg.timeoutMs),
+        intervalMs: cfg.scanIntervalMs,
+        batch: 20,
+        parallel: 5,
+        now: () => rt.now(),
         handle: (row) => deliverOne(rt.store, sender, row, () => rt.now(), this.logger),
         log: this.logger,
       });
       // one row at a time: a chain is linked in order, and parallel rows of one merchant would only race
       sealer = new DueScanner({
-        name: 'audit sealer', store: rt.store, coll: AUDIT_EVENTS, dueField: 'seal_due_at', leaseMs: 30_000,
-        intervalMs: rt.config.audit.sealIntervalMs, batch: 200, parallel: 1, now: () => rt.now(),
-        handle: async (row) => { await sealRow(rt.store, auditKey, row, rt.now()); },
+        name: 'audit sealer',
+        store: rt.store,
+        coll: AUDIT_EVENTS,
+        dueField: 'seal_due_at',
+        leaseMs: 30_000,
+        intervalMs: rt.config.audit.sealIntervalMs,
+        batch: 200,
+        parallel: 1,
+        now: () => rt.now(),
+        handle: async (row) => {
+          await sealRow(rt.store, auditKey, row, rt.now());
+        },
         log: this.logger,
       });
     },
     started() {
       // index (status, …): four indexed counts per scrape
-      rt.metrics.payoutCounts = async () => Object.fromEntries(await Promise.all(
-        PAYOUT_STATUSES.map(async (status) => [status, await rt.store.count('payouts', { status })] as const),
-      ));
+      rt.metrics.payoutCounts = async () =>
+        Object.fromEntries(
+          await Promise.all(PAYOUT_STATUSES.map(async (status) => [status, await rt.store.count('payouts', { status })] as const)),
+        );
       sealer!.start();
       if (cfg.webhookUrl || cfg.alertmanagerUrl) deliveries!.start();
     },

@@ -34,13 +34,24 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
     return { id: caller.merchant_id, sandbox: caller.sandbox, kyc_status: m?.kyc_status };
   };
   const depsFor = (m: PayoutMerchant): AcceptDeps => ({
-    store, rails: config.rails, now: () => rt.now(),
+    store,
+    rails: config.rails,
+    now: () => rt.now(),
     wallets,
     limits: { payoutAmountLimit: config.payoutAmountLimit, dailyPayoutLimit: config.dailyPayoutLimit },
-    signal: (outcome, rail) => limitViolation(rt, {
-      signal: 'limit_violation', outcome, environment: m.sandbox ? 'sandbox' : 'live',
-      chain: rail.chain as AbuseLabels['chain'], network: rail.network as AbuseLabels['network'], token: rail.token as AbuseLabels['token'],
-    }, { merchant_id: m.id }),
+    signal: (outcome, rail) =>
+      limitViolation(
+        rt,
+        {
+          signal: 'limit_violation',
+          outcome,
+          environment: m.sandbox ? 'sandbox' : 'live',
+          chain: rail.chain as AbuseLabels['chain'],
+          network: rail.network as AbuseLabels['network'],
+          token: rail.token as AbuseLabels['token'],
+        },
+        { merchant_id: m.id },
+      ),
   });
   const own = async (m: PayoutMerchant, id: unknown) => {
     const p = typeof id === 'string' && id.length <= 64 ? await store.get<PayoutDoc>(PAYOUTS, id) : null;
@@ -63,21 +74,25 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
           const earlier = req && (await idem.replay<{ id: string }>(req));
           return earlier ? { payout: await own(m, earlier.id), events: [] } : undefined;
         };
-        const accepted = (await replay()) ?? await acceptPayout(deps, m, await checkPayout(deps, m, body), {
-          before: replay,
-          extra: (p) => (req ? [idem.record(req, { id: p.id })] : []),
-        }).catch(async (e) => {
-          // a retry that raced its first request may see the balance or daily volume that request just
-          // took: answer with that payout, never with a refusal that reads as "it failed, pay again"
-          const earlier = await replay();
-          if (earlier) return earlier;
-          throw e;
-        });
+        const accepted =
+          (await replay()) ??
+          (await acceptPayout(deps, m, await checkPayout(deps, m, body), {
+            before: replay,
+            extra: (p) => (req ? [idem.record(req, { id: p.id })] : []),
+          }).catch(async (e) => {
+            // a retry that raced its first request may see the balance or daily volume that request just
+            // took: answer with that payout, never with a refusal that reads as "it failed, pay again"
+            const earlier = await replay();
+            if (earlier) return earlier;
+            throw e;
+          }));
         for (const event_id of accepted.events) ctx.emit('webhooks.nudge', { event_id }).catch(() => undefined);
         // an on-chain payout: the executor (money-out) may start now instead of on its next scan (best effort)
-        if (accepted.payout.execution === 'chain' && accepted.payout.status === 'pending') ctx.emit('money-out.nudge', { payout_id: accepted.payout.id }).catch(() => undefined);
+        if (accepted.payout.execution === 'chain' && accepted.payout.status === 'pending')
+          ctx.emit('money-out.nudge', { payout_id: accepted.payout.id }).catch(() => undefined);
         // an internal transfer of real money: its custody move may start now too
-        if (accepted.payout.execution === 'ledger' && !accepted.payout.simulated) ctx.emit('money-out.nudge', { payout_id: accepted.payout.id, custody: true }).catch(() => undefined);
+        if (accepted.payout.execution === 'ledger' && !accepted.payout.simulated)
+          ctx.emit('money-out.nudge', { payout_id: accepted.payout.id, custody: true }).catch(() => undefined);
         created(ctx, `/v1/payouts/${accepted.payout.id}`);
         return present(accepted.payout);
       },

@@ -11,7 +11,10 @@ import { validate } from '../lib/validation.ts';
 import { badRequest, rateLimited, unavailable } from '../lib/core/errors.ts';
 import { RatesEngine, RateUnavailableError, type RateView } from '../lib/rates/engine.ts';
 
-interface RatesQuery { base?: string; quote?: string }
+interface RatesQuery {
+  base?: string;
+  quote?: string;
+}
 
 export const DEFAULT_QUOTE = 'USD';
 
@@ -35,7 +38,7 @@ export function createRatesService(rt: Runtime): ServiceSchema {
           const ip = clientHash(ctx);
           // rates are cached, so a client may poll; still bounded per client
           const limit = rt.config.publicRateLimitPerMinute * 4;
-          if (await rt.store.increment(`public:rates:${ip}`, 1, 60_000, rt.now()) > limit) {
+          if ((await rt.store.increment(`public:rates:${ip}`, 1, 60_000, rt.now())) > limit) {
             throw rateLimited(`too many rate requests from this client (at most ${limit} a minute); retry in a minute`);
           }
           const q = validate<RatesQuery>('RatesQuery', ctx.params.query ?? {}, 'query');

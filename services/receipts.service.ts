@@ -45,7 +45,7 @@ export function createReceiptsService(rt: Runtime): ServiceSchema {
   async function limitAnonymous(ctx: Context): Promise<void> {
     const ip = clientHash(ctx);
     const limit = rt.config.publicRateLimitPerMinute;
-    if (await rt.store.increment(`public:receipt:${ip}`, 1, 60_000, rt.now()) > limit) {
+    if ((await rt.store.increment(`public:receipt:${ip}`, 1, 60_000, rt.now())) > limit) {
       throw rateLimited(`too many receipt requests from this client (at most ${limit} a minute); retry in a minute`);
     }
   }

@@ -44,16 +44,35 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   const alerts = nodeAlerts(rt);
 
   /** The metric, and for limit violations the alert (awaited: the alert is stored before the 4xx answers). */
-  async function signal(signal: AbuseSignal, outcome: AbuseOutcome, environment: Environment, rail?: { chain: string; network: string; token: string }, at?: { ctx: Context; merchant_id: string | null; session_id?: string }) {
+  async function signal(
+    signal: AbuseSignal,
+    outcome: AbuseOutcome,
+    environment: Environment,
+    rail?: { chain: string; network: string; token: string },
+    at?: { ctx: Context; merchant_id: string | null; session_id?: string },
+  ) {
     rt.metrics.signal({
-      signal, outcome, environment,
-      chain: rail?.chain as AbuseLabels['chain'], network: rail?.network as AbuseLabels['network'], token: rail?.token as AbuseLabels['token'],
+      signal,
+      outcome,
+      environment,
+      chain: rail?.chain as AbuseLabels['chain'],
+      network: rail?.network as AbuseLabels['network'],
+      token: rail?.token as AbuseLabels['token'],
     });
     if (signal !== 'limit_violation' || !at) return;
     const ctxInfo = requestContext(rt, at.ctx, {
-      merchant_id: at.merchant_id, environment, chain: rail?.chain, network: rail?.network, session_id: at.session_id, last_error_code: outcome,
+      merchant_id: at.merchant_id,
+      environment,
+      chain: rail?.chain,
+      network: rail?.network,
+      session_id: at.session_id,
+      last_error_code: outcome,
     });
-    await alerts.report({ kind: 'limit', merchant_id: at.merchant_id, source: ctxInfo.source_ip_hash ?? 'unknown' }, ctxInfo, at.ctx.service?.logger);
+    await alerts.report(
+      { kind: 'limit', merchant_id: at.merchant_id, source: ctxInfo.source_ip_hash ?? 'unknown' },
+      ctxInfo,
+      at.ctx.service?.logger,
+    );
   }
 
   /** Counts a refusal that is an abuse signal, then lets it reach the client. */
@@ -62,7 +81,8 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       return await run();
     } catch (e) {
       const caller = merchantCaller(ctx);
-      if (e instanceof PolicyRefusal && caller) await signal(e.signal, e.outcome, environmentOf(caller.sandbox), e.rail, { ctx, merchant_id: caller.merchant_id });
+      if (e instanceof PolicyRefusal && caller)
+        await signal(e.signal, e.outcome, environmentOf(caller.sandbox), e.rail, { ctx, merchant_id: caller.merchant_id });
       throw e;
     }
   }
@@ -94,7 +114,11 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           await limitInStore(store, 'demo', clientHash(ctx), config.publicRateLimitPerMinute, rt.now());
           const raw = ctx.params.body;
           const body = validate<DemoBody>('CreateDemoSessionRequest', raw === undefined || raw === null || raw === '' ? {} : raw);
-          const s = await sessions.open(callsOf(ctx), { merchant_id: DEMO_MERCHANT_ID, sandbox: true, demo: true, environment: 'demo' }, decideDemo(body, config.rails));
+          const s = await sessions.open(
+            callsOf(ctx),
+            { merchant_id: DEMO_MERCHANT_ID, sandbox: true, demo: true, environment: 'demo' },
+            decideDemo(body, config.rails),
+          );
           created(ctx, `/v1/payment_sessions/${s.id}`);
           return present(s);
         },
@@ -105,7 +129,11 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
         async handler(ctx: RequestContext<{ query?: Record<string, string> }>) {
           const caller = merchantCaller(ctx);
           if (!caller) throw unauthorized();
-          const page = await listSessions(store, caller.merchant_id, validate<SessionListQuery>('PaymentSessionListQuery', ctx.params.query ?? {}, 'query'));
+          const page = await listSessions(
+            store,
+            caller.merchant_id,
+            validate<SessionListQuery>('PaymentSessionListQuery', ctx.params.query ?? {}, 'query'),
+          );
           return { data: page.rows.map((s) => present(s)), has_more: page.has_more, next_cursor: page.next_cursor };
         },
       },
@@ -130,11 +158,19 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           const s = await load(ctx.params.params?.session_id);
           if (!s) throw notFound('payment session');
           // every call counts towards simulation_abuse (per merchant and per session); refused non-demo calls alert at once
-          const report = (nonDemo: boolean) => alerts.report(
-            { kind: 'simulate', merchant_id: s.demo ? null : s.merchant_id, session_id: s.id, non_demo: nonDemo },
-            requestContext(rt, ctx, { merchant_id: s.demo ? null : s.merchant_id, environment: s.environment, chain: s.chain, network: s.network, session_id: s.id, last_error_code: nonDemo ? 'blocked_non_demo' : null }),
-            this.logger,
-          );
+          const report = (nonDemo: boolean) =>
+            alerts.report(
+              { kind: 'simulate', merchant_id: s.demo ? null : s.merchant_id, session_id: s.id, non_demo: nonDemo },
+              requestContext(rt, ctx, {
+                merchant_id: s.demo ? null : s.merchant_id,
+                environment: s.environment,
+                chain: s.chain,
+                network: s.network,
+                session_id: s.id,
+                last_error_code: nonDemo ? 'blocked_non_demo' : null,
+              }),
+              this.logger,
+            );
           if (simulateHidden(s, callerId)) {
             await report(true);
             // anonymous or another merchant's: as unknown as on GET, and still an attempt on a non-demo session
@@ -145,9 +181,11 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           await report(reply.refused === 'blocked_non_demo');
           if (reply.refused === 'blocked_non_demo') {
             void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
-            throw forbidden(s.sandbox
-              ? 'simulate on a sandbox session needs the owning merchant\'s X-API-Key'
-              : 'simulate works only on demo sessions and sandbox sessions; a live session completes with an on-chain payment');
+            throw forbidden(
+              s.sandbox
+                ? "simulate on a sandbox session needs the owning merchant's X-API-Key"
+                : 'simulate works only on demo sessions and sandbox sessions; a live session completes with an on-chain payment',
+            );
           }
           if (reply.refused === 'blocked_non_pending') {
             void signal('simulation_abuse', 'blocked_non_pending', s.environment, s);
@@ -175,9 +213,14 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       // addresses derived ahead, in blocks of indexes reserved in the store (lib/address-pool.ts)
       pool = new AddressPool(allocator, workers);
       sessions.addresses = { fingerprint: deriver.fingerprint, allocate: (chain) => pool.take(chain as AddressChain) };
-      if (seed.source === 'created') this.logger.info(`created a new testnet seed in ${config.dataDir}/seed (key fingerprint ${deriver.fingerprint}); set SEED_MNEMONIC to use your own`);
+      if (seed.source === 'created')
+        this.logger.info(
+          `created a new testnet seed in ${config.dataDir}/seed (key fingerprint ${deriver.fingerprint}); set SEED_MNEMONIC to use your own`,
+        );
       if (seed.source !== 'env' && config.rails.some((r) => r.network === 'mainnet')) {
-        this.logger.warn('mainnet rails are enabled but deposit addresses come from the generated seed in DATA_DIR: set SEED_MNEMONIC from your own key management');
+        this.logger.warn(
+          'mainnet rails are enabled but deposit addresses come from the generated seed in DATA_DIR: set SEED_MNEMONIC from your own key management',
+        );
       }
     },
 

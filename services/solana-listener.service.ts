@@ -22,11 +22,20 @@ export function createSolanaListenerService(rt: Runtime): ServiceSchema {
     chain: 'solana',
     keepAfterExpiryMs: SOLANA_WATCH_AFTER_EXPIRY_MS,
     makeScanner: (log, network, cfg, deps) => {
-      if (!cfg.usdcToken) log.warn(`solana ${network}: SOLANA_${network.toUpperCase()}_USDC_MINT is not set: USDC deposits are not recognised`);
-      if (cfg.commitment === 'processed') log.warn(`solana ${network}: commitment processed is read as confirmed (the lowest level getSignaturesForAddress accepts)`);
+      if (!cfg.usdcToken)
+        log.warn(`solana ${network}: SOLANA_${network.toUpperCase()}_USDC_MINT is not set: USDC deposits are not recognised`);
+      if (cfg.commitment === 'processed')
+        log.warn(`solana ${network}: commitment processed is read as confirmed (the lowest level getSignaturesForAddress accepts)`);
       return new SolanaRailListener({
-        network, rpcUrl: cfg.rpcUrl, usdcMint: cfg.usdcToken, commitment: cfg.commitment,
-        store: rt.store, book: deps.book, inbox: deps.inbox, now: () => rt.now(), log,
+        network,
+        rpcUrl: cfg.rpcUrl,
+        usdcMint: cfg.usdcToken,
+        commitment: cfg.commitment,
+        store: rt.store,
+        book: deps.book,
+        inbox: deps.inbox,
+        now: () => rt.now(),
+        log,
       });
     },
   });

@@ -13,7 +13,12 @@ import { reconcile } from '../lib/chains/reconcile.ts';
 export function createTreasuryService(rt: Runtime): ServiceSchema {
   let gas: GasWallets | null = null;
   const gasWallets = (log: { warn(...a: unknown[]): void }) => {
-    gas ??= new GasWallets({ config: rt.config, keys: new KeyDeriver(loadSeedPhrase(rt.config.dataDir).phrase), metrics: moneyOutMetrics(rt.metrics.registry), log });
+    gas ??= new GasWallets({
+      config: rt.config,
+      keys: new KeyDeriver(loadSeedPhrase(rt.config.dataDir).phrase),
+      metrics: moneyOutMetrics(rt.metrics.registry),
+      log,
+    });
     return gas;
   };
   return {

@@ -18,7 +18,12 @@ import { checkMainnet, type PayoutMerchant } from '../lib/payouts/accept.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
-interface CreateBody { name?: string; type?: WalletType; chain: WalletDoc['chain']; network: WalletDoc['network'] }
+interface CreateBody {
+  name?: string;
+  type?: WalletType;
+  chain: WalletDoc['chain'];
+  network: WalletDoc['network'];
+}
 
 export function createWalletsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
@@ -42,10 +47,26 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
         if (!config.rails.some((r) => r.chain === body.chain && r.network === body.network)) {
           throw badRequest(`no rail is enabled on ${body.chain} ${body.network}; choose a chain and network from GET /v1/payment_methods`);
         }
-        checkMainnet(m, body.network, 'wallets', () => limitViolation(rt, {
-          signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: m.sandbox ? 'sandbox' : 'live', chain: body.chain, network: body.network,
-        }, { merchant_id: m.id, ctx, log: this.logger }));
-        const w = await wallets.create({ merchant_id: m.id, type: body.type ?? 'merchant', name: body.name ?? null, chain: body.chain, network: body.network });
+        checkMainnet(m, body.network, 'wallets', () =>
+          limitViolation(
+            rt,
+            {
+              signal: 'limit_violation',
+              outcome: 'mainnet_kyc_required',
+              environment: m.sandbox ? 'sandbox' : 'live',
+              chain: body.chain,
+              network: body.network,
+            },
+            { merchant_id: m.id, ctx, log: this.logger },
+          ),
+        );
+        const w = await wallets.create({
+          merchant_id: m.id,
+          type: body.type ?? 'merchant',
+          name: body.name ?? null,
+          chain: body.chain,
+          network: body.network,
+        });
         created(ctx, `/v1/wallets/${w.id}`);
         return present(w);
       },

@@ -99,14 +99,29 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     created() {
       const log = this.logger;
       engine = createWebhookDelivery({
-        store, config: rt.config.webhooks, allowPrivate: rt.config.webhookAllowPrivate, keyring: rt.keyring,
-        registry: rt.metrics.registry, now: () => rt.now(), log,
+        store,
+        config: rt.config.webhooks,
+        allowPrivate: rt.config.webhookAllowPrivate,
+        keyring: rt.keyring,
+        registry: rt.metrics.registry,
+        now: () => rt.now(),
+        log,
         // failed_webhook_flood counts attempts per merchant (after the commit: the outcome is recorded first)
-        onAttempt: (row, merchant, result) => alerts.report({ kind: 'webhook_attempt', ok: result.ok, merchant_id: row.merchant_id }, {
-          merchant_id: row.merchant_id, merchant_name: merchant.name, environment: merchant.sandbox ? 'sandbox' : 'live',
-          chain: row.body.chain, network: row.body.network, session_id: row.session_id, delivery_id: row.id,
-          last_error_code: result.ok ? null : result.status ? `http_${result.status}` : result.error,
-        }, log),
+        onAttempt: (row, merchant, result) =>
+          alerts.report(
+            { kind: 'webhook_attempt', ok: result.ok, merchant_id: row.merchant_id },
+            {
+              merchant_id: row.merchant_id,
+              merchant_name: merchant.name,
+              environment: merchant.sandbox ? 'sandbox' : 'live',
+              chain: row.body.chain,
+              network: row.body.network,
+              session_id: row.session_id,
+              delivery_id: row.id,
+              last_error_code: result.ok ? null : result.status ? `http_${result.status}` : result.error,
+            },
+            log,
+          ),
       });
     },
     started() {

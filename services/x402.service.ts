@@ -49,7 +49,8 @@ export function createX402Service(rt: Runtime): ServiceSchema {
   let broker: { call: Context['call'] } | null = null;
   const wallets = openWalletDirectory(store, config.dataDir, () => rt.now());
 
-  const rpcUrl = (chain: string, network: string) => config.chains[chain as 'ethereum' | 'solana']?.[network as 'testnet' | 'mainnet']?.rpcUrl || null;
+  const rpcUrl = (chain: string, network: string) =>
+    config.chains[chain as 'ethereum' | 'solana']?.[network as 'testnet' | 'mainnet']?.rpcUrl || null;
 
   function gasWallet(chain: 'ethereum' | 'solana', network: string): string {
     signer ??= new PoolSigner(loadSeedPhrase(config.dataDir).phrase);
@@ -61,11 +62,20 @@ export function createX402Service(rt: Runtime): ServiceSchema {
       signer ??= new PoolSigner(loadSeedPhrase(config.dataDir).phrase);
       // the outbox's own scanner runs where payouts run; this instance only creates and moves x402 rows
       const broadcaster = new Broadcaster({
-        store, driver: configuredDrivers(config, signer), now: () => rt.now(),
-        pollIntervalMs: config.moneyOut.pollIntervalMs, rebroadcastMs: config.moneyOut.rebroadcastMs, bumpAfterMs: config.moneyOut.bumpAfterMs,
+        store,
+        driver: configuredDrivers(config, signer),
+        now: () => rt.now(),
+        pollIntervalMs: config.moneyOut.pollIntervalMs,
+        rebroadcastMs: config.moneyOut.rebroadcastMs,
+        bumpAfterMs: config.moneyOut.bumpAfterMs,
       });
       redeemer = new X402Redeemer({
-        store, broadcaster, rpcUrl, gasWallet, now: () => rt.now(), settleTimeoutMs: config.agents.settleTimeoutMs,
+        store,
+        broadcaster,
+        rpcUrl,
+        gasWallet,
+        now: () => rt.now(),
+        settleTimeoutMs: config.agents.settleTimeoutMs,
         executeAttempt: (attempt_id, wallet_id) => broker!.call('agents.execute', { attempt_id, wallet_id }) as Promise<SpendAttemptDoc>,
       });
     }
@@ -78,16 +88,33 @@ export function createX402Service(rt: Runtime): ServiceSchema {
     return user;
   }
 
-  async function amountOf(b: ChallengeBody, merchantId: string, rail: { chain: string; network: string; token: string }): Promise<{ amount: string; price_id: string | null }> {
-    if ((b.amount_subunits === undefined) === (b.price_id === undefined)) throw badRequest('send exactly one of amount_subunits and price_id');
+  async function amountOf(
+    b: ChallengeBody,
+    merchantId: string,
+    rail: { chain: string; network: string; token: string },
+  ): Promise<{ amount: string; price_id: string | null }> {
+    if ((b.amount_subunits === undefined) === (b.price_id === undefined))
+      throw badRequest('send exactly one of amount_subunits and price_id');
     if (b.amount_subunits !== undefined) {
-      if (!/^[1-9]\d{0,77}$/.test(b.amount_subunits)) throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string');
+      if (!/^[1-9]\d{0,77}$/.test(b.amount_subunits))
+        throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string');
       return { amount: b.amount_subunits, price_id: null };
     }
-    const price = await store.get<Doc & { merchant_id: string; status: string; amount_subunits: string; currency_or_token: string; allowed_payment_methods: string[] | null }>('catalog_prices', b.price_id!);
+    const price = await store.get<
+      Doc & {
+        merchant_id: string;
+        status: string;
+        amount_subunits: string;
+        currency_or_token: string;
+        allowed_payment_methods: string[] | null;
+      }
+    >('catalog_prices', b.price_id!);
     if (!price || price.merchant_id !== merchantId) throw notFound('price');
     if (price.status !== 'published') throw conflict(`price ${b.price_id} is ${price.status}; only a published price can be charged`);
-    if (price.currency_or_token !== rail.token || (price.allowed_payment_methods && !price.allowed_payment_methods.includes(railKey(rail as never)))) {
+    if (
+      price.currency_or_token !== rail.token ||
+      (price.allowed_payment_methods && !price.allowed_payment_methods.includes(railKey(rail as never)))
+    ) {
       throw badRequest(`price ${b.price_id} cannot be paid on ${railKey(rail as never)}`);
     }
     return { amount: price.amount_subunits, price_id: b.price_id! };
@@ -116,12 +143,25 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           if (!rail) throw badRequest(`(${pm.chain}, ${pm.network}, ${pm.token}) is not an enabled rail; see GET /v1/payment_methods`);
           const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string }>('merchants', caller.merchant_id);
           if (rail.network === 'mainnet' && (merchant?.sandbox || merchant?.kyc_status !== 'verified')) {
-            limitViolation(rt, { signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: merchant?.sandbox ? 'sandbox' : 'live', chain: rail.chain, network: rail.network, token: rail.token } as AbuseLabels & { signal: 'limit_violation' },
-              { merchant_id: caller.merchant_id, ctx });
-            throw forbidden(merchant?.sandbox ? 'sandbox merchants can charge on testnet only' : 'mainnet requires KYC verification of the merchant');
+            limitViolation(
+              rt,
+              {
+                signal: 'limit_violation',
+                outcome: 'mainnet_kyc_required',
+                environment: merchant?.sandbox ? 'sandbox' : 'live',
+                chain: rail.chain,
+                network: rail.network,
+                token: rail.token,
+              } as AbuseLabels & { signal: 'limit_violation' },
+              { merchant_id: caller.merchant_id, ctx },
+            );
+            throw forbidden(
+              merchant?.sandbox ? 'sandbox merchants can charge on testnet only' : 'mainnet requires KYC verification of the merchant',
+            );
           }
           const ttl = parseDuration(b.expires_in ?? CHALLENGE_TTL_DEFAULT);
-          if (ttl === null || ttl < TTL_MIN_MS || ttl > TTL_MAX_MS) throw badRequest('expires_in must be a duration such as 30s, 5m or 1h, from 10s to 24h');
+          if (ttl === null || ttl < TTL_MIN_MS || ttl > TTL_MAX_MS)
+            throw badRequest('expires_in must be a duration such as 30s, 5m or 1h, from 10s to 24h');
           const { amount, price_id } = await amountOf(b, caller.merchant_id, rail);
           // paid into the merchant's settlement wallet, where session deposits go too
           const wallet = await wallets.defaultWallet(caller.merchant_id, rail.chain, rail.network);
@@ -129,16 +169,42 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const asset = (rail.token === 'USDC' ? config.chains[rail.chain][rail.network].usdcToken : '') || rail.token;
           const now = rt.now();
           const doc: ChallengeDoc = {
-            id: newId('xch'), merchant_id: caller.merchant_id, wallet_id: wallet.id, chain: rail.chain, network: rail.network, token: rail.token,
-            decimals: rail.decimals, asset, pay_to: wallet.address, amount_subunits: amount, resource: b.resource, description: b.description ?? null,
-            price_id, status: 'open', expires_at: new Date(now.getTime() + ttl).toISOString(), created_at: now.toISOString(), redeemed_at: null,
+            id: newId('xch'),
+            merchant_id: caller.merchant_id,
+            wallet_id: wallet.id,
+            chain: rail.chain,
+            network: rail.network,
+            token: rail.token,
+            decimals: rail.decimals,
+            asset,
+            pay_to: wallet.address,
+            amount_subunits: amount,
+            resource: b.resource,
+            description: b.description ?? null,
+            price_id,
+            status: 'open',
+            expires_at: new Date(now.getTime() + ttl).toISOString(),
+            created_at: now.toISOString(),
+            redeemed_at: null,
           };
           await store.write([{ op: 'insert', coll: CHALLENGES, doc }]);
-          const challenge = buildChallenge({ id: doc.id, network: rail.network, amount_subunits: amount, asset, pay_to: wallet.address, resource: b.resource, description: b.description });
+          const challenge = buildChallenge({
+            id: doc.id,
+            network: rail.network,
+            amount_subunits: amount,
+            asset,
+            pay_to: wallet.address,
+            resource: b.resource,
+            description: b.description,
+          });
           created(ctx, `/v1/x402/challenges/${doc.id}`);
           return {
-            challenge_id: doc.id, expires_at: doc.expires_at, challenge, header: encodeHeader(challenge),
-            chain: rail.chain, fee_payer: gasWallet(rail.chain, rail.network),
+            challenge_id: doc.id,
+            expires_at: doc.expires_at,
+            challenge,
+            header: encodeHeader(challenge),
+            chain: rail.chain,
+            fee_payer: gasWallet(rail.chain, rail.network),
           };
         },
       },
@@ -148,11 +214,25 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const caller = merchantOf(ctx);
           const c = await store.get<ChallengeDoc>(CHALLENGES, ctx.params.params?.challenge_id ?? '');
           if (!c || c.merchant_id !== caller.merchant_id) throw notFound('challenge');
-          const challenge = buildChallenge({ id: c.id, network: c.network as 'testnet', amount_subunits: c.amount_subunits, asset: c.asset, pay_to: c.pay_to, resource: c.resource, description: c.description ?? undefined });
+          const challenge = buildChallenge({
+            id: c.id,
+            network: c.network as 'testnet',
+            amount_subunits: c.amount_subunits,
+            asset: c.asset,
+            pay_to: c.pay_to,
+            resource: c.resource,
+            description: c.description ?? undefined,
+          });
           const expired = c.status === 'open' && c.expires_at <= rt.now().toISOString();
           return {
-            challenge_id: c.id, status: expired ? 'expired' : c.status, expires_at: c.expires_at, redeemed_at: c.redeemed_at,
-            challenge, header: encodeHeader(challenge), chain: c.chain, fee_payer: gasWallet(c.chain, c.network),
+            challenge_id: c.id,
+            status: expired ? 'expired' : c.status,
+            expires_at: c.expires_at,
+            redeemed_at: c.redeemed_at,
+            challenge,
+            header: encodeHeader(challenge),
+            chain: c.chain,
+            fee_payer: gasWallet(c.chain, c.network),
           };
         },
       },
@@ -174,8 +254,15 @@ export function createX402Service(rt: Runtime): ServiceSchema {
     started(this: { broker: { call: Context['call'] }; logger: { warn(...a: unknown[]): void } }) {
       broker = this.broker;
       scanner = new DueScanner<RedemptionDoc>({
-        name: 'x402 settlements', store, coll: REDEMPTIONS, dueField: 'next_check_at', filter: { status: 'settling' },
-        leaseMs: 15_000, intervalMs: config.agents.scanIntervalMs, now: () => rt.now(), log: this.logger,
+        name: 'x402 settlements',
+        store,
+        coll: REDEMPTIONS,
+        dueField: 'next_check_at',
+        filter: { status: 'settling' },
+        leaseMs: 15_000,
+        intervalMs: config.agents.scanIntervalMs,
+        now: () => rt.now(),
+        log: this.logger,
         handle: (r) => engine().check(r),
       });
       scanner.start();

@@ -13,8 +13,15 @@ import { findRail } from '../../config/rails.ts';
 import type { Filter, WriteOp } from '../store/port.ts';
 import { checkoutMethods, decodeCursor, encodeCursor, parseLimit, sameAmount } from './rules.ts';
 import {
-  CHECKOUT_REFS, COLL, LISTINGS,
-  type CheckoutRefRow, type ListingRow, type PlanRow, type PriceRow, type ProductRow, type StoreRow,
+  CHECKOUT_REFS,
+  COLL,
+  LISTINGS,
+  type CheckoutRefRow,
+  type ListingRow,
+  type PlanRow,
+  type PriceRow,
+  type ProductRow,
+  type StoreRow,
 } from './model.ts';
 import { retrying } from './tx.ts';
 
@@ -63,10 +70,12 @@ export class CatalogBuyer {
     const q = query.q?.trim();
     // the text index works on trigrams: a shorter term scans, which is bounded only within one merchant
     if (q && [...q].length < 3 && query.merchant_id === undefined) {
-      throw badRequest('q needs at least 3 characters, or a merchant_id to search one merchant\'s catalog');
+      throw badRequest("q needs at least 3 characters, or a merchant_id to search one merchant's catalog");
     }
     const listings = await this.store.find<ListingRow>(LISTINGS, filter, {
-      desc: true, limit: limit + 1, ...(q ? { text: { q, fields: ['search'] } } : {}),
+      desc: true,
+      limit: limit + 1,
+      ...(q ? { text: { q, fields: ['search'] } } : {}),
     });
     const page = listings.slice(0, limit);
     const more = listings.length > limit;
@@ -92,31 +101,64 @@ export class CatalogBuyer {
   private async nest(ids: string[]) {
     if (ids.length === 0) return [];
     const products = (await this.store.find<ProductRow>(COLL.product, { id: { $in: ids } })).filter((p) => p.status === 'published');
-    const stores = new Map((await this.store.find<StoreRow>(COLL.store, { id: { $in: [...new Set(products.map((p) => p.store_id))] } }))
-      .filter((s) => s.status === 'published').map((s) => [s.id, s]));
+    const stores = new Map(
+      (await this.store.find<StoreRow>(COLL.store, { id: { $in: [...new Set(products.map((p) => p.store_id))] } }))
+        .filter((s) => s.status === 'published')
+        .map((s) => [s.id, s]),
+    );
     const visible = products.filter((p) => stores.has(p.store_id));
-    const plans = visible.length ? await this.store.find<PlanRow>(COLL.plan, { product_lineage_id: { $in: visible.map((p) => p.lineage_id) }, status: 'published' }) : [];
-    const prices = plans.length ? await this.store.find<PriceRow>(COLL.price, { plan_lineage_id: { $in: plans.map((p) => p.lineage_id) }, status: 'published' }) : [];
+    const plans = visible.length
+      ? await this.store.find<PlanRow>(COLL.plan, { product_lineage_id: { $in: visible.map((p) => p.lineage_id) }, status: 'published' })
+      : [];
+    const prices = plans.length
+      ? await this.store.find<PriceRow>(COLL.price, { plan_lineage_id: { $in: plans.map((p) => p.lineage_id) }, status: 'published' })
+      : [];
     const byId = new Map(visible.map((p) => [p.id, p]));
-    return ids.filter((id) => byId.has(id)).map((id) => {
-      const p = byId.get(id)!;
-      const s = stores.get(p.store_id)!;
-      return {
-        id: p.id, store_id: p.store_id, merchant_id: p.merchant_id, sandbox: p.sandbox, name: p.name, slug: p.slug,
-        description: p.description, fulfillment_type: p.fulfillment_type, status: p.status, version: p.version_no,
-        supersedes_product_id: p.supersedes_id,
-        store: { id: s.id, name: s.name, slug: s.slug, description: s.description },
-        plans: plans.filter((pl) => pl.product_lineage_id === p.lineage_id).map((pl) => ({
-          id: pl.id, product_id: p.id, name: pl.name, slug: pl.slug, entitlement: pl.entitlement, status: pl.status,
-          version: pl.version_no, supersedes_plan_id: pl.supersedes_id,
-          prices: prices.filter((pr) => pr.plan_lineage_id === pl.lineage_id).map((pr) => ({
-            id: pr.id, plan_id: pl.id, amount_subunits: pr.amount_subunits, currency_or_token: pr.currency_or_token,
-            decimals: pr.decimals, allowed_payment_methods: pr.allowed_payment_methods, status: pr.status,
-            version: pr.version_no, supersedes_price_id: pr.supersedes_id,
-          })),
-        })),
-      };
-    });
+    return ids
+      .filter((id) => byId.has(id))
+      .map((id) => {
+        const p = byId.get(id)!;
+        const s = stores.get(p.store_id)!;
+        return {
+          id: p.id,
+          store_id: p.store_id,
+          merchant_id: p.merchant_id,
+          sandbox: p.sandbox,
+          name: p.name,
+          slug: p.slug,
+          description: p.description,
+          fulfillment_type: p.fulfillment_type,
+          status: p.status,
+          version: p.version_no,
+          supersedes_product_id: p.supersedes_id,
+          store: { id: s.id, name: s.name, slug: s.slug, description: s.description },
+          plans: plans
+            .filter((pl) => pl.product_lineage_id === p.lineage_id)
+            .map((pl) => ({
+              id: pl.id,
+              product_id: p.id,
+              name: pl.name,
+              slug: pl.slug,
+              entitlement: pl.entitlement,
+              status: pl.status,
+              version: pl.version_no,
+              supersedes_plan_id: pl.supersedes_id,
+              prices: prices
+                .filter((pr) => pr.plan_lineage_id === pl.lineage_id)
+                .map((pr) => ({
+                  id: pr.id,
+                  plan_id: pl.id,
+                  amount_subunits: pr.amount_subunits,
+                  currency_or_token: pr.currency_or_token,
+                  decimals: pr.decimals,
+                  allowed_payment_methods: pr.allowed_payment_methods,
+                  status: pr.status,
+                  version: pr.version_no,
+                  supersedes_price_id: pr.supersedes_id,
+                })),
+            })),
+        };
+      });
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -135,23 +177,39 @@ export class CatalogBuyer {
       const product = await this.store.findOne<ProductRow>(COLL.product, { lineage_id: price.product_lineage_id, status: 'published' });
       if (!product) throw conflict(`the product of price ${price.id} is not published; the merchant must publish it`);
       const store = await this.store.get<StoreRow>(COLL.store, product.store_id);
-      if (!store || store.status !== 'published') throw conflict(`the store of price ${price.id} (${product.store_id}) is not published; the merchant must publish it`);
+      if (!store || store.status !== 'published')
+        throw conflict(`the store of price ${price.id} (${product.store_id}) is not published; the merchant must publish it`);
       const methods = checkoutMethods(price, this.rt.config.rails, product.sandbox);
       if (methods.length === 0) {
         const wanted = price.allowed_payment_methods ? price.allowed_payment_methods.join(', ') : `any ${price.currency_or_token} rail`;
-        throw conflict(`price ${price.id} cannot be paid now: none of its payment methods (${wanted}) is an enabled rail${product.sandbox ? ' on testnet, and a sandbox merchant is paid on testnet only' : ' on mainnet, and a live merchant is paid on mainnet only'}`);
+        throw conflict(
+          `price ${price.id} cannot be paid now: none of its payment methods (${wanted}) is an enabled rail${product.sandbox ? ' on testnet, and a sandbox merchant is paid on testnet only' : ' on mainnet, and a live merchant is paid on mainnet only'}`,
+        );
       }
       const now = this.rt.now();
       const ref: CheckoutRefRow = {
-        id: newId('cref'), merchant_id: price.merchant_id, sandbox: product.sandbox, store_id: store.id, product_id: product.id,
-        plan_id: plan.id, price_id: price.id, amount_subunits: price.amount_subunits, currency_or_token: price.currency_or_token,
-        decimals: price.decimals, allowed_payment_methods: methods, created_at: now.toISOString(),
+        id: newId('cref'),
+        merchant_id: price.merchant_id,
+        sandbox: product.sandbox,
+        store_id: store.id,
+        product_id: product.id,
+        plan_id: plan.id,
+        price_id: price.id,
+        amount_subunits: price.amount_subunits,
+        currency_or_token: price.currency_or_token,
+        decimals: price.decimals,
+        allowed_payment_methods: methods,
+        created_at: now.toISOString(),
         expires_at: new Date(now.getTime() + CHECKOUT_TTL_MS).toISOString(),
         purge_at: new Date(now.getTime() + CHECKOUT_TTL_MS + REF_RETENTION_MS).toISOString(),
       };
       const ops: WriteOp[] = [{ op: 'insert', coll: CHECKOUT_REFS, doc: ref }];
       // referenced rows are immutable from now on: a PATCH makes a new version
-      for (const [coll, row] of [[COLL.price, price], [COLL.plan, plan], [COLL.product, product]] as const) {
+      for (const [coll, row] of [
+        [COLL.price, price],
+        [COLL.plan, plan],
+        [COLL.product, product],
+      ] as const) {
         if (!row.checkout_referenced) ops.push({ op: 'cas', coll, doc: { ...row, checkout_referenced: true }, expected: row.version! });
       }
       await this.store.write(ops);
@@ -159,19 +217,30 @@ export class CatalogBuyer {
       // above and the write. Statuses only move forward (published → archived), so rows still published
       // now were published when the snapshot was taken; otherwise the snapshot is withdrawn.
       const rows = await Promise.all([
-        this.store.get<PriceRow>(COLL.price, price.id), this.store.get<PlanRow>(COLL.plan, plan.id),
-        this.store.get<ProductRow>(COLL.product, product.id), this.store.get<StoreRow>(COLL.store, store.id),
+        this.store.get<PriceRow>(COLL.price, price.id),
+        this.store.get<PlanRow>(COLL.plan, plan.id),
+        this.store.get<ProductRow>(COLL.product, product.id),
+        this.store.get<StoreRow>(COLL.store, store.id),
       ]);
       const gone = rows.find((r) => !r || r.status !== 'published');
       if (gone !== undefined) {
         await this.store.write([{ op: 'delete', coll: CHECKOUT_REFS, id: ref.id }]);
-        throw conflict(`${gone ? gone.id : 'a row of this price'} was archived while the checkout intent was made; it is no longer offered`);
+        throw conflict(
+          `${gone ? gone.id : 'a row of this price'} was archived while the checkout intent was made; it is no longer offered`,
+        );
       }
       return {
-        checkout_reference_id: ref.id, price_id: ref.price_id, plan_id: ref.plan_id, product_id: ref.product_id,
-        store_id: ref.store_id, merchant_id: ref.merchant_id, amount_subunits: ref.amount_subunits,
-        currency_or_token: ref.currency_or_token, decimals: ref.decimals,
-        allowed_payment_methods: ref.allowed_payment_methods, expires_at: ref.expires_at,
+        checkout_reference_id: ref.id,
+        price_id: ref.price_id,
+        plan_id: ref.plan_id,
+        product_id: ref.product_id,
+        store_id: ref.store_id,
+        merchant_id: ref.merchant_id,
+        amount_subunits: ref.amount_subunits,
+        currency_or_token: ref.currency_or_token,
+        decimals: ref.decimals,
+        allowed_payment_methods: ref.allowed_payment_methods,
+        expires_at: ref.expires_at,
       };
     });
   }
@@ -181,15 +250,20 @@ export class CatalogBuyer {
     for (const f of ['merchant_id', 'checkout_reference_id', 'chain', 'network', 'token'] as const) {
       if (typeof p?.[f] !== 'string' || p[f].length === 0 || p[f].length > 64) throw badRequest(`${f} must be a non-empty string`);
     }
-    if (typeof p.amount_subunits !== 'string' || !/^\d{1,80}$/.test(p.amount_subunits)) throw badRequest('amount_subunits must be a string of digits');
+    if (typeof p.amount_subunits !== 'string' || !/^\d{1,80}$/.test(p.amount_subunits))
+      throw badRequest('amount_subunits must be a string of digits');
     const id = p.checkout_reference_id;
     const again = 'resolve the price again with POST /v1/catalog/prices/{price_id}/checkout-intent';
     const ref = await this.store.get<CheckoutRefRow>(CHECKOUT_REFS, id);
     if (!ref) throw badRequest(`metadata.checkout_reference_id ${id} is unknown; ${again}`);
-    if (ref.merchant_id !== p.merchant_id) throw badRequest(`metadata.checkout_reference_id ${id} belongs to another merchant; use a checkout intent of one of your own prices`);
-    if (ref.expires_at <= this.rt.now().toISOString()) throw badRequest(`metadata.checkout_reference_id ${id} expired at ${ref.expires_at}; ${again}`);
+    if (ref.merchant_id !== p.merchant_id)
+      throw badRequest(`metadata.checkout_reference_id ${id} belongs to another merchant; use a checkout intent of one of your own prices`);
+    if (ref.expires_at <= this.rt.now().toISOString())
+      throw badRequest(`metadata.checkout_reference_id ${id} expired at ${ref.expires_at}; ${again}`);
     if (!sameAmount(p.amount_subunits, ref.amount_subunits)) {
-      throw badRequest(`the amount does not match checkout reference ${id}: the price is ${fromSubunits(ref.amount_subunits, ref.decimals)} ${ref.currency_or_token} (${ref.amount_subunits} smallest units)`);
+      throw badRequest(
+        `the amount does not match checkout reference ${id}: the price is ${fromSubunits(ref.amount_subunits, ref.decimals)} ${ref.currency_or_token} (${ref.amount_subunits} smallest units)`,
+      );
     }
     const rail = `${p.chain}:${p.network}:${p.token}`;
     if (!ref.allowed_payment_methods.includes(rail)) {
@@ -197,8 +271,14 @@ export class CatalogBuyer {
     }
     if (!findRail(this.rt.config.rails, p.chain, p.network, p.token)) throw badRequest(`${rail} is no longer an enabled rail; ${again}`);
     return {
-      ok: true as const, checkout_reference_id: ref.id, price_id: ref.price_id, plan_id: ref.plan_id,
-      product_id: ref.product_id, store_id: ref.store_id, amount_subunits: ref.amount_subunits, currency_or_token: ref.currency_or_token,
+      ok: true as const,
+      checkout_reference_id: ref.id,
+      price_id: ref.price_id,
+      plan_id: ref.plan_id,
+      product_id: ref.product_id,
+      store_id: ref.store_id,
+      amount_subunits: ref.amount_subunits,
+      currency_or_token: ref.currency_or_token,
     };
   }
 }

@@ -12,12 +12,31 @@ import { validate } from '../validation.ts';
 import type { Doc, Filter, WriteOp } from '../store/port.ts';
 import type { Rail } from '../../config/rails.ts';
 import {
-  archiveOutcome, checkPriceTerms, decodeCursor, deleteOutcome, encodeCursor, knownRails, parseLimit,
-  patchOutcome, publishOutcome, searchText, VERSIONED, type Kind,
+  archiveOutcome,
+  checkPriceTerms,
+  decodeCursor,
+  deleteOutcome,
+  encodeCursor,
+  knownRails,
+  parseLimit,
+  patchOutcome,
+  publishOutcome,
+  searchText,
+  VERSIONED,
+  type Kind,
 } from './rules.ts';
 import {
-  COLL, ID_PREFIX, LISTINGS, PATH, present,
-  type AnyRow, type ListingRow, type PlanRow, type PriceRow, type ProductRow, type StoreRow,
+  COLL,
+  ID_PREFIX,
+  LISTINGS,
+  PATH,
+  present,
+  type AnyRow,
+  type ListingRow,
+  type PlanRow,
+  type PriceRow,
+  type ProductRow,
+  type StoreRow,
 } from './model.ts';
 import { retrying } from './tx.ts';
 
@@ -28,10 +47,7 @@ export interface Actor {
 }
 
 export type CallerLike =
-  | { kind: 'merchant'; merchant_id: string; sandbox: boolean }
-  | { kind: 'bearer'; user_id: string }
-  | null
-  | undefined;
+  { kind: 'merchant'; merchant_id: string; sandbox: boolean } | { kind: 'bearer'; user_id: string } | null | undefined;
 
 export interface Result {
   body: unknown;
@@ -116,7 +132,8 @@ export class CatalogMerchant {
     const filter: Filter = { merchant_id: actor.merchant_id };
     if (query.status) filter.status = query.status;
     if (kind === 'product' && query.store_id) filter.store_id = (await this.own<StoreRow>('store', actor, query.store_id)).id;
-    if (kind === 'plan' && query.product_id) filter.product_lineage_id = (await this.own<ProductRow>('product', actor, query.product_id)).lineage_id;
+    if (kind === 'plan' && query.product_id)
+      filter.product_lineage_id = (await this.own<ProductRow>('product', actor, query.product_id)).lineage_id;
     if (kind === 'price' && query.plan_id) filter.plan_lineage_id = (await this.own<PlanRow>('plan', actor, query.plan_id)).lineage_id;
     if (query.cursor !== undefined) {
       const after = decodeCursor(query.cursor);
@@ -126,7 +143,9 @@ export class CatalogMerchant {
     const rows = await this.store.find<AnyRow>(COLL[kind], filter, { desc: true, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const more = rows.length > limit;
-    return { body: { data: page.map((r) => present(kind, r)), has_more: more, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null } };
+    return {
+      body: { data: page.map((r) => present(kind, r)), has_more: more, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null },
+    };
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -135,13 +154,14 @@ export class CatalogMerchant {
   async create(kind: Kind, actor: Actor, rawBody: unknown, idempotencyKey: string | undefined): Promise<Result> {
     const body = validate<Body>(`Catalog${CAP[kind]}Create`, rawBody ?? {});
     checkIdempotencyKey(idempotencyKey);
-    const make = async (extra: (response: unknown) => WriteOp[]) => retrying(async () => {
-      const { row, ops } = await this.newRow(kind, actor, body);
-      const response = present(kind, row);
-      ops.push(...extra(response));
-      await this.store.write(ops);
-      return response;
-    });
+    const make = async (extra: (response: unknown) => WriteOp[]) =>
+      retrying(async () => {
+        const { row, ops } = await this.newRow(kind, actor, body);
+        const response = present(kind, row);
+        ops.push(...extra(response));
+        await this.store.write(ops);
+        return response;
+      });
     let response: unknown;
     if (idempotencyKey === undefined) response = await make(() => []);
     else {
@@ -157,30 +177,51 @@ export class CatalogMerchant {
     const at = this.now();
     const id = newId(ID_PREFIX[kind]);
     const base = {
-      id, merchant_id: actor.merchant_id, sandbox: actor.sandbox, status: 'draft' as const,
-      created_at: at, updated_at: at, published_at: null, archived_at: null,
+      id,
+      merchant_id: actor.merchant_id,
+      sandbox: actor.sandbox,
+      status: 'draft' as const,
+      created_at: at,
+      updated_at: at,
+      published_at: null,
+      archived_at: null,
     };
     const versioned = { lineage_id: id, version_no: 1, supersedes_id: null, checkout_referenced: false };
     const ops: WriteOp[] = [];
     let row: AnyRow;
     switch (kind) {
       case 'store': {
-        row = { ...base, name: body.name as string, slug: (body.slug as string | undefined) ?? null, description: (body.description as string | undefined) ?? null } as StoreRow;
+        row = {
+          ...base,
+          name: body.name as string,
+          slug: (body.slug as string | undefined) ?? null,
+          description: (body.description as string | undefined) ?? null,
+        } as StoreRow;
         break;
       }
       case 'product': {
         const store = await this.parent<StoreRow>('store', actor, body.store_id, 'store_id', ops);
         row = {
-          ...base, ...versioned, store_id: store.id, name: body.name as string, slug: (body.slug as string | undefined) ?? null,
-          description: (body.description as string | undefined) ?? null, fulfillment_type: body.fulfillment_type as ProductRow['fulfillment_type'],
+          ...base,
+          ...versioned,
+          store_id: store.id,
+          name: body.name as string,
+          slug: (body.slug as string | undefined) ?? null,
+          description: (body.description as string | undefined) ?? null,
+          fulfillment_type: body.fulfillment_type as ProductRow['fulfillment_type'],
         } as ProductRow;
         break;
       }
       case 'plan': {
         const product = await this.parent<ProductRow>('product', actor, body.product_id, 'product_id', ops);
         row = {
-          ...base, ...versioned, store_id: product.store_id, product_id: product.id, product_lineage_id: product.lineage_id,
-          name: body.name as string, slug: (body.slug as string | undefined) ?? null,
+          ...base,
+          ...versioned,
+          store_id: product.store_id,
+          product_id: product.id,
+          product_lineage_id: product.lineage_id,
+          name: body.name as string,
+          slug: (body.slug as string | undefined) ?? null,
           entitlement: this.entitlement(body.entitlement),
         } as PlanRow;
         break;
@@ -188,12 +229,19 @@ export class CatalogMerchant {
       case 'price': {
         const plan = await this.parent<PlanRow>('plan', actor, body.plan_id, 'plan_id', ops);
         const terms = {
-          amount_subunits: body.amount_subunits as string, currency_or_token: body.currency_or_token as string,
+          amount_subunits: body.amount_subunits as string,
+          currency_or_token: body.currency_or_token as string,
           allowed_payment_methods: (body.allowed_payment_methods as string[] | undefined) ?? null,
         };
         row = {
-          ...base, ...versioned, store_id: plan.store_id, plan_id: plan.id, plan_lineage_id: plan.lineage_id,
-          product_lineage_id: plan.product_lineage_id, ...terms, decimals: this.decimals(terms),
+          ...base,
+          ...versioned,
+          store_id: plan.store_id,
+          plan_id: plan.id,
+          plan_lineage_id: plan.lineage_id,
+          product_lineage_id: plan.product_lineage_id,
+          ...terms,
+          decimals: this.decimals(terms),
         } as PriceRow;
         break;
       }
@@ -243,12 +291,24 @@ export class CatalogMerchant {
         return { body: present(kind, next) };
       }
       // a new draft version; the patched row stays as it is
-      const [latest] = await this.store.find<AnyRow & { version_no: number }>(COLL[kind], { lineage_id: (row as ProductRow).lineage_id }, { sort: 'version_no', desc: true, limit: 1 });
+      const [latest] = await this.store.find<AnyRow & { version_no: number }>(
+        COLL[kind],
+        { lineage_id: (row as ProductRow).lineage_id },
+        { sort: 'version_no', desc: true, limit: 1 },
+      );
       const at = this.now();
       const version = {
-        ...next, id: newId(ID_PREFIX[kind]), version: undefined, status: 'draft' as const,
-        version_no: (latest?.version_no ?? (row as ProductRow).version_no) + 1, supersedes_id: row.id,
-        checkout_referenced: false, created_at: at, updated_at: at, published_at: null, archived_at: null,
+        ...next,
+        id: newId(ID_PREFIX[kind]),
+        version: undefined,
+        status: 'draft' as const,
+        version_no: (latest?.version_no ?? (row as ProductRow).version_no) + 1,
+        supersedes_id: row.id,
+        checkout_referenced: false,
+        created_at: at,
+        updated_at: at,
+        published_at: null,
+        archived_at: null,
       } as AnyRow;
       delete (version as Partial<Doc>).version;
       await this.store.write([{ op: 'insert', coll: COLL[kind], doc: version }]);
@@ -263,7 +323,11 @@ export class CatalogMerchant {
     if (kind === 'plan' && 'entitlement' in body) (next as unknown as PlanRow).entitlement = this.entitlement(body.entitlement);
     if (kind === 'price') {
       const p = next as unknown as PriceRow;
-      p.decimals = this.decimals({ amount_subunits: p.amount_subunits, currency_or_token: p.currency_or_token, allowed_payment_methods: p.allowed_payment_methods ?? null });
+      p.decimals = this.decimals({
+        amount_subunits: p.amount_subunits,
+        currency_or_token: p.currency_or_token,
+        allowed_payment_methods: p.allowed_payment_methods ?? null,
+      });
     }
     return next;
   }
@@ -286,7 +350,12 @@ export class CatalogMerchant {
         const others = await this.store.find<AnyRow>(COLL[kind], { lineage_id: (row as ProductRow).lineage_id, status: 'published' });
         for (const o of others.filter((x) => x.id !== row.id)) {
           superseded.push(o);
-          ops.push({ op: 'cas', coll: COLL[kind], doc: { ...o, status: 'archived', archived_at: at, updated_at: at }, expected: o.version! });
+          ops.push({
+            op: 'cas',
+            coll: COLL[kind],
+            doc: { ...o, status: 'archived', archived_at: at, updated_at: at },
+            expected: o.version!,
+          });
         }
       }
       if (kind === 'product') {
@@ -326,9 +395,14 @@ export class CatalogMerchant {
   async remove(kind: Kind, actor: Actor, id: string): Promise<Result> {
     return retrying(async () => {
       const row = await this.own<AnyRow>(kind, actor, id);
-      const children = kind === 'store' ? await this.store.count(COLL.product, { store_id: row.id })
-        : kind === 'product' ? await this.store.count(COLL.plan, { product_id: row.id })
-          : kind === 'plan' ? await this.store.count(COLL.price, { plan_id: row.id }) : 0;
+      const children =
+        kind === 'store'
+          ? await this.store.count(COLL.product, { store_id: row.id })
+          : kind === 'product'
+            ? await this.store.count(COLL.plan, { product_id: row.id })
+            : kind === 'plan'
+              ? await this.store.count(COLL.price, { plan_id: row.id })
+              : 0;
       const outcome = deleteOutcome(kind, row.id, row, children);
       if (outcome.kind === 'conflict') throw conflict(outcome.message);
       // the compare-and-set fails if a child was created (it touches this row) since we counted

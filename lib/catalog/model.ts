@@ -93,42 +93,78 @@ export const PATH: Record<Kind, string> = { store: '/v1/stores', product: '/v1/p
 
 export function presentStore(r: StoreRow) {
   return {
-    id: r.id, merchant_id: r.merchant_id, name: r.name, slug: r.slug, description: r.description, status: r.status,
-    created_at: r.created_at, updated_at: r.updated_at,
+    id: r.id,
+    merchant_id: r.merchant_id,
+    name: r.name,
+    slug: r.slug,
+    description: r.description,
+    status: r.status,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
   };
 }
 
 export function presentProduct(r: ProductRow) {
   return {
-    id: r.id, store_id: r.store_id, merchant_id: r.merchant_id, sandbox: r.sandbox, name: r.name, slug: r.slug,
-    description: r.description, fulfillment_type: r.fulfillment_type, status: r.status, version: r.version_no,
-    supersedes_product_id: r.supersedes_id, checkout_referenced: r.checkout_referenced,
-    created_at: r.created_at, updated_at: r.updated_at,
+    id: r.id,
+    store_id: r.store_id,
+    merchant_id: r.merchant_id,
+    sandbox: r.sandbox,
+    name: r.name,
+    slug: r.slug,
+    description: r.description,
+    fulfillment_type: r.fulfillment_type,
+    status: r.status,
+    version: r.version_no,
+    supersedes_product_id: r.supersedes_id,
+    checkout_referenced: r.checkout_referenced,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
   };
 }
 
 export function presentPlan(r: PlanRow) {
   return {
-    id: r.id, product_id: r.product_id, name: r.name, slug: r.slug, entitlement: r.entitlement, status: r.status,
-    version: r.version_no, supersedes_plan_id: r.supersedes_id, checkout_referenced: r.checkout_referenced,
-    created_at: r.created_at, updated_at: r.updated_at,
+    id: r.id,
+    product_id: r.product_id,
+    name: r.name,
+    slug: r.slug,
+    entitlement: r.entitlement,
+    status: r.status,
+    version: r.version_no,
+    supersedes_plan_id: r.supersedes_id,
+    checkout_referenced: r.checkout_referenced,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
   };
 }
 
 export function presentPrice(r: PriceRow) {
   return {
-    id: r.id, plan_id: r.plan_id, amount_subunits: r.amount_subunits, currency_or_token: r.currency_or_token,
-    decimals: r.decimals, allowed_payment_methods: r.allowed_payment_methods, status: r.status, version: r.version_no,
-    supersedes_price_id: r.supersedes_id, checkout_referenced: r.checkout_referenced,
-    created_at: r.created_at, updated_at: r.updated_at,
+    id: r.id,
+    plan_id: r.plan_id,
+    amount_subunits: r.amount_subunits,
+    currency_or_token: r.currency_or_token,
+    decimals: r.decimals,
+    allowed_payment_methods: r.allowed_payment_methods,
+    status: r.status,
+    version: r.version_no,
+    supersedes_price_id: r.supersedes_id,
+    checkout_referenced: r.checkout_referenced,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
   };
 }
 
 export function present(kind: Kind, row: AnyRow): Record<string, unknown> {
   switch (kind) {
-    case 'store': return presentStore(row as StoreRow);
-    case 'product': return presentProduct(row as ProductRow);
-    case 'plan': return presentPlan(row as PlanRow);
-    case 'price': return presentPrice(row as PriceRow);
+    case 'store':
+      return presentStore(row as StoreRow);
+    case 'product':
+      return presentProduct(row as ProductRow);
+    case 'plan':
+      return presentPlan(row as PlanRow);
+    case 'price':
+      return presentPrice(row as PriceRow);
   }
 }

@@ -34,11 +34,7 @@ export interface StateView {
 }
 
 export type Outcome =
-  | { kind: 'in_place' }
-  | { kind: 'new_version' }
-  | { kind: 'apply' }
-  | { kind: 'noop' }
-  | { kind: 'conflict'; message: string };
+  { kind: 'in_place' } | { kind: 'new_version' } | { kind: 'apply' } | { kind: 'noop' } | { kind: 'conflict'; message: string };
 
 /** PATCH: in place, or a new draft version (product, plan, price once published or checkout-referenced). */
 export function patchOutcome(kind: Kind, row: StateView): Outcome {
@@ -69,7 +65,10 @@ export function deleteOutcome(kind: Kind, id: string, row: StateView, children: 
     return { kind: 'conflict', message: `${kind} ${id} ${why} and cannot be deleted; archive it instead (POST …/${id}/archive)` };
   }
   if (children > 0) {
-    return { kind: 'conflict', message: `${kind} ${id} still has ${children} ${CHILD[kind]}; delete or archive them first, or archive this ${kind}` };
+    return {
+      kind: 'conflict',
+      message: `${kind} ${id} still has ${children} ${CHILD[kind]}; delete or archive them first, or archive this ${kind}`,
+    };
   }
   return { kind: 'apply' };
 }
@@ -136,17 +135,24 @@ export function checkPriceTerms(terms: PriceTerms, known: Rail[], enabled: Rail[
   const token = terms.currency_or_token;
   const tokens = [...new Set(enabled.map((r) => r.token))];
   if (!tokens.includes(token as Rail['token'])) {
-    return { error: `currency_or_token '${token}' is not the token of an enabled rail; use one of ${tokens.join(', ')} (see GET /v1/payment_methods)` };
+    return {
+      error: `currency_or_token '${token}' is not the token of an enabled rail; use one of ${tokens.join(', ')} (see GET /v1/payment_methods)`,
+    };
   }
   let scope: Rail[];
   if (terms.allowed_payment_methods != null) {
-    if (terms.allowed_payment_methods.length === 0) return { error: 'allowed_payment_methods must not be empty; omit it to allow every enabled rail of the token' };
+    if (terms.allowed_payment_methods.length === 0)
+      return { error: 'allowed_payment_methods must not be empty; omit it to allow every enabled rail of the token' };
     scope = [];
     for (const entry of terms.allowed_payment_methods) {
       const p = parseMethod(entry);
       const rail = p && findRail(known, p.chain, p.network, p.token);
-      if (!rail) return { error: `allowed_payment_methods entry '${entry}' is not a known rail; use <chain>:<network>:<token> as listed by GET /v1/payment_methods` };
-      if (rail.token !== token) return { error: `allowed_payment_methods entry '${entry}' is for ${rail.token}, but currency_or_token is ${token}` };
+      if (!rail)
+        return {
+          error: `allowed_payment_methods entry '${entry}' is not a known rail; use <chain>:<network>:<token> as listed by GET /v1/payment_methods`,
+        };
+      if (rail.token !== token)
+        return { error: `allowed_payment_methods entry '${entry}' is for ${rail.token}, but currency_or_token is ${token}` };
       scope.push(rail);
     }
   } else {
@@ -154,19 +160,25 @@ export function checkPriceTerms(terms: PriceTerms, known: Rail[], enabled: Rail[
   }
   const decimals = new Set(scope.map((r) => r.decimals));
   if (decimals.size > 1) {
-    return { error: `the rails of ${token} in this price have different decimals (${[...decimals].join(', ')}); restrict allowed_payment_methods to rails with the same decimals` };
+    return {
+      error: `the rails of ${token} in this price have different decimals (${[...decimals].join(', ')}); restrict allowed_payment_methods to rails with the same decimals`,
+    };
   }
   const d = scope[0].decimals;
   const amount = terms.amount_subunits;
   if (!/^[1-9]\d*$/.test(amount)) {
-    return { error: `amount_subunits must be a positive integer in the smallest unit of ${token} (${d} decimals), digits only without leading zeros, e.g. "${10n ** BigInt(d)}" for 1 ${token}` };
+    return {
+      error: `amount_subunits must be a positive integer in the smallest unit of ${token} (${d} decimals), digits only without leading zeros, e.g. "${10n ** BigInt(d)}" for 1 ${token}`,
+    };
   }
   const units = BigInt(amount);
   if (units > UINT256_MAX) return { error: 'amount_subunits is too large' };
   for (const r of scope) {
     const min = toSubunits(r.min_amount, r.decimals);
     if (units < min) {
-      return { error: `amount_subunits ${amount} (${fromSubunits(units, d)} ${token}) is below the minimum of ${railKey(r)}: ${min} (${r.min_amount} ${token})` };
+      return {
+        error: `amount_subunits ${amount} (${fromSubunits(units, d)} ${token}) is below the minimum of ${railKey(r)}: ${min} (${r.min_amount} ${token})`,
+      };
     }
   }
   return { decimals: d };

@@ -143,7 +143,12 @@ export class SessionAddressBook {
         const known = previous.get(key);
         const created = typeof s.created_at === 'string' ? Date.parse(s.created_at) : NaN;
         next.set(key, {
-          session_id: s.id, address: s.address, network: s.network, token: s.token, expires_ms: expires, until_ms: until,
+          session_id: s.id,
+          address: s.address,
+          network: s.network,
+          token: s.token,
+          expires_ms: expires,
+          until_ms: until,
           created_ms: Number.isFinite(created) ? created : null,
           seq: known && known.session_id === s.id ? known.seq : ++this.seqCounter,
         });

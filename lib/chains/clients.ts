@@ -49,7 +49,9 @@ export async function closeClients(): Promise<void> {
   for (const p of ps) {
     try {
       (await p).destroy();
-    } catch { /* never connected */ }
+    } catch {
+      /* never connected */
+    }
   }
 }
 
@@ -67,7 +69,9 @@ export function associatedTokenAddress(owner: string, mint: string): string {
  * API key), and the text is bounded.
  */
 export function rpcErrorText(e: unknown, max = 300): string {
-  return String((e as Error)?.message ?? e).replace(/\b(?:https?|wss?):\/\/[^\s"',)]+/gi, '<rpc url>').slice(0, max);
+  return String((e as Error)?.message ?? e)
+    .replace(/\b(?:https?|wss?):\/\/[^\s"',)]+/gi, '<rpc url>')
+    .slice(0, max);
 }
 
 const ERC20_BALANCE = ['function balanceOf(address) view returns (uint256)'];

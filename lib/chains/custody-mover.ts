@@ -77,9 +77,19 @@ export class CustodyMover extends ChainEngine<CustodyMoveDoc, CustodyMoverDeps> 
     const from: KeyRef = { role: 'wallet', chain: m.chain, index: m.from_index };
     const gasRef = gasWalletRef(m.chain, m.network);
     const id = `${m.id}:move:${m.attempt}`;
-    const intent: TxIntent | null = m.chain !== 'ethereum' ? null : m.token === 'ETH'
-      ? { chain: 'ethereum', kind: 'native', from, to: m.to_address, value: m.amount_subunits }
-      : { chain: 'ethereum', kind: 'erc20', from, token: this.d.config.chains.ethereum[m.network].usdcToken, to: m.to_address, amount: m.amount_subunits };
+    const intent: TxIntent | null =
+      m.chain !== 'ethereum'
+        ? null
+        : m.token === 'ETH'
+          ? { chain: 'ethereum', kind: 'native', from, to: m.to_address, value: m.amount_subunits }
+          : {
+              chain: 'ethereum',
+              kind: 'erc20',
+              from,
+              token: this.d.config.chains.ethereum[m.network].usdcToken,
+              to: m.to_address,
+              amount: m.amount_subunits,
+            };
     if (intent && m.gas_limit && m.gas_price && m.waiting_reason === 'topup_confirmed') {
       return this.move(m, id, { ...intent, gas_limit: m.gas_limit, gas_price: m.gas_price } as TxIntent);
     }
@@ -95,10 +105,24 @@ export class CustodyMover extends ChainEngine<CustodyMoveDoc, CustodyMoverDeps> 
       const covers = await this.d.gas.covers('solana', m.network, 10_000n + (m.token === 'SOL' ? 0n : 2_100_000n));
       if (!covers.ok) return this.wait(m, 'gas_wallet_empty');
       const sol = this.d.config.chains.solana[m.network];
-      const decimals = this.d.config.rails.find((r) => r.chain === 'solana' && r.network === m.network && r.token === m.token)?.decimals ?? 6;
-      return this.move(m, id, m.token === 'SOL'
-        ? { chain: 'solana', kind: 'native', from, to: m.to_address, lamports: m.amount_subunits, fee_payer: gasRef }
-        : { chain: 'solana', kind: 'spl', from, mint: sol.usdcToken, decimals, to: m.to_address, amount: m.amount_subunits, fee_payer: gasRef });
+      const decimals =
+        this.d.config.rails.find((r) => r.chain === 'solana' && r.network === m.network && r.token === m.token)?.decimals ?? 6;
+      return this.move(
+        m,
+        id,
+        m.token === 'SOL'
+          ? { chain: 'solana', kind: 'native', from, to: m.to_address, lamports: m.amount_subunits, fee_payer: gasRef }
+          : {
+              chain: 'solana',
+              kind: 'spl',
+              from,
+              mint: sol.usdcToken,
+              decimals,
+              to: m.to_address,
+              amount: m.amount_subunits,
+              fee_payer: gasRef,
+            },
+      );
     }
     if (!(driver instanceof EthereumTxDriver) || !intent) throw new Error(`no Ethereum driver for ${m.network}`);
     // the platform pays the move's gas: a top-up of exactly that to the sender, then the move pinned to it
@@ -109,17 +133,39 @@ export class CustodyMover extends ChainEngine<CustodyMoveDoc, CustodyMoverDeps> 
     if (!covers.ok) return this.wait(m, 'gas_wallet_empty');
     const txId = `${m.id}:topup:${m.attempt}`;
     await this.d.broadcaster.create(
-      { id: txId, chain: 'ethereum', network: m.network, purpose: 'custody_topup', ref: m.id, intent: { chain: 'ethereum', kind: 'native', from: gasRef, to: m.from_address, value: topup.toString(), gas_price: gasPrice.toString() } },
-      async () => [this.cas(m, { status: 'topup', waiting_reason: null, topup_tx: txId, gas_limit: gasLimit.toString(), gas_price: gasPrice.toString(), next_check_at: null })],
+      {
+        id: txId,
+        chain: 'ethereum',
+        network: m.network,
+        purpose: 'custody_topup',
+        ref: m.id,
+        intent: {
+          chain: 'ethereum',
+          kind: 'native',
+          from: gasRef,
+          to: m.from_address,
+          value: topup.toString(),
+          gas_price: gasPrice.toString(),
+        },
+      },
+      async () => [
+        this.cas(m, {
+          status: 'topup',
+          waiting_reason: null,
+          topup_tx: txId,
+          gas_limit: gasLimit.toString(),
+          gas_price: gasPrice.toString(),
+          next_check_at: null,
+        }),
+      ],
     );
     await this.d.broadcaster.process(txId);
   }
 
   private async move(m: CustodyMoveDoc, txId: string, intent: TxIntent): Promise<void> {
-    await this.d.broadcaster.create(
-      { id: txId, chain: m.chain, network: m.network, purpose: 'custody', ref: m.id, intent },
-      async () => [this.cas(m, { status: 'moving', waiting_reason: null, move_tx: txId, next_check_at: null })],
-    );
+    await this.d.broadcaster.create({ id: txId, chain: m.chain, network: m.network, purpose: 'custody', ref: m.id, intent }, async () => [
+      this.cas(m, { status: 'moving', waiting_reason: null, move_tx: txId, next_check_at: null }),
+    ]);
     await this.d.broadcaster.process(txId);
   }
 
@@ -131,13 +177,37 @@ export class CustodyMover extends ChainEngine<CustodyMoveDoc, CustodyMoverDeps> 
     const fees = (BigInt(m.fee_subunits ?? '0') + fee).toString();
     if (tx.status !== 'confirmed') {
       const b = new LedgerBatch(this.d.store, this.now());
-      if (fee > 0n) await b.transfer({ id: `fee:${tx.id}`, kind: 'fee', asset: this.native(m), amount: fee, debit_account: accountId('sys:gas', this.native(m)), credit_account: accountId('sys:fees', this.native(m)), ...custodyRefs(m), tx_hash: tx.tx_hash });
-      return [this.cas(m, { status: 'waiting', waiting_reason: `topup failed: ${tx.failure_reason}`, attempt: m.attempt + 1, fee_subunits: fees, gas_limit: null, gas_price: null, next_check_at: this.due() }), ...b.ops()];
+      if (fee > 0n)
+        await b.transfer({
+          id: `fee:${tx.id}`,
+          kind: 'fee',
+          asset: this.native(m),
+          amount: fee,
+          debit_account: accountId('sys:gas', this.native(m)),
+          credit_account: accountId('sys:fees', this.native(m)),
+          ...custodyRefs(m),
+          tx_hash: tx.tx_hash,
+        });
+      return [
+        this.cas(m, {
+          status: 'waiting',
+          waiting_reason: `topup failed: ${tx.failure_reason}`,
+          attempt: m.attempt + 1,
+          fee_subunits: fees,
+          gas_limit: null,
+          gas_price: null,
+          next_check_at: this.due(),
+        }),
+        ...b.ops(),
+      ];
     }
     const b = new LedgerBatch(this.d.store, this.now());
     const value = BigInt(tx.attempts.find((a) => a.hash === tx.tx_hash)?.value ?? '0');
     await bookTopup(b, tx.id, m.from_wallet_id, this.native(m), value, fee, { ...custodyRefs(m), tx_hash: tx.tx_hash });
-    return [this.cas(m, { status: 'waiting', waiting_reason: 'topup_confirmed', fee_subunits: fees, next_check_at: this.due() }), ...b.ops()];
+    return [
+      this.cas(m, { status: 'waiting', waiting_reason: 'topup_confirmed', fee_subunits: fees, next_check_at: this.due() }),
+      ...b.ops(),
+    ];
   }
 
   /** the move's final write: completed, or a new attempt later; its network fee booked either way */
@@ -152,13 +222,43 @@ export class CustodyMover extends ChainEngine<CustodyMoveDoc, CustodyMoverDeps> 
       // paid from the sender's address out of the top-up booked to it (whose reservation ends here)
       if (m.topup_tx) await bookWalletFee(b, m.topup_tx, m.from_wallet_id, native, fee, refs);
     } else if (fee > 0n) {
-      await b.transfer({ id: `fee:${tx.id}`, kind: 'fee', asset: native, amount: fee, debit_account: accountId('sys:gas', native), credit_account: accountId('sys:fees', native), ...refs });
+      await b.transfer({
+        id: `fee:${tx.id}`,
+        kind: 'fee',
+        asset: native,
+        amount: fee,
+        debit_account: accountId('sys:gas', native),
+        credit_account: accountId('sys:fees', native),
+        ...refs,
+      });
     }
     const fees = (BigInt(m.fee_subunits ?? '0') + fee).toString();
     if (tx.status === 'confirmed') {
-      return [this.cas(m, { status: 'completed', waiting_reason: null, fee_subunits: fees, tx_hash: tx.tx_hash, completed_at: this.now().toISOString(), next_check_at: null }), ...b.ops()];
+      return [
+        this.cas(m, {
+          status: 'completed',
+          waiting_reason: null,
+          fee_subunits: fees,
+          tx_hash: tx.tx_hash,
+          completed_at: this.now().toISOString(),
+          next_check_at: null,
+        }),
+        ...b.ops(),
+      ];
     }
     this.log().warn(`custody move ${m.id} transaction failed (${tx.failure_reason}); trying again`);
-    return [this.cas(m, { status: 'waiting', waiting_reason: `move failed: ${tx.failure_reason}`, attempt: m.attempt + 1, fee_subunits: fees, topup_tx: null, gas_limit: null, gas_price: null, next_check_at: this.due(this.d.retryMs ?? 30_000) }), ...b.ops()];
+    return [
+      this.cas(m, {
+        status: 'waiting',
+        waiting_reason: `move failed: ${tx.failure_reason}`,
+        attempt: m.attempt + 1,
+        fee_subunits: fees,
+        topup_tx: null,
+        gas_limit: null,
+        gas_price: null,
+        next_check_at: this.due(this.d.retryMs ?? 30_000),
+      }),
+      ...b.ops(),
+    ];
   }
 }

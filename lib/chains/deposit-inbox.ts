@@ -107,8 +107,15 @@ export function owedMessage(d: DepositDoc): SessionMsg | null {
   if (kind === 'revert') return { type: 'revert', key: d.id };
   if (kind !== 'credit') return null;
   const deposit: DepositInput = {
-    key: d.id, tx_hash: d.tx_hash, index: d.index, amount_subunits: d.amount_subunits, token: d.token ?? '',
-    confirmations: d.confirmations, ...(d.chain === 'ethereum' ? { block_number: d.block_number, block_hash: d.block_hash ?? undefined } : { block_number: d.block_number }),
+    key: d.id,
+    tx_hash: d.tx_hash,
+    index: d.index,
+    amount_subunits: d.amount_subunits,
+    token: d.token ?? '',
+    confirmations: d.confirmations,
+    ...(d.chain === 'ethereum'
+      ? { block_number: d.block_number, block_hash: d.block_hash ?? undefined }
+      : { block_number: d.block_number }),
     detected_at: d.detected_at,
   };
   return { type: 'credit', deposit };
@@ -122,10 +129,11 @@ export function owedMessage(d: DepositDoc): SessionMsg | null {
 export function inboxResolver(store: Store) {
   return async (sessionId: string, msg: SessionMsg): Promise<SessionMsg> => {
     if (msg.type !== 'credit' && msg.type !== 'revert') return msg;
-    const key = msg.type === 'credit' ? (msg as { key?: string; deposit?: { key?: string } }).key ?? msg.deposit?.key : msg.key;
+    const key = msg.type === 'credit' ? ((msg as { key?: string; deposit?: { key?: string } }).key ?? msg.deposit?.key) : msg.key;
     const record = typeof key === 'string' ? await store.get<DepositDoc>(DEPOSITS, key) : null;
     // a 409, not a 404: a 404 from the actor means "no such session" to the inbox's delivery
-    if (!record || record.session_id !== sessionId) throw conflict(`deposit ${String(key)} is not in the deposit inbox for session ${sessionId}`);
+    if (!record || record.session_id !== sessionId)
+      throw conflict(`deposit ${String(key)} is not in the deposit inbox for session ${sessionId}`);
     const owed = owedMessage(record);
     if (!owed) throw conflict(`deposit ${record.id} owes session ${sessionId} nothing (${record.status})`);
     return owed;
@@ -138,7 +146,11 @@ export function messageFor(d: Pick<DepositDoc, 'status' | 'session_id'>): 'credi
   return d.status === 'reverted' ? 'revert' : 'credit';
 }
 
-export function classify(found: FoundDeposit, target: WatchedAddress | undefined, dustBelow = 0n): { status: 'seen' | 'orphan'; reason: OrphanReason | null } {
+export function classify(
+  found: FoundDeposit,
+  target: WatchedAddress | undefined,
+  dustBelow = 0n,
+): { status: 'seen' | 'orphan'; reason: OrphanReason | null } {
   if (!target) return { status: 'orphan', reason: 'unknown_address' };
   if (target.network !== found.network) return { status: 'orphan', reason: 'wrong_network' };
   if (found.token === null || found.token !== target.token) return { status: 'orphan', reason: 'wrong_token' };
@@ -199,36 +211,72 @@ export class DepositInbox {
     const blockTime = found.block_time_ms !== null ? new Date(Math.min(found.block_time_ms, now.getTime())).toISOString() : null;
     const doc: DepositDoc = {
       id: depositKey(found),
-      chain: found.chain, network: found.network, token: found.token, token_contract: found.token_contract,
-      tx_hash: found.tx_hash, index: found.index, to_address: found.to_address, from_address: found.from_address, account: found.account,
-      amount_subunits: found.amount_subunits, block_number: found.block_number, block_hash: found.block_hash, block_time: blockTime,
-      confirmations: found.confirmations, status, orphan_reason: reason, session_id: target?.session_id ?? null,
-      delivered: status === 'orphan', next_delivery_at: status === 'orphan' ? null : new Date(now.getTime() + this.graceMs).toISOString(),
-      delivery_attempts: 0, last_error: null, credit_result: null,
+      chain: found.chain,
+      network: found.network,
+      token: found.token,
+      token_contract: found.token_contract,
+      tx_hash: found.tx_hash,
+      index: found.index,
+      to_address: found.to_address,
+      from_address: found.from_address,
+      account: found.account,
+      amount_subunits: found.amount_subunits,
+      block_number: found.block_number,
+      block_hash: found.block_hash,
+      block_time: blockTime,
+      confirmations: found.confirmations,
+      status,
+      orphan_reason: reason,
+      session_id: target?.session_id ?? null,
+      delivered: status === 'orphan',
+      next_delivery_at: status === 'orphan' ? null : new Date(now.getTime() + this.graceMs).toISOString(),
+      delivery_attempts: 0,
+      last_error: null,
+      credit_result: null,
       // the chain's time of inclusion (capped at now): a payment included before expires_at counts normally
-      detected_at: blockTime ?? at, created_at: at, updated_at: at, credited_at: null, reverted_at: null,
+      detected_at: blockTime ?? at,
+      created_at: at,
+      updated_at: at,
+      credited_at: null,
+      reverted_at: null,
     };
-    return retryOnConflict(async () => {
-      try {
-        await this.store.write([{ op: 'insert', coll: DEPOSITS, doc }]);
-        return status === 'orphan' ? null : doc;
-      } catch (e) {
-        if (!isDuplicate(e)) throw e;
-      }
-      const existing = await this.store.get<DepositDoc>(DEPOSITS, doc.id);
-      if (!existing) throw new DuplicateKeyError(DEPOSITS, `${doc.id} deleted meanwhile`); // insert again
-      if (existing.status !== 'reverted') return null; // a replay: already recorded
-      // a reorged transaction mined again on the canonical chain: the same key counts again
-      const again: DepositDoc = {
-        ...existing,
-        block_number: found.block_number, block_hash: found.block_hash, block_time: blockTime, confirmations: found.confirmations,
-        amount_subunits: found.amount_subunits, status, orphan_reason: reason, session_id: target?.session_id ?? null,
-        delivered: status === 'orphan', next_delivery_at: status === 'orphan' ? null : new Date(now.getTime() + this.graceMs).toISOString(),
-        last_error: null, updated_at: at, reverted_at: null,
-      };
-      await this.store.write([{ op: 'cas', coll: DEPOSITS, doc: again, expected: existing.version! }]);
-      return status === 'orphan' ? null : again;
-    }, { ...CAS_RETRY, retryOn: (e) => isConflict(e) || isDuplicate(e), exhausted: () => new Error(`deposit ${doc.id} could not be recorded (too many concurrent changes)`) });
+    return retryOnConflict(
+      async () => {
+        try {
+          await this.store.write([{ op: 'insert', coll: DEPOSITS, doc }]);
+          return status === 'orphan' ? null : doc;
+        } catch (e) {
+          if (!isDuplicate(e)) throw e;
+        }
+        const existing = await this.store.get<DepositDoc>(DEPOSITS, doc.id);
+        if (!existing) throw new DuplicateKeyError(DEPOSITS, `${doc.id} deleted meanwhile`); // insert again
+        if (existing.status !== 'reverted') return null; // a replay: already recorded
+        // a reorged transaction mined again on the canonical chain: the same key counts again
+        const again: DepositDoc = {
+          ...existing,
+          block_number: found.block_number,
+          block_hash: found.block_hash,
+          block_time: blockTime,
+          confirmations: found.confirmations,
+          amount_subunits: found.amount_subunits,
+          status,
+          orphan_reason: reason,
+          session_id: target?.session_id ?? null,
+          delivered: status === 'orphan',
+          next_delivery_at: status === 'orphan' ? null : new Date(now.getTime() + this.graceMs).toISOString(),
+          last_error: null,
+          updated_at: at,
+          reverted_at: null,
+        };
+        await this.store.write([{ op: 'cas', coll: DEPOSITS, doc: again, expected: existing.version! }]);
+        return status === 'orphan' ? null : again;
+      },
+      {
+        ...CAS_RETRY,
+        retryOn: (e) => isConflict(e) || isDuplicate(e),
+        exhausted: () => new Error(`deposit ${doc.id} could not be recorded (too many concurrent changes)`),
+      },
+    );
   }
 
   /**
@@ -247,18 +295,25 @@ export class DepositInbox {
   }
 
   private markReverted(id: string): Promise<DepositDoc | null> {
-    return retryOnConflict(async () => {
-      const cur = await this.store.get<DepositDoc>(DEPOSITS, id);
-      if (!cur || cur.status === 'reverted') return null;
-      const at = this.now().toISOString();
-      const owes = messageFor(cur) !== null;
-      const doc: DepositDoc = {
-        ...cur, status: 'reverted', reverted_at: at, updated_at: at,
-        delivered: !owes, next_delivery_at: owes ? new Date(this.now().getTime() + this.graceMs).toISOString() : null,
-      };
-      await this.store.write([{ op: 'cas', coll: DEPOSITS, doc, expected: cur.version! }]);
-      return doc;
-    }, { ...CAS_RETRY, exhausted: () => new Error(`deposit ${id} could not be reverted (too many concurrent changes)`) });
+    return retryOnConflict(
+      async () => {
+        const cur = await this.store.get<DepositDoc>(DEPOSITS, id);
+        if (!cur || cur.status === 'reverted') return null;
+        const at = this.now().toISOString();
+        const owes = messageFor(cur) !== null;
+        const doc: DepositDoc = {
+          ...cur,
+          status: 'reverted',
+          reverted_at: at,
+          updated_at: at,
+          delivered: !owes,
+          next_delivery_at: owes ? new Date(this.now().getTime() + this.graceMs).toISOString() : null,
+        };
+        await this.store.write([{ op: 'cas', coll: DEPOSITS, doc, expected: cur.version! }]);
+        return doc;
+      },
+      { ...CAS_RETRY, exhausted: () => new Error(`deposit ${id} could not be reverted (too many concurrent changes)`) },
+    );
   }
 
   /** The message the session is owed, from a document. */
@@ -275,44 +330,58 @@ export class DepositInbox {
     let cur: DepositDoc | null = first ?? null;
     const gaveUp = new Error('gave up');
     try {
-      return await retryOnConflict(async () => {
-        if (!cur) cur = await this.store.get<DepositDoc>(DEPOSITS, id);
-        if (!cur) return false;
-        const want = messageFor(cur);
-        if (want === null) return true;
-        // delivered already, and nothing we sent may have overtaken it
-        if (cur.delivered && (sent === null || sent === want)) return true;
-        // (re)send: not delivered yet, or what we sent earlier may have overtaken a newer message
-        let reply: SessionReply;
-        try {
-          reply = await this.send(cur.session_id!, this.messageOf(cur)!);
-          sent = want;
-        } catch (e) {
-          if (isNotFound(e)) return this.settle(cur, { status: 'orphan', orphan_reason: 'unknown_address', delivered: true, next_delivery_at: null, last_error: 'no such session' });
-          const attempts = cur.delivery_attempts + 1;
-          const backoff = Math.min(300_000, 1000 * 2 ** Math.min(attempts, 9));
-          this.log.warn(`deposit ${cur.id}: delivery to session ${cur.session_id} failed (attempt ${attempts}), retried in ${backoff} ms:`, errorText(e));
-          await this.settle(cur, {
-            delivery_attempts: attempts, last_error: errorText(e),
-            next_delivery_at: new Date(this.now().getTime() + backoff).toISOString(),
-          }).catch(() => undefined);
-          return false;
-        }
-        const at = this.now().toISOString();
-        const patch: Partial<DepositDoc> = { delivered: true, next_delivery_at: null, last_error: null, updated_at: at };
-        if (want === 'credit') {
-          patch.status = 'credited';
-          patch.credited_at = cur.credited_at ?? at;
-          if (reply?.credit) patch.credit_result = reply.credit;
-        }
-        try {
-          await this.store.write([{ op: 'cas', coll: DEPOSITS, doc: { ...cur, ...patch }, expected: cur.version! }]);
-        } catch (e) {
-          if (isConflict(e)) cur = null; // changed meanwhile: read again and send what it says now
-          throw e;
-        }
-        return true;
-      }, { ...CAS_RETRY, exhausted: () => gaveUp });
+      return await retryOnConflict(
+        async () => {
+          if (!cur) cur = await this.store.get<DepositDoc>(DEPOSITS, id);
+          if (!cur) return false;
+          const want = messageFor(cur);
+          if (want === null) return true;
+          // delivered already, and nothing we sent may have overtaken it
+          if (cur.delivered && (sent === null || sent === want)) return true;
+          // (re)send: not delivered yet, or what we sent earlier may have overtaken a newer message
+          let reply: SessionReply;
+          try {
+            reply = await this.send(cur.session_id!, this.messageOf(cur)!);
+            sent = want;
+          } catch (e) {
+            if (isNotFound(e))
+              return this.settle(cur, {
+                status: 'orphan',
+                orphan_reason: 'unknown_address',
+                delivered: true,
+                next_delivery_at: null,
+                last_error: 'no such session',
+              });
+            const attempts = cur.delivery_attempts + 1;
+            const backoff = Math.min(300_000, 1000 * 2 ** Math.min(attempts, 9));
+            this.log.warn(
+              `deposit ${cur.id}: delivery to session ${cur.session_id} failed (attempt ${attempts}), retried in ${backoff} ms:`,
+              errorText(e),
+            );
+            await this.settle(cur, {
+              delivery_attempts: attempts,
+              last_error: errorText(e),
+              next_delivery_at: new Date(this.now().getTime() + backoff).toISOString(),
+            }).catch(() => undefined);
+            return false;
+          }
+          const at = this.now().toISOString();
+          const patch: Partial<DepositDoc> = { delivered: true, next_delivery_at: null, last_error: null, updated_at: at };
+          if (want === 'credit') {
+            patch.status = 'credited';
+            patch.credited_at = cur.credited_at ?? at;
+            if (reply?.credit) patch.credit_result = reply.credit;
+          }
+          try {
+            await this.store.write([{ op: 'cas', coll: DEPOSITS, doc: { ...cur, ...patch }, expected: cur.version! }]);
+          } catch (e) {
+            if (isConflict(e)) cur = null; // changed meanwhile: read again and send what it says now
+            throw e;
+          }
+          return true;
+        },
+        { ...CAS_RETRY, exhausted: () => gaveUp },
+      );
     } catch (e) {
       if (e !== gaveUp) throw e;
       this.log.warn(`deposit ${id}: gave up delivering after repeated concurrent changes; the scanner retries`);
@@ -322,7 +391,9 @@ export class DepositInbox {
 
   private async settle(cur: DepositDoc, patch: Partial<DepositDoc>): Promise<boolean> {
     try {
-      await this.store.write([{ op: 'cas', coll: DEPOSITS, doc: { ...cur, ...patch, updated_at: this.now().toISOString() }, expected: cur.version! }]);
+      await this.store.write([
+        { op: 'cas', coll: DEPOSITS, doc: { ...cur, ...patch, updated_at: this.now().toISOString() }, expected: cur.version! },
+      ]);
       return patch.delivered === true;
     } catch (e) {
       if (!isConflict(e)) throw e;
@@ -336,8 +407,18 @@ export class DepositInbox {
    */
   redeliveryScanner(chain: string, intervalMs: number, batch = 100, parallel = 8, drain = true): DueScanner<DepositDoc> {
     return new DueScanner<DepositDoc>({
-      name: `${chain} deposit redelivery`, store: this.store, coll: DEPOSITS, dueField: 'next_delivery_at', filter: { chain },
-      leaseMs: this.claimLeaseMs, intervalMs, batch, parallel, drain, now: this.now, log: this.log,
+      name: `${chain} deposit redelivery`,
+      store: this.store,
+      coll: DEPOSITS,
+      dueField: 'next_delivery_at',
+      filter: { chain },
+      leaseMs: this.claimLeaseMs,
+      intervalMs,
+      batch,
+      parallel,
+      drain,
+      now: this.now,
+      log: this.log,
       handle: async (d) => {
         await this.deliver(d.id).catch((e) => {
           this.log.warn(`deposit ${d.id}: redelivery failed:`, errorText(e));

@@ -37,8 +37,16 @@ export abstract class ChainEngine<T extends Doc, D extends ChainEngineDeps> {
     this.d = d;
     this.scan = scan;
     this.scanner = new DueScanner<T>({
-      ...scan, store: d.store, leaseMs: LEASE_MS, intervalMs: d.pollIntervalMs, now: () => this.now(), log: d.log,
-      handle: (row) => this.step(row).catch((e) => { throw new Error(rpcErrorText(e)); }),
+      ...scan,
+      store: d.store,
+      leaseMs: LEASE_MS,
+      intervalMs: d.pollIntervalMs,
+      now: () => this.now(),
+      log: d.log,
+      handle: (row) =>
+        this.step(row).catch((e) => {
+          throw new Error(rpcErrorText(e));
+        }),
     });
   }
 
@@ -60,7 +68,13 @@ export abstract class ChainEngine<T extends Doc, D extends ChainEngineDeps> {
   /** a step for one row now, if it is due (what the scanner would do on its next tick) */
   async kick(id: string): Promise<void> {
     const { coll, dueField, filter } = this.scan;
-    const [row] = await this.d.store.claimDue<T>(coll, { dueField, filter: { id, ...filter }, now: this.now(), leaseMs: LEASE_MS, limit: 1 });
+    const [row] = await this.d.store.claimDue<T>(coll, {
+      dueField,
+      filter: { id, ...filter },
+      now: this.now(),
+      leaseMs: LEASE_MS,
+      limit: 1,
+    });
     if (row) await this.step(row);
   }
 

@@ -50,8 +50,12 @@ export const gasWalletLine = (w: GasWalletInfo): string =>
 
 /** what the operator should do about a gas wallet, if anything (stderr beside the lines) */
 export const gasWalletWarning = (w: GasWalletInfo): string[] =>
-  w.error ? [`${w.chain} ${w.network}: ${w.error}`]
-    : w.low ? [`${w.chain} ${w.network} gas wallet is low: ${w.balance} ${w.token}, below the minimum ${w.min_balance} ${w.token}; fund ${w.address}`]
+  w.error
+    ? [`${w.chain} ${w.network}: ${w.error}`]
+    : w.low
+      ? [
+          `${w.chain} ${w.network} gas wallet is low: ${w.balance} ${w.token}, below the minimum ${w.min_balance} ${w.token}; fund ${w.address}`,
+        ]
       : [];
 
 export class GasWallets {
@@ -100,7 +104,9 @@ export class GasWallets {
     this.d.metrics?.gasWalletBalance.set({ chain, network }, Number(fromSubunits(balance, decimals)));
     if (low) {
       this.d.metrics?.gasWalletLow.inc({ chain, network });
-      this.d.log?.warn(`gas wallet ${chain} ${network} ${address} is low: ${fromSubunits(balance, decimals)} ${token} (minimum ${base.min_balance}); fund it`);
+      this.d.log?.warn(
+        `gas wallet ${chain} ${network} ${address} is low: ${fromSubunits(balance, decimals)} ${token} (minimum ${base.min_balance}); fund it`,
+      );
     }
     return { ...base, balance_subunits: balance.toString(), balance: fromSubunits(balance, decimals), low, error: null };
   }
@@ -119,7 +125,9 @@ export class GasWallets {
     const ok = balance !== null && balance >= needed;
     if (!ok && balance !== null) {
       if (!info.low) this.d.metrics?.gasWalletLow.inc({ chain, network });
-      this.d.log?.warn(`gas wallet ${chain} ${network} ${info.address} holds ${info.balance} ${info.token}, needs ${fromSubunits(needed, NATIVE[chain].decimals)}: waiting until it is funded`);
+      this.d.log?.warn(
+        `gas wallet ${chain} ${network} ${info.address} holds ${info.balance} ${info.token}, needs ${fromSubunits(needed, NATIVE[chain].decimals)}: waiting until it is funded`,
+      );
     }
     return { ok, balance, address: info.address };
   }

@@ -27,7 +27,8 @@ const SOL_CHANGE: Record<KeyRole, number> = { deposit: 0, wallet: 1, gas: 2 };
 export const networkIndex = (network: string): number => (network === 'mainnet' ? 1 : 0);
 
 export function keyPath(ref: KeyRef): string {
-  if (!Number.isInteger(ref.index) || ref.index < 0 || ref.index >= 0x8000_0000) throw new Error('key index must be an integer in [0, 2^31)');
+  if (!Number.isInteger(ref.index) || ref.index < 0 || ref.index >= 0x8000_0000)
+    throw new Error('key index must be an integer in [0, 2^31)');
   return ref.chain === 'ethereum'
     ? `m/44'/60'/${ETH_ACCOUNT[ref.role]}'/0/${ref.index}`
     : `m/44'/501'/${ref.index}'/${SOL_CHANGE[ref.role]}'`;

@@ -48,8 +48,11 @@ export class Lease {
     const now = this.now();
     const at = now.toISOString();
     const next = (prev: LeaseDoc | null): LeaseDoc => ({
-      id: this.id, owner: this.owner, expires_at: new Date(now.getTime() + this.ttlMs).toISOString(),
-      acquired_at: prev && prev.owner === this.owner ? prev.acquired_at : at, renewed_at: at,
+      id: this.id,
+      owner: this.owner,
+      expires_at: new Date(now.getTime() + this.ttlMs).toISOString(),
+      acquired_at: prev && prev.owner === this.owner ? prev.acquired_at : at,
+      renewed_at: at,
     });
     try {
       const cur = await this.store.get<LeaseDoc>(LEASE_COLLECTION, this.id);
@@ -88,7 +91,9 @@ export class Lease {
     if (!cur || cur.owner !== this.owner) return;
     const at = this.now().toISOString();
     try {
-      await this.store.write([{ op: 'cas', coll: LEASE_COLLECTION, doc: { ...cur, expires_at: at, renewed_at: at }, expected: cur.version! }]);
+      await this.store.write([
+        { op: 'cas', coll: LEASE_COLLECTION, doc: { ...cur, expires_at: at, renewed_at: at }, expected: cur.version! },
+      ]);
     } catch (e) {
       if (!isConflict(e)) throw e;
     }

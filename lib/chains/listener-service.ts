@@ -68,11 +68,17 @@ export class ListenerSet<S> {
       const scanner = o.makeScanner(network, cfg, { book: this.book, inbox: this.inbox });
       this.scanners.set(network, scanner);
       const lease = new Lease(o.rt.store, `${o.chain}:${network}`, owner, o.rt.config.listeners.leaseTtlMs, now);
-      this.runners.set(network, new RailRunner<S>({
-        name: `${o.chain}-listener ${network}`, lease, intervalMs: o.rt.config.listeners.pollIntervalMs, log: o.log,
-        pass: (stillHolding) => scanner.pass(stillHolding),
-        onAcquire: () => scanner.reset?.(),
-      }));
+      this.runners.set(
+        network,
+        new RailRunner<S>({
+          name: `${o.chain}-listener ${network}`,
+          lease,
+          intervalMs: o.rt.config.listeners.pollIntervalMs,
+          log: o.log,
+          pass: (stillHolding) => scanner.pass(stillHolding),
+          onAcquire: () => scanner.reset?.(),
+        }),
+      );
     }
   }
 
@@ -81,12 +87,14 @@ export class ListenerSet<S> {
   }
 
   /** lag per network for /metrics (lib/metrics.ts reads it at scrape time) */
-  private readonly lag = () => [...this.runners].map(([network, r]) => {
-    const st = r.status();
-    const stats = st.last_stats as { target?: unknown; cursor?: unknown } | null;
-    const blocks = stats && typeof stats.target === 'number' && typeof stats.cursor === 'number' ? Math.max(0, stats.target - stats.cursor) : null;
-    return { chain: this.chain, network, holding: st.holding, blocks, last_pass_at: st.last_pass_at };
-  });
+  private readonly lag = () =>
+    [...this.runners].map(([network, r]) => {
+      const st = r.status();
+      const stats = st.last_stats as { target?: unknown; cursor?: unknown } | null;
+      const blocks =
+        stats && typeof stats.target === 'number' && typeof stats.cursor === 'number' ? Math.max(0, stats.target - stats.cursor) : null;
+      return { chain: this.chain, network, holding: st.holding, blocks, last_pass_at: st.last_pass_at };
+    });
 
   start(): void {
     this.rt.metrics.listenerSources.add(this.lag);

@@ -13,9 +13,24 @@ export function moneyOutMetrics(registry: Registry): MoneyOutMetrics {
   let m = byRegistry.get(registry);
   if (!m) {
     m = {
-      gasWalletBalance: new Gauge({ name: 'gas_wallet_balance', help: 'Platform gas wallet balance in token units (ETH, SOL)', labelNames: ['chain', 'network'], registers: [registry] }),
-      gasWalletLow: new Counter({ name: 'gas_wallet_low_total', help: 'Checks that found a platform gas wallet below its minimum (GAS_WALLET_MIN_*)', labelNames: ['chain', 'network'], registers: [registry] }),
-      broadcasts: new Counter({ name: 'chain_tx_total', help: 'Outgoing chain transactions by outcome (signed, broadcast, rebroadcast, confirmed, failed)', labelNames: ['chain', 'network', 'purpose', 'outcome'], registers: [registry] }),
+      gasWalletBalance: new Gauge({
+        name: 'gas_wallet_balance',
+        help: 'Platform gas wallet balance in token units (ETH, SOL)',
+        labelNames: ['chain', 'network'],
+        registers: [registry],
+      }),
+      gasWalletLow: new Counter({
+        name: 'gas_wallet_low_total',
+        help: 'Checks that found a platform gas wallet below its minimum (GAS_WALLET_MIN_*)',
+        labelNames: ['chain', 'network'],
+        registers: [registry],
+      }),
+      broadcasts: new Counter({
+        name: 'chain_tx_total',
+        help: 'Outgoing chain transactions by outcome (signed, broadcast, rebroadcast, confirmed, failed)',
+        labelNames: ['chain', 'network', 'purpose', 'outcome'],
+        registers: [registry],
+      }),
     };
     byRegistry.set(registry, m);
   }

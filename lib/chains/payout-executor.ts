@@ -35,7 +35,12 @@ import { solRentRefusal } from './solana/rent.ts';
 import { custodyInFlight } from '../payouts/custody.ts';
 import type { KeyRef } from './keys.ts';
 
-interface WalletLike extends Doc { id: string; address: string; derivation_index: number; chain: 'ethereum' | 'solana' }
+interface WalletLike extends Doc {
+  id: string;
+  address: string;
+  derivation_index: number;
+  chain: 'ethereum' | 'solana';
+}
 
 /** what the executor keeps on the payout beside the ledger engineer's fields */
 export interface ChainPayoutFields {
@@ -60,7 +65,12 @@ export interface PayoutExecutorDeps extends ChainEngineDeps {
 
 export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps> {
   constructor(d: PayoutExecutorDeps) {
-    super(d, { name: 'payout-executor', coll: PAYOUTS, dueField: 'next_attempt_at', filter: { execution: 'chain', status: { $in: ['pending', 'processing'] } } });
+    super(d, {
+      name: 'payout-executor',
+      coll: PAYOUTS,
+      dueField: 'next_attempt_at',
+      filter: { execution: 'chain', status: { $in: ['pending', 'processing'] } },
+    });
     d.broadcaster.hook('payout', (tx) => this.onFinal(tx));
     d.broadcaster.hook('payout_topup', (tx) => this.onTopupFinal(tx));
     // the gas is there: sign the payout now rather than on the next scan
@@ -92,14 +102,21 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
       if (t?.status === 'pending') await b.void(id);
     }
     const failed: ChainPayout = { ...p, status: 'failed', failure_reason: reason, next_attempt_at: null };
-    await this.d.store.write([this.cas(p, { status: 'failed', failure_reason: reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp('failed', failed, this.now())]);
+    await this.d.store.write([
+      this.cas(p, { status: 'failed', failure_reason: reason, next_attempt_at: null }),
+      ...b.ops(),
+      payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()),
+      payoutAuditOp('failed', failed, this.now()),
+    ]);
   }
 
   /** one step of a claimed payout: sign and persist its transaction (or its gas top-up) */
   override async step(p: ChainPayout): Promise<void> {
     if (p.status === 'processing' && p.chain_stage !== 'transfer') {
       // in the outbox; the scanner only needs it again when a top-up finished
-      await this.d.store.write([this.cas(p, { next_attempt_at: null })]).catch((e) => { if (!isConflict(e)) throw e; });
+      await this.d.store.write([this.cas(p, { next_attempt_at: null })]).catch((e) => {
+        if (!isConflict(e)) throw e;
+      });
       return;
     }
     const driver = this.d.driver(p.chain, p.network);
@@ -121,9 +138,19 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
       }
       const covers = await this.d.gas.covers('solana', p.network, 10_000n + (p.token === 'SOL' ? 0n : 2_100_000n));
       if (!covers.ok) return this.wait(p, 'gas_wallet_empty');
-      const intent: TxIntent = p.token === 'SOL'
-        ? { chain: 'solana', kind: 'native', from, to: p.destination, lamports: p.amount_subunits, fee_payer: gasRef }
-        : { chain: 'solana', kind: 'spl', from, mint: this.d.config.chains.solana[p.network].usdcToken, decimals: this.decimals(p), to: p.destination, amount: p.amount_subunits, fee_payer: gasRef };
+      const intent: TxIntent =
+        p.token === 'SOL'
+          ? { chain: 'solana', kind: 'native', from, to: p.destination, lamports: p.amount_subunits, fee_payer: gasRef }
+          : {
+              chain: 'solana',
+              kind: 'spl',
+              from,
+              mint: this.d.config.chains.solana[p.network].usdcToken,
+              decimals: this.decimals(p),
+              to: p.destination,
+              amount: p.amount_subunits,
+              fee_payer: gasRef,
+            };
       return this.send(p, txId, intent, async () => []);
     }
     if (!(driver instanceof EthereumTxDriver)) throw new Error('no Ethereum driver');
@@ -136,17 +163,41 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
       // the wallet pays its gas: reserve it with the payout's signing, or fail the payout if it cannot
       const asset = this.native(p);
       const acc = await this.d.store.get<LedgerAccount>('ledger_accounts', walletAccount(p.wallet_id, asset));
-      if (!acc || available(acc) < reserve) return this.failUnsent(p, `insufficient available ETH for the network fee (${fromSubunits(reserve, 18)} ETH)`);
+      if (!acc || available(acc) < reserve)
+        return this.failUnsent(p, `insufficient available ETH for the network fee (${fromSubunits(reserve, 18)} ETH)`);
       return this.send(p, txId, pinned, async () => {
         const b = new LedgerBatch(this.d.store, this.now());
-        await b.transfer({ id: `feeres:${p.id}`, kind: 'fee', asset, amount: reserve, pending: true, debit_account: walletAccount(p.wallet_id, asset), credit_account: accountId('sys:fees', asset), payout_id: p.id });
+        await b.transfer({
+          id: `feeres:${p.id}`,
+          kind: 'fee',
+          asset,
+          amount: reserve,
+          pending: true,
+          debit_account: walletAccount(p.wallet_id, asset),
+          credit_account: accountId('sys:fees', asset),
+          payout_id: p.id,
+        });
         return b.ops();
       });
     }
     // USDC on Ethereum: the wallet needs ETH for gas first
     const token = this.d.config.chains.ethereum[p.network].usdcToken;
     if (p.chain_stage === 'transfer' && p.gas_limit && p.gas_price) {
-      return this.send(p, txId, { chain: 'ethereum', kind: 'erc20', from, token, to: p.destination, amount: p.amount_subunits, gas_limit: p.gas_limit, gas_price: p.gas_price }, async () => []);
+      return this.send(
+        p,
+        txId,
+        {
+          chain: 'ethereum',
+          kind: 'erc20',
+          from,
+          token,
+          to: p.destination,
+          amount: p.amount_subunits,
+          gas_limit: p.gas_limit,
+          gas_price: p.gas_price,
+        },
+        async () => [],
+      );
     }
     const gasPrice = await driver.gasPrice();
     const gasLimit = await driver.gasLimit({ chain: 'ethereum', kind: 'erc20', from, token, to: p.destination, amount: p.amount_subunits });
@@ -155,21 +206,45 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
     if (!covers.ok) return this.wait(p, 'gas_wallet_empty');
     const topupId = `payout:${p.id}:topup`;
     await this.d.broadcaster.create(
-      { id: topupId, chain: 'ethereum', network: p.network, purpose: 'payout_topup', ref: p.id, intent: { chain: 'ethereum', kind: 'native', from: gasRef, to: wallet.address, value: topup.toString(), gas_price: gasPrice.toString() } },
-      async () => [this.cas(p, { status: 'processing', chain_stage: 'topup', topup_tx_id: topupId, gas_limit: gasLimit.toString(), gas_price: gasPrice.toString(), waiting_reason: null, next_attempt_at: null })],
+      {
+        id: topupId,
+        chain: 'ethereum',
+        network: p.network,
+        purpose: 'payout_topup',
+        ref: p.id,
+        intent: {
+          chain: 'ethereum',
+          kind: 'native',
+          from: gasRef,
+          to: wallet.address,
+          value: topup.toString(),
+          gas_price: gasPrice.toString(),
+        },
+      },
+      async () => [
+        this.cas(p, {
+          status: 'processing',
+          chain_stage: 'topup',
+          topup_tx_id: topupId,
+          gas_limit: gasLimit.toString(),
+          gas_price: gasPrice.toString(),
+          waiting_reason: null,
+          next_attempt_at: null,
+        }),
+      ],
     );
     await this.d.broadcaster.process(topupId);
   }
 
   private async send(p: ChainPayout, txId: string, intent: TxIntent, extra: () => Promise<WriteOp[]>): Promise<void> {
     try {
-      await this.d.broadcaster.create(
-        { id: txId, chain: p.chain, network: p.network, purpose: 'payout', ref: p.id, intent },
-        async () => {
-          const fresh = (await this.d.store.get<ChainPayout>(PAYOUTS, p.id))!;
-          return [this.cas(fresh, { status: 'processing', chain_stage: 'sent', chain_tx_id: txId, waiting_reason: null, next_attempt_at: null }), ...(await extra())];
-        },
-      );
+      await this.d.broadcaster.create({ id: txId, chain: p.chain, network: p.network, purpose: 'payout', ref: p.id, intent }, async () => {
+        const fresh = (await this.d.store.get<ChainPayout>(PAYOUTS, p.id))!;
+        return [
+          this.cas(fresh, { status: 'processing', chain_stage: 'sent', chain_tx_id: txId, waiting_reason: null, next_attempt_at: null }),
+          ...(await extra()),
+        ];
+      });
     } catch (e) {
       if (isLedgerError(e, 'insufficient_funds')) return this.failUnsent(p, 'insufficient available ETH for the network fee');
       throw e;
@@ -189,12 +264,20 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
       // the top-up is this payout's gas, not the merchant's ETH: reserved until the payout is final (onFinal
       // releases it and books the fee paid), so an ETH payout in between cannot spend it and strand this one
       await bookTopup(b, p.id, p.wallet_id, asset, value, fee, { payout_id: p.id, tx_hash: tx.tx_hash });
-      return [this.cas(p, { chain_stage: 'transfer', topup_fee_subunits: fee.toString(), next_attempt_at: this.now().toISOString() }), ...b.ops()];
+      return [
+        this.cas(p, { chain_stage: 'transfer', topup_fee_subunits: fee.toString(), next_attempt_at: this.now().toISOString() }),
+        ...b.ops(),
+      ];
     }
     // the top-up never moved the payout's money: the payout fails and its reservation is released
     await b.void(p.id);
     const failed: ChainPayout = { ...p, status: 'failed', failure_reason: `gas top-up failed: ${tx.failure_reason}` };
-    return [this.cas(p, { status: 'failed', failure_reason: failed.failure_reason, next_attempt_at: null }), ...b.ops(), payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp('failed', failed, this.now())];
+    return [
+      this.cas(p, { status: 'failed', failure_reason: failed.failure_reason, next_attempt_at: null }),
+      ...b.ops(),
+      payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()),
+      payoutAuditOp('failed', failed, this.now()),
+    ];
   }
 
   /** the payout transaction's final write: completed (post) or failed (void), fees, webhook */
@@ -212,14 +295,34 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
       // gas-price bump is the platform's
       await bookWalletFee(b, p.id, p.wallet_id, asset, fee, { payout_id: p.id, tx_hash: tx.tx_hash });
     } else if (fee > 0n) {
-      await b.transfer({ id: `fee:${p.id}`, kind: 'fee', asset, amount: fee, debit_account: accountId('sys:gas', asset), credit_account: accountId('sys:fees', asset), payout_id: p.id, tx_hash: tx.tx_hash });
+      await b.transfer({
+        id: `fee:${p.id}`,
+        kind: 'fee',
+        asset,
+        amount: fee,
+        debit_account: accountId('sys:gas', asset),
+        credit_account: accountId('sys:fees', asset),
+        payout_id: p.id,
+        tx_hash: tx.tx_hash,
+      });
     }
     const at = this.now().toISOString();
     const totalFee = fee + BigInt(p.topup_fee_subunits ?? '0');
     const changes: Partial<ChainPayout> = completed
       ? { status: 'completed', tx_hash: tx.tx_hash, fee_subunits: totalFee.toString(), completed_at: at, next_attempt_at: null }
-      : { status: 'failed', tx_hash: tx.tx_hash, fee_subunits: totalFee.toString(), failure_reason: tx.failure_reason, next_attempt_at: null };
+      : {
+          status: 'failed',
+          tx_hash: tx.tx_hash,
+          fee_subunits: totalFee.toString(),
+          failure_reason: tx.failure_reason,
+          next_attempt_at: null,
+        };
     const final = { ...p, ...changes } as ChainPayout;
-    return [this.cas(p, changes), ...b.ops(), payoutEventOp(final, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()), payoutAuditOp(completed ? 'completed' : 'failed', final, this.now())];
+    return [
+      this.cas(p, changes),
+      ...b.ops(),
+      payoutEventOp(final, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()),
+      payoutAuditOp(completed ? 'completed' : 'failed', final, this.now()),
+    ];
   }
 }

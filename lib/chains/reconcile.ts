@@ -36,7 +36,12 @@ export interface ReconcileResult {
   skipped: Array<{ wallet_id: string; token: string; reason: string }>;
 }
 
-interface WalletLike extends Doc { merchant_id: string; chain: 'ethereum' | 'solana'; network: 'testnet' | 'mainnet'; address: string }
+interface WalletLike extends Doc {
+  merchant_id: string;
+  chain: 'ethereum' | 'solana';
+  network: 'testnet' | 'mainnet';
+  address: string;
+}
 
 export interface ReconcileDeps {
   store: Store;
@@ -67,7 +72,11 @@ export async function reconcile(d: ReconcileDeps): Promise<ReconcileResult> {
         const asset = `${w.chain}:${w.network}:${rail.token}`;
         const token = rail.kind === 'native' ? null : net?.usdcToken || '';
         if (!net?.rpcUrl || token === '') {
-          out.skipped.push({ wallet_id: w.id, token: rail.token, reason: !net?.rpcUrl ? 'no RPC URL' : 'no USDC contract or mint configured' });
+          out.skipped.push({
+            wallet_id: w.id,
+            token: rail.token,
+            reason: !net?.rpcUrl ? 'no RPC URL' : 'no USDC contract or mint configured',
+          });
           continue;
         }
         let onChain: bigint;
@@ -83,8 +92,15 @@ export async function reconcile(d: ReconcileDeps): Promise<ReconcileResult> {
         const moving = custody.get(`${w.id}|${asset}`) ?? 0n;
         if (ledger + moving !== onChain) {
           out.differences.push({
-            wallet_id: w.id, merchant_id: w.merchant_id, chain: w.chain, network: w.network, address: w.address, token: rail.token,
-            ledger_subunits: ledger.toString(), chain_subunits: onChain.toString(), difference_subunits: (onChain - ledger).toString(),
+            wallet_id: w.id,
+            merchant_id: w.merchant_id,
+            chain: w.chain,
+            network: w.network,
+            address: w.address,
+            token: rail.token,
+            ledger_subunits: ledger.toString(),
+            chain_subunits: onChain.toString(),
+            difference_subunits: (onChain - ledger).toString(),
             in_flight_subunits: (BigInt(acc?.debits_pending ?? '0') + (moving > 0n ? moving : -moving)).toString(),
             custody_in_flight_subunits: moving.toString(),
           });

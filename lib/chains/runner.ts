@@ -105,14 +105,21 @@ export class RailRunner<S> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.queue;
-    if (this.holding) await this.o.lease.release().catch((e) => this.o.log.warn(`${this.o.name}: lease not released:`, (e as Error).message));
+    if (this.holding)
+      await this.o.lease.release().catch((e) => this.o.log.warn(`${this.o.name}: lease not released:`, (e as Error).message));
     this.holding = false;
   }
 
   status(): RunnerStatus<S> {
     return {
-      name: this.o.name, owner: this.o.lease.owner, holding: this.holding, passes: this.passes,
-      last_pass_at: this.lastPassAt, last_pass_ms: this.lastPassMs, last_error: this.lastError, last_stats: this.lastStats,
+      name: this.o.name,
+      owner: this.o.lease.owner,
+      holding: this.holding,
+      passes: this.passes,
+      last_pass_at: this.lastPassAt,
+      last_pass_ms: this.lastPassMs,
+      last_error: this.lastError,
+      last_stats: this.lastStats,
     };
   }
 }

@@ -38,15 +38,25 @@ export function signTransaction(keys: KeyDeriver, task: SignTask): SignResult {
   if (task.chain === 'ethereum') {
     const t = task.tx;
     const tx = Transaction.from({
-      type: 0, chainId: t.chainId, nonce: t.nonce, to: t.to, value: BigInt(t.value), data: t.data,
-      gasLimit: BigInt(t.gasLimit), gasPrice: BigInt(t.gasPrice),
+      type: 0,
+      chainId: t.chainId,
+      nonce: t.nonce,
+      to: t.to,
+      value: BigInt(t.value),
+      data: t.data,
+      gasLimit: BigInt(t.gasLimit),
+      gasPrice: BigInt(t.gasPrice),
     });
     tx.signature = new SigningKey(keys.privateKey(task.key)).sign(tx.unsignedHash);
     return { raw: tx.serialized, hash: tx.hash! };
   }
   const message = Buffer.from(task.message, 'base64');
   const sigs = task.keys.map((ref) => {
-    const key = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, Buffer.from(keys.privateKey(ref))]), format: 'der', type: 'pkcs8' });
+    const key = createPrivateKey({
+      key: Buffer.concat([ED25519_PKCS8_PREFIX, Buffer.from(keys.privateKey(ref))]),
+      format: 'der',
+      type: 'pkcs8',
+    });
     return edSign(null, message, key);
   });
   if (sigs.length === 0 || sigs.length > 127) throw new Error('a Solana transaction needs 1 to 127 signatures');

@@ -68,9 +68,20 @@ export interface SweepDoc extends Doc {
   completed_at: string | null;
 }
 
-interface SessionLike extends Doc { address: string; address_index: number; chain: string; network: string; token: string }
-interface DepositLike extends Doc { status: string; session_id: string | null }
-interface WalletLike extends Doc { address: string }
+interface SessionLike extends Doc {
+  address: string;
+  address_index: number;
+  chain: string;
+  network: string;
+  token: string;
+}
+interface DepositLike extends Doc {
+  status: string;
+  session_id: string | null;
+}
+interface WalletLike extends Doc {
+  address: string;
+}
 
 export interface SweeperDeps extends ChainEngineDeps {
   config: Pick<Config, 'rails' | 'chains'>;
@@ -102,7 +113,11 @@ export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
     if (this.timer) return;
     this.timer = setInterval(() => {
       if (this.discovering) return;
-      this.discovering = this.discover().catch((e) => this.log().warn('sweep discovery failed:', rpcErrorText(e))).finally(() => { this.discovering = null; });
+      this.discovering = this.discover()
+        .catch((e) => this.log().warn('sweep discovery failed:', rpcErrorText(e)))
+        .finally(() => {
+          this.discovering = null;
+        });
     }, this.d.pollIntervalMs);
     this.timer.unref();
   }
@@ -131,7 +146,11 @@ export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
     const groups = new Map<string, LedgerTransfer[]>();
     // every pending settlement, a page at a time (claimed ones stay pending until their sweep lands)
     for (let after = ''; ;) {
-      const batch = await this.d.store.find<LedgerTransfer>('ledger_transfers', { status: 'pending', kind: 'settlement', ...(after ? { id: { $gt: after } } : {}) }, { limit: page });
+      const batch = await this.d.store.find<LedgerTransfer>(
+        'ledger_transfers',
+        { status: 'pending', kind: 'settlement', ...(after ? { id: { $gt: after } } : {}) },
+        { limit: page },
+      );
       const pending = batch.filter((t) => !t.simulated && t.session_id && t.id.startsWith('set:'));
       // one read for the claims of a hundred deposits
       const claimed = new Set<string>();
@@ -181,11 +200,31 @@ export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
     const [chain, network] = first.asset.split(':') as [KeyChain, string];
     const at = this.now().toISOString();
     const doc: SweepDoc = {
-      id: newId('swp'), session_id: session.id, chain, network, token: TOKEN_OF_ASSET(first.asset), asset: first.asset,
-      wallet_id: wallet.id, deposit_index: session.address_index, from_address: session.address, to_address: wallet.address,
-      deposit_keys: keys, amount_subunits: amount.toString(), status: 'waiting', waiting_reason: null, attempt: 0,
-      topup_tx: null, move_tx: null, gas_limit: null, gas_price: null, fee_subunits: null, tx_hash: null,
-      next_check_at: at, created_at: at, updated_at: at, completed_at: null,
+      id: newId('swp'),
+      session_id: session.id,
+      chain,
+      network,
+      token: TOKEN_OF_ASSET(first.asset),
+      asset: first.asset,
+      wallet_id: wallet.id,
+      deposit_index: session.address_index,
+      from_address: session.address,
+      to_address: wallet.address,
+      deposit_keys: keys,
+      amount_subunits: amount.toString(),
+      status: 'waiting',
+      waiting_reason: null,
+      attempt: 0,
+      topup_tx: null,
+      move_tx: null,
+      gas_limit: null,
+      gas_price: null,
+      fee_subunits: null,
+      tx_hash: null,
+      next_check_at: at,
+      created_at: at,
+      updated_at: at,
+      completed_at: null,
     };
     await this.d.store.write([
       { op: 'insert', coll: SWEEPS, doc },
@@ -204,7 +243,9 @@ export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
 
   private async wait(s: SweepDoc, reason: string): Promise<void> {
     if (s.waiting_reason !== reason) this.log().warn(`sweep ${s.id} (${s.asset}) waits: ${reason}`);
-    await this.d.store.write([this.cas(s, { status: 'waiting', waiting_reason: reason, next_check_at: this.due(this.d.retryMs ?? 30_000) })]);
+    await this.d.store.write([
+      this.cas(s, { status: 'waiting', waiting_reason: reason, next_check_at: this.due(this.d.retryMs ?? 30_000) }),
+    ]);
   }
 
   /** One step of a due sweep (claimed by the scanner: its version is current). */
@@ -224,21 +265,68 @@ export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
       if (s.token === 'ETH') {
         const gasPrice = await driver.gasPrice();
         if (21_000n * gasPrice >= BigInt(s.amount_subunits)) return this.wait(s, 'amount_below_fee');
-        return this.move(s, id, { chain: 'ethereum', kind: 'native', from, to: s.to_address, value: s.amount_subunits, deduct_fee: true, gas_price: gasPrice.toString() });
+        return this.move(s, id, {
+          chain: 'ethereum',
+          kind: 'native',
+          from,
+          to: s.to_address,
+          value: s.amount_subunits,
+          deduct_fee: true,
+          gas_price: gasPrice.toString(),
+        });
       }
       const token = this.d.config.chains.ethereum[s.network as 'testnet' | 'mainnet'].usdcToken;
       if (s.gas_limit && s.gas_price && s.waiting_reason === 'topup_confirmed') {
-        return this.move(s, id, { chain: 'ethereum', kind: 'erc20', from, token, to: s.to_address, amount: s.amount_subunits, gas_limit: s.gas_limit, gas_price: s.gas_price });
+        return this.move(s, id, {
+          chain: 'ethereum',
+          kind: 'erc20',
+          from,
+          token,
+          to: s.to_address,
+          amount: s.amount_subunits,
+          gas_limit: s.gas_limit,
+          gas_price: s.gas_price,
+        });
       }
       const gasPrice = await driver.gasPrice();
-      const gasLimit = await driver.gasLimit({ chain: 'ethereum', kind: 'erc20', from, token, to: s.to_address, amount: s.amount_subunits });
+      const gasLimit = await driver.gasLimit({
+        chain: 'ethereum',
+        kind: 'erc20',
+        from,
+        token,
+        to: s.to_address,
+        amount: s.amount_subunits,
+      });
       const topup = gasLimit * gasPrice;
       const covers = await this.d.gas.covers('ethereum', s.network, topup + 21_000n * gasPrice);
       if (!covers.ok) return this.wait(s, 'gas_wallet_empty');
       const txId = `sweep:${s.id}:topup:${s.attempt}`;
       await this.d.broadcaster.create(
-        { id: txId, chain: 'ethereum', network: s.network, purpose: 'sweep_topup', ref: s.id, intent: { chain: 'ethereum', kind: 'native', from: gasRef, to: s.from_address, value: topup.toString(), gas_price: gasPrice.toString() } },
-        async () => [this.cas(s, { status: 'topup', waiting_reason: null, topup_tx: txId, gas_limit: gasLimit.toString(), gas_price: gasPrice.toString(), next_check_at: null })],
+        {
+          id: txId,
+          chain: 'ethereum',
+          network: s.network,
+          purpose: 'sweep_topup',
+          ref: s.id,
+          intent: {
+            chain: 'ethereum',
+            kind: 'native',
+            from: gasRef,
+            to: s.from_address,
+            value: topup.toString(),
+            gas_price: gasPrice.toString(),
+          },
+        },
+        async () => [
+          this.cas(s, {
+            status: 'topup',
+            waiting_reason: null,
+            topup_tx: txId,
+            gas_limit: gasLimit.toString(),
+            gas_price: gasPrice.toString(),
+            next_check_at: null,
+          }),
+        ],
       );
       await this.d.broadcaster.process(txId);
       return;
@@ -256,18 +344,33 @@ export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
       const left = held - counted;
       const extra = left > 0n && left < (await driver.rentExemptMinimum()) ? left : 0n;
       if (extra !== (s.extra_subunits ? BigInt(s.extra_subunits) : 0n)) s = { ...s, extra_subunits: extra.toString() };
-      return this.move(s, id, { chain: 'solana', kind: 'native', from, to: s.to_address, lamports: (counted + extra).toString(), fee_payer: gasRef });
+      return this.move(s, id, {
+        chain: 'solana',
+        kind: 'native',
+        from,
+        to: s.to_address,
+        lamports: (counted + extra).toString(),
+        fee_payer: gasRef,
+      });
     }
     const mint = this.d.config.chains.solana[s.network as 'testnet' | 'mainnet'].usdcToken;
     const decimals = this.d.config.rails.find((r) => r.chain === 'solana' && r.token === s.token)?.decimals ?? 6;
-    return this.move(s, id, { chain: 'solana', kind: 'spl', from, mint, decimals, to: s.to_address, amount: s.amount_subunits, fee_payer: gasRef });
+    return this.move(s, id, {
+      chain: 'solana',
+      kind: 'spl',
+      from,
+      mint,
+      decimals,
+      to: s.to_address,
+      amount: s.amount_subunits,
+      fee_payer: gasRef,
+    });
   }
 
   private async move(s: SweepDoc, txId: string, intent: TxIntent): Promise<void> {
-    await this.d.broadcaster.create(
-      { id: txId, chain: s.chain, network: s.network, purpose: 'sweep', ref: s.id, intent },
-      async () => [this.cas(s, { status: 'moving', waiting_reason: null, move_tx: txId, next_check_at: null })],
-    );
+    await this.d.broadcaster.create({ id: txId, chain: s.chain, network: s.network, purpose: 'sweep', ref: s.id, intent }, async () => [
+      this.cas(s, { status: 'moving', waiting_reason: null, move_tx: txId, next_check_at: null }),
+    ]);
     await this.d.broadcaster.process(txId);
   }
 
@@ -277,9 +380,21 @@ export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
     if (!s || s.status !== 'topup' || s.topup_tx !== tx.id) return [];
     const fee = BigInt(tx.fee_subunits ?? '0');
     if (tx.status === 'confirmed') {
-      return [this.cas(s, { status: 'waiting', waiting_reason: 'topup_confirmed', fee_subunits: fee.toString(), next_check_at: this.due() })];
+      return [
+        this.cas(s, { status: 'waiting', waiting_reason: 'topup_confirmed', fee_subunits: fee.toString(), next_check_at: this.due() }),
+      ];
     }
-    return [this.cas(s, { status: 'waiting', waiting_reason: `topup failed: ${tx.failure_reason}`, attempt: s.attempt + 1, fee_subunits: (BigInt(s.fee_subunits ?? '0') + fee).toString(), gas_limit: null, gas_price: null, next_check_at: this.due() })];
+    return [
+      this.cas(s, {
+        status: 'waiting',
+        waiting_reason: `topup failed: ${tx.failure_reason}`,
+        attempt: s.attempt + 1,
+        fee_subunits: (BigInt(s.fee_subunits ?? '0') + fee).toString(),
+        gas_limit: null,
+        gas_price: null,
+        next_check_at: this.due(),
+      }),
+    ];
   }
 
   /** the sweep's final write: confirmed → settlements posted + fee booked; failed → a new attempt later */
@@ -296,16 +411,52 @@ export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
       }
       if (s.extra_subunits && s.extra_subunits !== '0') {
         // uncounted lamports that had to go along (see step): the wallet's address got them, so does its ledger
-        await b.transfer({ id: `dust:${s.id}`, kind: 'deposit', asset: s.asset, amount: s.extra_subunits, debit_account: accountId('sys:chain', s.asset), credit_account: accountId(s.wallet_id, s.asset), tx_hash: tx.tx_hash });
+        await b.transfer({
+          id: `dust:${s.id}`,
+          kind: 'deposit',
+          asset: s.asset,
+          amount: s.extra_subunits,
+          debit_account: accountId('sys:chain', s.asset),
+          credit_account: accountId(s.wallet_id, s.asset),
+          tx_hash: tx.tx_hash,
+        });
       }
       if (fee > 0n) {
         // ETH: the merchant's wallet received amount − fee; otherwise the platform's gas wallet paid
         const debit = s.token === 'ETH' ? accountId(s.wallet_id, native) : accountId('sys:gas', native);
-        await b.transfer({ id: `fee:${s.id}`, kind: 'fee', asset: native, amount: fee, debit_account: debit, credit_account: accountId('sys:fees', native), tx_hash: tx.tx_hash });
+        await b.transfer({
+          id: `fee:${s.id}`,
+          kind: 'fee',
+          asset: native,
+          amount: fee,
+          debit_account: debit,
+          credit_account: accountId('sys:fees', native),
+          tx_hash: tx.tx_hash,
+        });
       }
-      return [this.cas(s, { status: 'completed', waiting_reason: null, fee_subunits: fee.toString(), tx_hash: tx.tx_hash, completed_at: this.now().toISOString(), next_check_at: null }), ...b.ops()];
+      return [
+        this.cas(s, {
+          status: 'completed',
+          waiting_reason: null,
+          fee_subunits: fee.toString(),
+          tx_hash: tx.tx_hash,
+          completed_at: this.now().toISOString(),
+          next_check_at: null,
+        }),
+        ...b.ops(),
+      ];
     }
     this.log().warn(`sweep ${s.id} transaction failed (${tx.failure_reason}); trying again`);
-    return [this.cas(s, { status: 'waiting', waiting_reason: `sweep failed: ${tx.failure_reason}`, attempt: s.attempt + 1, fee_subunits: fee.toString(), gas_limit: null, gas_price: null, next_check_at: this.due(this.d.retryMs ?? 30_000) })];
+    return [
+      this.cas(s, {
+        status: 'waiting',
+        waiting_reason: `sweep failed: ${tx.failure_reason}`,
+        attempt: s.attempt + 1,
+        fee_subunits: fee.toString(),
+        gas_limit: null,
+        gas_price: null,
+        next_check_at: this.due(this.d.retryMs ?? 30_000),
+      }),
+    ];
   }
 }

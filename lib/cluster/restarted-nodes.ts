@@ -9,8 +9,14 @@
  */
 import type { ServiceBroker } from 'moleculer';
 
-interface NodeLike { id: string; instanceID?: string; local?: boolean }
-interface TransitLike { removePendingRequestByNodeID(nodeID: string): void }
+interface NodeLike {
+  id: string;
+  instanceID?: string;
+  local?: boolean;
+}
+interface TransitLike {
+  removePendingRequestByNodeID(nodeID: string): void;
+}
 
 export function restartedNodes(): Record<string, unknown> {
   const seen = new Map<string, string>();
@@ -29,7 +35,9 @@ export function restartedNodes(): Record<string, unknown> {
       };
       broker.localBus.on('$node.connected', remember);
       broker.localBus.on('$node.updated', remember);
-      broker.localBus.on('$node.disconnected', ({ node }: { node: NodeLike }) => { seen.delete(node.id); });
+      broker.localBus.on('$node.disconnected', ({ node }: { node: NodeLike }) => {
+        seen.delete(node.id);
+      });
     },
   };
 }

@@ -67,7 +67,9 @@ export function sealedTransport(key: Buffer): Record<string, unknown> {
         // a rogue or misconfigured node: say so at most once a minute, never with the packet's content
         if (Date.now() - lastWarn > 60_000) {
           lastWarn = Date.now();
-          logger.warn(`dropped ${dropped} cluster packet(s) not sealed with this cluster's key (a node without CLUSTER_SECRET/MASTER_KEY?)`);
+          logger.warn(
+            `dropped ${dropped} cluster packet(s) not sealed with this cluster's key (a node without CLUSTER_SECRET/MASTER_KEY?)`,
+          );
         }
         return undefined;
       };

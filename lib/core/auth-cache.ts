@@ -22,7 +22,11 @@ export interface AuthCacheOptions {
   externalVersion?: () => number;
 }
 
-interface Entry<V> { value: V; merchantId: string; until: number }
+interface Entry<V> {
+  value: V;
+  merchantId: string;
+  until: number;
+}
 
 export class AuthCache<V> {
   private entries = new Map<string, Entry<V>>();

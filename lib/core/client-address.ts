@@ -26,7 +26,10 @@ const isTrusted = (proxies: BlockList, ip: string): boolean =>
 export function clientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, proxies: BlockList): string {
   let ip = unmap(peer ?? '');
   if (!isTrusted(proxies, ip) || !forwardedFor) return ip;
-  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map((h) => unmap(h.trim())).filter(Boolean);
+  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor)
+    .split(',')
+    .map((h) => unmap(h.trim()))
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     ip = hops[i];
     if (!isIPv4(ip) && !isIPv6(ip)) return ip; // garbage from the client: counted as one bucket of its own

@@ -106,17 +106,23 @@ export class DueScanner<T extends Doc = Doc> {
       }
       const now = (this.o.now ?? (() => new Date()))();
       const due = await this.o.store.claimDue<T>(this.o.coll, {
-        dueField: this.o.dueField, filter: this.o.filter, now, leaseMs: this.o.leaseMs, limit,
+        dueField: this.o.dueField,
+        filter: this.o.filter,
+        now,
+        leaseMs: this.o.leaseMs,
+        limit,
       });
       this.o.onClaim?.(due.length, limit);
       for (let i = 0; i < due.length; i += parallel) {
-        await Promise.all(due.slice(i, i + parallel).map(async (row) => {
-          try {
-            await this.o.handle(row, now);
-          } catch (e) {
-            this.log().warn(`${this.o.name}: ${row.id} failed, retried after the lease:`, (e as Error)?.message ?? e);
-          }
-        }));
+        await Promise.all(
+          due.slice(i, i + parallel).map(async (row) => {
+            try {
+              await this.o.handle(row, now);
+            } catch (e) {
+              this.log().warn(`${this.o.name}: ${row.id} failed, retried after the lease:`, (e as Error)?.message ?? e);
+            }
+          }),
+        );
       }
       total += due.length;
       if (due.length < limit || this.o.drain === false) return total;

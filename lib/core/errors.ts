@@ -47,9 +47,12 @@ export function toEnvelope(err: unknown): { status: number; body: ErrorEnvelope 
   // moleculer-web and Moleculer's own client errors that we expose with our wording
   if (e?.type === 'REQUEST_SKIPPED' || e?.type === 'REQUEST_TIMEOUT') status = 503;
   if (status >= 500) {
-    const message = status === 503
-      ? (e?.type === 'UNAVAILABLE_EXPLAINED' && typeof e.message === 'string' ? e.message : 'service temporarily unavailable, retry later')
-      : 'internal server error';
+    const message =
+      status === 503
+        ? e?.type === 'UNAVAILABLE_EXPLAINED' && typeof e.message === 'string'
+          ? e.message
+          : 'service temporarily unavailable, retry later'
+        : 'internal server error';
     return { status, body: { code: 1, message } };
   }
   let message = typeof e?.message === 'string' && e.message ? e.message : 'bad request';

@@ -57,7 +57,10 @@ interface IdempotencyDoc extends Doc {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
@@ -148,7 +151,12 @@ export class Idempotency {
    * A replay of a reserved create: the resource an earlier request with this key made, as it is now;
    * null when the key is unused. While the first request is still creating it, waits up to `waitMs`.
    */
-  async replayResource<T>(req: IdempotencyRequest, load: (id: string) => Promise<T | null>, resume?: (id: string) => Promise<T>, waitMs = RESERVED_WAIT_MS): Promise<T | null> {
+  async replayResource<T>(
+    req: IdempotencyRequest,
+    load: (id: string) => Promise<T | null>,
+    resume?: (id: string) => Promise<T>,
+    waitMs = RESERVED_WAIT_MS,
+  ): Promise<T | null> {
     const id = await this.resourceOf(req);
     return id === undefined ? null : this.awaitResource(req, id, load, resume, waitMs);
   }
@@ -158,7 +166,13 @@ export class Idempotency {
    * failed. With `resume`, a reservation older than RESUME_RESERVED_AFTER_MS whose resource never
    * appeared is created by this request under the reserved id.
    */
-  async awaitResource<T>(req: IdempotencyRequest, id: string, load: (id: string) => Promise<T | null>, resume?: (id: string) => Promise<T>, waitMs = RESERVED_WAIT_MS): Promise<T> {
+  async awaitResource<T>(
+    req: IdempotencyRequest,
+    id: string,
+    load: (id: string) => Promise<T | null>,
+    resume?: (id: string) => Promise<T>,
+    waitMs = RESERVED_WAIT_MS,
+  ): Promise<T> {
     const deadline = Date.now() + waitMs;
     for (;;) {
       const found = await load(id);

@@ -98,5 +98,8 @@ export function idPrefix(value: string): IdPrefix | null {
 
 /** A random secret of `bytes` bytes in base62-ish (base64url without symbols). */
 export function randomToken(bytes = 32): string {
-  return randomBytes(bytes).toString('base64url').replace(/[-_]/g, '').slice(0, Math.ceil(bytes * 1.3));
+  return randomBytes(bytes)
+    .toString('base64url')
+    .replace(/[-_]/g, '')
+    .slice(0, Math.ceil(bytes * 1.3));
 }

@@ -26,8 +26,10 @@ function refuse(message: string): Error {
 export function bodyErrorMessage(err: unknown): string | undefined {
   const e = err as { message?: unknown; type?: unknown; code?: unknown } | null;
   if (!e || typeof e !== 'object') return undefined;
-  if (typeof e.message === 'string' && e.message.startsWith(PREFIX) && typeof e.type === 'string' && e.type.startsWith('entity.')) return e.message;
-  if (typeof e.code === 'string' && /^(Z_|ERR__|ERR_BROTLI|ERR_ZSTD)/.test(e.code)) return 'request body does not decode with its Content-Encoding (corrupt gzip, deflate or br data)';
+  if (typeof e.message === 'string' && e.message.startsWith(PREFIX) && typeof e.type === 'string' && e.type.startsWith('entity.'))
+    return e.message;
+  if (typeof e.code === 'string' && /^(Z_|ERR__|ERR_BROTLI|ERR_ZSTD)/.test(e.code))
+    return 'request body does not decode with its Content-Encoding (corrupt gzip, deflate or br data)';
   return undefined;
 }
 
@@ -47,7 +49,9 @@ export function isExactNumber(source: string, value: number): boolean {
 export function exactNumberReviver(this: unknown, key: string, value: unknown, context?: { source?: string }): unknown {
   if (typeof value === 'number' && context?.source !== undefined && !isExactNumber(context.source, value)) {
     const shown = context.source.length > 40 ? `${context.source.slice(0, 40)}…` : context.source;
-    throw refuse(`${key ? `${key}: ` : ''}the number ${shown} cannot be carried exactly by a JSON number; send fewer digits, or an exact digit string (amount_subunits) where the field has one`);
+    throw refuse(
+      `${key ? `${key}: ` : ''}the number ${shown} cannot be carried exactly by a JSON number; send fewer digits, or an exact digit string (amount_subunits) where the field has one`,
+    );
   }
   return value;
 }
@@ -59,7 +63,8 @@ export function checkJsonDepth(buf: Buffer, max = MAX_JSON_DEPTH): void {
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i];
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped byte
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {

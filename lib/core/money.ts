@@ -13,7 +13,10 @@ export function decimalText(value: number | string): string {
   const [, sign, int, frac = '', exp] = m;
   let digits = int + frac;
   let point = int.length + (exp ? Number(exp) : 0);
-  if (point <= 0) { digits = '0'.repeat(1 - point) + digits; point = 1; }
+  if (point <= 0) {
+    digits = '0'.repeat(1 - point) + digits;
+    point = 1;
+  }
   if (point > digits.length) digits = digits + '0'.repeat(point - digits.length);
   const whole = digits.slice(0, point).replace(/^0+(?=\d)/, '');
   const fraction = digits.slice(point).replace(/0+$/, '');
@@ -29,7 +32,8 @@ export const MAX_TOKEN_UNITS = 10n ** 15n;
 
 /** Refuses an amount (smallest units) above MAX_TOKEN_UNITS token units. */
 export function checkAmountBound(units: bigint, decimals: number): void {
-  if (units > MAX_TOKEN_UNITS * 10n ** BigInt(decimals)) throw new AmountError(`amount is larger than the maximum of ${MAX_TOKEN_UNITS} token units`);
+  if (units > MAX_TOKEN_UNITS * 10n ** BigInt(decimals))
+    throw new AmountError(`amount is larger than the maximum of ${MAX_TOKEN_UNITS} token units`);
 }
 
 /** Token units (number or decimal string) to smallest units; more decimals than the token has is an error. */

@@ -27,8 +27,14 @@ export const RATE_LIMITS: Record<RateScope, RateLimitDef> = {
   bearer: { key: (userId) => `rate:${userId}`, message: (n) => `rate limit of ${n} requests per minute exceeded, retry later` },
   /** subject: `<onboarding step>:<client hash>` */
   public: { key: (subject) => `public:${subject}`, message: () => 'too many requests from this client, retry later' },
-  demo: { key: (client) => `public:demo:${client}`, message: (n) => `too many demo sessions from this client (at most ${n} a minute); retry in a minute` },
-  checkout_intent: { key: (client) => `catalog:intent:${client}`, message: () => 'too many checkout intents from this client, retry in a minute' },
+  demo: {
+    key: (client) => `public:demo:${client}`,
+    message: (n) => `too many demo sessions from this client (at most ${n} a minute); retry in a minute`,
+  },
+  checkout_intent: {
+    key: (client) => `catalog:intent:${client}`,
+    message: () => 'too many checkout intents from this client, retry in a minute',
+  },
 };
 
 /** The 429 of a scope. */

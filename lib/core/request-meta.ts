@@ -7,9 +7,7 @@ import type { Context } from 'moleculer';
 
 /** The authenticated caller (set by the gateway's authenticate as ctx.meta.user). */
 export type Caller =
-  | { kind: 'merchant'; merchant_id: string; sandbox: boolean; key_id: string }
-  | { kind: 'bearer'; user_id: string; email: string }
-  | null;
+  { kind: 'merchant'; merchant_id: string; sandbox: boolean; key_id: string } | { kind: 'bearer'; user_id: string; email: string } | null;
 
 export interface RequestMeta {
   user?: Caller;

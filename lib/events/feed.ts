@@ -46,7 +46,10 @@ export interface ListQuery {
 /** `type` may name several event types separated by commas. */
 function typeCondition(raw: string | undefined): Filter {
   if (raw === undefined) return {};
-  const types = raw.split(',').map((t) => t.trim()).filter(Boolean);
+  const types = raw
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
   if (types.length === 0 || types.some((t) => !/^[a-z_]+(\.[a-z_]+)+$/.test(t))) {
     throw badRequest('type must be one or more event types such as payment_session.completed, separated by commas');
   }
@@ -135,7 +138,11 @@ export async function sequenceAll(store: Store, maxRounds = 50): Promise<number>
 
 /** The merchant's events stamped after `afterSeq`, in stream order. */
 export async function readAfter(store: Store, merchantId: string, afterSeq: number, limit = 100, types?: string): Promise<FeedRow[]> {
-  return store.find<FeedRow>(EVENTS_COLL, { merchant_id: merchantId, stream_seq: { $gt: afterSeq }, ...typeCondition(types) }, { sort: 'stream_seq', limit });
+  return store.find<FeedRow>(
+    EVENTS_COLL,
+    { merchant_id: merchantId, stream_seq: { $gt: afterSeq }, ...typeCondition(types) },
+    { sort: 'stream_seq', limit },
+  );
 }
 
 /**

@@ -69,18 +69,22 @@ export function eventStream(opts: EventStreamOptions): Readable {
   /** false when the client is not reading: wait until it is */
   async function write(text: string): Promise<void> {
     lastWrite = Date.now();
-    if (!stream.push(text)) await new Promise<void>((r) => { readable = r; });
+    if (!stream.push(text))
+      await new Promise<void>((r) => {
+        readable = r;
+      });
   }
 
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      wakeUp = null;
-      resolve();
-    }
-    wakeUp = done;
-  });
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        wakeUp = null;
+        resolve();
+      }
+      wakeUp = done;
+    });
 
   async function pump(): Promise<void> {
     await write(`retry: ${opts.retryMs ?? 2000}\n: stream of events after ${cursor}\n\n`);

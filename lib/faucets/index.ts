@@ -47,9 +47,13 @@ export function dripRails(c: FaucetConfig): Rail[] {
 
 /** The faucet list: configured faucets of enabled testnet rails, then the local drips; never a rail that is not enabled. */
 export function faucetList(c: FaucetConfig): FaucetView[] {
-  const enabled = (f: { chain: string; network: string; token: string }) => f.network === 'testnet' && !!findRail(c.rails, f.chain, f.network, f.token);
+  const enabled = (f: { chain: string; network: string; token: string }) =>
+    f.network === 'testnet' && !!findRail(c.rails, f.chain, f.network, f.token);
   const local = dripRails(c).map((r): FaucetView => ({
-    chain: r.chain, network: r.network, token: r.token, name: 'Local development faucet',
+    chain: r.chain,
+    network: r.network,
+    token: r.token,
+    name: 'Local development faucet',
     url: `${c.publicUrl}/v1/sandbox/faucets/drip`,
     amount: `${c.faucets.dripAmounts[r.token]} ${r.token}`,
     interval: `one drip per address every ${Math.round(c.faucets.dripIntervalMs / 60_000)} min`,
@@ -58,7 +62,8 @@ export function faucetList(c: FaucetConfig): FaucetView[] {
   }));
   // on a local chain the public faucets (for the public testnet) do not apply
   const localKeys = new Set(local.map((f) => `${f.chain}:${f.token}`));
-  const configured = c.faucets.list.filter((f) => enabled(f) && !isLocalRpc(rpcOf(c, f.chain, f.network)) && !localKeys.has(`${f.chain}:${f.token}`))
+  const configured = c.faucets.list
+    .filter((f) => enabled(f) && !isLocalRpc(rpcOf(c, f.chain, f.network)) && !localKeys.has(`${f.chain}:${f.token}`))
     .map((f): FaucetView => ({ ...f, local: false }));
   return [...configured, ...local];
 }
@@ -76,7 +81,14 @@ export function normalizeAddress(chain: string, address: string): string {
   }
 }
 
-export interface DripPlan { rail: Rail; address: string; amount: string; amountSubunits: bigint; intent: TxIntent; rpcUrl: string }
+export interface DripPlan {
+  rail: Rail;
+  address: string;
+  amount: string;
+  amountSubunits: bigint;
+  intent: TxIntent;
+  rpcUrl: string;
+}
 
 /** What a drip sends, or a DripRefusal saying why it cannot be sent on this chain. */
 export function planDrip(c: FaucetConfig, req: { address: string; chain: string; token: string }): DripPlan {
@@ -84,7 +96,9 @@ export function planDrip(c: FaucetConfig, req: { address: string; chain: string;
   const rail = findRail(c.rails, req.chain, 'testnet', token);
   if (!rail) throw new DripRefusal(`no enabled testnet rail is ${req.chain}:testnet:${token}; see GET /v1/payment_methods`);
   if (!dripRails(c).includes(rail)) {
-    throw new DripRefusal(`the drip works only on a local development chain, and ${req.chain} testnet is not one; use the public faucets of GET /v1/sandbox/faucets`);
+    throw new DripRefusal(
+      `the drip works only on a local development chain, and ${req.chain} testnet is not one; use the public faucets of GET /v1/sandbox/faucets`,
+    );
   }
   const address = normalizeAddress(rail.chain, req.address);
   const amount = c.faucets.dripAmounts[token];
@@ -94,14 +108,25 @@ export function planDrip(c: FaucetConfig, req: { address: string; chain: string;
   const gas = gasWalletRef(rail.chain, 'testnet');
   let intent: TxIntent;
   if (rail.kind === 'native') {
-    intent = rail.chain === 'ethereum'
-      ? { chain: 'ethereum', kind: 'native', from: gas, to: address, value: units.toString() }
-      : { chain: 'solana', kind: 'native', from: gas, to: address, lamports: units.toString(), fee_payer: gas };
+    intent =
+      rail.chain === 'ethereum'
+        ? { chain: 'ethereum', kind: 'native', from: gas, to: address, value: units.toString() }
+        : { chain: 'solana', kind: 'native', from: gas, to: address, lamports: units.toString(), fee_payer: gas };
   } else {
     if (!usdc) throw new DripRefusal(`${rail.chain} testnet has no USDC ${rail.chain === 'ethereum' ? 'contract' : 'mint'} configured`);
-    intent = rail.chain === 'ethereum'
-      ? { chain: 'ethereum', kind: 'erc20', from: gas, token: usdc, to: address, amount: units.toString() }
-      : { chain: 'solana', kind: 'spl', from: gas, mint: usdc, decimals: rail.decimals, to: address, amount: units.toString(), fee_payer: gas };
+    intent =
+      rail.chain === 'ethereum'
+        ? { chain: 'ethereum', kind: 'erc20', from: gas, token: usdc, to: address, amount: units.toString() }
+        : {
+            chain: 'solana',
+            kind: 'spl',
+            from: gas,
+            mint: usdc,
+            decimals: rail.decimals,
+            to: address,
+            amount: units.toString(),
+            fee_payer: gas,
+          };
   }
   return { rail, address, amount, amountSubunits: units, intent, rpcUrl };
 }

@@ -74,9 +74,17 @@ export const defaultFlags = (owner: string): AccountFlag[] => (isWalletOwner(own
 
 export function newAccount(owner: string, asset: string, now: string): LedgerAccount {
   return {
-    id: accountId(owner, asset), owner, asset,
-    debits_posted: '0', credits_posted: '0', debits_pending: '0', credits_pending: '0',
-    flags: defaultFlags(owner), created_at: now, updated_at: now, version: 0,
+    id: accountId(owner, asset),
+    owner,
+    asset,
+    debits_posted: '0',
+    credits_posted: '0',
+    debits_pending: '0',
+    credits_pending: '0',
+    flags: defaultFlags(owner),
+    created_at: now,
+    updated_at: now,
+    version: 0,
   };
 }
 

@@ -55,16 +55,31 @@ export function checkLedger(s: LedgerSnapshot): LedgerReport {
     const amount = BigInt(t.amount);
     const d = slot(t.debit_account);
     const c = slot(t.credit_account);
-    if (t.status === 'posted') { d.dpo += amount; c.cpo += amount; }
-    if (t.status === 'pending') { d.dpe += amount; c.cpe += amount; }
+    if (t.status === 'posted') {
+      d.dpo += amount;
+      c.cpo += amount;
+    }
+    if (t.status === 'pending') {
+      d.dpe += amount;
+      c.cpe += amount;
+    }
     for (const side of ['debit', 'credit'] as const) {
       const wallet = walletOfAccount(side === 'debit' ? t.debit_account : t.credit_account);
       if (!wallet) continue;
       const id = walletTxId(t.id, side);
       const r = rows.get(id);
-      if (!r) { problems.push(`transfer ${t.id}: no wallet transaction for its ${side} side`); continue; }
+      if (!r) {
+        problems.push(`transfer ${t.id}: no wallet transaction for its ${side} side`);
+        continue;
+      }
       mapped.add(id);
-      if (r.transfer_id !== t.id || r.wallet_id !== wallet || r.amount !== t.amount || r.status !== t.status || r.type !== walletTxType(t.kind, side)) {
+      if (
+        r.transfer_id !== t.id ||
+        r.wallet_id !== wallet ||
+        r.amount !== t.amount ||
+        r.status !== t.status ||
+        r.type !== walletTxType(t.kind, side)
+      ) {
         problems.push(`wallet transaction ${id} does not match transfer ${t.id}`);
       }
     }
@@ -73,18 +88,30 @@ export function checkLedger(s: LedgerSnapshot): LedgerReport {
   const byId = new Map(s.accounts.map((a) => [a.id, a]));
   for (const [id, e] of expected) {
     const a = byId.get(id);
-    if (!a) { problems.push(`transfers reference missing account ${id}`); continue; }
-    if (BigInt(a.debits_posted) !== e.dpo || BigInt(a.credits_posted) !== e.cpo || BigInt(a.debits_pending) !== e.dpe || BigInt(a.credits_pending) !== e.cpe) {
+    if (!a) {
+      problems.push(`transfers reference missing account ${id}`);
+      continue;
+    }
+    if (
+      BigInt(a.debits_posted) !== e.dpo ||
+      BigInt(a.credits_posted) !== e.cpo ||
+      BigInt(a.debits_pending) !== e.dpe ||
+      BigInt(a.credits_pending) !== e.cpe
+    ) {
       problems.push(`account ${id}: totals differ from the sum of its transfers`);
     }
   }
   for (const a of s.accounts) {
-    if (!expected.has(a.id) && (a.debits_posted !== '0' || a.credits_posted !== '0' || a.debits_pending !== '0' || a.credits_pending !== '0')) {
+    if (
+      !expected.has(a.id) &&
+      (a.debits_posted !== '0' || a.credits_posted !== '0' || a.debits_pending !== '0' || a.credits_pending !== '0')
+    ) {
       problems.push(`account ${a.id} has totals but no transfers`);
     }
   }
   return {
-    ok: problems.length === 0, problems,
+    ok: problems.length === 0,
+    problems,
     counts: { accounts: s.accounts.length, transfers: s.transfers.length, wallet_transactions: s.walletTxs.length, assets: perAsset.size },
   };
 }

@@ -11,9 +11,12 @@ export const isLedgerRace = (e: unknown) => isConflict(e) || isDuplicate(e);
 
 /** Builds ops (reading the store afresh each time) and commits them, retrying on races. */
 export async function commitWithRetry(store: Store, build: () => Promise<WriteOp[]>, opts: RetryOptions = {}): Promise<WriteOp[]> {
-  return retryOnConflict(async () => {
-    const ops = await build();
-    if (ops.length) await store.write(ops);
-    return ops;
-  }, { attempts: 50, retryOn: isLedgerRace, ...opts });
+  return retryOnConflict(
+    async () => {
+      const ops = await build();
+      if (ops.length) await store.write(ops);
+      return ops;
+    },
+    { attempts: 50, retryOn: isLedgerRace, ...opts },
+  );
 }

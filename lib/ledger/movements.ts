@@ -24,7 +24,10 @@ const MAX_GENERATIONS = 1000;
 export const depositKeyOf = (settlementTransferId: string) => settlementTransferId.replace(/^set:/, '').replace(/#\d+$/, '');
 
 /** The newest generation's settlement of a deposit key (null when it was never settled) and its key. */
-export async function latestSettlement(b: LedgerBatch, depositKey: string): Promise<{ key: string; transfer: LedgerTransfer; reversed: boolean } | null> {
+export async function latestSettlement(
+  b: LedgerBatch,
+  depositKey: string,
+): Promise<{ key: string; transfer: LedgerTransfer; reversed: boolean } | null> {
   let found: { key: string; transfer: LedgerTransfer; reversed: boolean } | null = null;
   for (let g = 1; g <= MAX_GENERATIONS; g++) {
     const key = settlementKey(depositKey, g);
@@ -60,9 +63,14 @@ export async function addSettlement(b: LedgerBatch, s: SettlementSpec): Promise<
   if (s.txHash) refs.tx_hash = s.txHash;
   if (s.simulated) refs.simulated = true;
   return b.transfer({
-    id: settlementId(settlementKey(s.depositKey, generation)), kind: 'settlement', asset: s.asset, amount: s.amount, pending: !s.simulated,
+    id: settlementId(settlementKey(s.depositKey, generation)),
+    kind: 'settlement',
+    asset: s.asset,
+    amount: s.amount,
+    pending: !s.simulated,
     debit_account: accountId(s.simulated ? 'sys:simulated' : 'sys:chain', s.asset),
-    credit_account: walletAccount(s.walletId, s.asset, !!s.simulated), ...refs,
+    credit_account: walletAccount(s.walletId, s.asset, !!s.simulated),
+    ...refs,
   });
 }
 
@@ -88,7 +96,12 @@ export async function addSettlementPost(b: LedgerBatch, depositKey: string, refs
   return b.post(latest.transfer.id, refs);
 }
 
-export async function settlementPostOps(store: Store, depositKey: string, refs?: Pick<TransferRefs, 'tx_hash'>, now?: Date): Promise<WriteOp[]> {
+export async function settlementPostOps(
+  store: Store,
+  depositKey: string,
+  refs?: Pick<TransferRefs, 'tx_hash'>,
+  now?: Date,
+): Promise<WriteOp[]> {
   const b = new LedgerBatch(store, now);
   await addSettlementPost(b, depositKey, refs);
   return b.ops();
@@ -114,10 +127,26 @@ export async function addSettlementReversal(b: LedgerBatch, depositKey: string):
   if (t.tx_hash) refs.tx_hash = t.tx_hash;
   if (t.simulated) refs.simulated = true;
   if (back > 0n) {
-    await b.transfer({ id: reversalId(key), kind: 'settlement_reversal', asset: t.asset, amount: back, debit_account: t.credit_account, credit_account: t.debit_account, ...refs });
+    await b.transfer({
+      id: reversalId(key),
+      kind: 'settlement_reversal',
+      asset: t.asset,
+      amount: back,
+      debit_account: t.credit_account,
+      credit_account: t.debit_account,
+      ...refs,
+    });
   }
   if (amount > back) {
-    await b.transfer({ id: lossId(key), kind: 'loss', asset: t.asset, amount: amount - back, debit_account: accountId('sys:losses', t.asset), credit_account: t.debit_account, ...refs });
+    await b.transfer({
+      id: lossId(key),
+      kind: 'loss',
+      asset: t.asset,
+      amount: amount - back,
+      debit_account: accountId('sys:losses', t.asset),
+      credit_account: t.debit_account,
+      ...refs,
+    });
   }
   return true;
 }
@@ -155,11 +184,25 @@ export async function addPayout(b: LedgerBatch, p: PayoutTransferSpec): Promise<
   if (sim) refs.simulated = true;
   if (p.toWalletId) {
     if (p.toWalletId === p.walletId) throw new LedgerError('invalid_transfer', 'a payout cannot go to its own wallet');
-    return b.transfer({ id: p.payoutId, kind: 'transfer', asset: p.asset, amount: p.amount, debit_account: from, credit_account: walletAccount(p.toWalletId, p.asset, sim), ...refs });
+    return b.transfer({
+      id: p.payoutId,
+      kind: 'transfer',
+      asset: p.asset,
+      amount: p.amount,
+      debit_account: from,
+      credit_account: walletAccount(p.toWalletId, p.asset, sim),
+      ...refs,
+    });
   }
   return b.transfer({
-    id: p.payoutId, kind: 'payout', asset: p.asset, amount: p.amount, pending: !sim,
-    debit_account: from, credit_account: accountId(sim ? 'sys:simulated' : 'sys:payouts', p.asset), ...refs,
+    id: p.payoutId,
+    kind: 'payout',
+    asset: p.asset,
+    amount: p.amount,
+    pending: !sim,
+    debit_account: from,
+    credit_account: accountId(sim ? 'sys:simulated' : 'sys:payouts', p.asset),
+    ...refs,
   });
 }
 

@@ -8,18 +8,32 @@
 import { createHash } from 'node:crypto';
 import { ServiceError } from '../core/errors.ts';
 import type { Doc, Store, WriteOp } from '../store/port.ts';
-import {
-  ACCOUNTS, TRANSFERS, WALLET_TXS, available, newAccount, parseAccountId, walletOfAccount, type LedgerAccount,
-} from './accounts.ts';
+import { ACCOUNTS, TRANSFERS, WALLET_TXS, available, newAccount, parseAccountId, walletOfAccount, type LedgerAccount } from './accounts.ts';
 
 export const TRANSFER_KINDS = [
-  'settlement', 'settlement_reversal', 'payout', 'payout_reversal', 'transfer', 'agent_spend', 'fee', 'deposit', 'loss',
+  'settlement',
+  'settlement_reversal',
+  'payout',
+  'payout_reversal',
+  'transfer',
+  'agent_spend',
+  'fee',
+  'deposit',
+  'loss',
 ] as const;
 export type TransferKind = (typeof TRANSFER_KINDS)[number];
 export type TransferStatus = 'pending' | 'posted' | 'voided';
 
 export const WALLET_TX_TYPES = [
-  'settlement', 'settlement_reversal', 'payout', 'payout_reversal', 'transfer_in', 'transfer_out', 'agent_spend', 'fee', 'deposit',
+  'settlement',
+  'settlement_reversal',
+  'payout',
+  'payout_reversal',
+  'transfer_in',
+  'transfer_out',
+  'agent_spend',
+  'fee',
+  'deposit',
 ] as const;
 export type WalletTxType = (typeof WALLET_TX_TYPES)[number];
 
@@ -125,7 +139,8 @@ function validate(spec: TransferSpec): bigint {
   const amount = typeof spec.amount === 'bigint' ? spec.amount : DIGITS.test(spec.amount) ? BigInt(spec.amount) : -1n;
   if (amount <= 0n) throw new LedgerError('invalid_transfer', `transfer ${spec.id}: amount must be a positive integer`);
   if (!spec.id) throw new LedgerError('invalid_transfer', 'transfer id is required');
-  if (spec.debit_account === spec.credit_account) throw new LedgerError('invalid_transfer', `transfer ${spec.id}: debit and credit accounts are the same`);
+  if (spec.debit_account === spec.credit_account)
+    throw new LedgerError('invalid_transfer', `transfer ${spec.id}: debit and credit accounts are the same`);
   for (const acc of [spec.debit_account, spec.credit_account]) {
     if (!acc.startsWith('acc:') || parseAccountId(acc).asset !== spec.asset) {
       throw new LedgerError('invalid_transfer', `transfer ${spec.id}: account ${acc} is not in asset ${spec.asset}`);
@@ -136,12 +151,20 @@ function validate(spec: TransferSpec): bigint {
 }
 
 const sameBody = (t: LedgerTransfer, spec: TransferSpec, amount: bigint) =>
-  t.debit_account === spec.debit_account && t.credit_account === spec.credit_account && t.asset === spec.asset &&
-  t.amount === amount.toString() && t.kind === spec.kind && t.two_phase === !!spec.pending;
+  t.debit_account === spec.debit_account &&
+  t.credit_account === spec.credit_account &&
+  t.asset === spec.asset &&
+  t.amount === amount.toString() &&
+  t.kind === spec.kind &&
+  t.two_phase === !!spec.pending;
 
 const add = (a: string, b: bigint) => (BigInt(a) + b).toString();
 
-interface Loaded<T> { doc: T; loaded: number | null; dirty: boolean }
+interface Loaded<T> {
+  doc: T;
+  loaded: number | null;
+  dirty: boolean;
+}
 
 /**
  * Several ledger changes that commit together. Accounts are read once and their changes merged, so two
@@ -165,7 +188,9 @@ export class LedgerBatch {
     if (!a) {
       const stored = await this.store.get<LedgerAccount>(ACCOUNTS, id);
       const { owner, asset } = parseAccountId(id);
-      a = stored ? { doc: { ...stored }, loaded: stored.version, dirty: false } : { doc: newAccount(owner, asset, this.now), loaded: null, dirty: false };
+      a = stored
+        ? { doc: { ...stored }, loaded: stored.version, dirty: false }
+        : { doc: newAccount(owner, asset, this.now), loaded: null, dirty: false };
       this.accounts.set(id, a);
     }
     return a.doc;
@@ -211,9 +236,16 @@ export class LedgerBatch {
     this.touch(debit.id);
     this.touch(credit.id);
     const doc: LedgerTransfer = {
-      id: spec.id, debit_account: spec.debit_account, credit_account: spec.credit_account, asset: spec.asset,
-      amount: amount.toString(), kind: spec.kind, two_phase: !!spec.pending, status: spec.pending ? 'pending' : 'posted',
-      created_at: this.now, version: 1,
+      id: spec.id,
+      debit_account: spec.debit_account,
+      credit_account: spec.credit_account,
+      asset: spec.asset,
+      amount: amount.toString(),
+      kind: spec.kind,
+      two_phase: !!spec.pending,
+      status: spec.pending ? 'pending' : 'posted',
+      created_at: this.now,
+      version: 1,
     };
     for (const f of REF_FIELDS) if (spec[f] !== undefined) (doc as Record<string, unknown>)[f] = spec[f];
     if (!spec.pending) doc.posted_at = this.now;
@@ -262,9 +294,17 @@ export class LedgerBatch {
       if (!wallet) continue;
       const id = walletTxId(t.id, side);
       const row: WalletTxRow = {
-        id, wallet_id: wallet, transfer_id: t.id, side, direction: side === 'debit' ? 'out' : 'in',
-        type: walletTxType(t.kind, side), asset: t.asset, amount: t.amount, status: t.status,
-        created_at: t.created_at, sort_key: `${t.created_at}|${id}`,
+        id,
+        wallet_id: wallet,
+        transfer_id: t.id,
+        side,
+        direction: side === 'debit' ? 'out' : 'in',
+        type: walletTxType(t.kind, side),
+        asset: t.asset,
+        amount: t.amount,
+        status: t.status,
+        created_at: t.created_at,
+        sort_key: `${t.created_at}|${id}`,
       };
       if (t.posted_at) row.posted_at = t.posted_at;
       for (const f of REF_FIELDS) if (t[f] !== undefined) (row as Record<string, unknown>)[f] = t[f];
@@ -278,11 +318,19 @@ export class LedgerBatch {
     const out: WriteOp[] = [];
     for (const { doc, loaded, dirty } of this.transfers.values()) {
       if (!dirty) continue;
-      out.push(loaded === null ? { op: 'insert', coll: TRANSFERS, doc: { ...doc, version: 1 } } : { op: 'cas', coll: TRANSFERS, doc: { ...doc }, expected: loaded });
+      out.push(
+        loaded === null
+          ? { op: 'insert', coll: TRANSFERS, doc: { ...doc, version: 1 } }
+          : { op: 'cas', coll: TRANSFERS, doc: { ...doc }, expected: loaded },
+      );
     }
     for (const { doc, loaded, dirty } of this.accounts.values()) {
       if (!dirty) continue;
-      out.push(loaded === null ? { op: 'insert', coll: ACCOUNTS, doc: { ...doc, version: 1 } } : { op: 'cas', coll: ACCOUNTS, doc: { ...doc }, expected: loaded });
+      out.push(
+        loaded === null
+          ? { op: 'insert', coll: ACCOUNTS, doc: { ...doc, version: 1 } }
+          : { op: 'cas', coll: ACCOUNTS, doc: { ...doc }, expected: loaded },
+      );
     }
     for (const { doc, insert } of this.txRows.values()) {
       // the transfer's insert or compare-and-set guards the race; the row follows it
@@ -302,7 +350,12 @@ export async function transferOps(store: Store, spec: TransferSpec, now?: Date):
 }
 
 /** The ops that post a pending transfer; `[]` when it is already posted. */
-export async function postPendingOps(store: Store, transferId: string, refs?: Pick<TransferRefs, 'tx_hash'>, now?: Date): Promise<WriteOp[]> {
+export async function postPendingOps(
+  store: Store,
+  transferId: string,
+  refs?: Pick<TransferRefs, 'tx_hash'>,
+  now?: Date,
+): Promise<WriteOp[]> {
   const b = new LedgerBatch(store, now);
   await b.post(transferId, refs);
   return b.ops();

@@ -41,12 +41,14 @@ export interface InvitationDoc extends Doc {
 
 /** An intent that exists and has not expired, or the 400 that says to start again. */
 export function liveIntent(intent: IntentDoc | null, now: Date): IntentDoc {
-  if (!intent || intent.expires_at <= now.toISOString()) throw badRequest('registration_intent_id is unknown or expired; start again with email verification');
+  if (!intent || intent.expires_at <= now.toISOString())
+    throw badRequest('registration_intent_id is unknown or expired; start again with email verification');
   return intent;
 }
 
 /** Whether an unused invitation lets the intent skip proof of work and the trust gate. */
-export const invitationOpen = (invitation: InvitationDoc | null): invitation is InvitationDoc => invitation !== null && invitation.used_by === null;
+export const invitationOpen = (invitation: InvitationDoc | null): invitation is InvitationDoc =>
+  invitation !== null && invitation.used_by === null;
 
 export interface RegistrationFacts {
   /** a bearer user registering a live merchant (no intent needed) */
@@ -92,16 +94,21 @@ export function decideRegistration(f: RegistrationFacts): RegistrationDecision {
     if (!challenge || !fresh || challenge.intent_id !== intent.id || challenge.used) {
       throw badRequest('proof_of_work_challenge_id is unknown, expired, already used or not for this registration');
     }
-    if (!verifyPow(challenge.challenge, f.nonce ?? '', challenge.difficulty)) throw badRequest('proof_of_work_nonce does not solve the challenge');
+    if (!verifyPow(challenge.challenge, f.nonce ?? '', challenge.difficulty))
+      throw badRequest('proof_of_work_nonce does not solve the challenge');
   }
   if (!invited && !f.bearer && !f.trusted) throw forbidden('registration is not permitted for this email');
   const invitation = invited ? f.invitation : null;
   return {
     email: intent.email,
     consume: (merchantId) => [
-      ...(!invited && challenge ? [{ op: 'cas' as const, coll: 'pow_challenges', doc: { ...challenge, used: true }, expected: challenge.version! }] : []),
+      ...(!invited && challenge
+        ? [{ op: 'cas' as const, coll: 'pow_challenges', doc: { ...challenge, used: true }, expected: challenge.version! }]
+        : []),
       { op: 'cas', coll: 'registration_intents', doc: { ...intent, consumed_by: merchantId }, expected: intent.version! },
-      ...(invitation ? [{ op: 'cas' as const, coll: 'invitations', doc: { ...invitation, used_by: merchantId }, expected: invitation.version! }] : []),
+      ...(invitation
+        ? [{ op: 'cas' as const, coll: 'invitations', doc: { ...invitation, used_by: merchantId }, expected: invitation.version! }]
+        : []),
     ],
   };
 }

@@ -59,8 +59,16 @@ export class MailOutbox {
     this.log = log;
     this.now = now;
     this.scanner = new DueScanner<MailRow>({
-      name: 'mail outbox', store, coll: MAIL_OUTBOX, dueField: 'next_attempt_at', filter: { status: 'pending' },
-      leaseMs: LEASE_MS, intervalMs, now, log, handle: (row) => this.send(row),
+      name: 'mail outbox',
+      store,
+      coll: MAIL_OUTBOX,
+      dueField: 'next_attempt_at',
+      filter: { status: 'pending' },
+      leaseMs: LEASE_MS,
+      intervalMs,
+      now,
+      log,
+      handle: (row) => this.send(row),
     });
   }
 
@@ -97,9 +105,10 @@ export class MailOutbox {
       const attempts = row.attempts + 1;
       // the error text only: never the message, which holds the code
       this.log.warn(`verification mail ${row.id} not sent (attempt ${attempts}):`, (e as Error)?.message ?? 'error');
-      patch = attempts >= MAX_ATTEMPTS
-        ? { status: 'failed', attempts, next_attempt_at: null }
-        : { attempts, next_attempt_at: new Date(at.getTime() + 5000 * 2 ** attempts).toISOString() };
+      patch =
+        attempts >= MAX_ATTEMPTS
+          ? { status: 'failed', attempts, next_attempt_at: null }
+          : { attempts, next_attempt_at: new Date(at.getTime() + 5000 * 2 ** attempts).toISOString() };
     }
     try {
       await this.store.write([{ op: 'cas', coll: MAIL_OUTBOX, doc: { ...row, ...patch }, expected: row.version! }]);

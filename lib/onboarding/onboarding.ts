@@ -23,8 +23,17 @@ import { POW_ALGORITHM } from './pow.ts';
 import { countIntent, countWrongCode, guessesLeft } from './limits.ts';
 import { mailOp } from './mail-outbox.ts';
 import {
-  CHALLENGE_TTL_MS, CODE_MAX_ATTEMPTS, CODE_TTL_MS, INTENT_TTL_MS, checkRegistrant, decideRegistration, invitationOpen, liveIntent,
-  type IntentDoc, type InvitationDoc, type PowChallengeDoc,
+  CHALLENGE_TTL_MS,
+  CODE_MAX_ATTEMPTS,
+  CODE_TTL_MS,
+  INTENT_TTL_MS,
+  checkRegistrant,
+  decideRegistration,
+  invitationOpen,
+  liveIntent,
+  type IntentDoc,
+  type InvitationDoc,
+  type PowChallengeDoc,
 } from './intents.ts';
 
 /** The Merchant as the API shows it; secrets only where given. */
@@ -92,7 +101,10 @@ export class Onboarding {
   }
 
   /** Step 1: always the same answer; a code is mailed only to trusted or invited emails (`mailId`). */
-  async startEmailVerification(body: { email: string; invitation_token?: string }): Promise<{ answer: { registration_intent_id: string; expires_at: string }; mailId: string | null }> {
+  async startEmailVerification(body: {
+    email: string;
+    invitation_token?: string;
+  }): Promise<{ answer: { registration_intent_id: string; expires_at: string }; mailId: string | null }> {
     const email = normalizeEmail(body.email);
     if (isDisposableEmail(email)) throw badRequest('email addresses from disposable-mail providers are not accepted');
     const now = this.o.now();
@@ -100,10 +112,16 @@ export class Onboarding {
     const invitation = await this.validInvitation(body.invitation_token, email);
     const eligible = invitation !== null || (await isTrusted(this.o.store, email));
     const intent: IntentDoc = {
-      id: newId('ri'), email, created_at: now.toISOString(),
+      id: newId('ri'),
+      email,
+      created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + INTENT_TTL_MS).toISOString(),
-      verified: false, code_hash: null, code_expires_at: null, attempts: 0,
-      invitation_id: invitation?.id ?? null, consumed_by: null,
+      verified: false,
+      code_hash: null,
+      code_expires_at: null,
+      attempts: 0,
+      invitation_id: invitation?.id ?? null,
+      consumed_by: null,
     };
     // the same work for every email (a code, its hash, a sealed mail row in one write): neither the
     // answer nor its timing tells whether the address is trusted; only an eligible row is ever sent
@@ -113,14 +131,22 @@ export class Onboarding {
       intent.code_hash = hash;
       intent.code_expires_at = new Date(now.getTime() + CODE_TTL_MS).toISOString();
     }
-    const mail = mailOp(this.o.keyring, {
-      to: email,
-      subject: 'Your verification code',
-      text: `Your verification code is ${code}. It expires in ${CODE_TTL_MS / 60_000} minutes.\nIf you did not ask for it, ignore this email.`,
-    }, now, eligible);
+    const mail = mailOp(
+      this.o.keyring,
+      {
+        to: email,
+        subject: 'Your verification code',
+        text: `Your verification code is ${code}. It expires in ${CODE_TTL_MS / 60_000} minutes.\nIf you did not ask for it, ignore this email.`,
+      },
+      now,
+      eligible,
+    );
     await this.o.store.write([{ op: 'insert', coll: 'registration_intents', doc: intent }, mail]);
     // only an eligible row is ever sent: the facade hands it to the mail outbox at once
-    return { answer: { registration_intent_id: intent.id, expires_at: intent.expires_at }, mailId: eligible ? (mail as { doc: { id: string } }).doc.id : null };
+    return {
+      answer: { registration_intent_id: intent.id, expires_at: intent.expires_at },
+      mailId: eligible ? (mail as { doc: { id: string } }).doc.id : null,
+    };
   }
 
   /** Step 2: the code, compared in constant time, with a limited number of attempts. */
@@ -129,10 +155,14 @@ export class Onboarding {
     if (intent.verified) return { registration_intent_id: intent.id, verified: true };
     if (intent.attempts >= CODE_MAX_ATTEMPTS) throw rateLimited('too many wrong codes; start again with email verification');
     // wrong guesses count per email across intents: a new intent does not buy new guesses
-    if (!(await guessesLeft(this.o.store, this.o.config.registration, intent.email, this.o.now()))) throw rateLimited('too many wrong codes for this email today; retry tomorrow');
+    if (!(await guessesLeft(this.o.store, this.o.config.registration, intent.email, this.o.now())))
+      throw rateLimited('too many wrong codes for this email today; retry tomorrow');
     const now = this.o.now().toISOString();
-    const ok = intent.code_hash !== null && intent.code_expires_at !== null && intent.code_expires_at > now
-      && constantTimeEqual(intent.code_hash, this.codeHash(intent.id, body.code));
+    const ok =
+      intent.code_hash !== null &&
+      intent.code_expires_at !== null &&
+      intent.code_expires_at > now &&
+      constantTimeEqual(intent.code_hash, this.codeHash(intent.id, body.code));
     const next: IntentDoc = ok ? { ...intent, verified: true, code_hash: null } : { ...intent, attempts: intent.attempts + 1 };
     await this.o.store.write([{ op: 'cas', coll: 'registration_intents', doc: next, expected: intent.version! }]);
     if (!ok) {
@@ -151,13 +181,21 @@ export class Onboarding {
       return { required: false, algorithm_version: POW_ALGORITHM, difficulty: 0, expires_at: intent.expires_at };
     }
     const challenge: PowChallengeDoc = {
-      id: newId('pow'), intent_id: intent.id, challenge: randomToken(24), difficulty: this.o.config.powDifficulty,
-      expires_at: new Date(now.getTime() + CHALLENGE_TTL_MS).toISOString(), used: false,
+      id: newId('pow'),
+      intent_id: intent.id,
+      challenge: randomToken(24),
+      difficulty: this.o.config.powDifficulty,
+      expires_at: new Date(now.getTime() + CHALLENGE_TTL_MS).toISOString(),
+      used: false,
     };
     await this.o.store.write([{ op: 'insert', coll: 'pow_challenges', doc: challenge }]);
     return {
-      required: true, challenge_id: challenge.id, algorithm_version: POW_ALGORITHM,
-      challenge: challenge.challenge, difficulty: challenge.difficulty, expires_at: challenge.expires_at,
+      required: true,
+      challenge_id: challenge.id,
+      algorithm_version: POW_ALGORITHM,
+      challenge: challenge.challenge,
+      difficulty: challenge.difficulty,
+      expires_at: challenge.expires_at,
     };
   }
 
@@ -165,15 +203,16 @@ export class Onboarding {
    * Step 4: validate → decide → write. `bearer` is a bearer user registering a live merchant. The
    * response holds the api_key and webhook_secret once (an idempotent replay gives the same, `replay: true`).
    */
-  async register(bearer: { user_id: string; email: string } | null, body: RegisterBody): Promise<{ response: PresentedMerchant; replay: boolean }> {
+  async register(
+    bearer: { user_id: string; email: string } | null,
+    body: RegisterBody,
+  ): Promise<{ response: PresentedMerchant; replay: boolean }> {
     const sandbox = body.sandbox ?? false;
     checkRegistrant(bearer, sandbox);
     const environment = sandbox ? 'sandbox' : 'live';
     const now = this.o.now();
     const key = idempotencyKey(body.idempotency_key, 'idempotency_key must be 1 to 255 visible ASCII characters');
-    const idem = key
-      ? { scope: 'merchants.register', key, payload: { ...body, bearer: bearer?.user_id ?? null }, now, seal: true }
-      : null;
+    const idem = key ? { scope: 'merchants.register', key, payload: { ...body, bearer: bearer?.user_id ?? null }, now, seal: true } : null;
     if (idem) {
       const earlier = await this.idempotency.replay<PresentedMerchant>(idem);
       if (earlier !== undefined) return { response: earlier, replay: true };
@@ -187,29 +226,65 @@ export class Onboarding {
     }
     // read what the decision needs, decide (lib/onboarding/intents.ts), then write it all at once
     const intentNamed = body.registration_intent_id !== undefined;
-    const intent = (!bearer || intentNamed) && typeof body.registration_intent_id === 'string'
-      ? await this.o.store.get<IntentDoc>('registration_intents', body.registration_intent_id) : null;
+    const intent =
+      (!bearer || intentNamed) && typeof body.registration_intent_id === 'string'
+        ? await this.o.store.get<IntentDoc>('registration_intents', body.registration_intent_id)
+        : null;
     const invitation = intent?.invitation_id ? await this.o.store.get<InvitationDoc>('invitations', intent.invitation_id) : null;
     const needsPow = intent !== null && !invitationOpen(invitation);
-    const challenge = needsPow && body.proof_of_work_challenge_id ? await this.o.store.get<PowChallengeDoc>('pow_challenges', body.proof_of_work_challenge_id) : null;
+    const challenge =
+      needsPow && body.proof_of_work_challenge_id
+        ? await this.o.store.get<PowChallengeDoc>('pow_challenges', body.proof_of_work_challenge_id)
+        : null;
     const trusted = needsPow && !bearer ? await isTrusted(this.o.store, intent.email) : false;
-    const decision = decideRegistration({ bearer, sandbox, intentNamed, intent, invitation, challenge, nonce: body.proof_of_work_nonce, trusted, now });
+    const decision = decideRegistration({
+      bearer,
+      sandbox,
+      intentNamed,
+      intent,
+      invitation,
+      challenge,
+      nonce: body.proof_of_work_nonce,
+      trusted,
+      now,
+    });
     const email = decision.email;
     const apiKey = newApiKey(sandbox);
     const webhookSecret = newWebhookSecret();
     const at = now.toISOString();
     const merchant: MerchantState = {
-      id: newId('mer'), name: body.name, email, sandbox, webhook_url: body.webhook_url ?? null,
-      rate_limit_per_minute: this.o.config.rateLimitPerMinute, kyc_status: 'none', owner_user_id: bearer?.user_id ?? null,
-      created_at: at, updated_at: at, active_key_id: keyHash(apiKey), active_key_prefix: apiKey.slice(0, 20),
-      previous_key_id: null, previous_api_key_expires_at: null,
+      id: newId('mer'),
+      name: body.name,
+      email,
+      sandbox,
+      webhook_url: body.webhook_url ?? null,
+      rate_limit_per_minute: this.o.config.rateLimitPerMinute,
+      kyc_status: 'none',
+      owner_user_id: bearer?.user_id ?? null,
+      created_at: at,
+      updated_at: at,
+      active_key_id: keyHash(apiKey),
+      active_key_prefix: apiKey.slice(0, 20),
+      previous_key_id: null,
+      previous_api_key_expires_at: null,
       webhook_secrets: [{ sealed: this.o.keyring.seal(webhookSecret), created_at: at, expires_at: null }],
     };
     const response = presentMerchant(merchant, { api_key: apiKey, webhook_secret: webhookSecret });
     const ops: WriteOp[] = [
       ...decision.consume(merchant.id),
       { op: 'insert', coll: 'merchants', doc: merchant },
-      { op: 'insert', coll: 'api_keys', doc: { id: merchant.active_key_id, merchant_id: merchant.id, kind: 'active', prefix: merchant.active_key_prefix, created_at: at, expires_at: null } },
+      {
+        op: 'insert',
+        coll: 'api_keys',
+        doc: {
+          id: merchant.active_key_id,
+          merchant_id: merchant.id,
+          kind: 'active',
+          prefix: merchant.active_key_prefix,
+          created_at: at,
+          expires_at: null,
+        },
+      },
       auditOp('merchant.registered', { merchant_id: merchant.id, environment }, at),
     ];
     const create = async () => {

@@ -10,7 +10,10 @@ export const MAX_NONCE_LENGTH = 256;
 export function leadingZeroBits(digest: Uint8Array): number {
   let bits = 0;
   for (const byte of digest) {
-    if (byte === 0) { bits += 8; continue; }
+    if (byte === 0) {
+      bits += 8;
+      continue;
+    }
     return bits + Math.clz32(byte) - 24;
   }
   return bits;

@@ -19,7 +19,11 @@ export async function seedTrust(store: Store, config: Config): Promise<void> {
   const now = new Date().toISOString();
   const ops = [
     ...config.trustedEmails.map((id) => ({ op: 'upsert' as const, coll: 'trusted_emails', doc: { id, source: 'env', created_at: now } })),
-    ...config.trustedEmailDomains.map((id) => ({ op: 'upsert' as const, coll: 'trusted_domains', doc: { id, source: 'env', created_at: now } })),
+    ...config.trustedEmailDomains.map((id) => ({
+      op: 'upsert' as const,
+      coll: 'trusted_domains',
+      doc: { id, source: 'env', created_at: now },
+    })),
   ];
   for (const op of ops) {
     if (!(await store.get(op.coll, op.doc.id))) await store.write([op]);

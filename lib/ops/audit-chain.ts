@@ -38,8 +38,7 @@ export interface AuditHead extends Doc {
   updated_at: string;
 }
 
-export const chainOf = (row: Doc): string =>
-  typeof row.merchant_id === 'string' && row.merchant_id ? row.merchant_id : PLATFORM_CHAIN;
+export const chainOf = (row: Doc): string => (typeof row.merchant_id === 'string' && row.merchant_id ? row.merchant_id : PLATFORM_CHAIN);
 
 /** The fields a row's hash covers: everything but the chain's own bookkeeping. */
 export function hashedContent(row: Doc): Record<string, unknown> {
@@ -49,7 +48,9 @@ export function hashedContent(row: Doc): Record<string, unknown> {
 }
 
 export function linkHash(key: Buffer, prevHash: string, row: Doc): string {
-  return createHmac('sha256', key).update(`${prevHash}\n${canonicalJson(hashedContent(row))}`).digest('hex');
+  return createHmac('sha256', key)
+    .update(`${prevHash}\n${canonicalJson(hashedContent(row))}`)
+    .digest('hex');
 }
 
 /**
@@ -69,8 +70,15 @@ export async function sealRow(store: Store, key: Buffer, claimed: Doc, now: Date
     const nextHead: AuditHead = { id: chain, seq, hash, updated_at: at };
     try {
       await store.write([
-        { op: 'cas', coll: AUDIT_EVENTS, doc: { ...row, chain, seq, prev_hash: prev, hash, seal_due_at: null, sealed_at: at }, expected: row.version! },
-        head ? { op: 'cas', coll: AUDIT_HEADS, doc: nextHead, expected: head.version! } : { op: 'insert', coll: AUDIT_HEADS, doc: nextHead },
+        {
+          op: 'cas',
+          coll: AUDIT_EVENTS,
+          doc: { ...row, chain, seq, prev_hash: prev, hash, seal_due_at: null, sealed_at: at },
+          expected: row.version!,
+        },
+        head
+          ? { op: 'cas', coll: AUDIT_HEADS, doc: nextHead, expected: head.version! }
+          : { op: 'insert', coll: AUDIT_HEADS, doc: nextHead },
       ]);
       return true;
     } catch (e) {
@@ -112,7 +120,10 @@ export async function verifyChain(store: Store, key: Buffer, chain: string, page
   let lastSeq = 0;
   const seenAtLast = new Set<string>();
   for (;;) {
-    const page = await store.find<Doc & SealedFields>(AUDIT_EVENTS, lastSeq === 0 ? { chain } : { chain, seq: { $gte: lastSeq } }, { sort: 'seq', limit: pageSize });
+    const page = await store.find<Doc & SealedFields>(AUDIT_EVENTS, lastSeq === 0 ? { chain } : { chain, seq: { $gte: lastSeq } }, {
+      sort: 'seq',
+      limit: pageSize,
+    });
     for (const row of page) {
       if (row.seq === lastSeq && seenAtLast.has(row.id)) continue;
       if (row.seq !== expectedSeq) return broken({ seq: expectedSeq, event_id: null, reason: 'missing_event' });

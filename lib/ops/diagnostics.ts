@@ -13,12 +13,28 @@
 import { fromSubunits } from '../core/money.ts';
 
 export type FindingCode =
-  | 'stuck_unconfirmed' | 'confirmation_lag' | 'listener_lag' | 'underpaid' | 'overpaid' | 'wrong_token'
-  | 'wrong_network' | 'paid_after_expiry' | 'expired_unpaid' | 'webhook_failing';
+  | 'stuck_unconfirmed'
+  | 'confirmation_lag'
+  | 'listener_lag'
+  | 'underpaid'
+  | 'overpaid'
+  | 'wrong_token'
+  | 'wrong_network'
+  | 'paid_after_expiry'
+  | 'expired_unpaid'
+  | 'webhook_failing';
 
 export const FINDING_CODES: FindingCode[] = [
-  'stuck_unconfirmed', 'confirmation_lag', 'listener_lag', 'underpaid', 'overpaid', 'wrong_token',
-  'wrong_network', 'paid_after_expiry', 'expired_unpaid', 'webhook_failing',
+  'stuck_unconfirmed',
+  'confirmation_lag',
+  'listener_lag',
+  'underpaid',
+  'overpaid',
+  'wrong_token',
+  'wrong_network',
+  'paid_after_expiry',
+  'expired_unpaid',
+  'webhook_failing',
 ];
 
 export interface Finding {
@@ -40,7 +56,15 @@ export interface SessionFacts {
   expected_subunits: string;
   received_subunits: string;
   expires_at: string;
-  deposits: Array<{ tx_hash: string | null; token: string; amount_subunits: string; counted: boolean; late: boolean; reverted: boolean; simulated: boolean }>;
+  deposits: Array<{
+    tx_hash: string | null;
+    token: string;
+    amount_subunits: string;
+    counted: boolean;
+    late: boolean;
+    reverted: boolean;
+    simulated: boolean;
+  }>;
 }
 
 /** What the listeners stored for the session's address (collection `deposits`). */
@@ -116,16 +140,27 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
   // 1. on chain, not yet at the confirmation depth
   for (const t of input.unconfirmed) {
     const age = t.block_time ? now.getTime() - Date.parse(t.block_time) : 0;
-    const details = { tx_hash: t.tx_hash, token: t.token, amount: units(t.amount_subunits, t.token === s.token ? s.decimals : decimalsOf(t.token, s)), confirmations: t.confirmations, required_confirmations: input.requiredConfirmations };
+    const details = {
+      tx_hash: t.tx_hash,
+      token: t.token,
+      amount: units(t.amount_subunits, t.token === s.token ? s.decimals : decimalsOf(t.token, s)),
+      confirmations: t.confirmations,
+      required_confirmations: input.requiredConfirmations,
+    };
     if (age > stuckAfter) {
       findings.push({
-        code: 'stuck_unconfirmed', severity: 'warning', details: { ...details, minutes_waiting: Math.floor(age / 60_000) },
+        code: 'stuck_unconfirmed',
+        severity: 'warning',
+        details: { ...details, minutes_waiting: Math.floor(age / 60_000) },
         explanation: `A payment of ${details.amount} to this session's address (transaction ${t.tx_hash}) has had ${t.confirmations} of ${input.requiredConfirmations ?? '?'} confirmations for ${Math.floor(age / 60_000)} minutes. New blocks are not being added on top of it as expected.`,
-        next_step: 'Check the transaction in a block explorer. If the chain is congested or stalled it will count once it has enough confirmations; if the transaction was dropped or replaced, ask the buyer to pay again.',
+        next_step:
+          'Check the transaction in a block explorer. If the chain is congested or stalled it will count once it has enough confirmations; if the transaction was dropped or replaced, ask the buyer to pay again.',
       });
     } else {
       findings.push({
-        code: 'confirmation_lag', severity: 'info', details,
+        code: 'confirmation_lag',
+        severity: 'info',
+        details,
         explanation: `A payment of ${details.amount} (transaction ${t.tx_hash}) is on chain with ${t.confirmations} of ${input.requiredConfirmations ?? '?'} confirmations. It counts towards the session once it reaches the required depth.`,
         next_step: 'Nothing to do: wait for more blocks. The session updates and the webhook is sent by itself.',
       });
@@ -138,10 +173,12 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
     const age = now.getTime() - Date.parse(d.detected_at);
     if (age <= 2 * 60_000) continue;
     findings.push({
-      code: 'stuck_unconfirmed', severity: 'warning',
+      code: 'stuck_unconfirmed',
+      severity: 'warning',
       details: { tx_hash: d.tx_hash, amount: amount(d.amount_subunits), minutes_waiting: Math.floor(age / 60_000), recorded: true },
       explanation: `A confirmed payment of ${amount(d.amount_subunits)} (transaction ${d.tx_hash}) was recorded ${Math.floor(age / 60_000)} minutes ago but has not been credited to the session yet.`,
-      next_step: 'It is retried automatically. If it is still not credited in a few minutes, contact support with the session id and the transaction hash.',
+      next_step:
+        'It is retried automatically. If it is still not credited in a few minutes, contact support with the session id and the transaction hash.',
     });
   }
 
@@ -152,17 +189,21 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
     const behind = l.behindBlocks !== null && l.behindBlocks > (input.listenerBehindBlocks ?? 20);
     if (!l.leaseHeld || stale || behind) {
       findings.push({
-        code: 'listener_lag', severity: 'action',
+        code: 'listener_lag',
+        severity: 'action',
         details: { listener_running: l.leaseHeld, blocks_behind: l.behindBlocks, last_progress_at: l.lastProgressAt },
         explanation: !l.leaseHeld
           ? `No node is watching ${s.chain} ${s.network} for payments right now, so payments to this session are not being detected.`
           : `Payment detection on ${s.chain} ${s.network} is running behind${behind ? ` by ${l.behindBlocks} blocks` : ''}; payments are detected late.`,
-        next_step: 'This is on the service side, not yours: payments are not lost and are credited once detection catches up. Tell the service operator if it lasts.',
+        next_step:
+          'This is on the service side, not yours: payments are not lost and are credited once detection catches up. Tell the service operator if it lasts.',
       });
     }
   } else if (open && !l.configured) {
     findings.push({
-      code: 'listener_lag', severity: 'action', details: { listener_running: false, blocks_behind: null, last_progress_at: null },
+      code: 'listener_lag',
+      severity: 'action',
+      details: { listener_running: false, blocks_behind: null, last_progress_at: null },
       explanation: `This service has no connection to ${s.chain} ${s.network} configured, so payments to this session cannot be detected.`,
       next_step: 'Tell the service operator; sandbox sessions can still be completed with simulate.',
     });
@@ -172,7 +213,8 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
   const counted = s.deposits.filter((d) => d.counted && !d.reverted);
   if (received > 0n && received < expected) {
     findings.push({
-      code: 'underpaid', severity: open ? 'action' : 'warning',
+      code: 'underpaid',
+      severity: open ? 'action' : 'warning',
       details: { expected: amount(expected), received: amount(received), missing: amount(expected - received), payments: counted.length },
       explanation: `The session received ${amount(received)} of the expected ${amount(expected)}; ${amount(expected - received)} is missing.`,
       next_step: open
@@ -182,7 +224,8 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
   }
   if (received > expected) {
     findings.push({
-      code: 'overpaid', severity: 'warning',
+      code: 'overpaid',
+      severity: 'warning',
       details: { expected: amount(expected), received: amount(received), excess: amount(received - expected), payments: counted.length },
       explanation: `The session received ${amount(received)}, which is ${amount(received - expected)} more than the expected ${amount(expected)}. The excess is kept and shown on the session.`,
       next_step: `Refund ${amount(received - expected)} to the buyer if that is your policy.`,
@@ -191,22 +234,30 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
 
   // 5. payments that cannot count
   const wrongToken = [
-    ...s.deposits.filter((d) => !d.counted && !d.simulated && d.token !== s.token).map((d) => ({ tx: d.tx_hash, token: d.token, amt: d.amount_subunits })),
-    ...input.recorded.filter((d) => d.status === 'orphan' && d.orphan_reason === 'wrong_token').map((d) => ({ tx: d.tx_hash, token: d.token ?? 'an unsupported token', amt: d.amount_subunits })),
+    ...s.deposits
+      .filter((d) => !d.counted && !d.simulated && d.token !== s.token)
+      .map((d) => ({ tx: d.tx_hash, token: d.token, amt: d.amount_subunits })),
+    ...input.recorded
+      .filter((d) => d.status === 'orphan' && d.orphan_reason === 'wrong_token')
+      .map((d) => ({ tx: d.tx_hash, token: d.token ?? 'an unsupported token', amt: d.amount_subunits })),
   ];
   const seenTx = new Set<string>();
   for (const w of wrongToken) {
     if (w.tx && seenTx.has(w.tx)) continue;
     if (w.tx) seenTx.add(w.tx);
     findings.push({
-      code: 'wrong_token', severity: 'action', details: { tx_hash: w.tx, token: w.token, expected_token: s.token },
+      code: 'wrong_token',
+      severity: 'action',
+      details: { tx_hash: w.tx, token: w.token, expected_token: s.token },
       explanation: `A payment in ${w.token} (transaction ${w.tx}) arrived at this session's address, but the session expects ${rail}. It does not count towards the session.`,
       next_step: `Ask the buyer to pay in ${s.token}. Contact support about returning the ${w.token} payment.`,
     });
   }
   for (const d of input.recorded.filter((x) => x.status === 'orphan' && x.orphan_reason === 'wrong_network')) {
     findings.push({
-      code: 'wrong_network', severity: 'action', details: { tx_hash: d.tx_hash, network: d.network, expected_network: s.network },
+      code: 'wrong_network',
+      severity: 'action',
+      details: { tx_hash: d.tx_hash, network: d.network, expected_network: s.network },
       explanation: `A payment (transaction ${d.tx_hash}) was sent to this session's address on ${s.chain} ${d.network}, but the session is on ${s.chain} ${s.network}. It does not count towards the session.`,
       next_step: `Ask the buyer to pay on ${s.network}. Contact support about the payment on ${d.network}.`,
     });
@@ -217,16 +268,20 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
   if (late.length > 0) {
     const sum = late.reduce((acc, d) => acc + BigInt(d.amount_subunits), 0n);
     findings.push({
-      code: 'paid_after_expiry', severity: 'action', details: { late_payments: late.length, amount: amount(sum), expired_at: s.expires_at },
+      code: 'paid_after_expiry',
+      severity: 'action',
+      details: { late_payments: late.length, amount: amount(sum), expired_at: s.expires_at },
       explanation: `${late.length === 1 ? 'A payment' : `${late.length} payments`} of ${amount(sum)} arrived after the session expired at ${s.expires_at}. It is recorded on the session but the session stays expired.`,
       next_step: 'Fulfil the order manually if you accept late payments, or refund the buyer.',
     });
   }
   if (s.status === 'expired' && received === 0n && late.length === 0) {
     findings.push({
-      code: 'expired_unpaid', severity: 'info', details: { expired_at: s.expires_at, expected: amount(expected) },
+      code: 'expired_unpaid',
+      severity: 'info',
+      details: { expired_at: s.expires_at, expected: amount(expected) },
       explanation: `The session expired at ${s.expires_at} without any payment to its address.`,
-      next_step: 'Create a new session if the buyer still wants to pay; never reuse the expired session\'s address.',
+      next_step: "Create a new session if the buyer still wants to pay; never reuse the expired session's address.",
     });
   }
 
@@ -237,10 +292,19 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
     if (w.status === 'delivered' || w.status === 'skipped' || !last || failedAttempts.length === 0) continue;
     if (last.status !== null && last.status >= 200 && last.status < 300) continue;
     findings.push({
-      code: 'webhook_failing', severity: 'action',
-      details: { event_type: w.event_type, failed_attempts: failedAttempts.length, last_http_status: last.status, last_error: last.error, gave_up: w.status === 'failed', next_attempt_at: w.status === 'failed' ? null : w.next_attempt_at },
+      code: 'webhook_failing',
+      severity: 'action',
+      details: {
+        event_type: w.event_type,
+        failed_attempts: failedAttempts.length,
+        last_http_status: last.status,
+        last_error: last.error,
+        gave_up: w.status === 'failed',
+        next_attempt_at: w.status === 'failed' ? null : w.next_attempt_at,
+      },
       explanation: `The ${w.event_type} webhook could not be delivered to your webhook URL: ${failedAttempts.length} attempt${failedAttempts.length === 1 ? '' : 's'} failed, the last with ${last.status !== null ? `HTTP ${last.status}` : last.error}.${w.status === 'failed' ? ' The retry schedule is over.' : ''}`,
-      next_step: 'Fix your endpoint (it must answer 2xx quickly, over https, without redirects), then redeliver with POST /v1/payment_sessions/{session_id}/webhook/retry.',
+      next_step:
+        'Fix your endpoint (it must answer 2xx quickly, over https, without redirects), then redeliver with POST /v1/payment_sessions/{session_id}/webhook/retry.',
     });
   }
   return findings;

@@ -37,7 +37,11 @@ export interface PayoutBody {
   metadata?: Record<string, unknown>;
 }
 
-export interface PayoutMerchant { id: string; sandbox: boolean; kyc_status?: string }
+export interface PayoutMerchant {
+  id: string;
+  sandbox: boolean;
+  kyc_status?: string;
+}
 
 export interface AcceptDeps {
   store: Store;
@@ -52,7 +56,13 @@ export interface AcceptDeps {
 export const INSUFFICIENT = 'insufficient available balance';
 const DAY_MS = 86_400_000;
 const VOLUME = 'payout_volume';
-interface VolumeDoc extends Doc { merchant_id: string; rail: string; day: string; sum_subunits: string; expires_at: string }
+interface VolumeDoc extends Doc {
+  merchant_id: string;
+  rail: string;
+  day: string;
+  sum_subunits: string;
+  expires_at: string;
+}
 
 /**
  * The merchant's own network only (lib/core/environment.ts: sandbox testnet, live mainnet), and mainnet
@@ -76,10 +86,13 @@ function payoutAmount(body: PayoutBody, rail: Rail): bigint {
     throw badRequest('send exactly one of amount (token units) and amount_subunits (smallest units, a digit string)');
   }
   if (body.amount !== undefined) return parseAmount(Number(body.amount), rail);
-  if (!/^(0|[1-9]\d{0,77})$/.test(body.amount_subunits!)) throw badRequest('amount_subunits must be a digit string of smallest units without leading zeros');
+  if (!/^(0|[1-9]\d{0,77})$/.test(body.amount_subunits!))
+    throw badRequest('amount_subunits must be a digit string of smallest units without leading zeros');
   const units = BigInt(body.amount_subunits!);
   if (units < toSubunits(rail.min_amount, rail.decimals)) {
-    throw badRequest(`amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; pay out at least ${rail.min_amount}`);
+    throw badRequest(
+      `amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; pay out at least ${rail.min_amount}`,
+    );
   }
   return units;
 }
@@ -91,11 +104,19 @@ export interface Accepted {
 }
 
 /** What passed every check and is about to be written. */
-export interface CheckedPayout { wallet: WalletDoc; rail: Rail; amount: bigint; destination: string; metadata: Record<string, unknown> | null }
+export interface CheckedPayout {
+  wallet: WalletDoc;
+  rail: Rail;
+  amount: bigint;
+  destination: string;
+  metadata: Record<string, unknown> | null;
+}
 
 export async function checkPayout(deps: AcceptDeps, m: PayoutMerchant, body: PayoutBody): Promise<CheckedPayout> {
   const wallet = await deps.wallets.own(m.id, body.wallet_id);
-  checkMainnet(m, wallet.network, 'payouts', () => deps.signal('mainnet_kyc_required', { chain: wallet.chain, network: wallet.network, token: body.token }));
+  checkMainnet(m, wallet.network, 'payouts', () =>
+    deps.signal('mainnet_kyc_required', { chain: wallet.chain, network: wallet.network, token: body.token }),
+  );
   const rail = findRail(deps.rails, wallet.chain, wallet.network, body.token);
   if (!rail) {
     const tokens = deps.rails.filter((r) => r.chain === wallet.chain && r.network === wallet.network).map((r) => r.token);
@@ -110,7 +131,9 @@ export async function checkPayout(deps: AcceptDeps, m: PayoutMerchant, body: Pay
   }
   if (deps.limits.payoutAmountLimit !== null && amount > floorSubunits(deps.limits.payoutAmountLimit, rail.decimals)) {
     deps.signal('amount_limit_exceeded', rail);
-    throw badRequest(`amount exceeds the per-payout limit of ${deps.limits.payoutAmountLimit} ${rail.token}; lower the amount or split the payout`);
+    throw badRequest(
+      `amount exceeds the per-payout limit of ${deps.limits.payoutAmountLimit} ${rail.token}; lower the amount or split the payout`,
+    );
   }
   return { wallet, rail, amount, destination: dest.address, metadata };
 }
@@ -126,10 +149,16 @@ async function volumeOp(deps: AcceptDeps, m: PayoutMerchant, rail: Rail, amount:
   if (used + amount > limit) {
     deps.signal('daily_volume_limit_exceeded', rail);
     const left = limit > used ? limit - used : 0n;
-    throw badRequest(`daily payout limit of ${deps.limits.dailyPayoutLimit} ${rail.token} on ${rail.chain} ${rail.network} reached: ${toApiNumber(left, rail.decimals)} ${rail.token} left today (UTC); lower the amount or try again tomorrow`);
+    throw badRequest(
+      `daily payout limit of ${deps.limits.dailyPayoutLimit} ${rail.token} on ${rail.chain} ${rail.network} reached: ${toApiNumber(left, rail.decimals)} ${rail.token} left today (UTC); lower the amount or try again tomorrow`,
+    );
   }
   const next: VolumeDoc = {
-    id, merchant_id: m.id, rail: railKey(rail), day, sum_subunits: (used + amount).toString(),
+    id,
+    merchant_id: m.id,
+    rail: railKey(rail),
+    day,
+    sum_subunits: (used + amount).toString(),
     expires_at: new Date(Date.parse(`${day}T00:00:00.000Z`) + 2 * DAY_MS).toISOString(),
   };
   return doc ? { op: 'cas', coll: VOLUME, doc: next, expected: doc.version! } : { op: 'insert', coll: VOLUME, doc: next };
@@ -141,56 +170,85 @@ async function volumeOp(deps: AcceptDeps, m: PayoutMerchant, rail: Rail, amount:
  * replay check) and may answer instead.
  */
 export async function acceptPayout(
-  deps: AcceptDeps, m: PayoutMerchant, c: CheckedPayout,
+  deps: AcceptDeps,
+  m: PayoutMerchant,
+  c: CheckedPayout,
   opts: { extra?: (p: PayoutDoc) => WriteOp[]; before?: () => Promise<Accepted | undefined> } = {},
 ): Promise<Accepted> {
   const { wallet, rail, amount, destination } = c;
   const asset = railKey(rail);
   const target = await deps.wallets.byAddress(wallet.chain, wallet.network, destination);
-  if (target?.id === wallet.id) throw badRequest('destination is the wallet\'s own address; choose another destination');
-  return retryOnConflict(async () => {
-    const earlier = await opts.before?.();
-    if (earlier) return earlier;
-    const now = deps.now();
-    const at = now.toISOString();
-    const id = newId('po');
-    const b = new LedgerBatch(deps.store, now);
-    const bal = await balance(deps.store, wallet.id, asset);
-    const onChain = bal.available - bal.simulated_available;
-    // one source per payout: on-chain money first, then (sandbox only) simulated money
-    const simulated = onChain < amount && m.sandbox && bal.simulated_available >= amount;
-    const execution: PayoutExecution = target ? 'ledger' : simulated ? 'simulated' : 'chain';
-    try {
-      await addPayout(b, { payoutId: id, walletId: wallet.id, asset, amount, simulated, toWalletId: target?.id });
-    } catch (e) {
-      if (isLedgerError(e, 'insufficient_funds')) {
-        throw new ServiceError(409, `${INSUFFICIENT}: ${toApiNumber(bal.available < 0n ? 0n : bal.available, rail.decimals)} ${rail.token} available in wallet ${wallet.id}${bal.pending > 0n ? ` (${toApiNumber(bal.pending, rail.decimals)} more pending)` : ''}`, 'INSUFFICIENT_FUNDS');
+  if (target?.id === wallet.id) throw badRequest("destination is the wallet's own address; choose another destination");
+  return retryOnConflict(
+    async () => {
+      const earlier = await opts.before?.();
+      if (earlier) return earlier;
+      const now = deps.now();
+      const at = now.toISOString();
+      const id = newId('po');
+      const b = new LedgerBatch(deps.store, now);
+      const bal = await balance(deps.store, wallet.id, asset);
+      const onChain = bal.available - bal.simulated_available;
+      // one source per payout: on-chain money first, then (sandbox only) simulated money
+      const simulated = onChain < amount && m.sandbox && bal.simulated_available >= amount;
+      const execution: PayoutExecution = target ? 'ledger' : simulated ? 'simulated' : 'chain';
+      try {
+        await addPayout(b, { payoutId: id, walletId: wallet.id, asset, amount, simulated, toWalletId: target?.id });
+      } catch (e) {
+        if (isLedgerError(e, 'insufficient_funds')) {
+          throw new ServiceError(
+            409,
+            `${INSUFFICIENT}: ${toApiNumber(bal.available < 0n ? 0n : bal.available, rail.decimals)} ${rail.token} available in wallet ${wallet.id}${bal.pending > 0n ? ` (${toApiNumber(bal.pending, rail.decimals)} more pending)` : ''}`,
+            'INSUFFICIENT_FUNDS',
+          );
+        }
+        throw e;
       }
-      throw e;
-    }
-    const done = execution !== 'chain';
-    const payout: PayoutDoc = {
-      id, merchant_id: m.id, wallet_id: wallet.id, chain: wallet.chain, network: wallet.network, token: rail.token, asset,
-      amount_subunits: amount.toString(), destination, destination_wallet_id: target?.id ?? null,
-      status: done ? 'completed' : 'pending', execution, simulated,
-      tx_hash: null, fee_subunits: done ? '0' : null, failure_reason: null, metadata: c.metadata,
-      next_attempt_at: done ? null : at, created_at: at, updated_at: at, completed_at: done ? at : null,
-    };
-    const ops: WriteOp[] = [{ op: 'insert', coll: PAYOUTS, doc: payout }, ...b.ops(), payoutAuditOp('created', payout, now)];
-    // real money moved inside the ledger: its tokens follow on chain (lib/payouts/custody.ts)
-    if (target && !simulated) ops.push(custodyMoveOp(id, wallet, target, rail.token, asset, amount, at));
-    const vol = await volumeOp(deps, m, rail, amount, now);
-    if (vol) ops.push(vol);
-    const events: string[] = [];
-    if (done) {
-      const ev = payoutEventOp(payout, toApiNumber(amount, rail.decimals), now);
-      events.push((ev as { doc: Doc }).doc.id);
-      ops.push(ev, payoutAuditOp('completed', payout, now));
-    }
-    ops.push(...(opts.extra?.(payout) ?? []));
-    await deps.store.write(ops);
-    return { payout, events };
-  }, { attempts: 60, retryOn: (e) => isConflict(e) || isDuplicate(e), exhausted: () => conflict('too many concurrent payouts on this wallet; retry the request') });
+      const done = execution !== 'chain';
+      const payout: PayoutDoc = {
+        id,
+        merchant_id: m.id,
+        wallet_id: wallet.id,
+        chain: wallet.chain,
+        network: wallet.network,
+        token: rail.token,
+        asset,
+        amount_subunits: amount.toString(),
+        destination,
+        destination_wallet_id: target?.id ?? null,
+        status: done ? 'completed' : 'pending',
+        execution,
+        simulated,
+        tx_hash: null,
+        fee_subunits: done ? '0' : null,
+        failure_reason: null,
+        metadata: c.metadata,
+        next_attempt_at: done ? null : at,
+        created_at: at,
+        updated_at: at,
+        completed_at: done ? at : null,
+      };
+      const ops: WriteOp[] = [{ op: 'insert', coll: PAYOUTS, doc: payout }, ...b.ops(), payoutAuditOp('created', payout, now)];
+      // real money moved inside the ledger: its tokens follow on chain (lib/payouts/custody.ts)
+      if (target && !simulated) ops.push(custodyMoveOp(id, wallet, target, rail.token, asset, amount, at));
+      const vol = await volumeOp(deps, m, rail, amount, now);
+      if (vol) ops.push(vol);
+      const events: string[] = [];
+      if (done) {
+        const ev = payoutEventOp(payout, toApiNumber(amount, rail.decimals), now);
+        events.push((ev as { doc: Doc }).doc.id);
+        ops.push(ev, payoutAuditOp('completed', payout, now));
+      }
+      ops.push(...(opts.extra?.(payout) ?? []));
+      await deps.store.write(ops);
+      return { payout, events };
+    },
+    {
+      attempts: 60,
+      retryOn: (e) => isConflict(e) || isDuplicate(e),
+      exhausted: () => conflict('too many concurrent payouts on this wallet; retry the request'),
+    },
+  );
 }
 
 /** The Payout as the API shows it. */

@@ -49,7 +49,13 @@ export interface CustodyMoveDoc extends Doc {
   completed_at: string | null;
 }
 
-interface WalletRef { id: string; address: string; derivation_index: number; chain: string; network: string }
+interface WalletRef {
+  id: string;
+  address: string;
+  derivation_index: number;
+  chain: string;
+  network: string;
+}
 
 /** the ledger refs of the move's fee transfers (so they show under the payout or spend that caused it) */
 export function custodyRefs(m: CustodyMoveDoc): { payout_id?: string; spend_attempt_id?: string } {
@@ -57,13 +63,43 @@ export function custodyRefs(m: CustodyMoveDoc): { payout_id?: string; spend_atte
 }
 
 /** the insert that queues the move, for the internal transfer's own write; `cause` a payout id or a spend attempt id */
-export function custodyMoveOp(cause: string, from: WalletRef, to: WalletRef, token: string, asset: string, amount: bigint, at: string, kind: 'payout' | 'spend' = 'payout'): WriteOp {
+export function custodyMoveOp(
+  cause: string,
+  from: WalletRef,
+  to: WalletRef,
+  token: string,
+  asset: string,
+  amount: bigint,
+  at: string,
+  kind: 'payout' | 'spend' = 'payout',
+): WriteOp {
   const doc: CustodyMoveDoc = {
-    id: `custody:${cause}`, payout_id: kind === 'payout' ? cause : null, ...(kind === 'spend' ? { spend_attempt_id: cause } : {}), chain: from.chain as CustodyMoveDoc['chain'], network: from.network as CustodyMoveDoc['network'],
-    token, asset, from_wallet_id: from.id, from_index: from.derivation_index, from_address: from.address,
-    to_wallet_id: to.id, to_address: to.address, amount_subunits: amount.toString(), status: 'waiting', waiting_reason: null,
-    attempt: 0, topup_tx: null, move_tx: null, gas_limit: null, gas_price: null, fee_subunits: null, tx_hash: null,
-    next_check_at: at, created_at: at, updated_at: at, completed_at: null,
+    id: `custody:${cause}`,
+    payout_id: kind === 'payout' ? cause : null,
+    ...(kind === 'spend' ? { spend_attempt_id: cause } : {}),
+    chain: from.chain as CustodyMoveDoc['chain'],
+    network: from.network as CustodyMoveDoc['network'],
+    token,
+    asset,
+    from_wallet_id: from.id,
+    from_index: from.derivation_index,
+    from_address: from.address,
+    to_wallet_id: to.id,
+    to_address: to.address,
+    amount_subunits: amount.toString(),
+    status: 'waiting',
+    waiting_reason: null,
+    attempt: 0,
+    topup_tx: null,
+    move_tx: null,
+    gas_limit: null,
+    gas_price: null,
+    fee_subunits: null,
+    tx_hash: null,
+    next_check_at: at,
+    created_at: at,
+    updated_at: at,
+    completed_at: null,
   };
   return { op: 'insert', coll: CUSTODY_MOVES, doc };
 }

@@ -76,17 +76,39 @@ export interface PayoutEventBody {
  * The outbox row of a payout event: same collection, signature and retries as session events. Add it to
  * the write that moves the payout to `completed` or `failed`.
  */
-export function payoutEventOp(p: Pick<PayoutDoc, 'id' | 'merchant_id' | 'status' | 'token' | 'chain' | 'network' | 'tx_hash'>, amount: number, now: Date): WriteOp {
+export function payoutEventOp(
+  p: Pick<PayoutDoc, 'id' | 'merchant_id' | 'status' | 'token' | 'chain' | 'network' | 'tx_hash'>,
+  amount: number,
+  now: Date,
+): WriteOp {
   const event_type: PayoutEventType = p.status === 'completed' ? 'payout.completed' : 'payout.failed';
-  if (p.status !== 'completed' && p.status !== 'failed') throw new Error(`payout ${p.id} is ${p.status}: only completed or failed payouts have events`);
+  if (p.status !== 'completed' && p.status !== 'failed')
+    throw new Error(`payout ${p.id} is ${p.status}: only completed or failed payouts have events`);
   const body: PayoutEventBody = {
-    event_type, payout_id: p.id, status: p.status, amount, currency: p.token, chain: p.chain, network: p.network,
-    timestamp: String(Math.floor(now.getTime() / 1000)), tx_hash: p.tx_hash,
+    event_type,
+    payout_id: p.id,
+    status: p.status,
+    amount,
+    currency: p.token,
+    chain: p.chain,
+    network: p.network,
+    timestamp: String(Math.floor(now.getTime() / 1000)),
+    tx_hash: p.tx_hash,
   };
   return {
-    op: 'insert', coll: 'webhook_events', doc: {
-      id: newId('evt'), merchant_id: p.merchant_id, payout_id: p.id, event_type, body,
-      status: 'pending', attempts: [], next_attempt_at: now.toISOString(), created_at: now.toISOString(), delivered_at: null,
+    op: 'insert',
+    coll: 'webhook_events',
+    doc: {
+      id: newId('evt'),
+      merchant_id: p.merchant_id,
+      payout_id: p.id,
+      event_type,
+      body,
+      status: 'pending',
+      attempts: [],
+      next_attempt_at: now.toISOString(),
+      created_at: now.toISOString(),
+      delivered_at: null,
     },
   };
 }

@@ -11,15 +11,26 @@ import { sourcesFor, type ChainlinkFeed, type RateSourceName, type RatesConfig }
 import { chainlinkRate, httpRate, SourceRefusal, type SourceValue } from './sources.ts';
 import type { SpotRate } from './types.ts';
 
-export interface RateView extends SpotRate { stale: boolean }
+export interface RateView extends SpotRate {
+  stale: boolean;
+}
 
-interface CacheDoc extends Doc { base: string; quote: string; rate: string; source: string; as_of: string; fetched_at: string }
+interface CacheDoc extends Doc {
+  base: string;
+  quote: string;
+  rate: string;
+  source: string;
+  as_of: string;
+  fetched_at: string;
+}
 
 export class RateUnavailableError extends Error {
   readonly base: string;
   readonly quote: string;
   constructor(base: string, quote: string, reasons: string[]) {
-    super(`no rate for ${base}/${quote} is available from a fresh-enough source${reasons.length ? ` (${reasons.join('; ')})` : ' (no source is configured for this pair)'}`);
+    super(
+      `no rate for ${base}/${quote} is available from a fresh-enough source${reasons.length ? ` (${reasons.join('; ')})` : ' (no source is configured for this pair)'}`,
+    );
     this.base = base;
     this.quote = quote;
   }
@@ -63,7 +74,12 @@ export class RatesEngine {
   private now: () => Date;
   private fetchers: RateFetchers;
 
-  constructor(store: Store, config: Pick<Config, 'rates' | 'chains'>, now: () => Date = () => new Date(), fetchers: RateFetchers = DEFAULT_FETCHERS) {
+  constructor(
+    store: Store,
+    config: Pick<Config, 'rates' | 'chains'>,
+    now: () => Date = () => new Date(),
+    fetchers: RateFetchers = DEFAULT_FETCHERS,
+  ) {
     this.store = store;
     this.config = config;
     this.now = now;
@@ -87,7 +103,11 @@ export class RatesEngine {
     const key = pairKey(base, quote);
     const now = this.now();
     const cached = await this.store.get<CacheDoc>(COLL, key);
-    if (cached && now.getTime() - Date.parse(cached.fetched_at) < c.cacheTtlMs && now.getTime() - Date.parse(cached.as_of) <= c.refuseAgeMs) {
+    if (
+      cached &&
+      now.getTime() - Date.parse(cached.fetched_at) < c.cacheTtlMs &&
+      now.getTime() - Date.parse(cached.as_of) <= c.refuseAgeMs
+    ) {
       return view(c, { base, quote, rate: cached.rate, source: cached.source, as_of: cached.as_of }, now);
     }
     const reasons: string[] = [];
@@ -116,7 +136,15 @@ export class RatesEngine {
       if (!best || Date.parse(r.as_of) > Date.parse(best.as_of)) best = r;
     }
     if (best) {
-      const doc: CacheDoc = { id: key, base, quote, rate: best.rate, source: best.source, as_of: best.as_of, fetched_at: now.toISOString() };
+      const doc: CacheDoc = {
+        id: key,
+        base,
+        quote,
+        rate: best.rate,
+        source: best.source,
+        as_of: best.as_of,
+        fetched_at: now.toISOString(),
+      };
       await this.store.write([{ op: 'upsert', coll: COLL, doc }]);
       return view(c, best, now);
     }

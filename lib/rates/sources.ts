@@ -12,7 +12,10 @@ import { decimalText, fromSubunits } from '../core/money.ts';
 import { ethProvider } from '../chains/clients.ts';
 import type { ChainlinkFeed } from '../../config/rates.ts';
 
-export interface SourceValue { rate: string; as_of: Date }
+export interface SourceValue {
+  rate: string;
+  as_of: Date;
+}
 
 export class SourceRefusal extends Error {}
 
@@ -48,15 +51,17 @@ export async function chainlinkRate(rpcUrl: string, feed: ChainlinkFeed, now: Da
   if (updatedAt === 0n) throw new SourceRefusal('the latest round is not complete');
   const asOf = new Date(Number(updatedAt) * 1000);
   // a round dated ahead of us is a broken feed (or a broken clock): never served as the freshest value
-  if (asOf.getTime() - now.getTime() > FUTURE_SKEW_MS) throw new SourceRefusal(`the latest round is dated ${asOf.toISOString()}, in the future`);
+  if (asOf.getTime() - now.getTime() > FUTURE_SKEW_MS)
+    throw new SourceRefusal(`the latest round is dated ${asOf.toISOString()}, in the future`);
   const limit = feed.maxAgeS !== null ? feed.maxAgeS * 1000 : maxAgeMs;
-  if (now.getTime() - asOf.getTime() > limit) throw new SourceRefusal(`the latest round is from ${asOf.toISOString()}, older than ${limit / 1000} s`);
+  if (now.getTime() - asOf.getTime() > limit)
+    throw new SourceRefusal(`the latest round is from ${asOf.toISOString()}, older than ${limit / 1000} s`);
   return { rate: fromSubunits(answer, Number(decimals)), as_of: asOf > now ? now : asOf };
 }
 
 /** JSON.parse keeping every number as its source text (Node 22+: the reviver's context.source). */
 function parseExact(text: string): unknown {
-  return JSON.parse(text, (_k, v, ctx?: { source?: string }) => (typeof v === 'number' ? ctx?.source ?? String(v) : v));
+  return JSON.parse(text, (_k, v, ctx?: { source?: string }) => (typeof v === 'number' ? (ctx?.source ?? String(v)) : v));
 }
 
 export async function httpRate(baseUrl: string, id: string, quote: string, apiKey: string, now: Date): Promise<SourceValue> {

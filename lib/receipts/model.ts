@@ -64,11 +64,7 @@ export function fiatValue(subunits: string, decimals: number, rate: string, plac
 }
 
 /** The receipt of a session that has received money; NoReceiptError otherwise. */
-export function receiptData(
-  s: PaymentSessionState,
-  merchantName: string,
-  rpcUrl = '',
-): ReceiptData {
+export function receiptData(s: PaymentSessionState, merchantName: string, rpcUrl = ''): ReceiptData {
   const counted = s.deposits.filter((d) => d.counted && !d.reverted);
   if (BigInt(s.received_subunits) <= 0n || counted.length === 0) {
     throw new NoReceiptError(`session ${s.id} has received no payment yet (status ${s.status}); a receipt exists once money has arrived`);
@@ -108,9 +104,14 @@ export function receiptData(
       simulated: d.simulated,
     })),
     qr_url: explorerUrl(target, paying?.tx_hash ?? null),
-    fiat: rate ? {
-      quote: rate.quote, rate: rate.rate, source: rate.source, as_of: utc(rate.as_of),
-      value: fiatValue(s.received_subunits, s.decimals, rate.rate),
-    } : null,
+    fiat: rate
+      ? {
+          quote: rate.quote,
+          rate: rate.rate,
+          source: rate.source,
+          as_of: utc(rate.as_of),
+          value: fiatValue(s.received_subunits, s.decimals, rate.rate),
+        }
+      : null,
   };
 }

@@ -34,5 +34,8 @@ export const etagOf = (pdf: Buffer) => `"${createHash('sha256').update(pdf).dige
 /** If-None-Match matches when it lists the ETag (weak or strong form) or is `*`. */
 export function notModified(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
-  return ifNoneMatch.split(',').map((t) => t.trim().replace(/^W\//, '')).some((t) => t === etag || t === '*');
+  return ifNoneMatch
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .some((t) => t === etag || t === '*');
 }

@@ -29,7 +29,11 @@ function drawQr(doc: PDFKit.PDFDocument, text: string, x: number, y: number, siz
 function fitLine(doc: PDFKit.PDFDocument, text: string, maxSize: number, width: number, color = '#000000'): number {
   doc.font('Courier').fontSize(maxSize);
   const size = Math.min(maxSize, Math.floor((maxSize * width * 100) / doc.widthOfString(text)) / 100);
-  doc.fontSize(size).fillColor(color).text(text, MARGIN, doc.y, { width: width + 1 }).fillColor('#000000');
+  doc
+    .fontSize(size)
+    .fillColor(color)
+    .text(text, MARGIN, doc.y, { width: width + 1 })
+    .fillColor('#000000');
   return size;
 }
 
@@ -88,7 +92,10 @@ export function renderReceipt(r: ReceiptData): Promise<Buffer> {
   r.deposits.forEach((d, i) => {
     doc.moveDown(0.5);
     const flags = [d.late ? 'LATE' : '', d.simulated ? 'SIMULATED' : ''].filter(Boolean).join(', ');
-    doc.font('Helvetica-Bold').fontSize(10).text(`${i + 1}. ${d.amount} ${r.token}${flags ? ` [${flags}]` : ''}`);
+    doc
+      .font('Helvetica-Bold')
+      .fontSize(10)
+      .text(`${i + 1}. ${d.amount} ${r.token}${flags ? ` [${flags}]` : ''}`);
     doc.font('Helvetica').fontSize(9).text(`Detected ${d.detected_at}, credited ${d.credited_at}`);
     if (d.tx_hash) {
       fitLine(doc, `Tx ${d.tx_hash}`, 8, width);
@@ -101,7 +108,10 @@ export function renderReceipt(r: ReceiptData): Promise<Buffer> {
   });
 
   doc.moveDown();
-  doc.font('Helvetica').fontSize(8).fillColor('#5b6478')
+  doc
+    .font('Helvetica')
+    .fontSize(8)
+    .fillColor('#5b6478')
     .text(`The QR code links to ${r.qr_url}`, MARGIN, undefined, { width })
     .text('Amounts are exact in token units. Times are UTC.', { width });
   doc.end();

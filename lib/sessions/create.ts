@@ -11,7 +11,16 @@ import { Idempotency, type IdempotencyRequest } from '../core/idempotency.ts';
 import type { Store } from '../store/port.ts';
 import type { AddressChain } from '../addresses.ts';
 import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from '../../actors/payment-session.ts';
-import { checkAmountLimit, checkNetworkAccess, checkoutReference, decideCreateBody, environmentOf, needsKyc, type CreateBody, type CreateRequest } from './policy.ts';
+import {
+  checkAmountLimit,
+  checkNetworkAccess,
+  checkoutReference,
+  decideCreateBody,
+  environmentOf,
+  needsKyc,
+  type CreateBody,
+  type CreateRequest,
+} from './policy.ts';
 import { DailyVolume } from './volume.ts';
 import { newSessionState, type AddressSource, type SessionOwner } from './new-session.ts';
 
@@ -19,7 +28,14 @@ import { newSessionState, type AddressSource, type SessionOwner } from './new-se
 export interface SessionCalls {
   send(id: string, msg: SessionMsg): Promise<SessionReply>;
   /** the catalog answers a 4xx when the session does not match the reference (merchant, amount, rail, expiry) */
-  checkReference(args: { merchant_id: string; checkout_reference_id: string; amount_subunits: string; chain: string; network: string; token: string }): Promise<unknown>;
+  checkReference(args: {
+    merchant_id: string;
+    checkout_reference_id: string;
+    amount_subunits: string;
+    chain: string;
+    network: string;
+    token: string;
+  }): Promise<unknown>;
   log: { warn(...args: unknown[]): void };
 }
 
@@ -65,14 +81,19 @@ export class Sessions {
   private async decide(calls: SessionCalls, merchant: { merchant_id: string; sandbox: boolean }, body: CreateBody): Promise<CreateRequest> {
     const req = decideCreateBody(body, this.o.config.rails);
     const kyc = needsKyc(req.rail, merchant.sandbox)
-      ? (await this.o.store.get<{ id: string; kyc_status?: string }>('merchants', merchant.merchant_id))?.kyc_status : undefined;
+      ? (await this.o.store.get<{ id: string; kyc_status?: string }>('merchants', merchant.merchant_id))?.kyc_status
+      : undefined;
     checkNetworkAccess(req.rail, merchant.sandbox, kyc);
     checkAmountLimit(req.expected, req.rail, this.o.config.sessionAmountLimit);
     const ref = checkoutReference(req.metadata);
     if (ref !== undefined) {
       await calls.checkReference({
-        merchant_id: merchant.merchant_id, checkout_reference_id: ref, amount_subunits: req.expected.toString(),
-        chain: req.rail.chain, network: req.rail.network, token: req.rail.token,
+        merchant_id: merchant.merchant_id,
+        checkout_reference_id: ref,
+        amount_subunits: req.expected.toString(),
+        chain: req.rail.chain,
+        network: req.rail.network,
+        token: req.rail.token,
       });
     }
     return req;
@@ -82,9 +103,16 @@ export class Sessions {
    * POST /v1/payment_sessions for a merchant, with an optional (already checked) Idempotency-Key: the same
    * key and body answer with the session the first request created, as it is now.
    */
-  async create(calls: SessionCalls, merchant: { merchant_id: string; sandbox: boolean }, body: CreateBody, key: string | undefined): Promise<PaymentSessionState> {
+  async create(
+    calls: SessionCalls,
+    merchant: { merchant_id: string; sandbox: boolean },
+    body: CreateBody,
+    key: string | undefined,
+  ): Promise<PaymentSessionState> {
     const { idempotency, load } = this;
-    const idem: IdempotencyRequest | null = key ? { scope: `sessions.create:${merchant.merchant_id}`, key, payload: body, now: this.o.now() } : null;
+    const idem: IdempotencyRequest | null = key
+      ? { scope: `sessions.create:${merchant.merchant_id}`, key, payload: body, now: this.o.now() }
+      : null;
     // a reservation whose node died before writing its session: this request creates it, same id
     const resume = async (id: string) => this.build(calls, merchant, await this.decide(calls, merchant, body), id, idem);
     if (idem) {
@@ -102,13 +130,24 @@ export class Sessions {
   }
 
   /** Creates the session `sessionId` (the key, when there is one, is already reserved for it). */
-  private async build(calls: SessionCalls, merchant: { merchant_id: string; sandbox: boolean }, req: CreateRequest, sessionId: string, idem: IdempotencyRequest | null): Promise<PaymentSessionState> {
+  private async build(
+    calls: SessionCalls,
+    merchant: { merchant_id: string; sandbox: boolean },
+    req: CreateRequest,
+    sessionId: string,
+    idem: IdempotencyRequest | null,
+  ): Promise<PaymentSessionState> {
     const { idempotency, load } = this;
     let release: (() => Promise<void>) | null = null;
     try {
       const limit = this.o.config.dailyVolumeLimit;
       if (limit !== null) release = await this.volume.reserve(merchant.merchant_id, req.rail, req.expected, limit);
-      const owner = { merchant_id: merchant.merchant_id, sandbox: merchant.sandbox, demo: false, environment: environmentOf(merchant.sandbox) };
+      const owner = {
+        merchant_id: merchant.merchant_id,
+        sandbox: merchant.sandbox,
+        demo: false,
+        environment: environmentOf(merchant.sandbox),
+      };
       return await this.open(calls, owner, req, sessionId);
     } catch (e) {
       // the actor may have committed before its reply was lost: that session keeps its volume and key

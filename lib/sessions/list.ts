@@ -4,9 +4,17 @@ import { badRequest } from '../core/errors.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
 import type { PaymentSessionState } from '../../actors/payment-session.ts';
 
-export interface SessionListQuery { cursor?: string; limit?: string; status?: string }
+export interface SessionListQuery {
+  cursor?: string;
+  limit?: string;
+  status?: string;
+}
 
-export async function listSessions(store: Store, merchantId: string, query: SessionListQuery): Promise<{ rows: PaymentSessionState[]; has_more: boolean; next_cursor: string | null }> {
+export async function listSessions(
+  store: Store,
+  merchantId: string,
+  query: SessionListQuery,
+): Promise<{ rows: PaymentSessionState[]; has_more: boolean; next_cursor: string | null }> {
   const limit = parseLimit(query.limit);
   if (typeof limit === 'string') throw badRequest(limit);
   const filter: Filter = { merchant_id: merchantId };

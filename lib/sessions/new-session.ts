@@ -29,19 +29,40 @@ export interface SessionOwner {
 
 /** The `create` message's session: pending, nothing received, due to expire after expiresMs. */
 export function newSessionState(
-  owner: SessionOwner, req: CreateRequest, address: { address: string; index: number; fingerprint: string }, now: Date, id = newId('ps'),
+  owner: SessionOwner,
+  req: CreateRequest,
+  address: { address: string; index: number; fingerprint: string },
+  now: Date,
+  id = newId('ps'),
 ): PaymentSessionState {
   const at = now.toISOString();
   const rail: Rail = req.rail;
   return {
     id,
-    merchant_id: owner.merchant_id, demo: owner.demo, sandbox: owner.sandbox, environment: owner.environment,
-    method_id: 0, chain: rail.chain, network: rail.network, token: rail.token, decimals: rail.decimals,
-    expected_subunits: req.expected.toString(), received_subunits: '0',
-    address: address.address, address_index: address.index, key_fingerprint: address.fingerprint,
-    status: 'pending', metadata: req.metadata,
-    expires_at: new Date(now.getTime() + req.expiresMs).toISOString(), expiry_due_at: null,
-    completed_at: null, expired_at: null, created_at: at, updated_at: at, deposits: [], events: [],
+    merchant_id: owner.merchant_id,
+    demo: owner.demo,
+    sandbox: owner.sandbox,
+    environment: owner.environment,
+    method_id: 0,
+    chain: rail.chain,
+    network: rail.network,
+    token: rail.token,
+    decimals: rail.decimals,
+    expected_subunits: req.expected.toString(),
+    received_subunits: '0',
+    address: address.address,
+    address_index: address.index,
+    key_fingerprint: address.fingerprint,
+    status: 'pending',
+    metadata: req.metadata,
+    expires_at: new Date(now.getTime() + req.expiresMs).toISOString(),
+    expiry_due_at: null,
+    completed_at: null,
+    expired_at: null,
+    created_at: at,
+    updated_at: at,
+    deposits: [],
+    events: [],
     // public demo sessions are purged a day after they expire (housekeeping): anyone can make them
     ...(owner.demo ? { purge_at: new Date(now.getTime() + req.expiresMs + DEMO_RETENTION_MS).toISOString() } : {}),
   };

@@ -35,7 +35,13 @@ export interface CreateBody {
   payment_method?: PaymentMethodInput;
   metadata?: Record<string, unknown>;
 }
-export interface DemoBody { chain?: string; network?: string; token?: string; amount?: number; expires_in?: string }
+export interface DemoBody {
+  chain?: string;
+  network?: string;
+  token?: string;
+  amount?: number;
+  expires_in?: string;
+}
 
 /** A refusal that is also an abuse signal (counted by the facade, then sent to the client). */
 export class PolicyRefusal extends ServiceError {
@@ -54,7 +60,10 @@ const refuse = (error: ServiceError, outcome: AbuseOutcome, rail: Rail) => new P
 
 export function parseExpiresIn(value: string, maxMs: number, maxText: string): number {
   const ms = parseDuration(value);
-  if (ms === null) throw badRequest(`expires_in must be a duration such as 15m, 45m or 1h (a whole number followed by s, m, h or d), between 10s and ${maxText}`);
+  if (ms === null)
+    throw badRequest(
+      `expires_in must be a duration such as 15m, 45m or 1h (a whole number followed by s, m, h or d), between 10s and ${maxText}`,
+    );
   if (ms < EXPIRES_IN_MIN_MS || ms > maxMs) throw badRequest(`expires_in must be between 10s and ${maxText}; got ${value}`);
   return ms;
 }
@@ -67,15 +76,21 @@ export function parseAmount(amount: number | string, rail: Rail): bigint {
     checkAmountBound(units, rail.decimals);
   } catch (e) {
     if (e instanceof AmountError) {
-      throw badRequest(/decimal places/.test(e.message)
-        ? `amount has more decimal places than ${rail.token} on ${rail.chain} ${rail.network} allows (${rail.decimals}); round it to ${rail.decimals} decimals`
-        : /maximum/.test(e.message) ? e.message : 'amount must be a positive decimal number');
+      throw badRequest(
+        /decimal places/.test(e.message)
+          ? `amount has more decimal places than ${rail.token} on ${rail.chain} ${rail.network} allows (${rail.decimals}); round it to ${rail.decimals} decimals`
+          : /maximum/.test(e.message)
+            ? e.message
+            : 'amount must be a positive decimal number',
+      );
     }
     throw e;
   }
   if (units <= 0n) throw badRequest('amount must be greater than 0');
   if (units < toSubunits(rail.min_amount, rail.decimals)) {
-    throw badRequest(`amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; send at least ${rail.min_amount}`);
+    throw badRequest(
+      `amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; send at least ${rail.min_amount}`,
+    );
   }
   return units;
 }
@@ -88,9 +103,15 @@ export function resolvePaymentMethod(body: CreateBody, rails: Rail[]): Rail {
   }
   const pm = a ?? b;
   if (!pm) throw badRequest('body.paymentMethod is required: {methodID, chain, token, network}');
-  if (pm.methodID === 1) throw badRequest('methodID 1 (fiat) is not available: no fiat rail is enabled; use methodID 0 with a rail from GET /v1/payment_methods');
+  if (pm.methodID === 1)
+    throw badRequest(
+      'methodID 1 (fiat) is not available: no fiat rail is enabled; use methodID 0 with a rail from GET /v1/payment_methods',
+    );
   const rail = findRail(rails, pm.chain, pm.network, pm.token);
-  if (!rail) throw badRequest(`no enabled rail is ${pm.chain}:${pm.network}:${pm.token}; choose a (chain, network, token) triple from GET /v1/payment_methods`);
+  if (!rail)
+    throw badRequest(
+      `no enabled rail is ${pm.chain}:${pm.network}:${pm.token}; choose a (chain, network, token) triple from GET /v1/payment_methods`,
+    );
   return rail;
 }
 
@@ -104,12 +125,15 @@ export interface CreateRequest {
 /** amount (token units) or amount_subunits (exact); both, when sent, must name the same amount. */
 export function requestedAmount(body: Pick<CreateBody, 'amount' | 'amount_subunits'>, rail: Rail): bigint {
   if (body.amount_subunits === undefined) {
-    if (body.amount === undefined) throw badRequest('amount is required (token units), or amount_subunits (smallest units, a digit string)');
+    if (body.amount === undefined)
+      throw badRequest('amount is required (token units), or amount_subunits (smallest units, a digit string)');
     return parseAmount(body.amount, rail);
   }
   const exact = BigInt(body.amount_subunits);
   if (body.amount !== undefined && parseAmount(body.amount, rail) !== exact) {
-    throw badRequest(`amount and amount_subunits differ (${body.amount} ${rail.token} is not ${body.amount_subunits} smallest units); send one of them`);
+    throw badRequest(
+      `amount and amount_subunits differ (${body.amount} ${rail.token} is not ${body.amount_subunits} smallest units); send one of them`,
+    );
   }
   return parseAmount(fromSubunits(exact, rail.decimals), rail);
 }
@@ -138,21 +162,33 @@ export function checkNetworkAccess(rail: Rail, sandbox: boolean, kycStatus: stri
   // asking for mainnet without the right is an abuse signal; a live merchant asking for testnet is not
   if (refusal) throw rail.network === 'mainnet' ? refuse(forbidden(refusal), 'mainnet_kyc_required', rail) : forbidden(refusal);
   if (rail.network === 'mainnet' && kycStatus !== 'verified') {
-    throw refuse(forbidden('mainnet payment sessions require KYC verification of the merchant; complete KYC with the operator, or use network testnet'), 'mainnet_kyc_required', rail);
+    throw refuse(
+      forbidden(
+        'mainnet payment sessions require KYC verification of the merchant; complete KYC with the operator, or use network testnet',
+      ),
+      'mainnet_kyc_required',
+      rail,
+    );
   }
 }
 
 /** SESSION_AMOUNT_LIMIT (token units; null: no cap). */
 export function checkAmountLimit(expected: bigint, rail: Rail, limit: string | null): void {
   if (limit !== null && expected > floorSubunits(limit, rail.decimals)) {
-    throw refuse(badRequest(`amount exceeds the per-session limit of ${limit} ${rail.token}; lower the amount or split the payment`), 'amount_limit_exceeded', rail);
+    throw refuse(
+      badRequest(`amount exceeds the per-session limit of ${limit} ${rail.token}; lower the amount or split the payment`),
+      'amount_limit_exceeded',
+      rail,
+    );
   }
 }
 
 /** The DAILY_VOLUME_LIMIT refusal, with what is left today. */
 export function dailyVolumeRefusal(limitText: string, rail: Rail, leftSubunits: bigint): PolicyRefusal {
   return refuse(
-    badRequest(`daily volume limit of ${limitText} ${rail.token} on ${rail.chain} ${rail.network} reached: ${toApiNumber(leftSubunits, rail.decimals)} ${rail.token} left today (UTC); lower the amount or try again tomorrow`),
+    badRequest(
+      `daily volume limit of ${limitText} ${rail.token} on ${rail.chain} ${rail.network} reached: ${toApiNumber(leftSubunits, rail.decimals)} ${rail.token} left today (UTC); lower the amount or try again tomorrow`,
+    ),
     'daily_volume_limit_exceeded',
     rail,
   );
@@ -170,13 +206,20 @@ export function checkoutReference(metadata: Record<string, unknown>): string | u
 export function decideDemo(body: DemoBody, rails: Rail[]): CreateRequest {
   const network = body.network ?? 'testnet';
   if (network !== 'testnet') throw badRequest('demo sessions use testnet rails only; set network to testnet');
-  const candidates = rails.filter((r) => r.network === 'testnet' && (!body.chain || r.chain === body.chain) && (!body.token || r.token === body.token));
+  const candidates = rails.filter(
+    (r) => r.network === 'testnet' && (!body.chain || r.chain === body.chain) && (!body.token || r.token === body.token),
+  );
   const rail = candidates.find((r) => r.token === 'USDC') ?? candidates[0];
-  if (!rail) throw badRequest(`no testnet rail matches ${body.chain ?? '*'}:testnet:${body.token ?? '*'}; choose one from GET /v1/payment_methods`);
-  const expected = body.amount === undefined
-    ? (rail.token === 'USDC' ? toSubunits(1, rail.decimals) : toSubunits(rail.min_amount, rail.decimals) * 100n)
-    : parseAmount(body.amount, rail);
-  if (expected > toSubunits(DEMO_AMOUNT_MAX, rail.decimals)) throw badRequest(`demo sessions take at most ${DEMO_AMOUNT_MAX} ${rail.token}`);
+  if (!rail)
+    throw badRequest(`no testnet rail matches ${body.chain ?? '*'}:testnet:${body.token ?? '*'}; choose one from GET /v1/payment_methods`);
+  const expected =
+    body.amount === undefined
+      ? rail.token === 'USDC'
+        ? toSubunits(1, rail.decimals)
+        : toSubunits(rail.min_amount, rail.decimals) * 100n
+      : parseAmount(body.amount, rail);
+  if (expected > toSubunits(DEMO_AMOUNT_MAX, rail.decimals))
+    throw badRequest(`demo sessions take at most ${DEMO_AMOUNT_MAX} ${rail.token}`);
   const expiresMs = parseExpiresIn(body.expires_in ?? DEMO_DEFAULT_EXPIRES_IN, DEMO_EXPIRES_IN_MAX_MS, '1h');
   return { rail, expected, expiresMs, metadata: {} };
 }

@@ -11,12 +11,20 @@ import type { PaymentSessionState } from '../../actors/payment-session.ts';
  */
 export function presentSession(s: PaymentSessionState, config: Pick<Config, 'chains' | 'publicUrl'>, processed?: number) {
   const net = config.chains[s.chain as AddressChain]?.[s.network as 'testnet' | 'mainnet'];
-  const depth = s.chain === 'ethereum' ? (net as { confirmations?: number } | undefined)?.confirmations ?? 1 : 0;
+  const depth = s.chain === 'ethereum' ? ((net as { confirmations?: number } | undefined)?.confirmations ?? 1) : 0;
   const confirmationsOf = (d: PaymentSessionState['deposits'][number]) =>
-    processed !== undefined && d.block_number !== null && !d.reverted ? Math.max(d.confirmations, processed - d.block_number + depth) : d.confirmations;
+    processed !== undefined && d.block_number !== null && !d.reverted
+      ? Math.max(d.confirmations, processed - d.block_number + depth)
+      : d.confirmations;
   const target = {
-    chain: s.chain, network: s.network, token: s.token, decimals: s.decimals, address: s.address,
-    amount_subunits: s.expected_subunits, token_contract: s.token === 'USDC' ? net?.usdcToken ?? '' : '', rpc_url: net?.rpcUrl ?? '',
+    chain: s.chain,
+    network: s.network,
+    token: s.token,
+    decimals: s.decimals,
+    address: s.address,
+    amount_subunits: s.expected_subunits,
+    token_contract: s.token === 'USDC' ? (net?.usdcToken ?? '') : '',
+    rpc_url: net?.rpcUrl ?? '',
   };
   const paying = [...s.deposits].reverse().find((d) => d.counted && !d.reverted && !d.simulated && d.tx_hash);
   return {
@@ -63,8 +71,18 @@ export type PresentedSession = ReturnType<typeof presentSession>;
 export function buyerView(s: PaymentSessionState, config: Pick<Config, 'chains' | 'publicUrl'>) {
   const p = presentSession(s, config);
   return {
-    session_id: p.session_id, status: p.status, expected_amount: p.expected_amount, received_amount: p.received_amount,
-    currency: p.currency, chain: s.chain, network: s.network, address: p.address, qr_data: p.qr_data,
-    explorer_url: p.explorer_url, expires_at: p.expires_at, ...(p.completed_at ? { completed_at: p.completed_at } : {}), demo: p.demo,
+    session_id: p.session_id,
+    status: p.status,
+    expected_amount: p.expected_amount,
+    received_amount: p.received_amount,
+    currency: p.currency,
+    chain: s.chain,
+    network: s.network,
+    address: p.address,
+    qr_data: p.qr_data,
+    explorer_url: p.explorer_url,
+    expires_at: p.expires_at,
+    ...(p.completed_at ? { completed_at: p.completed_at } : {}),
+    demo: p.demo,
   };
 }

@@ -49,7 +49,14 @@ export interface SpendAttemptDoc extends Doc, AttemptInput {
   updated_at: string;
 }
 
-export interface WalletFacts { id: string; merchant_id: string; type: string; chain: string; network: string; address: string }
+export interface WalletFacts {
+  id: string;
+  merchant_id: string;
+  type: string;
+  chain: string;
+  network: string;
+  address: string;
+}
 export interface AttemptInput {
   target: string;
   amount_subunits: string;

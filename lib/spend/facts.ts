@@ -18,8 +18,15 @@ import { ATTEMPTS, presentAttempt, type AttemptContext, type AttemptInput, type 
 
 /** The spend-attempt request after ajv (AgentSpendAttemptRequest: closed schema). */
 export interface AttemptBody {
-  target: string; amount: number; amount_subunits: string; token_symbol: string; chain: string; network: string;
-  api_domain?: string; reference?: string; metadata?: Record<string, unknown>;
+  target: string;
+  amount: number;
+  amount_subunits: string;
+  token_symbol: string;
+  chain: string;
+  network: string;
+  api_domain?: string;
+  reference?: string;
+  metadata?: Record<string, unknown>;
 }
 
 /** A target in its canonical form (checksummed hex, exact base58), or null when it is not an address of the chain. */
@@ -27,7 +34,9 @@ export function normalizeAddress(chain: string, target: string): string | null {
   try {
     if (chain === 'ethereum') return getAddress(target);
     if (chain === 'solana') return new PublicKey(target).toBase58() === target ? target : null;
-  } catch { /* not an address */ }
+  } catch {
+    /* not an address */
+  }
   return null;
 }
 
@@ -47,13 +56,22 @@ export function attemptInput(b: AttemptBody, enabled: Rail[], known: Rail[]): { 
     if (e instanceof AmountError) throw badRequest(`amount has more decimal places than ${rail.token} allows (${rail.decimals})`);
     throw e;
   }
-  if (!/^[1-9]\d{0,77}$/.test(b.amount_subunits)) throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string without leading zeros');
-  if (fromAmount !== BigInt(b.amount_subunits)) throw badRequest(`amount and amount_subunits disagree: ${b.amount} ${rail.token} is ${fromAmount} smallest units`);
+  if (!/^[1-9]\d{0,77}$/.test(b.amount_subunits))
+    throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string without leading zeros');
+  if (fromAmount !== BigInt(b.amount_subunits))
+    throw badRequest(`amount and amount_subunits disagree: ${b.amount} ${rail.token} is ${fromAmount} smallest units`);
   return {
     railEnabled: !!on,
     input: {
-      target: b.target, amount_subunits: b.amount_subunits, decimals: rail.decimals, token_symbol: b.token_symbol, chain: b.chain, network: b.network,
-      api_domain: b.api_domain ?? null, reference: b.reference ?? null, metadata: b.metadata ?? null,
+      target: b.target,
+      amount_subunits: b.amount_subunits,
+      decimals: rail.decimals,
+      token_symbol: b.token_symbol,
+      chain: b.chain,
+      network: b.network,
+      api_domain: b.api_domain ?? null,
+      reference: b.reference ?? null,
+      metadata: b.metadata ?? null,
     },
   };
 }
@@ -68,7 +86,9 @@ export async function resolveTarget(store: Store, now: Date, input: AttemptInput
     const c = await store.get<ChallengeDoc>(CHALLENGES, input.reference);
     if (c && c.chain === input.chain && c.network === input.network && sameTarget(c.chain, c.pay_to, input.target)) {
       if (c.token !== input.token_symbol || c.amount_subunits !== input.amount_subunits) {
-        throw badRequest(`x402 challenge ${c.id} asks for ${c.amount_subunits} smallest units of ${c.token}; the attempt must pay exactly that`);
+        throw badRequest(
+          `x402 challenge ${c.id} asks for ${c.amount_subunits} smallest units of ${c.token}; the attempt must pay exactly that`,
+        );
       }
       const open = c.status === 'open' && c.expires_at > now.toISOString();
       return { kind: 'x402', wallet_id: c.wallet_id, challenge_id: c.id, ...(open ? {} : { closed: true }) };
@@ -85,13 +105,22 @@ export async function resolveTarget(store: Store, now: Date, input: AttemptInput
 }
 
 /** Everything the rules need besides the actor's own state: caller, merchant standing, wallet, rail, target. */
-export async function attemptContext(store: Store, now: Date, callerMerchantId: string, wallet: WalletFacts, input: AttemptInput, railEnabled: boolean): Promise<AttemptContext> {
+export async function attemptContext(
+  store: Store,
+  now: Date,
+  callerMerchantId: string,
+  wallet: WalletFacts,
+  input: AttemptInput,
+  railEnabled: boolean,
+): Promise<AttemptContext> {
   const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string }>('merchants', callerMerchantId);
   if (!merchant) throw unauthorized();
   return {
     caller_merchant_id: callerMerchantId,
     merchant: { sandbox: merchant.sandbox, kyc_verified: merchant.kyc_status === 'verified' },
-    wallet, rail_enabled: railEnabled, target: await resolveTarget(store, now, input, wallet),
+    wallet,
+    rail_enabled: railEnabled,
+    target: await resolveTarget(store, now, input, wallet),
   };
 }
 
@@ -121,8 +150,12 @@ export async function attemptOf(store: Store, wallet: WalletFacts, attemptId: st
 }
 
 const OUTCOME: Partial<Record<Reason, AbuseOutcome>> = {
-  sandbox_mainnet_not_allowed: 'mainnet_kyc_required', kyc_required: 'mainnet_kyc_required', policy_mainnet_not_allowed: 'mainnet_kyc_required',
-  per_attempt_cap_exceeded: 'amount_limit_exceeded', window_amount_exceeded: 'daily_volume_limit_exceeded', window_count_exceeded: 'daily_volume_limit_exceeded',
+  sandbox_mainnet_not_allowed: 'mainnet_kyc_required',
+  kyc_required: 'mainnet_kyc_required',
+  policy_mainnet_not_allowed: 'mainnet_kyc_required',
+  per_attempt_cap_exceeded: 'amount_limit_exceeded',
+  window_amount_exceeded: 'daily_volume_limit_exceeded',
+  window_count_exceeded: 'daily_volume_limit_exceeded',
 };
 
 /** The abuse_signal_total labels of a cap breach or a gated mainnet attempt; null for any other outcome. */
@@ -130,7 +163,9 @@ export function limitViolationLabels(a: SpendAttemptDoc, sandbox: boolean): (Abu
   const outcome = a.reason ? OUTCOME[a.reason as Reason] : undefined;
   if (!outcome || !LIMIT_VIOLATIONS.has(a.reason as Reason)) return null;
   return {
-    signal: 'limit_violation', outcome, environment: sandbox ? 'sandbox' : 'live',
+    signal: 'limit_violation',
+    outcome,
+    environment: sandbox ? 'sandbox' : 'live',
     chain: (['ethereum', 'solana'].includes(a.chain) ? a.chain : '') as 'ethereum' | '',
     network: (['testnet', 'mainnet'].includes(a.network) ? a.network : '') as 'testnet' | '',
     token: (['USDC', 'ETH', 'SOL'].includes(a.token_symbol) ? a.token_symbol : '') as 'USDC' | '',
@@ -162,5 +197,9 @@ export async function listAttempts(store: Store, wallet: WalletFacts, rawQuery: 
   const rows = await store.find<SpendAttemptDoc>(ATTEMPTS, filter as never, { sort: 'id', desc: true, limit: limit + 1 });
   const page = rows.slice(0, limit);
   const has_more = rows.length > limit;
-  return { data: await Promise.all(page.map((a) => showAttempt(store, a))), has_more, next_cursor: has_more ? page[page.length - 1].id : null };
+  return {
+    data: await Promise.all(page.map((a) => showAttempt(store, a))),
+    has_more,
+    next_cursor: has_more ? page[page.length - 1].id : null,
+  };
 }

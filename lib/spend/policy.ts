@@ -31,14 +31,26 @@ export const RULE_ORDER = Object.keys(REASONS) as RuleName[];
 
 /** Reasons that are a limit violation (abuse_signal_total{signal="limit_violation"}). */
 export const LIMIT_VIOLATIONS: ReadonlySet<Reason> = new Set<Reason>([
-  'sandbox_mainnet_not_allowed', 'kyc_required', 'policy_mainnet_not_allowed',
-  'per_attempt_cap_exceeded', 'window_amount_exceeded', 'window_count_exceeded',
+  'sandbox_mainnet_not_allowed',
+  'kyc_required',
+  'policy_mainnet_not_allowed',
+  'per_attempt_cap_exceeded',
+  'window_amount_exceeded',
+  'window_count_exceeded',
 ]);
 
 // ---- policy body --------------------------------------------------------------------------------------
 
-export interface WindowInput { duration: string; max_subunits?: string; max_count?: number }
-export interface RailLimitsInput { per_attempt_subunits?: string; approval_above_subunits?: string; windows?: WindowInput[] }
+export interface WindowInput {
+  duration: string;
+  max_subunits?: string;
+  max_count?: number;
+}
+export interface RailLimitsInput {
+  per_attempt_subunits?: string;
+  approval_above_subunits?: string;
+  windows?: WindowInput[];
+}
 /** The body of PUT /v1/agent-wallets/{id}/policy (the schema is closed; this is after ajv). */
 export interface PolicyInput {
   limits: Record<string, RailLimitsInput>;
@@ -49,8 +61,17 @@ export interface PolicyInput {
   expires_at?: string | null;
 }
 
-export interface SpendWindow { duration: string; ms: number; max_subunits: bigint | null; max_count: number | null }
-export interface RailLimits { per_attempt: bigint | null; approval_above: bigint | null; windows: SpendWindow[] }
+export interface SpendWindow {
+  duration: string;
+  ms: number;
+  max_subunits: bigint | null;
+  max_count: number | null;
+}
+export interface RailLimits {
+  per_attempt: bigint | null;
+  approval_above: bigint | null;
+  windows: SpendWindow[];
+}
 export interface Policy {
   limits: Map<string, RailLimits>;
   allowed_targets: string[];
@@ -78,18 +99,27 @@ function amount(value: string | undefined, where: string): bigint | null {
 export function parsePolicy(input: PolicyInput): Policy {
   const limits = new Map<string, RailLimits>();
   for (const [rail, l] of Object.entries(input.limits)) {
-    if (!RAIL_KEY.test(rail)) throw new PolicyError(`limits key '${rail}' must be a rail <chain>:<network>:<token>, e.g. ethereum:testnet:USDC`);
+    if (!RAIL_KEY.test(rail))
+      throw new PolicyError(`limits key '${rail}' must be a rail <chain>:<network>:<token>, e.g. ethereum:testnet:USDC`);
     const windows: SpendWindow[] = [];
     const seen = new Set<string>();
     for (const [i, w] of (l.windows ?? []).entries()) {
       const where = `limits.${rail}.windows[${i}]`;
       const ms = parseDuration(w.duration);
-      if (ms === null || ms < WINDOW_MIN_MS || ms > WINDOW_MAX_MS) throw new PolicyError(`${where}.duration must be a duration such as 1h, 24h or 7d, between 1m and 30d`);
-      if (w.max_subunits === undefined && w.max_count === undefined) throw new PolicyError(`${where} needs max_subunits, max_count or both`);
-      if (w.max_count !== undefined && (!Number.isInteger(w.max_count) || w.max_count < 0)) throw new PolicyError(`${where}.max_count must be a whole number`);
+      if (ms === null || ms < WINDOW_MIN_MS || ms > WINDOW_MAX_MS)
+        throw new PolicyError(`${where}.duration must be a duration such as 1h, 24h or 7d, between 1m and 30d`);
+      if (w.max_subunits === undefined && w.max_count === undefined)
+        throw new PolicyError(`${where} needs max_subunits, max_count or both`);
+      if (w.max_count !== undefined && (!Number.isInteger(w.max_count) || w.max_count < 0))
+        throw new PolicyError(`${where}.max_count must be a whole number`);
       if (seen.has(w.duration)) throw new PolicyError(`${where}.duration ${w.duration} appears twice`);
       seen.add(w.duration);
-      windows.push({ duration: w.duration, ms, max_subunits: amount(w.max_subunits, `${where}.max_subunits`), max_count: w.max_count ?? null });
+      windows.push({
+        duration: w.duration,
+        ms,
+        max_subunits: amount(w.max_subunits, `${where}.max_subunits`),
+        max_count: w.max_count ?? null,
+      });
     }
     limits.set(rail, {
       per_attempt: amount(l.per_attempt_subunits, `limits.${rail}.per_attempt_subunits`),
@@ -97,7 +127,8 @@ export function parsePolicy(input: PolicyInput): Policy {
       windows,
     });
   }
-  if (input.expires_at != null && Number.isNaN(Date.parse(input.expires_at))) throw new PolicyError('expires_at must be a timestamp or null');
+  if (input.expires_at != null && Number.isNaN(Date.parse(input.expires_at)))
+    throw new PolicyError('expires_at must be a timestamp or null');
   return {
     limits,
     allowed_targets: input.allowed_targets ?? [],
@@ -122,7 +153,12 @@ export function longestWindowMs(p: Policy | null): number {
  * stand for several spends (`count`, default 1) made at or before `at` (ms): an aggregate counts as long
  * as its latest spend is inside a window, so aggregation can only make a cap stricter, never looser.
  */
-export interface CountedSpend { rail: string; amount: bigint; at: number; count?: number }
+export interface CountedSpend {
+  rail: string;
+  amount: bigint;
+  at: number;
+  count?: number;
+}
 
 export interface AttemptFacts {
   caller_merchant_id: string;
@@ -151,7 +187,11 @@ export interface WindowHeadroom {
   remaining_count: number | null;
 }
 
-export interface RuleResult { rule: RuleName; passed: boolean; reason?: Reason }
+export interface RuleResult {
+  rule: RuleName;
+  passed: boolean;
+  reason?: Reason;
+}
 
 export interface Evaluation {
   status: 'pending' | 'approval_required' | 'denied';
@@ -175,12 +215,19 @@ export function windowUsage(limits: RailLimits | undefined, rail: string, spends
     let count = 0;
     for (const s of spends) {
       if (s.rail !== rail) continue;
-      if (s.at > t - w.ms && s.at <= t) { used += s.amount; count += s.count ?? 1; }
+      if (s.at > t - w.ms && s.at <= t) {
+        used += s.amount;
+        count += s.count ?? 1;
+      }
     }
     const remaining = w.max_subunits === null ? null : w.max_subunits > used ? w.max_subunits - used : 0n;
     return {
-      rail, duration: w.duration, used_subunits: used.toString(), used_count: count,
-      max_subunits: w.max_subunits?.toString() ?? null, max_count: w.max_count,
+      rail,
+      duration: w.duration,
+      used_subunits: used.toString(),
+      used_count: count,
+      max_subunits: w.max_subunits?.toString() ?? null,
+      max_count: w.max_count,
       remaining_subunits: remaining?.toString() ?? null,
       remaining_count: w.max_count === null ? null : Math.max(0, w.max_count - count),
     };
@@ -217,7 +264,8 @@ export function evaluate(f: AttemptFacts): Evaluation {
     denylist: () => (p!.denied_targets.some((t) => sameTarget(a.chain, t, a.target)) ? 'target_denied' : undefined),
     allowlist: () => {
       if (p!.allowed_targets.length > 0 && !p!.allowed_targets.some((t) => sameTarget(a.chain, t, a.target))) return 'target_not_allowed';
-      if (p!.allowed_api_domains.length > 0 && !(a.api_domain && p!.allowed_api_domains.includes(a.api_domain.toLowerCase()))) return 'api_domain_not_allowed';
+      if (p!.allowed_api_domains.length > 0 && !(a.api_domain && p!.allowed_api_domains.includes(a.api_domain.toLowerCase())))
+        return 'api_domain_not_allowed';
       return undefined;
     },
     per_attempt_cap: () => (limits!.per_attempt !== null && a.amount > limits!.per_attempt ? 'per_attempt_cap_exceeded' : undefined),
@@ -228,7 +276,8 @@ export function evaluate(f: AttemptFacts): Evaluation {
       }
       return undefined;
     },
-    approval: () => (!f.approving && limits!.approval_above !== null && a.amount > limits!.approval_above ? 'approval_threshold' : undefined),
+    approval: () =>
+      !f.approving && limits!.approval_above !== null && a.amount > limits!.approval_above ? 'approval_threshold' : undefined,
   };
 
   const trace: RuleResult[] = [];
@@ -255,7 +304,11 @@ export function presentPolicyBody(p: Policy) {
     };
   }
   return {
-    limits, allowed_targets: p.allowed_targets, denied_targets: p.denied_targets,
-    allowed_api_domains: p.allowed_api_domains, allow_mainnet: p.allow_mainnet, expires_at: p.expires_at,
+    limits,
+    allowed_targets: p.allowed_targets,
+    denied_targets: p.denied_targets,
+    allowed_api_domains: p.allowed_api_domains,
+    allow_mainnet: p.allow_mainnet,
+    expires_at: p.expires_at,
   };
 }

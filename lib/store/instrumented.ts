@@ -19,7 +19,10 @@ export function instrumentStore(inner: Store, histogram: Histogram<'op'>): Store
       if (n++ % SAMPLE_EVERY !== 0) return fn(...a); // the first call of each op is timed
       const t0 = performance.now();
       const p = fn(...a);
-      p.then(() => observe(t0), () => observe(t0));
+      p.then(
+        () => observe(t0),
+        () => observe(t0),
+      );
       return p;
     };
   };

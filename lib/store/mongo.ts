@@ -5,8 +5,15 @@
  */
 import { MongoClient, MongoServerError, type Db, type ClientSession, type Document } from 'mongodb';
 import {
-  DuplicateKeyError, VersionConflictError,
-  type ClaimOptions, type CollectionSpec, type Doc, type Filter, type FindOptions, type Store, type WriteOp,
+  DuplicateKeyError,
+  VersionConflictError,
+  type ClaimOptions,
+  type CollectionSpec,
+  type Doc,
+  type Filter,
+  type FindOptions,
+  type Store,
+  type WriteOp,
 } from './port.ts';
 
 function mongoField(f: string): string {
@@ -17,7 +24,10 @@ function toMongoFilter(filter: Filter): Document {
   const out: Document = {};
   for (const [field, cond] of Object.entries(filter)) {
     const f = mongoField(field);
-    if (cond === null || typeof cond !== 'object') { out[f] = cond; continue; }
+    if (cond === null || typeof cond !== 'object') {
+      out[f] = cond;
+      continue;
+    }
     const c: Document = {};
     if (cond.$in) c.$in = cond.$in;
     if ('$ne' in cond) c.$ne = cond.$ne;
@@ -66,13 +76,14 @@ export class MongoStore implements Store {
       for (const ix of spec.indexes ?? []) {
         const keys = Object.fromEntries(ix.fields.map((f) => [mongoField(f), 1]));
         // a unique index ignores documents without the field, as SQLite's does for NULL
-        const partial = ix.unique ? { partialFilterExpression: Object.fromEntries(ix.fields.map((f) => [mongoField(f), { $exists: true }])) } : {};
+        const partial = ix.unique
+          ? { partialFilterExpression: Object.fromEntries(ix.fields.map((f) => [mongoField(f), { $exists: true }])) }
+          : {};
         await c.createIndex(keys, { unique: !!ix.unique, ...partial });
       }
       if (spec.expiresField) await c.createIndex({ [spec.expiresField]: 1 });
       // spec.textIndex needs nothing here: `find` answers `text` with a case-insensitive regex over the
       // fields (the same results as SQLite's trigram index), bounded by the indexes of the filter
-
     }
     await this.db.collection('_counters').createIndex({ expires_at: 1 });
   }
@@ -104,7 +115,10 @@ export class MongoStore implements Store {
   async find<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     const dir = opts.desc ? -1 : 1;
     const sort: Document = opts.sort && opts.sort !== 'id' ? { [opts.sort]: dir, _id: dir } : { _id: dir };
-    let cursor = this.db.collection(coll).find(this.query(coll, filter, opts)).sort(sort);
+    let cursor = this.db
+      .collection(coll)
+      .find(this.query(coll, filter, opts))
+      .sort(sort);
     if (opts.limit !== undefined) cursor = cursor.limit(opts.limit);
     return (await cursor.toArray()).map((d) => fromMongo<T>(d)!);
   }
@@ -126,9 +140,9 @@ export class MongoStore implements Store {
         }
         case 'cas': {
           const version = op.expected + 1;
-          const res = await this.db.collection(op.coll).replaceOne(
-            { _id: op.doc.id as never, version: op.expected }, toMongo({ ...op.doc, version }), { session },
-          );
+          const res = await this.db
+            .collection(op.coll)
+            .replaceOne({ _id: op.doc.id as never, version: op.expected }, toMongo({ ...op.doc, version }), { session });
           if (res.matchedCount !== 1) throw new VersionConflictError(op.coll, op.doc.id);
           op.doc.version = version;
           return;
@@ -136,7 +150,9 @@ export class MongoStore implements Store {
         case 'upsert': {
           const prev = await this.db.collection(op.coll).findOne({ _id: op.doc.id as never }, { session, projection: { version: 1 } });
           const version = prev ? Number(prev.version ?? 0) + 1 : 1;
-          await this.db.collection(op.coll).replaceOne({ _id: op.doc.id as never }, toMongo({ ...op.doc, version }), { session, upsert: true });
+          await this.db
+            .collection(op.coll)
+            .replaceOne({ _id: op.doc.id as never }, toMongo({ ...op.doc, version }), { session, upsert: true });
           op.doc.version = version;
           return;
         }
@@ -168,10 +184,13 @@ export class MongoStore implements Store {
     const out: T[] = [];
     const filter = { ...toMongoFilter(opts.filter ?? {}), [opts.dueField]: { $lte: opts.now.toISOString() } };
     while (out.length < opts.limit) {
-      const d = await this.db.collection(coll).findOneAndUpdate(
-        filter, { $set: { [opts.dueField]: until }, $inc: { version: 1 } },
-        { sort: { [opts.dueField]: 1 }, returnDocument: 'after' },
-      );
+      const d = await this.db
+        .collection(coll)
+        .findOneAndUpdate(
+          filter,
+          { $set: { [opts.dueField]: until }, $inc: { version: 1 } },
+          { sort: { [opts.dueField]: 1 }, returnDocument: 'after' },
+        );
       if (!d) break;
       out.push(fromMongo<T>(d)!);
     }
@@ -180,11 +199,13 @@ export class MongoStore implements Store {
 
   async increment(key: string, by: number, windowMs: number, now = new Date()): Promise<number> {
     const window = Math.floor(now.getTime() / windowMs);
-    const d = await this.db.collection('_counters').findOneAndUpdate(
-      { _id: `${key}@${window}` as never },
-      { $inc: { n: by }, $setOnInsert: { expires_at: new Date((window + 1) * windowMs).toISOString() } },
-      { upsert: true, returnDocument: 'after' },
-    );
+    const d = await this.db
+      .collection('_counters')
+      .findOneAndUpdate(
+        { _id: `${key}@${window}` as never },
+        { $inc: { n: by }, $setOnInsert: { expires_at: new Date((window + 1) * windowMs).toISOString() } },
+        { upsert: true, returnDocument: 'after' },
+      );
     return Number(d?.n ?? by);
   }
 

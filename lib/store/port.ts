@@ -26,8 +26,19 @@ export interface CollectionSpec {
 
 /** Equality on a field, or one of a few comparison operators. Dotted paths reach nested fields. */
 export type FieldCondition =
-  | string | number | boolean | null
-  | { $in?: Array<string | number>; $ne?: string | number | boolean | null; $lt?: string | number; $lte?: string | number; $gt?: string | number; $gte?: string | number; $exists?: boolean };
+  | string
+  | number
+  | boolean
+  | null
+  | {
+      $in?: Array<string | number>;
+      $ne?: string | number | boolean | null;
+      $lt?: string | number;
+      $lte?: string | number;
+      $gt?: string | number;
+      $gte?: string | number;
+      $exists?: boolean;
+    };
 
 export type Filter = Record<string, FieldCondition>;
 

@@ -14,8 +14,15 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
-  DuplicateKeyError, VersionConflictError,
-  type ClaimOptions, type CollectionSpec, type Doc, type Filter, type FindOptions, type Store, type WriteOp,
+  DuplicateKeyError,
+  VersionConflictError,
+  type ClaimOptions,
+  type CollectionSpec,
+  type Doc,
+  type Filter,
+  type FindOptions,
+  type Store,
+  type WriteOp,
 } from './port.ts';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -44,20 +51,40 @@ function where(filter: Filter, params: SQLInputValue[]): string {
   for (const [field, cond] of Object.entries(filter)) {
     const c = col(field);
     if (cond === null) parts.push(`${c} IS NULL`);
-    else if (typeof cond !== 'object') { parts.push(`${c} = ?`); params.push(bind(cond)); }
-    else {
+    else if (typeof cond !== 'object') {
+      parts.push(`${c} = ?`);
+      params.push(bind(cond));
+    } else {
       if (cond.$in) {
         if (cond.$in.length === 0) parts.push('0');
-        else { parts.push(`${c} IN (${cond.$in.map(() => '?').join(',')})`); params.push(...cond.$in.map(bind)); }
+        else {
+          parts.push(`${c} IN (${cond.$in.map(() => '?').join(',')})`);
+          params.push(...cond.$in.map(bind));
+        }
       }
       if ('$ne' in cond) {
         if (cond.$ne === null) parts.push(`${c} IS NOT NULL`);
-        else { parts.push(`(${c} IS NULL OR ${c} <> ?)`); params.push(bind(cond.$ne)); }
+        else {
+          parts.push(`(${c} IS NULL OR ${c} <> ?)`);
+          params.push(bind(cond.$ne));
+        }
       }
-      if (cond.$lt !== undefined) { parts.push(`${c} < ?`); params.push(bind(cond.$lt)); }
-      if (cond.$lte !== undefined) { parts.push(`${c} <= ?`); params.push(bind(cond.$lte)); }
-      if (cond.$gt !== undefined) { parts.push(`${c} > ?`); params.push(bind(cond.$gt)); }
-      if (cond.$gte !== undefined) { parts.push(`${c} >= ?`); params.push(bind(cond.$gte)); }
+      if (cond.$lt !== undefined) {
+        parts.push(`${c} < ?`);
+        params.push(bind(cond.$lt));
+      }
+      if (cond.$lte !== undefined) {
+        parts.push(`${c} <= ?`);
+        params.push(bind(cond.$lte));
+      }
+      if (cond.$gt !== undefined) {
+        parts.push(`${c} > ?`);
+        params.push(bind(cond.$gt));
+      }
+      if (cond.$gte !== undefined) {
+        parts.push(`${c} >= ?`);
+        params.push(bind(cond.$gte));
+      }
       if (cond.$exists !== undefined) parts.push(`${c} IS ${cond.$exists ? 'NOT ' : ''}NULL`);
     }
   }
@@ -216,7 +243,11 @@ export class SqliteStore implements Store {
     try {
       this.w.get('COMMIT').run();
     } catch (e) {
-      try { if (this.db.isTransaction) this.w.get('ROLLBACK').run(); } catch { /* already rolled back */ }
+      try {
+        if (this.db.isTransaction) this.w.get('ROLLBACK').run();
+      } catch {
+        /* already rolled back */
+      }
       for (const wt of waiters) {
         wt.undo?.();
         wt.reject(wt.failure ? wt.failure.error : e);
@@ -259,7 +290,9 @@ export class SqliteStore implements Store {
       const old = ident(`${name}__old`);
       this.db.exec('BEGIN IMMEDIATE');
       try {
-        this.db.exec(`ALTER TABLE ${t} RENAME TO ${old}; ${create}; INSERT INTO ${t} (id, version, data) SELECT id, version, data FROM ${old}; DROP TABLE ${old};`);
+        this.db.exec(
+          `ALTER TABLE ${t} RENAME TO ${old}; ${create}; INSERT INTO ${t} (id, version, data) SELECT id, version, data FROM ${old}; DROP TABLE ${old};`,
+        );
         this.db.exec(`DROP TABLE IF EXISTS ${ident(`${name}__text`)}`);
         this.db.exec('COMMIT');
       } catch (e) {
@@ -311,7 +344,8 @@ export class SqliteStore implements Store {
   async get<T extends Doc = Doc>(coll: string, id: string): Promise<T | null> {
     const params: SQLInputValue[] = [id];
     const live = this.liveClause(coll, params);
-    const row = this.r.get(`SELECT data, version FROM ${ident(coll)} WHERE id = ? AND ${live}`).get(...params) as { data: string; version: number } | undefined;
+    const row = this.r.get(`SELECT data, version FROM ${ident(coll)} WHERE id = ? AND ${live}`).get(...params) as
+      { data: string; version: number } | undefined;
     return this.parse<T>(row);
   }
 
@@ -336,7 +370,10 @@ export class SqliteStore implements Store {
     if (opts.text?.q && indexed && opts.text.fields.every((f) => indexed.includes(f))) return this.findText<T>(coll, filter, opts);
     const { sql, params } = this.select(coll, filter, opts, 'data, version');
     let full = `${sql} ORDER BY ${this.order(opts)}`;
-    if (opts.limit !== undefined) { full += ' LIMIT ?'; params.push(opts.limit); }
+    if (opts.limit !== undefined) {
+      full += ' LIMIT ?';
+      params.push(opts.limit);
+    }
     const rows = this.r.get(full).all(...params) as Array<{ data: string; version: number }>;
     return rows.map((r) => this.parse<T>(r)!);
   }
@@ -364,11 +401,15 @@ export class SqliteStore implements Store {
     const t = ident(coll);
     const parse = (rows: Array<{ data: string; version: number }>) => rows.map((r) => this.parse<T>(r)!);
     if (opts.limit !== undefined) {
-      const windowed = this.r.get(
-        `SELECT data, version FROM (SELECT id, data, version FROM ${t} WHERE ${cond} ORDER BY ${order} LIMIT ?) WHERE ${like} ORDER BY ${order} LIMIT ?`,
-      ).all(...base, TEXT_WINDOW, ...likeParams, opts.limit) as Array<{ data: string; version: number }>;
+      const windowed = this.r
+        .get(
+          `SELECT data, version FROM (SELECT id, data, version FROM ${t} WHERE ${cond} ORDER BY ${order} LIMIT ?) WHERE ${like} ORDER BY ${order} LIMIT ?`,
+        )
+        .all(...base, TEXT_WINDOW, ...likeParams, opts.limit) as Array<{ data: string; version: number }>;
       if (windowed.length >= opts.limit) return parse(windowed);
-      const seen = Number((this.r.get(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${t} WHERE ${cond} LIMIT ?)`).get(...base, TEXT_WINDOW) as { n: number }).n);
+      const seen = Number(
+        (this.r.get(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${t} WHERE ${cond} LIMIT ?)`).get(...base, TEXT_WINDOW) as { n: number }).n,
+      );
       if (seen < TEXT_WINDOW) return parse(windowed);
     }
     const fts = ident(`${coll}__text`);
@@ -377,7 +418,10 @@ export class SqliteStore implements Store {
     const candidates = short ? `SELECT rowid FROM ${fts} WHERE instr(body, ?) > 0` : `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?`;
     const params: SQLInputValue[] = [...base, ...likeParams, short ? q : `"${q.replace(/"/g, '""')}"`];
     let sql = `SELECT data, version FROM ${t} WHERE ${cond} AND ${like} AND rid IN (${candidates}) ORDER BY ${order}`;
-    if (opts.limit !== undefined) { sql += ' LIMIT ?'; params.push(opts.limit); }
+    if (opts.limit !== undefined) {
+      sql += ' LIMIT ?';
+      params.push(opts.limit);
+    }
     return parse(this.r.get(sql).all(...params) as Array<{ data: string; version: number }>);
   }
 
@@ -394,12 +438,15 @@ export class SqliteStore implements Store {
         // an expired record no longer holds its key
         const texted = this.text.has(op.coll);
         if (f) {
-          const gone = this.w.get(`DELETE FROM ${t} WHERE id = ? AND ${col(f)} <= ?${texted ? ' RETURNING rid' : ''}`).all(op.doc.id, now) as Array<{ rid: number }>;
+          const gone = this.w
+            .get(`DELETE FROM ${t} WHERE id = ? AND ${col(f)} <= ?${texted ? ' RETURNING rid' : ''}`)
+            .all(op.doc.id, now) as Array<{ rid: number }>;
           for (const g of gone) this.reindex(op.coll, g.rid, null);
         }
         const version = op.doc.version ?? 1;
         try {
-          const row = this.w.get(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?)${texted ? ' RETURNING rid' : ''}`)
+          const row = this.w
+            .get(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?)${texted ? ' RETURNING rid' : ''}`)
             .all(op.doc.id, version, JSON.stringify({ ...op.doc, version })) as Array<{ rid: number }>;
           if (texted) this.reindex(op.coll, row[0]?.rid, op.doc);
         } catch (e) {
@@ -414,9 +461,13 @@ export class SqliteStore implements Store {
         let changed: Array<{ rid?: number }>;
         const texted = this.text.has(op.coll);
         try {
-          const stmt = this.w.get(`UPDATE ${ident(op.coll)} SET version = ?, data = ? WHERE id = ? AND version = ?${texted ? ' RETURNING rid' : ''}`);
+          const stmt = this.w.get(
+            `UPDATE ${ident(op.coll)} SET version = ?, data = ? WHERE id = ? AND version = ?${texted ? ' RETURNING rid' : ''}`,
+          );
           const args = [version, JSON.stringify({ ...op.doc, version }), op.doc.id, op.expected] as SQLInputValue[];
-          changed = texted ? stmt.all(...args) as Array<{ rid: number }> : Array.from({ length: Number(stmt.run(...args).changes) }, () => ({}));
+          changed = texted
+            ? (stmt.all(...args) as Array<{ rid: number }>)
+            : Array.from({ length: Number(stmt.run(...args).changes) }, () => ({}));
         } catch (e) {
           if (isUniqueViolation(e)) throw new DuplicateKeyError(op.coll, String((e as Error).message));
           throw e;
@@ -432,7 +483,10 @@ export class SqliteStore implements Store {
         const version = row ? Number(row.version) + 1 : 1;
         const texted = this.text.has(op.coll);
         try {
-          const rows = this.w.get(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, data = excluded.data${texted ? ' RETURNING rid' : ''}`)
+          const rows = this.w
+            .get(
+              `INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, data = excluded.data${texted ? ' RETURNING rid' : ''}`,
+            )
             .all(op.doc.id, version, JSON.stringify({ ...op.doc, version })) as Array<{ rid: number }>;
           if (texted) this.reindex(op.coll, rows[0]?.rid, op.doc);
         } catch (e) {
@@ -444,7 +498,9 @@ export class SqliteStore implements Store {
       }
       case 'delete': {
         const texted = this.text.has(op.coll);
-        const gone = this.w.get(`DELETE FROM ${ident(op.coll)} WHERE id = ?${texted ? ' RETURNING rid' : ''}`).all(op.id) as Array<{ rid: number }>;
+        const gone = this.w.get(`DELETE FROM ${ident(op.coll)} WHERE id = ?${texted ? ' RETURNING rid' : ''}`).all(op.id) as Array<{
+          rid: number;
+        }>;
         for (const g of gone) this.reindex(op.coll, g.rid, null);
         return;
       }
@@ -456,9 +512,14 @@ export class SqliteStore implements Store {
     const now = new Date().toISOString();
     const versions = ops.map((op) => (op.op === 'delete' ? undefined : op.doc.version));
     // leave callers' documents as they were when the write does not commit
-    const undo = () => ops.forEach((op, i) => { if (op.op !== 'delete') op.doc.version = versions[i]; });
+    const undo = () =>
+      ops.forEach((op, i) => {
+        if (op.op !== 'delete') op.doc.version = versions[i];
+      });
     try {
-      await this.inGroup(() => { for (const op of ops) this.applyOne(op, now); }, undo);
+      await this.inGroup(() => {
+        for (const op of ops) this.applyOne(op, now);
+      }, undo);
     } catch (e) {
       undo();
       throw e;
@@ -473,9 +534,9 @@ export class SqliteStore implements Store {
     params.push(opts.limit);
     const dueCol = col(opts.dueField);
     return this.inGroup(() => {
-      const rows = this.w.get(
-        `SELECT data, version FROM ${ident(coll)} WHERE ${dueCol} <= ? AND ${extra} ORDER BY ${dueCol} LIMIT ?`,
-      ).all(...params) as Array<{ data: string; version: number }>;
+      const rows = this.w
+        .get(`SELECT data, version FROM ${ident(coll)} WHERE ${dueCol} <= ? AND ${extra} ORDER BY ${dueCol} LIMIT ?`)
+        .all(...params) as Array<{ data: string; version: number }>;
       const out: T[] = [];
       const texted = this.text.has(coll);
       const upd = this.w.get(`UPDATE ${ident(coll)} SET version = ?, data = ? WHERE id = ?${texted ? ' RETURNING rid' : ''}`);
@@ -495,9 +556,9 @@ export class SqliteStore implements Store {
     const window = Math.floor(now.getTime() / windowMs);
     const expires = new Date((window + 1) * windowMs).toISOString();
     return this.inGroup(() => {
-      const row = this.w.get(
-        'INSERT INTO _counters (key, n, expires_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET n = n + excluded.n RETURNING n',
-      ).get(`${key}@${window}`, by, expires) as { n: number };
+      const row = this.w
+        .get('INSERT INTO _counters (key, n, expires_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET n = n + excluded.n RETURNING n')
+        .get(`${key}@${window}`, by, expires) as { n: number };
       return Number(row.n);
     });
   }
@@ -509,7 +570,11 @@ export class SqliteStore implements Store {
       for (const spec of this.specs.values()) {
         if (!spec.expiresField) continue;
         if (this.text.has(spec.name)) {
-          this.w.get(`DELETE FROM ${ident(`${spec.name}__text`)} WHERE rowid IN (SELECT rid FROM ${ident(spec.name)} WHERE ${col(spec.expiresField)} <= ?)`).run(iso);
+          this.w
+            .get(
+              `DELETE FROM ${ident(`${spec.name}__text`)} WHERE rowid IN (SELECT rid FROM ${ident(spec.name)} WHERE ${col(spec.expiresField)} <= ?)`,
+            )
+            .run(iso);
         }
         n += Number(this.w.get(`DELETE FROM ${ident(spec.name)} WHERE ${col(spec.expiresField)} <= ?`).run(iso).changes);
       }

@@ -40,8 +40,16 @@ export class WalletDirectory {
     const index = await this.deps.allocator.next(`wallet:${w.chain}`);
     const address = await this.deps.address(w.chain, index);
     const doc: WalletDoc = {
-      id: newId('wal'), merchant_id: w.merchant_id, type: w.type, name: w.name, chain: w.chain, network: w.network,
-      address, derivation_index: index, is_default: isDefault, created_at: this.deps.now().toISOString(),
+      id: newId('wal'),
+      merchant_id: w.merchant_id,
+      type: w.type,
+      name: w.name,
+      chain: w.chain,
+      network: w.network,
+      address,
+      derivation_index: index,
+      is_default: isDefault,
+      created_at: this.deps.now().toISOString(),
     };
     if (isDefault) doc.default_key = defaultWalletKey(w.merchant_id, w.chain, w.network);
     return doc;
@@ -91,7 +99,8 @@ export class WalletDirectory {
 export function openWalletDirectory(store: Store, dataDir: string, now: () => Date): WalletDirectory {
   let keys: KeyDeriver | null = null;
   return new WalletDirectory({
-    store, now,
+    store,
+    now,
     allocator: new AddressIndexAllocator(store, 5),
     address(chain, index) {
       keys ??= new KeyDeriver(loadSeedPhrase(dataDir).phrase);

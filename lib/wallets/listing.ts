@@ -5,8 +5,15 @@ import type { Doc, Filter, Store } from '../store/port.ts';
 import { WALLET_TXS, type WalletTxRow } from '../ledger/index.ts';
 import { decodeTxCursor, encodeTxCursor } from './present.ts';
 
-export interface Page<T> { data: T[]; next_cursor: string | null; has_more: boolean }
-export interface PageQuery { cursor?: string; limit?: string }
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+  has_more: boolean;
+}
+export interface PageQuery {
+  cursor?: string;
+  limit?: string;
+}
 
 function limitOf(q: PageQuery): number {
   const limit = parseLimit(q.limit);
@@ -15,7 +22,13 @@ function limitOf(q: PageQuery): number {
 }
 
 /** Rows of a collection with prefixed, time-sortable ids (wal_…, po_…), newest first. */
-export async function pageById<D extends Doc, T>(store: Store, coll: string, filter: Filter, q: PageQuery, present: (d: D) => T | Promise<T>): Promise<Page<T>> {
+export async function pageById<D extends Doc, T>(
+  store: Store,
+  coll: string,
+  filter: Filter,
+  q: PageQuery,
+  present: (d: D) => T | Promise<T>,
+): Promise<Page<T>> {
   const limit = limitOf(q);
   const f: Filter = { ...filter };
   if (q.cursor !== undefined) {

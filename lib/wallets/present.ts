@@ -19,17 +19,19 @@ export function presentWallet(w: WalletDoc, balances: Record<string, Balance>, r
     network: w.network,
     address: w.address,
     is_default: w.is_default,
-    balances: rails.filter((r) => r.chain === w.chain && r.network === w.network).map((r) => {
-      const b = balances[railKey(r)] ?? ZERO;
-      return {
-        token: r.token,
-        available: toApiNumber(b.available, r.decimals),
-        available_subunits: b.available.toString(),
-        pending: toApiNumber(b.pending, r.decimals),
-        pending_subunits: b.pending.toString(),
-        simulated_available_subunits: b.simulated_available.toString(),
-      };
-    }),
+    balances: rails
+      .filter((r) => r.chain === w.chain && r.network === w.network)
+      .map((r) => {
+        const b = balances[railKey(r)] ?? ZERO;
+        return {
+          token: r.token,
+          available: toApiNumber(b.available, r.decimals),
+          available_subunits: b.available.toString(),
+          pending: toApiNumber(b.pending, r.decimals),
+          pending_subunits: b.pending.toString(),
+          simulated_available_subunits: b.simulated_available.toString(),
+        };
+      }),
     created_at: w.created_at,
   };
 }

@@ -25,15 +25,25 @@ export interface SettledSession {
 }
 
 export async function settlementEffects(
-  store: Store, wallets: WalletDirectory, s: SettledSession, credited: SettledDeposit[], reverted: SettledDeposit[], now: Date,
+  store: Store,
+  wallets: WalletDirectory,
+  s: SettledSession,
+  credited: SettledDeposit[],
+  reverted: SettledDeposit[],
+  now: Date,
 ): Promise<WriteOp[]> {
   const b = new LedgerBatch(store, now);
   if (credited.length) {
     const wallet = await wallets.defaultWallet(s.merchant_id, s.chain as WalletChain, s.network as WalletNetwork);
     for (const d of credited) {
       await addSettlement(b, {
-        depositKey: d.key, walletId: wallet.id, asset: `${s.chain}:${s.network}:${d.token}`, amount: d.amount_subunits,
-        sessionId: s.id, txHash: d.tx_hash ?? undefined, simulated: d.simulated,
+        depositKey: d.key,
+        walletId: wallet.id,
+        asset: `${s.chain}:${s.network}:${d.token}`,
+        amount: d.amount_subunits,
+        sessionId: s.id,
+        txHash: d.tx_hash ?? undefined,
+        simulated: d.simulated,
       });
     }
   }

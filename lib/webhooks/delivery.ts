@@ -42,7 +42,13 @@ export function baseDelayMs(failures: number, baseMs: number): number {
 }
 
 /** When to try again after `failures` failed attempts, or null when the retry window is over. */
-export function nextAttemptAt(createdAt: Date, failures: number, now: Date, baseMs: number, random: () => number = Math.random): Date | null {
+export function nextAttemptAt(
+  createdAt: Date,
+  failures: number,
+  now: Date,
+  baseMs: number,
+  random: () => number = Math.random,
+): Date | null {
   const windowEnd = createdAt.getTime() + RETRY_WINDOW_MULTIPLIER * baseMs;
   if (now.getTime() >= windowEnd) return null;
   const jitter = 1 - JITTER + 2 * JITTER * random();
@@ -63,11 +69,22 @@ export interface AttemptOutcome {
  * scheduled, or the event is failed once the window is over. A failed manual redelivery of an event that
  * was already delivered or failed leaves that status as it was (the attempt is in the log).
  */
-export function applyAttempt(doc: DeliveryDoc, attempt: LoggedAttempt, ok: boolean, now: Date, baseMs: number, random: () => number = Math.random): AttemptOutcome {
+export function applyAttempt(
+  doc: DeliveryDoc,
+  attempt: LoggedAttempt,
+  ok: boolean,
+  now: Date,
+  baseMs: number,
+  random: () => number = Math.random,
+): AttemptOutcome {
   const attempts = [...doc.attempts, attempt];
   const base: DeliveryDoc = { ...doc, attempts, lease_until: null };
   if (ok) {
-    return { doc: { ...base, status: 'delivered', delivered_at: now.toISOString(), next_attempt_at: null }, audit: 'delivered', final: false };
+    return {
+      doc: { ...base, status: 'delivered', delivered_at: now.toISOString(), next_attempt_at: null },
+      audit: 'delivered',
+      final: false,
+    };
   }
   if (doc.status !== 'pending') return { doc: { ...base, next_attempt_at: null }, audit: 'failed', final: false };
   // the schedule's own failures: a manual redelivery does not move it on
@@ -94,7 +111,11 @@ export function presentEvent(doc: DeliveryDoc) {
     delivered_at: doc.delivered_at,
     next_attempt_at: doc.status === 'pending' ? doc.next_attempt_at : null,
     attempts: doc.attempts.map((a) => ({
-      at: a.at, status: a.status, latency_ms: a.latency_ms, error: a.error, ...(a.manual ? { manual: true } : {}),
+      at: a.at,
+      status: a.status,
+      latency_ms: a.latency_ms,
+      error: a.error,
+      ...(a.manual ? { manual: true } : {}),
     })),
   };
 }

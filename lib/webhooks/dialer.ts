@@ -35,7 +35,10 @@ export type DeliveryErrorClass =
   /** any other non-2xx answer */
   | 'http_error';
 
-export interface ResolvedAddress { address: string; family: number }
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
 
 export interface DialOptions {
   allowPrivate: boolean;
@@ -72,14 +75,22 @@ function classify(err: unknown): DeliveryErrorClass {
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/i.test(e?.message ?? '')) return 'connection_reset';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA' || code === 'ESERVFAIL') return 'dns_error';
-  if (/^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/.test(code) || /SSL|TLS|certificate/i.test(e?.message ?? '')) return 'tls_error';
+  if (
+    /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/.test(code) ||
+    /SSL|TLS|certificate/i.test(e?.message ?? '')
+  )
+    return 'tls_error';
   return 'network_error';
 }
 
 /** A `lookup` hook for net.connect that only ever answers with the vetted addresses. */
 function pinnedLookup(vetted: ResolvedAddress[]): LookupFunction {
   return ((_hostname: string, options: unknown, callback?: unknown) => {
-    const cb = (typeof options === 'function' ? options : callback) as (err: Error | null, address: string | ResolvedAddress[], family?: number) => void;
+    const cb = (typeof options === 'function' ? options : callback) as (
+      err: Error | null,
+      address: string | ResolvedAddress[],
+      family?: number,
+    ) => void;
     const o = (typeof options === 'object' && options !== null ? options : {}) as { all?: boolean; family?: number | string };
     const family = o.family === 'IPv4' ? 4 : o.family === 'IPv6' ? 6 : Number(o.family ?? 0);
     const list = family === 4 || family === 6 ? vetted.filter((a) => a.family === family) : vetted;
@@ -97,7 +108,10 @@ function pinnedLookup(vetted: ResolvedAddress[]): LookupFunction {
  * Vets a URL for delivery: scheme, credentials and (unless private targets are allowed) every address
  * the host resolves to. Returns the addresses to connect to, or the error class.
  */
-export async function vetTarget(url: URL, opts: Pick<DialOptions, 'allowPrivate' | 'allowHttp' | 'resolve'>): Promise<{ addresses: ResolvedAddress[] } | { error: DeliveryErrorClass }> {
+export async function vetTarget(
+  url: URL,
+  opts: Pick<DialOptions, 'allowPrivate' | 'allowHttp' | 'resolve'>,
+): Promise<{ addresses: ResolvedAddress[] } | { error: DeliveryErrorClass }> {
   const allowHttp = opts.allowHttp ?? opts.allowPrivate;
   if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) return { error: 'blocked_url' };
   if (url.username || url.password) return { error: 'invalid_url' };
@@ -118,7 +132,12 @@ export async function vetTarget(url: URL, opts: Pick<DialOptions, 'allowPrivate'
 }
 
 /** POSTs `body` to `rawUrl` once. Never throws: every outcome is a DialResult. */
-export async function postWebhook(rawUrl: string, body: string | Buffer, headers: Record<string, string>, opts: DialOptions): Promise<DialResult> {
+export async function postWebhook(
+  rawUrl: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+  opts: DialOptions,
+): Promise<DialResult> {
   const t0 = performance.now();
   const done = (r: Omit<DialResult, 'latencyMs'>): DialResult => ({ ...r, latencyMs: Math.round(performance.now() - t0) });
   let url: URL;
@@ -132,7 +151,9 @@ export async function postWebhook(rawUrl: string, body: string | Buffer, headers
   try {
     const vetting = await Promise.race([
       vetTarget(url, opts),
-      new Promise<{ error: DeliveryErrorClass }>((resolve) => controller.signal.addEventListener('abort', () => resolve({ error: 'timeout' }), { once: true })),
+      new Promise<{ error: DeliveryErrorClass }>((resolve) =>
+        controller.signal.addEventListener('abort', () => resolve({ error: 'timeout' }), { once: true }),
+      ),
     ]);
     if ('error' in vetting) {
       clearTimeout(timer);
@@ -179,7 +200,12 @@ export async function postWebhook(rawUrl: string, body: string | Buffer, headers
         res.once('close', close);
         res.on('error', close);
         const ok = status !== null && status >= 200 && status < 300;
-        finish({ ok, status, error: ok ? null : status !== null && status >= 300 && status < 400 ? 'redirect' : 'http_error', remoteAddress });
+        finish({
+          ok,
+          status,
+          error: ok ? null : status !== null && status >= 300 && status < 400 ? 'redirect' : 'http_error',
+          remoteAddress,
+        });
       });
       req.on('error', (err) => {
         clearTimeout(timer);

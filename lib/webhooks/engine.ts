@@ -124,13 +124,26 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
     return lease(doc, now);
   }
 
-  function auditOf(doc: DeliveryDoc, merchant: MerchantState | null, kind: 'delivered' | 'failed' | 'skipped', extra: Record<string, unknown>): WriteOp {
+  function auditOf(
+    doc: DeliveryDoc,
+    merchant: MerchantState | null,
+    kind: 'delivered' | 'failed' | 'skipped',
+    extra: Record<string, unknown>,
+  ): WriteOp {
     // payout events (issue 9) share the outbox; their audit names the payout, not a session
     const payoutId = (doc as { payout_id?: string }).payout_id;
-    return auditOp(`${payoutId ? 'payout' : 'payment_session'}.webhook.${kind}`, {
-      merchant_id: doc.merchant_id, ...(payoutId ? { payout_id: payoutId } : { session_id: doc.session_id }), event_id: doc.id, event_type: doc.event_type,
-      environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null, ...extra,
-    }, o.now());
+    return auditOp(
+      `${payoutId ? 'payout' : 'payment_session'}.webhook.${kind}`,
+      {
+        merchant_id: doc.merchant_id,
+        ...(payoutId ? { payout_id: payoutId } : { session_id: doc.session_id }),
+        event_id: doc.id,
+        event_type: doc.event_type,
+        environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null,
+        ...extra,
+      },
+      o.now(),
+    );
   }
 
   /**
@@ -139,16 +152,19 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
    */
   async function commit(leased: DeliveryDoc, change: (d: DeliveryDoc) => { doc: DeliveryDoc; ops: WriteOp[] }): Promise<DeliveryDoc> {
     let current = leased;
-    return retryOnConflict(async (attempt) => {
-      if (attempt > 1) {
-        const fresh = await store.get<DeliveryDoc>(COLL, leased.id);
-        if (!fresh) throw new Error(`webhook ${leased.id} is gone`);
-        current = fresh;
-      }
-      const { doc, ops } = change(current);
-      await store.write([{ op: 'cas', coll: COLL, doc, expected: current.version! }, ...ops]);
-      return { ...doc, version: current.version! + 1 };
-    }, { attempts: MAX_CAS_RETRIES + 1, maxPauseMs: () => 0, exhausted: () => new VersionConflictError(COLL, leased.id) });
+    return retryOnConflict(
+      async (attempt) => {
+        if (attempt > 1) {
+          const fresh = await store.get<DeliveryDoc>(COLL, leased.id);
+          if (!fresh) throw new Error(`webhook ${leased.id} is gone`);
+          current = fresh;
+        }
+        const { doc, ops } = change(current);
+        await store.write([{ op: 'cas', coll: COLL, doc, expected: current.version! }, ...ops]);
+        return { ...doc, version: current.version! + 1 };
+      },
+      { attempts: MAX_CAS_RETRIES + 1, maxPauseMs: () => 0, exhausted: () => new VersionConflictError(COLL, leased.id) },
+    );
   }
 
   /** One attempt of a leased row, visible to the retry endpoint while it runs. */
@@ -164,9 +180,11 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
     const url = merchant?.webhook_url ?? null;
     if (!url) {
       attemptsTotal.inc({ result: 'skipped' });
-      return commit(leased, (d) => d.status === 'pending'
-        ? { doc: applySkip(d), ops: [auditOf(d, merchant, 'skipped', { reason: merchant ? 'no_webhook_url' : 'merchant_not_found' })] }
-        : { doc: { ...d, lease_until: null }, ops: [] });
+      return commit(leased, (d) =>
+        d.status === 'pending'
+          ? { doc: applySkip(d), ops: [auditOf(d, merchant, 'skipped', { reason: merchant ? 'no_webhook_url' : 'merchant_not_found' })] }
+          : { doc: { ...d, lease_until: null }, ops: [] },
+      );
     }
     const now = o.now();
     const secrets = liveSecrets(merchant!, now).map((s) => o.keyring.open(s.sealed));
@@ -181,7 +199,11 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
     };
     const result = await postWebhook(url, raw, headers, { allowPrivate: o.allowPrivate, timeoutMs: cfg.timeoutMs });
     const logged: LoggedAttempt = {
-      at: now.toISOString(), status: result.status, latency_ms: result.latencyMs, error: result.error, ...(manual ? { manual: true } : {}),
+      at: now.toISOString(),
+      status: result.status,
+      latency_ms: result.latencyMs,
+      error: result.error,
+      ...(manual ? { manual: true } : {}),
     };
     attemptsTotal.inc({ result: result.ok ? 'delivered' : 'failed' });
     latency.observe({ result: result.ok ? 'delivered' : 'failed' }, result.latencyMs / 1000);
@@ -194,10 +216,16 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
       }
       return {
         doc: out.doc,
-        ops: [auditOf(d, merchant, out.audit, {
-          attempt: out.doc.attempts.length, http_status: result.status, error: result.error, latency_ms: result.latencyMs,
-          manual, ...(out.audit === 'failed' ? { final: out.final } : {}),
-        })],
+        ops: [
+          auditOf(d, merchant, out.audit, {
+            attempt: out.doc.attempts.length,
+            http_status: result.status,
+            error: result.error,
+            latency_ms: result.latencyMs,
+            manual,
+            ...(out.audit === 'failed' ? { final: out.final } : {}),
+          }),
+        ],
       };
     });
     if (o.onAttempt) await o.onAttempt(leased, merchant!, result);
@@ -212,18 +240,29 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
       .finally(() => {
         running.delete(p);
         // refill in batches once half the slots are free, rather than one row at a time
-        if (backlog && !scanner.isRunning && !stopping && running.size <= MAX_IN_FLIGHT / 2) scan().catch((e) => logger.warn('webhook scan failed:', (e as Error).message));
+        if (backlog && !scanner.isRunning && !stopping && running.size <= MAX_IN_FLIGHT / 2)
+          scan().catch((e) => logger.warn('webhook scan failed:', (e as Error).message));
       });
     running.add(p);
     return p;
   }
 
   const scanner = new DueScanner<DeliveryDoc>({
-    name: 'webhook delivery', store, coll: COLL, dueField: 'next_attempt_at', filter: { status: 'pending' },
-    leaseMs, intervalMs: cfg.scanIntervalMs, now: o.now, log: logger, drain: false,
+    name: 'webhook delivery',
+    store,
+    coll: COLL,
+    dueField: 'next_attempt_at',
+    filter: { status: 'pending' },
+    leaseMs,
+    intervalMs: cfg.scanIntervalMs,
+    now: o.now,
+    log: logger,
+    drain: false,
     room: () => (stopping ? 0 : MAX_IN_FLIGHT - running.size),
     // every free slot filled (or none free): more rows may be due, claim again as slots free up
-    onClaim: (claimed, limit) => { backlog = claimed === limit; },
+    onClaim: (claimed, limit) => {
+      backlog = claimed === limit;
+    },
     // the claim pushed next_attempt_at; the lease (a CAS on the claimed version) makes it ours alone.
     // Attempts run in the background (bounded by room), so a scan never waits for a slow receiver.
     async handle(row, now) {
@@ -244,7 +283,6 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
     });
   }
 
-
   return {
     async scanNow() {
       const n = await scan();
@@ -253,14 +291,16 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
     },
     nudge,
     async redeliver(ids) {
-      await Promise.all(ids.map((id) => {
-        const current = attempting.get(id);
-        if (current) return current.catch(() => undefined);
-        return track(id, async () => {
-          const leased = await claimOne(id, true);
-          if (leased) await attempt(leased, true);
-        });
-      }));
+      await Promise.all(
+        ids.map((id) => {
+          const current = attempting.get(id);
+          if (current) return current.catch(() => undefined);
+          return track(id, async () => {
+            const leased = await claimOne(id, true);
+            if (leased) await attempt(leased, true);
+          });
+        }),
+      );
     },
     start() {
       stopping = false;

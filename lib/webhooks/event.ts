@@ -42,8 +42,15 @@ export interface WebhookEventDoc extends Doc {
 }
 
 export function webhookEventOp(args: {
-  merchant_id: string; session_id: string; event_type: WebhookEventType; status: string;
-  amount: number; currency: string; chain: string; network: string; now: Date;
+  merchant_id: string;
+  session_id: string;
+  event_type: WebhookEventType;
+  status: string;
+  amount: number;
+  currency: string;
+  chain: string;
+  network: string;
+  now: Date;
 }): WriteOp {
   const doc: WebhookEventDoc = {
     id: newId('evt'),
@@ -51,8 +58,13 @@ export function webhookEventOp(args: {
     session_id: args.session_id,
     event_type: args.event_type,
     body: {
-      event_type: args.event_type, session_id: args.session_id, status: args.status, amount: args.amount,
-      currency: args.currency, chain: args.chain, network: args.network,
+      event_type: args.event_type,
+      session_id: args.session_id,
+      status: args.status,
+      amount: args.amount,
+      currency: args.currency,
+      chain: args.chain,
+      network: args.network,
       timestamp: String(Math.floor(args.now.getTime() / 1000)),
     },
     status: 'pending',

@@ -8,17 +8,40 @@ import { lookup } from 'node:dns/promises';
 
 const blocked = new BlockList();
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, bits, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
   // ::/96 (IPv4-compatible, with :: and ::1), ::ffff:0:0/96 (IPv4-translated), 6to4 and Teredo wrap IPv4
   // addresses that may be private: none of them is a webhook's place
-  ['::', 96], ['::ffff:0:0:0', 96], ['2002::', 16], ['2001::', 32],
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
+  ['2002::', 16],
+  ['2001::', 32],
   // fec0::/10 is the deprecated site-local range: still routed inside some networks
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2001:db8::', 32], ['100::', 64],
-] as const) blocked.addSubnet(net, bits, 'ipv6');
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2001:db8::', 32],
+  ['100::', 64],
+] as const)
+  blocked.addSubnet(net, bits, 'ipv6');
 
 /** The IPv4 address inside an IPv4-mapped or -compatible IPv6 address, if any. */
 function embeddedIpv4(ip: string): string | null {
@@ -26,7 +49,8 @@ function embeddedIpv4(ip: string): string | null {
   if (m) return m[1];
   const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
   if (hex) {
-    const a = parseInt(hex[1], 16), b = parseInt(hex[2], 16);
+    const a = parseInt(hex[1], 16),
+      b = parseInt(hex[2], 16);
     return `${a >> 8}.${a & 255}.${b >> 8}.${b & 255}`;
   }
   return null;
@@ -39,13 +63,20 @@ export function isPublicAddress(ip: string): boolean {
   return false;
 }
 
-export interface UrlCheck { ok: boolean; reason?: string }
+export interface UrlCheck {
+  ok: boolean;
+  reason?: string;
+}
 
 /** Syntax, scheme and (by DNS) the host of a webhook URL; the dialler checks again on connect. */
 export async function checkWebhookUrl(raw: unknown, opts: { allowPrivate: boolean; allowHttp?: boolean }): Promise<UrlCheck> {
   if (typeof raw !== 'string' || raw.length > 2048) return { ok: false, reason: 'webhook_url must be a URL of at most 2048 characters' };
   let url: URL;
-  try { url = new URL(raw); } catch { return { ok: false, reason: 'webhook_url is not a valid URL' }; }
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, reason: 'webhook_url is not a valid URL' };
+  }
   const httpAllowed = opts.allowHttp ?? opts.allowPrivate;
   if (url.protocol !== 'https:' && !(httpAllowed && url.protocol === 'http:')) return { ok: false, reason: 'webhook_url must use https' };
   if (url.username || url.password) return { ok: false, reason: 'webhook_url must not contain credentials' };
@@ -54,8 +85,13 @@ export async function checkWebhookUrl(raw: unknown, opts: { allowPrivate: boolea
   let addresses: string[];
   if (isIP(host)) addresses = [host];
   else {
-    try { addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address); } catch { return { ok: false, reason: 'webhook_url host does not resolve' }; }
+    try {
+      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+    } catch {
+      return { ok: false, reason: 'webhook_url host does not resolve' };
+    }
   }
-  if (addresses.length === 0 || !addresses.every(isPublicAddress)) return { ok: false, reason: 'webhook_url must point to a public address' };
+  if (addresses.length === 0 || !addresses.every(isPublicAddress))
+    return { ok: false, reason: 'webhook_url must point to a public address' };
   return { ok: true };
 }

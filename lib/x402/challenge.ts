@@ -7,7 +7,15 @@
 import { X402_VERSION, type X402Challenge } from '@stablecoin-payments/sdk/x402';
 
 // the wire format (fields, headers, base64 JSON) is the SDK's, one implementation for both ends
-export { CHALLENGE_FIELDS, X402_VERSION, HEADERS, encodeHeader, decodeHeader, decodeChallenge, type X402Challenge } from '@stablecoin-payments/sdk/x402';
+export {
+  CHALLENGE_FIELDS,
+  X402_VERSION,
+  HEADERS,
+  encodeHeader,
+  decodeHeader,
+  decodeChallenge,
+  type X402Challenge,
+} from '@stablecoin-payments/sdk/x402';
 
 export interface ChallengeInput {
   /** the challenge id, also the memo every proof must carry */

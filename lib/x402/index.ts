@@ -4,7 +4,13 @@
  * the service's chain helpers). The resource-server and agent helpers are the SDK's
  * (`@stablecoin-payments/sdk`, sdk/src/x402.ts); re-exported here so existing imports keep working.
  */
-export { requirePayment, payingFetch, PaymentDeclinedError, type RequirePaymentOptions, type PayingFetchOptions } from '@stablecoin-payments/sdk/x402';
+export {
+  requirePayment,
+  payingFetch,
+  PaymentDeclinedError,
+  type RequirePaymentOptions,
+  type PayingFetchOptions,
+} from '@stablecoin-payments/sdk/x402';
 export { buildChallenge, decodeChallenge, encodeHeader, decodeHeader, HEADERS, CHALLENGE_FIELDS, type X402Challenge } from './challenge.ts';
 export { signEip3009Proof, buildSolanaProof, type Eip3009Options, type SolanaProofOptions } from './payer.ts';
 export { memoNonce } from './proof.ts';

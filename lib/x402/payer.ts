@@ -23,7 +23,12 @@ export interface Eip3009Options {
 /** Signs transferWithAuthorization(from = signer, to = payTo, value = amount, nonce = keccak256(memo)). */
 export async function signEip3009Proof(signer: Signer, challenge: X402Challenge, o: Eip3009Options): Promise<string> {
   const now = o.nowSeconds ?? Math.floor(Date.now() / 1000);
-  const domain: TypedDataDomain = { name: o.tokenName, version: o.tokenVersion, chainId: o.chainId, verifyingContract: getAddress(challenge.asset!) };
+  const domain: TypedDataDomain = {
+    name: o.tokenName,
+    version: o.tokenVersion,
+    chainId: o.chainId,
+    verifyingContract: getAddress(challenge.asset!),
+  };
   const authorization = {
     from: await signer.getAddress(),
     to: getAddress(challenge.payTo!),
@@ -33,7 +38,14 @@ export async function signEip3009Proof(signer: Signer, challenge: X402Challenge,
     nonce: memoNonce(challenge.memo!),
   };
   const signature = await signer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, authorization);
-  return encodeHeader({ x402Version: 1, scheme: 'exact', chain: 'ethereum', network: challenge.network, memo: challenge.memo, payload: { signature, authorization } });
+  return encodeHeader({
+    x402Version: 1,
+    scheme: 'exact',
+    chain: 'ethereum',
+    network: challenge.network,
+    memo: challenge.memo,
+    payload: { signature, authorization },
+  });
 }
 
 export interface SolanaProofOptions {
@@ -51,32 +63,51 @@ export function buildSolanaProof(payer: Keypair, challenge: X402Challenge, o: So
     const data = Buffer.alloc(12);
     data.writeUInt32LE(2, 0);
     data.writeBigUInt64LE(amount, 4);
-    instructions.push(new TransactionInstruction({
-      programId: new PublicKey(SYSTEM_PROGRAM), data,
-      keys: [{ pubkey: payer.publicKey, isSigner: true, isWritable: true }, { pubkey: new PublicKey(challenge.payTo!), isSigner: false, isWritable: true }],
-    }));
+    instructions.push(
+      new TransactionInstruction({
+        programId: new PublicKey(SYSTEM_PROGRAM),
+        data,
+        keys: [
+          { pubkey: payer.publicKey, isSigner: true, isWritable: true },
+          { pubkey: new PublicKey(challenge.payTo!), isSigner: false, isWritable: true },
+        ],
+      }),
+    );
   } else {
     const mint = challenge.asset!;
     const data = Buffer.alloc(10);
     data.writeUInt8(12, 0);
     data.writeBigUInt64LE(amount, 1);
     data.writeUInt8(6, 9); // USDC decimals
-    instructions.push(new TransactionInstruction({
-      programId: new PublicKey(TOKEN_PROGRAM), data,
-      keys: [
-        { pubkey: new PublicKey(associatedTokenAddress(payer.publicKey.toBase58(), mint)), isSigner: false, isWritable: true },
-        { pubkey: new PublicKey(mint), isSigner: false, isWritable: false },
-        { pubkey: new PublicKey(associatedTokenAddress(challenge.payTo!, mint)), isSigner: false, isWritable: true },
-        { pubkey: payer.publicKey, isSigner: true, isWritable: false },
-      ],
-    }));
+    instructions.push(
+      new TransactionInstruction({
+        programId: new PublicKey(TOKEN_PROGRAM),
+        data,
+        keys: [
+          { pubkey: new PublicKey(associatedTokenAddress(payer.publicKey.toBase58(), mint)), isSigner: false, isWritable: true },
+          { pubkey: new PublicKey(mint), isSigner: false, isWritable: false },
+          { pubkey: new PublicKey(associatedTokenAddress(challenge.payTo!, mint)), isSigner: false, isWritable: true },
+          { pubkey: payer.publicKey, isSigner: true, isWritable: false },
+        ],
+      }),
+    );
   }
-  instructions.push(new TransactionInstruction({ programId: new PublicKey(MEMO_PROGRAM), keys: [], data: Buffer.from(challenge.memo!, 'utf8') }));
-  const message = new TransactionMessage({ payerKey: new PublicKey(o.feePayer), recentBlockhash: o.recentBlockhash, instructions }).compileToV0Message();
+  instructions.push(
+    new TransactionInstruction({ programId: new PublicKey(MEMO_PROGRAM), keys: [], data: Buffer.from(challenge.memo!, 'utf8') }),
+  );
+  const message = new TransactionMessage({
+    payerKey: new PublicKey(o.feePayer),
+    recentBlockhash: o.recentBlockhash,
+    instructions,
+  }).compileToV0Message();
   const tx = new VersionedTransaction(message);
   tx.sign([payer]);
   return encodeHeader({
-    x402Version: 1, scheme: 'exact', chain: 'solana', network: challenge.network, memo: challenge.memo,
+    x402Version: 1,
+    scheme: 'exact',
+    chain: 'solana',
+    network: challenge.network,
+    memo: challenge.memo,
     payload: { transaction: Buffer.from(tx.serialize()).toString('base64') },
   });
 }

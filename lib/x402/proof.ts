@@ -15,9 +15,23 @@ import { decodeHeader } from './challenge.ts';
 import { associatedTokenAddress, TOKEN_PROGRAM_ID } from '../chains/clients.ts';
 
 export type ProofReason =
-  | 'malformed' | 'unknown_challenge' | 'wrong_network' | 'wrong_asset' | 'wrong_payee' | 'wrong_amount' | 'wrong_resource'
-  | 'memo_mismatch' | 'not_yet_valid' | 'authorization_expired' | 'bad_signature' | 'challenge_expired'
-  | 'already_redeemed' | 'fee_payer_mismatch' | 'fee_payer_in_instruction' | 'unexpected_instruction' | 'settlement_failed';
+  | 'malformed'
+  | 'unknown_challenge'
+  | 'wrong_network'
+  | 'wrong_asset'
+  | 'wrong_payee'
+  | 'wrong_amount'
+  | 'wrong_resource'
+  | 'memo_mismatch'
+  | 'not_yet_valid'
+  | 'authorization_expired'
+  | 'bad_signature'
+  | 'challenge_expired'
+  | 'already_redeemed'
+  | 'fee_payer_mismatch'
+  | 'fee_payer_in_instruction'
+  | 'unexpected_instruction'
+  | 'settlement_failed';
 
 export class ProofError extends Error {
   readonly reason: ProofReason;
@@ -28,7 +42,14 @@ export class ProofError extends Error {
   }
 }
 
-export interface Eip3009Authorization { from: string; to: string; value: string; validAfter: string; validBefore: string; nonce: string }
+export interface Eip3009Authorization {
+  from: string;
+  to: string;
+  value: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: string;
+}
 export type Proof =
   | { kind: 'eip3009'; network: string; memo: string; signature: string; authorization: Eip3009Authorization }
   | { kind: 'solana'; network: string; memo: string; transaction: string }
@@ -59,7 +80,8 @@ export function decodeProof(header: string | undefined | null): Proof {
   if (!str(raw.memo, 200)) throw bad('memo (the challenge id) is missing');
   if (!payload || typeof payload !== 'object') throw bad('payload is missing');
   if (raw.scheme === 'agent_wallet') {
-    if (!str(payload.agent_wallet_id, 100) || !str(payload.spend_attempt_id, 100)) throw bad('payload needs agent_wallet_id and spend_attempt_id');
+    if (!str(payload.agent_wallet_id, 100) || !str(payload.spend_attempt_id, 100))
+      throw bad('payload needs agent_wallet_id and spend_attempt_id');
     return { kind: 'agent_wallet', memo: raw.memo, agent_wallet_id: payload.agent_wallet_id, spend_attempt_id: payload.spend_attempt_id };
   }
   if (raw.scheme !== 'exact') throw bad("scheme must be 'exact' or 'agent_wallet'");
@@ -67,9 +89,12 @@ export function decodeProof(header: string | undefined | null): Proof {
   if (raw.chain === 'ethereum') {
     const a = payload.authorization as Record<string, unknown> | undefined;
     if (!str(payload.signature, 200) || !a || typeof a !== 'object') throw bad('payload needs signature and authorization');
-    for (const k of ['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce']) if (!str(a[k], 100)) throw bad(`authorization.${k} is missing`);
+    for (const k of ['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce'])
+      if (!str(a[k], 100)) throw bad(`authorization.${k} is missing`);
     // uint256 fields: a larger value could never be signed or submitted (and would break the EIP-712 hash)
-    for (const k of ['value', 'validAfter', 'validBefore']) if (!UINT.test(a[k] as string) || BigInt(a[k] as string) > UINT256_MAX) throw bad(`authorization.${k} must be a decimal uint256 string`);
+    for (const k of ['value', 'validAfter', 'validBefore'])
+      if (!UINT.test(a[k] as string) || BigInt(a[k] as string) > UINT256_MAX)
+        throw bad(`authorization.${k} must be a decimal uint256 string`);
     if (!isHexString(a.nonce, 32)) throw bad('authorization.nonce must be 32 bytes of hex');
     try {
       getAddress(a.from as string);
@@ -77,7 +102,13 @@ export function decodeProof(header: string | undefined | null): Proof {
     } catch {
       throw bad('authorization.from and .to must be addresses');
     }
-    return { kind: 'eip3009', network: raw.network, memo: raw.memo, signature: payload.signature, authorization: a as unknown as Eip3009Authorization };
+    return {
+      kind: 'eip3009',
+      network: raw.network,
+      memo: raw.memo,
+      signature: payload.signature,
+      authorization: a as unknown as Eip3009Authorization,
+    };
   }
   if (raw.chain === 'solana') {
     if (!str(payload.transaction, 8192)) throw bad('payload.transaction (base64 wire transaction) is missing');
@@ -112,15 +143,23 @@ function checkCommon(p: { network: string; memo: string }, c: ChallengeTerms): v
  * validity window (seconds), and the EIP-712 signature of `from` under the token's domain separator.
  * Returns the payer and the proof key (unique per token, payer and nonce).
  */
-export function verifyEip3009(p: Extract<Proof, { kind: 'eip3009' }>, c: ChallengeTerms, domainSeparator: string, nowSeconds: number): { payer: string; proof_key: string } {
+export function verifyEip3009(
+  p: Extract<Proof, { kind: 'eip3009' }>,
+  c: ChallengeTerms,
+  domainSeparator: string,
+  nowSeconds: number,
+): { payer: string; proof_key: string } {
   checkCommon(p, c);
-  if (c.chain !== 'ethereum' || c.token !== 'USDC') throw new ProofError('wrong_asset', 'an EIP-3009 authorization pays USDC on Ethereum only');
+  if (c.chain !== 'ethereum' || c.token !== 'USDC')
+    throw new ProofError('wrong_asset', 'an EIP-3009 authorization pays USDC on Ethereum only');
   const a = p.authorization;
   if (getAddress(a.to) !== getAddress(c.pay_to)) throw new ProofError('wrong_payee', 'authorization.to is not the challenge payTo');
   if (a.value !== c.amount_subunits) throw new ProofError('wrong_amount', `authorization.value must be ${c.amount_subunits}`);
-  if (a.nonce.toLowerCase() !== memoNonce(c.id)) throw new ProofError('memo_mismatch', 'authorization.nonce must be keccak256 of the challenge memo');
+  if (a.nonce.toLowerCase() !== memoNonce(c.id))
+    throw new ProofError('memo_mismatch', 'authorization.nonce must be keccak256 of the challenge memo');
   if (BigInt(a.validAfter) >= BigInt(nowSeconds)) throw new ProofError('not_yet_valid', 'the authorization is not valid yet (validAfter)');
-  if (BigInt(a.validBefore) <= BigInt(nowSeconds) + 5n) throw new ProofError('authorization_expired', 'the authorization has expired (validBefore)');
+  if (BigInt(a.validBefore) <= BigInt(nowSeconds) + 5n)
+    throw new ProofError('authorization_expired', 'the authorization has expired (validBefore)');
   const digest = keccak256(
     `0x1901${domainSeparator.slice(2)}${TypedDataEncoder.hashStruct('TransferWithAuthorization', TRANSFER_WITH_AUTHORIZATION_TYPES, a).slice(2)}`,
   );
@@ -131,7 +170,10 @@ export function verifyEip3009(p: Extract<Proof, { kind: 'eip3009' }>, c: Challen
     throw new ProofError('bad_signature', 'the authorization signature is not valid');
   }
   if (signer !== getAddress(a.from)) throw new ProofError('bad_signature', 'the authorization is not signed by authorization.from');
-  return { payer: getAddress(a.from), proof_key: `eip3009:${c.network}:${c.asset.toLowerCase()}:${a.from.toLowerCase()}:${a.nonce.toLowerCase()}` };
+  return {
+    payer: getAddress(a.from),
+    proof_key: `eip3009:${c.network}:${c.asset.toLowerCase()}:${a.from.toLowerCase()}:${a.nonce.toLowerCase()}`,
+  };
 }
 
 /** v, r, s of the signature for transferWithAuthorization(…, v, r, s). */
@@ -153,7 +195,11 @@ export { associatedTokenAddress };
 
 /** Ed25519 with node:crypto (a raw 32-byte key wrapped in its SPKI prefix). */
 function ed25519Verify(sig: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
-  const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), publicKey]), format: 'der', type: 'spki' });
+  const key = createPublicKey({
+    key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), publicKey]),
+    format: 'der',
+    type: 'spki',
+  });
   return verifySignature(null, message, key, sig);
 }
 
@@ -166,7 +212,11 @@ const u64 = (data: Uint8Array, at: number): bigint => Buffer.from(data).readBigU
  * gas wallet, appear in no instruction, and every other signature must be present and valid.
  * Returns the decoded transaction for the gas wallet to co-sign.
  */
-export function verifySolana(p: Extract<Proof, { kind: 'solana' }>, c: ChallengeTerms, gasWallet: string): { payer: string; proof_key: string; tx: VersionedTransaction } {
+export function verifySolana(
+  p: Extract<Proof, { kind: 'solana' }>,
+  c: ChallengeTerms,
+  gasWallet: string,
+): { payer: string; proof_key: string; tx: VersionedTransaction } {
   checkCommon(p, c);
   if (c.chain !== 'solana') throw new ProofError('wrong_asset', 'the challenge is not on Solana');
   let tx: VersionedTransaction;
@@ -192,7 +242,8 @@ export function verifySolana(p: Extract<Proof, { kind: 'solana' }>, c: Challenge
       throw new ProofError('unexpected_instruction', 'compute budget beyond the accepted bounds');
     }
     if (MEMO_PROGRAMS.has(program)) {
-      if (memoSeen || Buffer.from(data).toString('utf8') !== c.id) throw new ProofError('memo_mismatch', 'the memo must be the challenge id, once');
+      if (memoSeen || Buffer.from(data).toString('utf8') !== c.id)
+        throw new ProofError('memo_mismatch', 'the memo must be the challenge id, once');
       memoSeen = true;
       continue;
     }
@@ -200,15 +251,18 @@ export function verifySolana(p: Extract<Proof, { kind: 'solana' }>, c: Challenge
     if (program === TOKEN_PROGRAM && data[0] === 12 && data.length === 10 && accounts.length >= 4) {
       const [, mint, destination, authority] = accounts;
       if (c.token === 'SOL' || mint !== c.asset) throw new ProofError('wrong_asset', `the transfer must be of ${c.asset}`);
-      if (destination !== associatedTokenAddress(c.pay_to, c.asset)) throw new ProofError('wrong_payee', "the transfer must go to payTo's associated token account");
-      if (u64(data, 1).toString() !== c.amount_subunits) throw new ProofError('wrong_amount', `the transfer must be of ${c.amount_subunits}`);
+      if (destination !== associatedTokenAddress(c.pay_to, c.asset))
+        throw new ProofError('wrong_payee', "the transfer must go to payTo's associated token account");
+      if (u64(data, 1).toString() !== c.amount_subunits)
+        throw new ProofError('wrong_amount', `the transfer must be of ${c.amount_subunits}`);
       payment = { payer: authority };
       continue;
     }
     if (program === SYSTEM_PROGRAM && data.length === 12 && Buffer.from(data).readUInt32LE(0) === 2 && accounts.length === 2) {
       if (c.token !== 'SOL') throw new ProofError('wrong_asset', `the transfer must be of ${c.asset}`);
       if (accounts[1] !== c.pay_to) throw new ProofError('wrong_payee', 'the transfer must go to payTo');
-      if (u64(data, 4).toString() !== c.amount_subunits) throw new ProofError('wrong_amount', `the transfer must be of ${c.amount_subunits}`);
+      if (u64(data, 4).toString() !== c.amount_subunits)
+        throw new ProofError('wrong_amount', `the transfer must be of ${c.amount_subunits}`);
       payment = { payer: accounts[0] };
       continue;
     }
@@ -217,7 +271,8 @@ export function verifySolana(p: Extract<Proof, { kind: 'solana' }>, c: Challenge
   if (!memoSeen) throw new ProofError('memo_mismatch', 'the transaction must carry the challenge id in a memo');
   if (!payment) throw new ProofError('wrong_amount', 'the transaction pays nothing');
   const signerIndex = keys.indexOf(payment.payer);
-  if (signerIndex <= 0 || signerIndex >= msg.header.numRequiredSignatures) throw new ProofError('bad_signature', 'the payer must sign the transaction');
+  if (signerIndex <= 0 || signerIndex >= msg.header.numRequiredSignatures)
+    throw new ProofError('bad_signature', 'the payer must sign the transaction');
   const message = msg.serialize();
   for (let i = 1; i < msg.header.numRequiredSignatures; i++) {
     const sig = tx.signatures[i];

@@ -99,9 +99,21 @@ export class X402Redeemer {
   private result(c: ChallengeDoc, r: RedemptionDoc): RedeemResult {
     const settled = r.status === 'settled';
     return {
-      challenge_id: c.id, status: settled ? 'settled' : 'pending', payer: r.payer, amount_subunits: c.amount_subunits,
-      ...(r.tx_hash ? { tx_hash: r.tx_hash } : {}), settled_at: r.settled_at,
-      payment_response: encodeHeader({ success: settled, status: settled ? 'settled' : 'pending', challenge_id: c.id, payer: r.payer, transaction: r.tx_hash ?? null, network: c.network, chain: c.chain }),
+      challenge_id: c.id,
+      status: settled ? 'settled' : 'pending',
+      payer: r.payer,
+      amount_subunits: c.amount_subunits,
+      ...(r.tx_hash ? { tx_hash: r.tx_hash } : {}),
+      settled_at: r.settled_at,
+      payment_response: encodeHeader({
+        success: settled,
+        status: settled ? 'settled' : 'pending',
+        challenge_id: c.id,
+        payer: r.payer,
+        transaction: r.tx_hash ?? null,
+        network: c.network,
+        chain: c.chain,
+      }),
     };
   }
 
@@ -109,7 +121,8 @@ export class X402Redeemer {
     const { store } = this.d;
     const proof = decodeProof(header);
     const challenge = await store.get<ChallengeDoc>(CHALLENGES, proof.memo);
-    if (!challenge || challenge.merchant_id !== merchantId) throw new ProofError('unknown_challenge', 'no challenge of yours has this memo');
+    if (!challenge || challenge.merchant_id !== merchantId)
+      throw new ProofError('unknown_challenge', 'no challenge of yours has this memo');
     if (resource !== challenge.resource) throw new ProofError('wrong_resource', 'the proof pays for another resource');
     const proofHash = sha(header.trim());
     const existing = await store.get<RedemptionDoc>(REDEMPTIONS, challenge.id);
@@ -117,9 +130,14 @@ export class X402Redeemer {
     // an agent wallet has paid already (its spend is reserved only while the challenge is open): checked there
     if (proof.kind === 'agent_wallet') return this.redeemAgent(challenge, proof, proofHash);
     const now = this.d.now();
-    if (challenge.expires_at <= now.toISOString()) throw new ProofError('challenge_expired', 'the challenge has expired; ask for a new one');
+    if (challenge.expires_at <= now.toISOString())
+      throw new ProofError('challenge_expired', 'the challenge has expired; ask for a new one');
 
-    if (challenge.asset === challenge.token && challenge.token === 'USDC') throw new ProofError('wrong_asset', `no USDC token is configured on ${challenge.chain} ${challenge.network}: only agent wallets of this service can pay`);
+    if (challenge.asset === challenge.token && challenge.token === 'USDC')
+      throw new ProofError(
+        'wrong_asset',
+        `no USDC token is configured on ${challenge.chain} ${challenge.network}: only agent wallets of this service can pay`,
+      );
     const rpcUrl = this.d.rpcUrl(challenge.chain, challenge.network);
     if (!rpcUrl) throw new ProofError('wrong_network', `${challenge.chain} ${challenge.network} is not configured`);
     let payer: string;
@@ -127,7 +145,12 @@ export class X402Redeemer {
     let intent: ReturnType<typeof eip3009Intent>;
     if (proof.kind === 'eip3009') {
       if (challenge.chain !== 'ethereum') throw new ProofError('wrong_asset', 'the challenge is not on Ethereum');
-      ({ payer, proof_key: proofKey } = verifyEip3009(proof, challenge, await domainSeparator(rpcUrl, challenge.asset), Math.floor(now.getTime() / 1000)));
+      ({ payer, proof_key: proofKey } = verifyEip3009(
+        proof,
+        challenge,
+        await domainSeparator(rpcUrl, challenge.asset),
+        Math.floor(now.getTime() / 1000),
+      ));
       intent = eip3009Intent(challenge.network, challenge.asset, proof.authorization, proof.signature);
     } else {
       const v = verifySolana(proof, challenge, this.d.gasWallet('solana', challenge.network));
@@ -136,10 +159,23 @@ export class X402Redeemer {
     }
     const txId = `x402:${challenge.id}`;
     const row: RedemptionDoc = {
-      id: challenge.id, merchant_id: merchantId, proof_key: proofKey, proof_hash: proofHash, kind: proof.kind, payer,
-      chain: challenge.chain, network: challenge.network, status: 'settling', served: false, chain_tx_id: txId, tx_hash: null,
-      spend_attempt_id: null, next_check_at: new Date(now.getTime() + 5_000).toISOString(), failure_reason: null,
-      created_at: now.toISOString(), settled_at: null,
+      id: challenge.id,
+      merchant_id: merchantId,
+      proof_key: proofKey,
+      proof_hash: proofHash,
+      kind: proof.kind,
+      payer,
+      chain: challenge.chain,
+      network: challenge.network,
+      status: 'settling',
+      served: false,
+      chain_tx_id: txId,
+      tx_hash: null,
+      spend_attempt_id: null,
+      next_check_at: new Date(now.getTime() + 5_000).toISOString(),
+      failure_reason: null,
+      created_at: now.toISOString(),
+      settled_at: null,
     };
     let created: boolean;
     try {
@@ -151,10 +187,14 @@ export class X402Redeemer {
     } catch (e) {
       if (await store.get(REDEMPTIONS, challenge.id)) throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
       // Ethereum signs after a simulation (estimateGas): a refused authorization ends here, nothing written
-      throw new ProofError('settlement_failed', `the settlement cannot be made: ${String((e as { shortMessage?: string }).shortMessage ?? (e as Error).message).slice(0, 160)}`);
+      throw new ProofError(
+        'settlement_failed',
+        `the settlement cannot be made: ${String((e as { shortMessage?: string }).shortMessage ?? (e as Error).message).slice(0, 160)}`,
+      );
     }
     const mine = await store.get<RedemptionDoc>(REDEMPTIONS, challenge.id);
-    if (!created || !mine || mine.proof_hash !== proofHash) throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
+    if (!created || !mine || mine.proof_hash !== proofHash)
+      throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
     return this.await(challenge, true);
   }
 
@@ -185,7 +225,9 @@ export class X402Redeemer {
       const r = (await this.d.store.get<RedemptionDoc>(REDEMPTIONS, c.id))!;
       if (r.status === 'settled') return serve ? this.serveOnce(c) : this.result(c, r);
       if (r.status === 'failed') throw new ProofError('settlement_failed', `the settlement failed on chain: ${r.failure_reason ?? ''}`);
-      const tx = await this.d.broadcaster.process(r.chain_tx_id!).catch(() => null) ?? await this.d.store.get<ChainTxDoc>(CHAIN_TXS, r.chain_tx_id!);
+      const tx =
+        (await this.d.broadcaster.process(r.chain_tx_id!).catch(() => null)) ??
+        (await this.d.store.get<ChainTxDoc>(CHAIN_TXS, r.chain_tx_id!));
       const done = tx ? await this.settleFrom(r, tx, serve) : null;
       if (done) return done.mine || !serve ? this.result(c, done.doc) : this.serveOnce(c);
       if (Date.now() >= deadline) return this.result(c, r);
@@ -217,8 +259,13 @@ export class X402Redeemer {
       const asset = `${c.chain}:${c.network}:${c.token}`;
       const b = new LedgerBatch(store, now);
       await b.transfer({
-        id: `x402:${c.id}`, kind: 'deposit', asset, amount: c.amount_subunits, tx_hash: txHash,
-        debit_account: accountId('sys:chain', asset), credit_account: walletAccount(c.wallet_id, asset),
+        id: `x402:${c.id}`,
+        kind: 'deposit',
+        asset,
+        amount: c.amount_subunits,
+        tx_hash: txHash,
+        debit_account: accountId('sys:chain', asset),
+        credit_account: walletAccount(c.wallet_id, asset),
       });
       const next: RedemptionDoc = { ...r, status: 'settled', served: serve, tx_hash: txHash, settled_at: at, next_check_at: null };
       const ops: WriteOp[] = [
@@ -235,7 +282,14 @@ export class X402Redeemer {
     await retryOnConflict(async () => {
       const r = await this.d.store.get<RedemptionDoc>(REDEMPTIONS, challengeId);
       if (!r || r.status !== 'settling') return;
-      await this.d.store.write([{ op: 'cas', coll: REDEMPTIONS, doc: { ...r, status: 'failed', failure_reason: why, next_check_at: null }, expected: r.version ?? 0 }]);
+      await this.d.store.write([
+        {
+          op: 'cas',
+          coll: REDEMPTIONS,
+          doc: { ...r, status: 'failed', failure_reason: why, next_check_at: null },
+          expected: r.version ?? 0,
+        },
+      ]);
     });
   }
 
@@ -248,19 +302,35 @@ export class X402Redeemer {
       throw new ProofError('memo_mismatch', 'the spend attempt does not pay this challenge');
     }
     if (a.amount_subunits !== c.amount_subunits) throw new ProofError('wrong_amount', `the spend attempt must be of ${c.amount_subunits}`);
-    if (a.chain !== c.chain || a.network !== c.network || a.token_symbol !== c.token) throw new ProofError('wrong_asset', 'the spend attempt is on another rail');
+    if (a.chain !== c.chain || a.network !== c.network || a.token_symbol !== c.token)
+      throw new ProofError('wrong_asset', 'the spend attempt is on another rail');
     if (a.target_wallet_id !== c.wallet_id) throw new ProofError('wrong_payee', 'the spend attempt pays another wallet');
     // paid in time is served even when presented after the challenge expired (the money has moved)
     const reserved = await store.get<Doc & { created_at: string }>(TRANSFERS, a.ledger_entry_id ?? '');
-    if (!reserved || reserved.created_at >= c.expires_at) throw new ProofError('challenge_expired', 'the challenge expired before the spend attempt paid it');
+    if (!reserved || reserved.created_at >= c.expires_at)
+      throw new ProofError('challenge_expired', 'the challenge expired before the spend attempt paid it');
     if (a.settlement?.status === 'awaiting_execution') a = await this.d.executeAttempt(a.id, a.agent_wallet_id);
     if (a.settlement?.status !== 'settled') throw new ProofError('settlement_failed', 'the spend attempt is not settled');
     const now = this.d.now();
     const at = now.toISOString();
     const row: RedemptionDoc = {
-      id: c.id, merchant_id: c.merchant_id, proof_key: `agent:${a.id}`, proof_hash: proofHash, kind: 'agent_wallet', payer: a.agent_wallet_id,
-      chain: c.chain, network: c.network, status: 'settled', served: true, chain_tx_id: null, tx_hash: null, spend_attempt_id: a.id,
-      next_check_at: null, failure_reason: null, created_at: at, settled_at: at,
+      id: c.id,
+      merchant_id: c.merchant_id,
+      proof_key: `agent:${a.id}`,
+      proof_hash: proofHash,
+      kind: 'agent_wallet',
+      payer: a.agent_wallet_id,
+      chain: c.chain,
+      network: c.network,
+      status: 'settled',
+      served: true,
+      chain_tx_id: null,
+      tx_hash: null,
+      spend_attempt_id: a.id,
+      next_check_at: null,
+      failure_reason: null,
+      created_at: at,
+      settled_at: at,
     };
     try {
       await store.write([
@@ -268,7 +338,8 @@ export class X402Redeemer {
         { op: 'cas', coll: CHALLENGES, doc: { ...c, status: 'redeemed', redeemed_at: at }, expected: c.version ?? 0 },
       ]);
     } catch (e) {
-      if (isDuplicate(e) || (e as Error).name === 'VersionConflictError') throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
+      if (isDuplicate(e) || (e as Error).name === 'VersionConflictError')
+        throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
       throw e;
     }
     return this.result(c, row);
@@ -277,7 +348,11 @@ export class X402Redeemer {
   /** The scanner's step for a redemption still settling: move its outbox row on, then settle or fail it. */
   async check(r: RedemptionDoc): Promise<void> {
     if (r.status !== 'settling' || !r.chain_tx_id) return;
-    const tx = await this.d.broadcaster.process(r.chain_tx_id).catch(() => null) ?? await this.d.store.get<ChainTxDoc>(CHAIN_TXS, r.chain_tx_id);
-    if (tx) await this.settleFrom(r, tx, false).catch((e) => { if (!(e instanceof ProofError)) throw e; });
+    const tx =
+      (await this.d.broadcaster.process(r.chain_tx_id).catch(() => null)) ?? (await this.d.store.get<ChainTxDoc>(CHAIN_TXS, r.chain_tx_id));
+    if (tx)
+      await this.settleFrom(r, tx, false).catch((e) => {
+        if (!(e instanceof ProofError)) throw e;
+      });
   }
 }

@@ -23,7 +23,10 @@ export async function domainSeparator(rpcUrl: string, token: string): Promise<st
   let hit = separators.get(key);
   if (!hit) {
     const p = await ethProvider(rpcUrl);
-    hit = iface.decodeFunctionResult('DOMAIN_SEPARATOR', await p.call({ to: token, data: iface.encodeFunctionData('DOMAIN_SEPARATOR') }))[0] as string;
+    hit = iface.decodeFunctionResult(
+      'DOMAIN_SEPARATOR',
+      await p.call({ to: token, data: iface.encodeFunctionData('DOMAIN_SEPARATOR') }),
+    )[0] as string;
     separators.set(key, hit);
   }
   return hit;
@@ -31,15 +34,29 @@ export async function domainSeparator(rpcUrl: string, token: string): Promise<st
 
 export function eip3009Intent(network: string, token: string, a: Eip3009Authorization, signature: string): TxIntent {
   const { v, r, s } = splitSignature(signature);
-  const data = iface.encodeFunctionData('transferWithAuthorization', [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, v, r, s]);
+  const data = iface.encodeFunctionData('transferWithAuthorization', [
+    a.from,
+    a.to,
+    a.value,
+    a.validAfter,
+    a.validBefore,
+    a.nonce,
+    v,
+    r,
+    s,
+  ]);
   return { chain: 'ethereum', kind: 'call', from: gasWalletRef('ethereum', network), to: token, data };
 }
 
 export function solanaCosignIntent(network: string, tx: VersionedTransaction, payer: string, payTo: string): TxIntent {
   return {
-    chain: 'solana', kind: 'cosign', fee_payer: gasWalletRef('solana', network), from: gasWalletRef('solana', network),
+    chain: 'solana',
+    kind: 'cosign',
+    fee_payer: gasWalletRef('solana', network),
+    from: gasWalletRef('solana', network),
     message: Buffer.from(tx.message.serialize()).toString('base64'),
     signatures: tx.signatures.map((s) => Buffer.from(s).toString('base64')),
-    from_address: payer, to_address: payTo,
+    from_address: payer,
+    to_address: payTo,
   };
 }

@@ -17,12 +17,16 @@ const ast = await openapiTS(spec, { emptyObjectsUnknown: true });
 const idempotent: string[] = [];
 for (const [path, item] of Object.entries<Record<string, { parameters?: Array<{ in: string; name: string }> }>>(spec.paths)) {
   for (const [method, op] of Object.entries(item)) {
-    if (op?.parameters?.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')) idempotent.push(`${method.toUpperCase()} ${path}`);
+    if (op?.parameters?.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'))
+      idempotent.push(`${method.toUpperCase()} ${path}`);
   }
 }
 const outputs: Array<[URL, string]> = [
   [target, HEADER + astToString(ast)],
-  [new URL('../src/generated/idempotent.ts', import.meta.url), `${HEADER}/** Operations that take an Idempotency-Key header (METHOD path). */\nexport const IDEMPOTENT_OPERATIONS: readonly string[] = ${JSON.stringify(idempotent.sort(), null, 2).replace(/"/g, "'")};\n`],
+  [
+    new URL('../src/generated/idempotent.ts', import.meta.url),
+    `${HEADER}/** Operations that take an Idempotency-Key header (METHOD path). */\nexport const IDEMPOTENT_OPERATIONS: readonly string[] = ${JSON.stringify(idempotent.sort(), null, 2).replace(/"/g, "'")};\n`,
+  ],
 ];
 
 let stale = false;
@@ -30,7 +34,9 @@ for (const [file, text] of outputs) {
   let current = '';
   try {
     current = readFileSync(file, 'utf8');
-  } catch { /* first run */ }
+  } catch {
+    /* first run */
+  }
   if (current === text) continue;
   stale = true;
   if (!process.argv.includes('--check')) {

@@ -61,7 +61,10 @@ function retryAfterMs(res: Response): number | null {
 }
 
 /** A fetch that retries what is safe to retry. Exported for tests and for callers building their own client. */
-export function retryingFetch(base: typeof fetch, opts: { maxRetries?: number; retryBaseMs?: number; onRetry?: (attempt: number, why: string) => void } = {}) {
+export function retryingFetch(
+  base: typeof fetch,
+  opts: { maxRetries?: number; retryBaseMs?: number; onRetry?: (attempt: number, why: string) => void } = {},
+) {
   const max = opts.maxRetries ?? 3;
   const baseMs = opts.retryBaseMs ?? 500;
   const backoff = (attempt: number) => Math.random() * Math.min(MAX_DELAY_MS, baseMs * 2 ** attempt);
@@ -135,16 +138,29 @@ export class PaymentsClient {
   readonly sessions = {
     /** POST /v1/payment_sessions; an Idempotency-Key is added unless you pass one */
     create: (body: CreatePaymentSession, opts: { idempotencyKey?: string } = {}) =>
-      this.unwrap(this.api.POST('/v1/payment_sessions', { body, ...(opts.idempotencyKey ? { params: { header: { 'Idempotency-Key': opts.idempotencyKey } } } : {}) })),
-    get: (sessionId: string) => this.unwrap(this.api.GET('/v1/payment_sessions/{session_id}', { params: { path: { session_id: sessionId } } })),
+      this.unwrap(
+        this.api.POST('/v1/payment_sessions', {
+          body,
+          ...(opts.idempotencyKey ? { params: { header: { 'Idempotency-Key': opts.idempotencyKey } } } : {}),
+        }),
+      ),
+    get: (sessionId: string) =>
+      this.unwrap(this.api.GET('/v1/payment_sessions/{session_id}', { params: { path: { session_id: sessionId } } })),
     list: (query: ListSessionsQuery = {}) => this.unwrap(this.api.GET('/v1/payment_sessions', { params: { query } })),
     /** completes a sandbox session without a chain transaction */
-    simulate: (sessionId: string) => this.unwrap(this.api.POST('/v1/payment_sessions/{session_id}/simulate', { params: { path: { session_id: sessionId } } })),
+    simulate: (sessionId: string) =>
+      this.unwrap(this.api.POST('/v1/payment_sessions/{session_id}/simulate', { params: { path: { session_id: sessionId } } })),
     /** the session's webhook delivery log */
-    webhooks: (sessionId: string) => this.unwrap(this.api.GET('/v1/payment_sessions/{session_id}/webhooks', { params: { path: { session_id: sessionId } } })),
+    webhooks: (sessionId: string) =>
+      this.unwrap(this.api.GET('/v1/payment_sessions/{session_id}/webhooks', { params: { path: { session_id: sessionId } } })),
     /** redelivers the session's webhooks now (or only `eventId`) */
     retryWebhooks: (sessionId: string, eventId?: string) =>
-      this.unwrap(this.api.POST('/v1/payment_sessions/{session_id}/webhook/retry', { params: { path: { session_id: sessionId } }, body: eventId ? { event_id: eventId } : {} })),
+      this.unwrap(
+        this.api.POST('/v1/payment_sessions/{session_id}/webhook/retry', {
+          params: { path: { session_id: sessionId } },
+          body: eventId ? { event_id: eventId } : {},
+        }),
+      ),
   };
 
   /** GET /v1/rates: spot rates (exact decimal strings) */
@@ -155,7 +171,12 @@ export class PaymentsClient {
   readonly payouts = {
     /** POST /v1/payouts; an Idempotency-Key is added unless you pass one */
     create: (body: CreatePayout, opts: { idempotencyKey?: string } = {}) =>
-      this.unwrap(this.api.POST('/v1/payouts', { body, ...(opts.idempotencyKey ? { params: { header: { 'Idempotency-Key': opts.idempotencyKey } } } : {}) })),
+      this.unwrap(
+        this.api.POST('/v1/payouts', {
+          body,
+          ...(opts.idempotencyKey ? { params: { header: { 'Idempotency-Key': opts.idempotencyKey } } } : {}),
+        }),
+      ),
     get: (payoutId: string) => this.unwrap(this.api.GET('/v1/payouts/{payout_id}', { params: { path: { payout_id: payoutId } } })),
   };
 

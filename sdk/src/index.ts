@@ -5,15 +5,44 @@
  */
 export { PaymentsClient, createPaymentsClient, retryingFetch } from './client.ts';
 export type {
-  ClientOptions, Schemas, PaymentSession, CreatePaymentSession, Event, EventList, Rail, WebhookDeliveryLog, ListEventsQuery, ListSessionsQuery,
-  Payout, CreatePayout, Wallet, RatesQuery, ListWalletsQuery,
+  ClientOptions,
+  Schemas,
+  PaymentSession,
+  CreatePaymentSession,
+  Event,
+  EventList,
+  Rail,
+  WebhookDeliveryLog,
+  ListEventsQuery,
+  ListSessionsQuery,
+  Payout,
+  CreatePayout,
+  Wallet,
+  RatesQuery,
+  ListWalletsQuery,
 } from './client.ts';
 export {
-  PaymentsError, ErrorCode, InternalError, NotFoundError, BadRequestError, RateLimitedError, ConflictError, AuthenticationError, NetworkError,
+  PaymentsError,
+  ErrorCode,
+  InternalError,
+  NotFoundError,
+  BadRequestError,
+  RateLimitedError,
+  ConflictError,
+  AuthenticationError,
+  NetworkError,
 } from './errors.ts';
 export {
-  verifyWebhook, isValidWebhook, signatureHeader, computeSignature, parseSignatureHeader, WebhookVerificationError,
-  SIGNATURE_HEADER, EVENT_HEADER, EVENT_ID_HEADER, DEFAULT_TOLERANCE_SECONDS,
+  verifyWebhook,
+  isValidWebhook,
+  signatureHeader,
+  computeSignature,
+  parseSignatureHeader,
+  WebhookVerificationError,
+  SIGNATURE_HEADER,
+  EVENT_HEADER,
+  EVENT_ID_HEADER,
+  DEFAULT_TOLERANCE_SECONDS,
 } from './webhooks.ts';
 export type { WebhookVerificationReason, VerifyOptions } from './webhooks.ts';
 export { streamEvents, parseSse } from './sse.ts';
@@ -24,6 +53,14 @@ export { register } from './register.ts';
 export type { RegisterOptions, RegisteredMerchant, RegistrationStep } from './register.ts';
 export type { paths, components, operations } from './generated/schema.ts';
 export {
-  requirePayment, payingFetch, PaymentDeclinedError, encodeHeader, decodeHeader, decodeChallenge, HEADERS as X402_HEADERS, CHALLENGE_FIELDS, X402_VERSION,
+  requirePayment,
+  payingFetch,
+  PaymentDeclinedError,
+  encodeHeader,
+  decodeHeader,
+  decodeChallenge,
+  HEADERS as X402_HEADERS,
+  CHALLENGE_FIELDS,
+  X402_VERSION,
 } from './x402.ts';
 export type { RequirePaymentOptions, PayingFetchOptions, X402Challenge } from './x402.ts';

@@ -26,23 +26,24 @@ for (let i = 0; ; i++) {
 }
 `;
 
-export const solvePowInWorker: PowSolver = (challenge, difficulty, opts = {}) => new Promise((resolve, reject) => {
-  const expected = 2 ** difficulty;
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { challenge, difficulty, every: 50_000 } });
-  let settled = false;
-  const finish = (fn: () => void) => {
-    if (settled) return;
-    settled = true;
-    opts.signal?.removeEventListener('abort', onAbort);
-    fn();
-    void worker.terminate();
-  };
-  const onAbort = () => finish(() => reject(new Error('proof of work aborted')));
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
-  worker.on('message', (m: { nonce?: string; tried: number }) => {
-    opts.onProgress?.({ tried: m.tried, expected });
-    if (m.nonce !== undefined) finish(() => resolve(m.nonce!));
+export const solvePowInWorker: PowSolver = (challenge, difficulty, opts = {}) =>
+  new Promise((resolve, reject) => {
+    const expected = 2 ** difficulty;
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { challenge, difficulty, every: 50_000 } });
+    let settled = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      opts.signal?.removeEventListener('abort', onAbort);
+      fn();
+      void worker.terminate();
+    };
+    const onAbort = () => finish(() => reject(new Error('proof of work aborted')));
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    worker.on('message', (m: { nonce?: string; tried: number }) => {
+      opts.onProgress?.({ tried: m.tried, expected });
+      if (m.nonce !== undefined) finish(() => resolve(m.nonce!));
+    });
+    worker.on('error', (e) => finish(() => reject(e)));
+    worker.on('exit', (code) => finish(() => reject(new Error(`proof-of-work worker exited with code ${code}`))));
   });
-  worker.on('error', (e) => finish(() => reject(e)));
-  worker.on('exit', (code) => finish(() => reject(new Error(`proof-of-work worker exited with code ${code}`))));
-});

@@ -29,15 +29,21 @@ export async function register(opts: RegisterOptions): Promise<RegisteredMerchan
   const client = new PaymentsClient(opts);
   const api = client.api;
   opts.onStep?.('email_verification');
-  const start = await client.unwrap(api.POST('/v1/merchants/email-verification', {
-    body: { email: opts.email, ...(opts.invitationToken ? { invitation_token: opts.invitationToken } : {}) },
-  }));
+  const start = await client.unwrap(
+    api.POST('/v1/merchants/email-verification', {
+      body: { email: opts.email, ...(opts.invitationToken ? { invitation_token: opts.invitationToken } : {}) },
+    }),
+  );
   const registrationIntentId = start.registration_intent_id;
   const code = await opts.getCode({ email: opts.email, registrationIntentId });
   opts.onStep?.('confirm');
-  await client.unwrap(api.POST('/v1/merchants/email-verification/confirm', { body: { registration_intent_id: registrationIntentId, code: code.trim() } }));
+  await client.unwrap(
+    api.POST('/v1/merchants/email-verification/confirm', { body: { registration_intent_id: registrationIntentId, code: code.trim() } }),
+  );
   opts.onStep?.('proof_of_work');
-  const pow = await client.unwrap(api.POST('/v1/merchants/registration-proof-of-work', { body: { registration_intent_id: registrationIntentId } }));
+  const pow = await client.unwrap(
+    api.POST('/v1/merchants/registration-proof-of-work', { body: { registration_intent_id: registrationIntentId } }),
+  );
   const body: Schemas['RegisterMerchantRequest'] = {
     name: opts.name,
     sandbox: true,

@@ -16,11 +16,7 @@ export const EVENT_ID_HEADER = 'X-Service-Event-Id';
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 export type WebhookVerificationReason =
-  | 'missing_header'
-  | 'malformed_header'
-  | 'missing_secret'
-  | 'timestamp_outside_tolerance'
-  | 'no_matching_signature';
+  'missing_header' | 'malformed_header' | 'missing_secret' | 'timestamp_outside_tolerance' | 'no_matching_signature';
 
 export class WebhookVerificationError extends Error {
   readonly reason: WebhookVerificationReason;
@@ -48,7 +44,11 @@ export function computeSignature(timestamp: number, rawBody: string | Uint8Array
 }
 
 /** The header value for a body, one v1 per secret (what the service sends; `payments listen` signs this way). */
-export function signatureHeader(rawBody: string | Uint8Array, secrets: string | readonly string[], timestamp = Math.floor(Date.now() / 1000)): string {
+export function signatureHeader(
+  rawBody: string | Uint8Array,
+  secrets: string | readonly string[],
+  timestamp = Math.floor(Date.now() / 1000),
+): string {
   const list = typeof secrets === 'string' ? [secrets] : [...secrets];
   if (list.length === 0) throw new Error('at least one webhook secret is needed to sign');
   return [`t=${timestamp}`, ...list.map((s) => `v1=${computeSignature(timestamp, rawBody, s)}`)].join(',');
@@ -103,7 +103,8 @@ export function verifyWebhook(
   const keys = (typeof secrets === 'string' ? [secrets] : [...secrets]).filter((s) => typeof s === 'string' && s.length > 0);
   if (keys.length === 0) throw new WebhookVerificationError('missing_secret', 'no webhook secret given to verify with');
   const parsed = parseSignatureHeader(value);
-  if (!parsed) throw new WebhookVerificationError('malformed_header', 'the X-Service-Signature header must look like t=<unix seconds>,v1=<hex>');
+  if (!parsed)
+    throw new WebhookVerificationError('malformed_header', 'the X-Service-Signature header must look like t=<unix seconds>,v1=<hex>');
   const tolerance = opts.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   const now = Math.floor((opts.now ?? new Date()).getTime() / 1000);
   if (tolerance > 0 && Math.abs(now - parsed.timestamp) > tolerance) {

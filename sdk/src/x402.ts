@@ -23,7 +23,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** The spec's field list; no other field is ever sent. */
 export const CHALLENGE_FIELDS = [
-  'version', 'scheme', 'network', 'maxAmountRequired', 'amount', 'asset', 'payTo', 'recipient', 'memo', 'resource', 'description',
+  'version',
+  'scheme',
+  'network',
+  'maxAmountRequired',
+  'amount',
+  'asset',
+  'payTo',
+  'recipient',
+  'memo',
+  'resource',
+  'description',
 ] as const;
 /** The spec's flat X402Challenge: only its eleven optional string fields. */
 export type X402Challenge = Partial<Record<(typeof CHALLENGE_FIELDS)[number], string>>;
@@ -103,20 +113,29 @@ function headerOf(req: IncomingMessage, name: string): string | undefined {
 export function requirePayment(o: RequirePaymentOptions): (req: IncomingMessage, res: ServerResponse, next: Next) => Promise<void> {
   const f = o.fetch ?? fetch;
   const base = o.serviceUrl.replace(/\/+$/, '');
-  const call = (path: string, body: unknown) => f(`${base}${path}`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': o.apiKey }, body: JSON.stringify(body),
-  });
+  const call = (path: string, body: unknown) =>
+    f(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': o.apiKey },
+      body: JSON.stringify(body),
+    });
 
   async function challenge(res: ServerResponse, resource: string, error?: string) {
     const r = await call('/v1/x402/challenges', {
-      resource, paymentMethod: o.paymentMethod,
+      resource,
+      paymentMethod: o.paymentMethod,
       ...(o.price_id ? { price_id: o.price_id } : { amount_subunits: o.amount_subunits }),
-      ...(o.description ? { description: o.description } : {}), ...(o.expires_in ? { expires_in: o.expires_in } : {}),
+      ...(o.description ? { description: o.description } : {}),
+      ...(o.expires_in ? { expires_in: o.expires_in } : {}),
     });
-    const c = await r.json() as { header: string; challenge: X402Challenge; fee_payer?: string; chain?: string; message?: string };
+    const c = (await r.json()) as { header: string; challenge: X402Challenge; fee_payer?: string; chain?: string; message?: string };
     if (r.status !== 201) return send(res, 503, { error: 'payment service unavailable', detail: c.message }, { 'Retry-After': '5' });
-    send(res, 402, { x402Version: 1, error: error ?? 'payment required', accepts: [c.challenge], chain: c.chain, fee_payer: c.fee_payer },
-      { [HEADERS.required]: c.header, [HEADERS.requiredLegacy]: c.header });
+    send(
+      res,
+      402,
+      { x402Version: 1, error: error ?? 'payment required', accepts: [c.challenge], chain: c.chain, fee_payer: c.fee_payer },
+      { [HEADERS.required]: c.header, [HEADERS.requiredLegacy]: c.header },
+    );
   }
 
   return async (req, res, next) => {
@@ -125,21 +144,26 @@ export function requirePayment(o: RequirePaymentOptions): (req: IncomingMessage,
       const proof = headerOf(req, HEADERS.payment) ?? headerOf(req, HEADERS.signature);
       if (!proof) return await challenge(res, resource);
       const r = await call('/v1/x402/redeem', { proof, resource });
-      const body = await r.json() as { payment_response?: string; message?: string; challenge_id?: string };
+      const body = (await r.json()) as { payment_response?: string; message?: string; challenge_id?: string };
       if (r.status === 200) {
         res.setHeader(HEADERS.response, body.payment_response!);
         return next();
       }
       if (r.status === 202) {
         // paid, not yet settled: the same proof later gets the resource; a new 402 would make them pay twice
-        return send(res, 202, { status: 'payment_pending', challenge_id: body.challenge_id, retry: 'send the same X-Service-Payment again' },
-          { 'Retry-After': '2', [HEADERS.response]: body.payment_response! });
+        return send(
+          res,
+          202,
+          { status: 'payment_pending', challenge_id: body.challenge_id, retry: 'send the same X-Service-Payment again' },
+          { 'Retry-After': '2', [HEADERS.response]: body.payment_response! },
+        );
       }
       if (r.status === 402 || r.status === 400 || r.status === 404) return await challenge(res, resource, body.message);
       // the service's answer is unknown (5xx): never ask for a new payment
       return send(res, 503, { error: 'payment verification unavailable, retry with the same proof' }, { 'Retry-After': '5' });
     } catch (e) {
-      if (!res.headersSent) send(res, 503, { error: 'payment verification unavailable, retry with the same proof' }, { 'Retry-After': '5' });
+      if (!res.headersSent)
+        send(res, 503, { error: 'payment verification unavailable, retry with the same proof' }, { 'Retry-After': '5' });
       else next(e);
     }
   };
@@ -174,7 +198,11 @@ function chainOf(asset: string): { chain: string; token: string } {
  * retry never pays twice) and retries with X-Service-Payment = the attempt's spend_reference. Throws
  * PaymentDeclinedError when the wallet's policy does not allow the payment (denied or awaiting approval).
  */
-export function payingFetch(apiKey: string, agentWalletId: string, o: PayingFetchOptions): (input: string | URL, init?: RequestInit) => Promise<Response> {
+export function payingFetch(
+  apiKey: string,
+  agentWalletId: string,
+  o: PayingFetchOptions,
+): (input: string | URL, init?: RequestInit) => Promise<Response> {
   const f = o.fetch ?? fetch;
   const base = o.serviceUrl.replace(/\/+$/, '');
   let rails: Array<{ chain: string; network: string; token: string; decimals: number }> | null = null;
@@ -185,25 +213,39 @@ export function payingFetch(apiKey: string, agentWalletId: string, o: PayingFetc
     const c = decodeChallenge(first.headers.get(HEADERS.required) ?? first.headers.get(HEADERS.requiredLegacy));
     if (!c?.payTo || !c.amount || !c.asset || !c.network) return first;
     // the chain is not a challenge field: the body of this module's 402 names it; else the asset tells
-    const said = await first.clone().json().then((b: { chain?: unknown }) => (typeof b?.chain === 'string' ? b.chain : null), () => null);
+    const said = await first
+      .clone()
+      .json()
+      .then(
+        (b: { chain?: unknown }) => (typeof b?.chain === 'string' ? b.chain : null),
+        () => null,
+      );
     const guess = chainOf(c.asset);
     const chain = said ?? guess.chain;
     const token = c.asset === 'ETH' || c.asset === 'SOL' ? c.asset : 'USDC';
-    rails ??= await (await f(`${base}/v1/payment_methods`)).json() as typeof rails;
+    rails ??= (await (await f(`${base}/v1/payment_methods`)).json()) as typeof rails;
     const rail = rails!.find((r) => r.chain === chain && r.network === c.network && r.token === token);
     if (!rail) return first;
     const units = BigInt(c.amount);
     const scale = 10n ** BigInt(rail.decimals);
     const amount = Number(`${units / scale}.${(units % scale).toString().padStart(rail.decimals, '0')}`);
     const r = await f(`${base}/v1/agent-wallets/${agentWalletId}/spend-attempts`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
       // api_domain: the host being paid, which a policy's allowed_api_domains is checked against
       body: JSON.stringify({
-        target: c.payTo, amount, amount_subunits: c.amount, token_symbol: token, chain, network: c.network, reference: c.memo,
-        api_domain: new URL(String(input)).hostname, ...(c.resource ? { metadata: { resource: c.resource } } : {}),
+        target: c.payTo,
+        amount,
+        amount_subunits: c.amount,
+        token_symbol: token,
+        chain,
+        network: c.network,
+        reference: c.memo,
+        api_domain: new URL(String(input)).hostname,
+        ...(c.resource ? { metadata: { resource: c.resource } } : {}),
       }),
     });
-    const attempt = await r.json() as Record<string, unknown>;
+    const attempt = (await r.json()) as Record<string, unknown>;
     if (r.status >= 300) throw new Error(`spend attempt refused: ${r.status} ${String(attempt.message)}`);
     if (attempt.status !== 'pending' || typeof attempt.spend_reference !== 'string') throw new PaymentDeclinedError(attempt);
     const headers = new Headers(init.headers);

@@ -27,12 +27,22 @@ const localHost = (t: TestNode) => (t.node.broker.getLocalService('agent-wallet-
 beforeAll(async () => {
   const nats = await ensureNats();
   dir = tempDir('agents-cluster-');
-  const shared = { TRANSPORTER: nats, NAMESPACE: `agents-${randomBytes(4).toString('hex')}`, DATA_DIR: dir, STORE_URL: `sqlite:${join(dir, 'shared.db')}`, RATE_LIMIT_PER_MINUTE: '100000' };
+  const shared = {
+    TRANSPORTER: nats,
+    NAMESPACE: `agents-${randomBytes(4).toString('hex')}`,
+    DATA_DIR: dir,
+    STORE_URL: `sqlite:${join(dir, 'shared.db')}`,
+    RATE_LIMIT_PER_MINUTE: '100000',
+  };
   const mailer = new CapturingMailer();
   a = await startTestNode({ ...shared, NODE_ID: `agents-a-${randomBytes(3).toString('hex')}` }, { mailer });
   b = await startTestNode({ ...shared, NODE_ID: `agents-b-${randomBytes(3).toString('hex')}` }, { mailer });
-  await eventually('both nodes to see each other', () => a.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2
-    && b.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2);
+  await eventually(
+    'both nodes to see each other',
+    () =>
+      a.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2 &&
+      b.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2,
+  );
   m = await registerMerchant(a);
 }, 120_000);
 
@@ -44,29 +54,61 @@ afterAll(async () => {
 it('attempts on one wallet through both nodes never pass the window cap', async () => {
   const w = await createWallet(a, m, 'agent');
   await fund(a, m, w, 50_000_000n);
-  await a.request('PUT', `/v1/agent-wallets/${w.id}/policy`, { key: m.apiKey, body: { limits: { [RAIL]: { windows: [{ duration: '1h', max_subunits: '10000000' }] } } } });
-  const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, {
-    key: m.apiKey, body: attemptBody(Wallet.createRandom().address, 700_000n),
-  })));
+  await a.request('PUT', `/v1/agent-wallets/${w.id}/policy`, {
+    key: m.apiKey,
+    body: { limits: { [RAIL]: { windows: [{ duration: '1h', max_subunits: '10000000' }] } } },
+  });
+  const results = await Promise.all(
+    Array.from({ length: 40 }, (_, i) =>
+      (i % 2 ? a : b).request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, {
+        key: m.apiKey,
+        body: attemptBody(Wallet.createRandom().address, 700_000n),
+      }),
+    ),
+  );
   expect(results.map((r) => r.status)).toEqual(Array(40).fill(201));
   expect(results.filter((r) => r.body.status === 'pending')).toHaveLength(14);
   expect(await balanceOf(a, m, w.id)).toBe(50_000_000n - 14n * 700_000n);
 });
 
-it('two holders of one wallet actor (both nodes\' local hosts at once) still decide against one window', async () => {
+it("two holders of one wallet actor (both nodes' local hosts at once) still decide against one window", async () => {
   const w = await createWallet(a, m, 'agent');
   await fund(a, m, w, 50_000_000n);
-  await a.request('PUT', `/v1/agent-wallets/${w.id}/policy`, { key: m.apiKey, body: { limits: { [RAIL]: { windows: [{ duration: '1h', max_subunits: '10000000' }] } } } });
+  await a.request('PUT', `/v1/agent-wallets/${w.id}/policy`, {
+    key: m.apiKey,
+    body: { limits: { [RAIL]: { windows: [{ duration: '1h', max_subunits: '10000000' }] } } },
+  });
   // the facts the facade would gather, sent straight to both nodes' actor hosts
   const ctx = {
-    caller_merchant_id: m.id, merchant: { sandbox: true, kyc_verified: false },
+    caller_merchant_id: m.id,
+    merchant: { sandbox: true, kyc_verified: false },
     wallet: { id: w.id, merchant_id: m.id, type: 'agent', chain: 'ethereum', network: 'testnet', address: w.address },
-    rail_enabled: true, target: { kind: 'chain' as const, wallet_id: null, challenge_id: null },
+    rail_enabled: true,
+    target: { kind: 'chain' as const, wallet_id: null, challenge_id: null },
   };
-  const input = { target: Wallet.createRandom().address, amount_subunits: '700000', decimals: 6, token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', api_domain: null, reference: null, metadata: null };
-  const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? localHost(a) : localHost(b)).send(w.id, {
-    type: 'attempt', attempt_id: newId('sa'), payout_id: newId('po'), input, ctx, dry_run: false,
-  })));
+  const input = {
+    target: Wallet.createRandom().address,
+    amount_subunits: '700000',
+    decimals: 6,
+    token_symbol: 'USDC',
+    chain: 'ethereum',
+    network: 'testnet',
+    api_domain: null,
+    reference: null,
+    metadata: null,
+  };
+  const replies = await Promise.all(
+    Array.from({ length: 40 }, (_, i) =>
+      (i % 2 ? localHost(a) : localHost(b)).send(w.id, {
+        type: 'attempt',
+        attempt_id: newId('sa'),
+        payout_id: newId('po'),
+        input,
+        ctx,
+        dry_run: false,
+      }),
+    ),
+  );
   expect(replies.filter((r) => r.attempt!.status === 'pending')).toHaveLength(14);
   expect(await balanceOf(a, m, w.id)).toBe(50_000_000n - 14n * 700_000n);
 });

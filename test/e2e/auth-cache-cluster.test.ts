@@ -12,8 +12,10 @@ import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
 import { eventually } from '../helpers/wait.ts';
 
-const sees = (t: TestNode, nodeID: string) => t.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: true })
-  .some((n) => n.id === nodeID && (n as unknown as { services: Array<{ name: string }> }).services.some((s) => s.name === 'api'));
+const sees = (t: TestNode, nodeID: string) =>
+  t.node.broker.registry
+    .getNodeList({ onlyAvailable: true, withServices: true })
+    .some((n) => n.id === nodeID && (n as unknown as { services: Array<{ name: string }> }).services.some((s) => s.name === 'api'));
 
 describe('auth cache on two nodes over NATS', () => {
   let dir: string;
@@ -55,7 +57,10 @@ describe('auth cache on two nodes over NATS', () => {
     expect(me.body.api_key_prefix).toBe(rot.body.api_key.slice(0, me.body.api_key_prefix.length));
     expect((await b.request('GET', '/v1/me', { key: rot.body.api_key })).status).toBe(200);
     // the revocation through A: B refuses the old key on its very next request
-    expect((await a.request('POST', '/v1/me/credentials/revoke', { key: rot.body.api_key })).body).toEqual({ credential: 'api_key', revoked: true });
+    expect((await a.request('POST', '/v1/me/credentials/revoke', { key: rot.body.api_key })).body).toEqual({
+      credential: 'api_key',
+      revoked: true,
+    });
     expect((await b.request('GET', '/v1/me', { key: m.apiKey })).status).toBe(401);
     expect((await a.request('GET', '/v1/me', { key: m.apiKey })).status).toBe(401);
     expect((await b.request('GET', '/v1/me', { key: rot.body.api_key })).status).toBe(200);

@@ -84,7 +84,14 @@ describe('Ethereum listener: restart and lease', () => {
     const store = await openStore(`sqlite:${join(dir, 'service.db')}`);
     const cursor = (await store.get<any>('listener_cursors', 'ethereum:testnet'))!;
     expect(cursor.block).toBeGreaterThanOrEqual(cursorBefore);
-    await store.write([{ op: 'cas', coll: 'listener_cursors', doc: { ...cursor, block: Math.max(-1, cursorBefore - 10), hashes: cursor.hashes.filter(([n]: [number]) => n <= cursorBefore - 10) }, expected: cursor.version }]);
+    await store.write([
+      {
+        op: 'cas',
+        coll: 'listener_cursors',
+        doc: { ...cursor, block: Math.max(-1, cursorBefore - 10), hashes: cursor.hashes.filter(([n]: [number]) => n <= cursorBefore - 10) },
+        expected: cursor.version,
+      },
+    ]);
     await store.close();
 
     const b = await start(env(dir));
@@ -107,10 +114,16 @@ describe('Ethereum listener: restart and lease', () => {
     await b.stop();
 
     // the operator tool reads the same store: s1's two deposits, newest first
-    const out = execFileSync('npm', ['run', '--silent', 'operator', '--', 'deposits', s1.session_id], { env: { ...process.env, DATA_DIR: dir, LOG_LEVEL: 'warn' }, encoding: 'utf8' });
+    const out = execFileSync('npm', ['run', '--silent', 'operator', '--', 'deposits', s1.session_id], {
+      env: { ...process.env, DATA_DIR: dir, LOG_LEVEL: 'warn' },
+      encoding: 'utf8',
+    });
     const listed = JSON.parse(out.slice(out.indexOf('{')));
     expect(listed.count).toBe(2);
-    expect(listed.deposits.map((d: any) => [d.status, d.amount_subunits])).toEqual([['credited', '6000000'], ['credited', '4000000']]);
+    expect(listed.deposits.map((d: any) => [d.status, d.amount_subunits])).toEqual([
+      ['credited', '6000000'],
+      ['credited', '4000000'],
+    ]);
   });
 
   it('two nodes: one holds the lease; when it stops the other takes over and finds the next payment', async () => {
@@ -118,13 +131,20 @@ describe('Ethereum listener: restart and lease', () => {
     const dir = tempDir('chain-lease-');
     dirs.push(dir);
     const shared = env(dir, {
-      TRANSPORTER: nats, NAMESPACE: `chains-${randomBytes(4).toString('hex')}`, STORE_URL: `sqlite:${join(dir, 'shared.db')}`, CHAIN_LEASE_TTL_MS: '2000',
+      TRANSPORTER: nats,
+      NAMESPACE: `chains-${randomBytes(4).toString('hex')}`,
+      STORE_URL: `sqlite:${join(dir, 'shared.db')}`,
+      CHAIN_LEASE_TTL_MS: '2000',
     });
     const mailer = new CapturingMailer();
     const a = await start({ ...shared, NODE_ID: `chain-a-${randomBytes(3).toString('hex')}` }, mailer);
     const b = await start({ ...shared, NODE_ID: `chain-b-${randomBytes(3).toString('hex')}` }, mailer);
-    await until('both nodes to see each other', () => a.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2
-      && b.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2);
+    await until(
+      'both nodes to see each other',
+      () =>
+        a.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2 &&
+        b.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2,
+    );
     const m: RegisteredMerchant = await merchant(a, { webhook_url: rx.url });
 
     // exactly one holder, and it stays that way over several renewals

@@ -25,7 +25,12 @@ describe('hosted checkout page', () => {
   async function createSession(amount = 12.5) {
     const res = await t.request('POST', '/v1/payment_sessions', {
       key: m.apiKey,
-      body: { amount, expires_in: '15m', paymentMethod: { methodID: 0, chain: 'ethereum', token: 'USDC', network: 'testnet' }, metadata: { order: 'A-1' } },
+      body: {
+        amount,
+        expires_in: '15m',
+        paymentMethod: { methodID: 0, chain: 'ethereum', token: 'USDC', network: 'testnet' },
+        metadata: { order: 'A-1' },
+      },
     });
     expect(res.status).toBe(201);
     return res.body;
@@ -40,7 +45,15 @@ describe('hosted checkout page', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     const status = await t.request('GET', `/checkout/${s.session_id}/status`);
-    expect(status.body).toMatchObject({ session_id: s.session_id, status: 'pending', expected_amount: 12.5, received_amount: 0, currency: 'USDC', address: s.address, qr_data: s.qr_data });
+    expect(status.body).toMatchObject({
+      session_id: s.session_id,
+      status: 'pending',
+      expected_amount: 12.5,
+      received_amount: 0,
+      currency: 'USDC',
+      address: s.address,
+      qr_data: s.qr_data,
+    });
     expect(status.body.merchant_id).toBeUndefined();
     expect(status.body.metadata).toBeUndefined();
     expect((await t.request('GET', '/checkout/ps_doesnotexist')).status).toBe(404);
@@ -50,7 +63,9 @@ describe('hosted checkout page', () => {
     const s = await createSession(7.25);
     const page = await browser.newPage();
     const problems: string[] = [];
-    page.on('console', (msg) => { if (msg.type() === 'error') problems.push(msg.text()); });
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') problems.push(msg.text());
+    });
     page.on('pageerror', (e) => problems.push(e.message));
     await page.goto(`${t.url}/checkout/${s.session_id}`);
     expect(await page.locator('h1').textContent()).toBe('Pay Corner Café');
@@ -68,7 +83,7 @@ describe('hosted checkout page', () => {
     expect(await page.locator('#received').textContent()).toBe('7.25 USDC');
     // once paid the buyer's receipt is offered (the PDF behind it is checked in test/integration/receipts.test.ts)
     expect(await page.locator('#receipt').isVisible()).toBe(true);
-    const pdf = await page.request.get(new URL(await page.locator('#receipt').getAttribute('href') ?? '', page.url()).href);
+    const pdf = await page.request.get(new URL((await page.locator('#receipt').getAttribute('href')) ?? '', page.url()).href);
     expect(pdf.status()).toBe(200);
     expect(pdf.headers()['content-type']).toBe('application/pdf');
     await page.screenshot({ path: join(tmpdir(), 'checkout-paid.png') });

@@ -16,14 +16,30 @@ import { verifyWebhook } from '../../sdk/src/webhooks.ts';
 
 const BIN = resolve('sdk/bin/payments.ts');
 
-interface Run { code: number | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 function start(args: string[], env: Record<string, string>): { child: ChildProcess; out: Run; done: Promise<Run> } {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const out: Run = { code: null, stdout: '', stderr: '' };
-  child.stdout!.on('data', (d: Buffer) => { out.stdout += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { out.stderr += d.toString(); });
-  const done = new Promise<Run>((resolveRun) => child.on('close', (code) => { out.code = code; resolveRun(out); }));
+  child.stdout!.on('data', (d: Buffer) => {
+    out.stdout += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    out.stderr += d.toString();
+  });
+  const done = new Promise<Run>((resolveRun) =>
+    child.on('close', (code) => {
+      out.code = code;
+      resolveRun(out);
+    }),
+  );
   return { child, out, done };
 }
 
@@ -33,7 +49,11 @@ function cli(args: string[], env: Record<string, string>, input?: string): Promi
   return p.done;
 }
 
-interface Hook { raw: string; eventId: string; signature: string }
+interface Hook {
+  raw: string;
+  eventId: string;
+  signature: string;
+}
 
 function hookServer(answer: (raw: string, signature: string) => number) {
   const hooks: Hook[] = [];
@@ -50,8 +70,15 @@ function hookServer(answer: (raw: string, signature: string) => number) {
   });
   return {
     hooks,
-    listen: () => new Promise<string>((r) => server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`))),
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    listen: () =>
+      new Promise<string>((r) =>
+        server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`)),
+      ),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -68,7 +95,16 @@ describe('payments CLI against a started node', () => {
   beforeAll(async () => {
     smtp = await startSmtpReceiver();
     productionUrl = await production.listen();
-    t = await startTestNode({ SMTP_URL: smtp.url, TRUSTED_EMAIL_DOMAINS: 'cli.test', POW_DIFFICULTY: '14', EVENTS_POLL_INTERVAL_MS: '50', RATE_LIMIT_PER_MINUTE: '10000', SESSION_SCAN_INTERVAL_MS: '200', RATE_SOURCES: '*=static', RATES_STATIC: 'USDC:USD=1,ETH:USD=3000.25,SOL:USD=150' });
+    t = await startTestNode({
+      SMTP_URL: smtp.url,
+      TRUSTED_EMAIL_DOMAINS: 'cli.test',
+      POW_DIFFICULTY: '14',
+      EVENTS_POLL_INTERVAL_MS: '50',
+      RATE_LIMIT_PER_MINUTE: '10000',
+      SESSION_SCAN_INTERVAL_MS: '200',
+      RATE_SOURCES: '*=static',
+      RATES_STATIC: 'USDC:USD=1,ETH:USD=3000.25,SOL:USD=150',
+    });
     dir = mkdtempSync(join(tmpdir(), 'payments-cli-'));
     env = { PAYMENTS_CONFIG: join(dir, 'config.json'), PAYMENTS_BASE_URL: t.url };
   });
@@ -80,7 +116,18 @@ describe('payments CLI against a started node', () => {
   });
 
   it('--help everywhere; usage errors exit 2; no key exits 4', async () => {
-    for (const args of [['--help'], ['sessions', 'create', '--help'], ['listen', '--help'], ['events', 'resend', '--help'], ['trigger', '--help'], ['payouts', 'create', '--help'], ['wallets', 'list', '--help'], ['rates', '--help'], ['register', '--help'], ['login', '--help']]) {
+    for (const args of [
+      ['--help'],
+      ['sessions', 'create', '--help'],
+      ['listen', '--help'],
+      ['events', 'resend', '--help'],
+      ['trigger', '--help'],
+      ['payouts', 'create', '--help'],
+      ['wallets', 'list', '--help'],
+      ['rates', '--help'],
+      ['register', '--help'],
+      ['login', '--help'],
+    ]) {
       const r = await cli(args, env);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^Usage: payments/);
@@ -112,7 +159,10 @@ describe('payments CLI against a started node', () => {
   });
 
   it('sessions create|get|list|simulate, tables and --json, typed exit codes', async () => {
-    const created = await cli(['--json', 'sessions', 'create', '--amount', '2.5', '--metadata', '{"order":"A-7"}', '--idempotency-key', 'cli-order-7'], env);
+    const created = await cli(
+      ['--json', 'sessions', 'create', '--amount', '2.5', '--metadata', '{"order":"A-7"}', '--idempotency-key', 'cli-order-7'],
+      env,
+    );
     expect(created.code).toBe(0);
     const s = JSON.parse(created.stdout);
     expect(s).toMatchObject({ status: 'pending', expected_amount: 2.5, metadata: { order: 'A-7' } });
@@ -124,7 +174,9 @@ describe('payments CLI against a started node', () => {
     expect(listed.stdout).toContain(s.session_id);
     const simulated = await cli(['--json', 'sessions', 'simulate', s.session_id], env);
     expect(JSON.parse(simulated.stdout).status).toBe('completed');
-    const hook = await eventually('the production webhook', () => production.hooks.find((h) => JSON.parse(h.raw).session_id === s.session_id));
+    const hook = await eventually('the production webhook', () =>
+      production.hooks.find((h) => JSON.parse(h.raw).session_id === s.session_id),
+    );
     expect(verifyWebhook(hook.raw, hook.signature, secret)).toBe(true);
 
     // exit codes scripts can test
@@ -192,14 +244,45 @@ describe('payments CLI against a started node', () => {
       const got2 = await cli(['--json', 'payouts', 'get', pe.payout_id], env);
       expect(JSON.parse(got2.stdout)).toMatchObject({ id: pe.payout_id, status: 'completed' });
       const wallets = await cli(['--json', 'wallets', 'list'], env);
-      const wallet = JSON.parse(wallets.stdout).data.find((w: { is_default: boolean; chain: string }) => w.is_default && w.chain === 'ethereum');
+      const wallet = JSON.parse(wallets.stdout).data.find(
+        (w: { is_default: boolean; chain: string }) => w.is_default && w.chain === 'ethereum',
+      );
       expect(wallet).toBeTruthy();
       const walletsTable = await cli(['wallets', 'list'], env);
       expect(walletsTable.stdout).toContain(wallet.id);
-      const paid = await cli(['--json', 'payouts', 'create', '--wallet', wallet.id, '--amount', '0.25', '--token', 'USDC', '--destination', '0x000000000000000000000000000000000000dEaD'], env);
+      const paid = await cli(
+        [
+          '--json',
+          'payouts',
+          'create',
+          '--wallet',
+          wallet.id,
+          '--amount',
+          '0.25',
+          '--token',
+          'USDC',
+          '--destination',
+          '0x000000000000000000000000000000000000dEaD',
+        ],
+        env,
+      );
       expect(paid.code).toBe(0);
       expect(JSON.parse(paid.stdout)).toMatchObject({ status: 'completed', amount: 0.25 });
-      const tooMuch = await cli(['payouts', 'create', '--wallet', wallet.id, '--amount', '1000', '--token', 'USDC', '--destination', '0x000000000000000000000000000000000000dEaD'], env);
+      const tooMuch = await cli(
+        [
+          'payouts',
+          'create',
+          '--wallet',
+          wallet.id,
+          '--amount',
+          '1000',
+          '--token',
+          'USDC',
+          '--destination',
+          '0x000000000000000000000000000000000000dEaD',
+        ],
+        env,
+      );
       expect(tooMuch.code).toBe(6);
     } finally {
       listener.child.kill('SIGINT');
@@ -215,12 +298,20 @@ describe('payments CLI against a started node', () => {
     expect(rates.stdout.split('\n')[0]).toMatch(/^BASE\s+QUOTE\s+RATE/);
     expect(rates.stdout).toMatch(/ETH\s+USD\s+3000.25\s+static/);
     const other = join(dir, 'other.json');
-    const login = await cli(['login', '--with-webhook-secret'], { PAYMENTS_CONFIG: other, PAYMENTS_BASE_URL: t.url }, `${apiKey}\n${secret}\n`);
+    const login = await cli(
+      ['login', '--with-webhook-secret'],
+      { PAYMENTS_CONFIG: other, PAYMENTS_BASE_URL: t.url },
+      `${apiKey}\n${secret}\n`,
+    );
     expect(login.code).toBe(0);
     expect(login.stdout).toMatch(/Logged in as CLI Shop/);
     expect(login.stdout + login.stderr).not.toContain(apiKey);
     expect(statSync(other).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(readFileSync(other, 'utf8')).profiles.default).toMatchObject({ api_key: apiKey, webhook_secret: secret, base_url: t.url });
+    expect(JSON.parse(readFileSync(other, 'utf8')).profiles.default).toMatchObject({
+      api_key: apiKey,
+      webhook_secret: secret,
+      base_url: t.url,
+    });
     const bad = await cli(['login'], { PAYMENTS_CONFIG: join(dir, 'bad.json'), PAYMENTS_BASE_URL: t.url }, 'service_sk_test_nope\n');
     expect(bad.code).toBe(4);
   });

@@ -25,9 +25,15 @@ const WORKERS = 6;
 const RAIL = { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const T0 = Date.now();
-const trace = (msg: string) => { if (process.env.KILL_TEST_TRACE) process.stderr.write(`[kill ${((Date.now() - T0) / 1000).toFixed(1)}s] ${msg}\n`); };
+const trace = (msg: string) => {
+  if (process.env.KILL_TEST_TRACE) process.stderr.write(`[kill ${((Date.now() - T0) / 1000).toFixed(1)}s] ${msg}\n`);
+};
 
-interface Delivery { eventId: string; type: string; sessionId: string }
+interface Delivery {
+  eventId: string;
+  type: string;
+  sessionId: string;
+}
 
 /** A webhook receiver that answers 200 after a short delay, so that kills land while attempts are in flight. */
 async function receiver(): Promise<{ server: Server; url: string; deliveries: Delivery[] }> {
@@ -37,12 +43,19 @@ async function receiver(): Promise<{ server: Server; url: string; deliveries: De
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       let body: { type?: string; event_type?: string; data?: { session_id?: string }; session_id?: string } = {};
-      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* counted below as unknown */ }
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        /* counted below as unknown */
+      }
       const eventId = String(req.headers['x-service-event-id'] ?? '');
-      setTimeout(() => {
-        deliveries.push({ eventId, type: body.type ?? body.event_type ?? '', sessionId: body.data?.session_id ?? body.session_id ?? '' });
-        res.writeHead(200).end('ok');
-      }, Math.floor(Math.random() * 150));
+      setTimeout(
+        () => {
+          deliveries.push({ eventId, type: body.type ?? body.event_type ?? '', sessionId: body.data?.session_id ?? body.session_id ?? '' });
+          res.writeHead(200).end('ok');
+        },
+        Math.floor(Math.random() * 150),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -103,7 +116,12 @@ describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
       const live = [nodes.a, nodes.b].filter((n): n is ChildNode => !!n && n.proc.exitCode === null && n.proc.signalCode === null);
       return live[Math.floor(Math.random() * live.length)];
     };
-    async function call(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any }> {
+    async function call(
+      method: string,
+      path: string,
+      headers: Record<string, string>,
+      body?: unknown,
+    ): Promise<{ status: number; body: any }> {
       let last = '';
       for (let attempt = 0; ; attempt++) {
         if (attempt > 200) throw new Error(`${method} ${path} never answered; last: ${last}`);
@@ -111,8 +129,10 @@ describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
         requests++;
         try {
           const res = await fetch(node.url + path, {
-            method, headers: { 'X-API-Key': m.apiKey, ...(body ? { 'Content-Type': 'application/json' } : {}), ...headers },
-            body: body ? JSON.stringify(body) : undefined, signal: AbortSignal.timeout(40_000),
+            method,
+            headers: { 'X-API-Key': m.apiKey, ...(body ? { 'Content-Type': 'application/json' } : {}), ...headers },
+            body: body ? JSON.stringify(body) : undefined,
+            signal: AbortSignal.timeout(40_000),
           });
           const text = await res.text();
           const parsed = text ? JSON.parse(text) : undefined;
@@ -137,14 +157,27 @@ describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
     async function worker(w: number) {
       for (let i = 0; !stopping; i++) {
         const key = `kill-${w}-${i}`;
-        const created = await call('POST', '/v1/payment_sessions', { 'Idempotency-Key': key }, { amount: 2, expires_in: '1h', paymentMethod: RAIL });
-        if (created.status !== 201 && created.status !== 200) { unexpected.push(`create ${key}: ${created.status} ${JSON.stringify(created.body)}`); continue; }
+        const created = await call(
+          'POST',
+          '/v1/payment_sessions',
+          { 'Idempotency-Key': key },
+          { amount: 2, expires_in: '1h', paymentMethod: RAIL },
+        );
+        if (created.status !== 201 && created.status !== 200) {
+          unexpected.push(`create ${key}: ${created.status} ${JSON.stringify(created.body)}`);
+          continue;
+        }
         const ids = keyToSessions.get(key) ?? new Set<string>();
         ids.add(created.body.session_id);
         keyToSessions.set(key, ids);
         // a replay of the same key must name the same session, whichever node answers
         if (i % 3 === 0) {
-          const again = await call('POST', '/v1/payment_sessions', { 'Idempotency-Key': key }, { amount: 2, expires_in: '1h', paymentMethod: RAIL });
+          const again = await call(
+            'POST',
+            '/v1/payment_sessions',
+            { 'Idempotency-Key': key },
+            { amount: 2, expires_in: '1h', paymentMethod: RAIL },
+          );
           if (again.status < 300) ids.add(again.body.session_id);
           else unexpected.push(`replay ${key}: ${again.status} ${JSON.stringify(again.body)}`);
         }
@@ -154,7 +187,10 @@ describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
           if (sim.status === 200) break;
           const now = await call('GET', `/v1/payment_sessions/${id}`, {});
           if (now.body?.status === 'completed') break; // an earlier simulate committed before its answer was lost
-          if (sim.status !== 409) { unexpected.push(`simulate ${id}: ${sim.status} ${JSON.stringify(sim.body)}`); break; }
+          if (sim.status !== 409) {
+            unexpected.push(`simulate ${id}: ${sim.status} ${JSON.stringify(sim.body)}`);
+            break;
+          }
         }
       }
     }
@@ -164,7 +200,10 @@ describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
         await sleep(1_000 + Math.random() * 1_500);
         const victim = nodes.b!;
         trace(`cycle ${c}: kill (sessions so far ${keyToSessions.size}, requests ${requests}, retried ${retried})`);
-        await new Promise<void>((resolve) => { victim.proc.once('exit', () => resolve()); victim.proc.kill('SIGKILL'); });
+        await new Promise<void>((resolve) => {
+          victim.proc.once('exit', () => resolve());
+          victim.proc.kill('SIGKILL');
+        });
         await sleep(200 + Math.random() * 600);
         nodes.b = await spawnNode({ ...env, NODE_ID: 'kill-b' });
         trace(`cycle ${c}: restarted`);
@@ -183,7 +222,9 @@ describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
       expect([key, ids.size]).toEqual([key, 1]);
       told.add([...ids][0]);
     }
-    const stored = await store.find<{ id: string; status: string; deposits: { simulated: boolean }[] }>('payment_sessions', { merchant_id: m.id });
+    const stored = await store.find<{ id: string; status: string; deposits: { simulated: boolean }[] }>('payment_sessions', {
+      merchant_id: m.id,
+    });
     expect(stored.map((s) => s.id).sort()).toEqual([...told].sort());
     expect(keyToSessions.size).toBeGreaterThanOrEqual(12);
 
@@ -191,19 +232,29 @@ describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
     for (const s of stored) {
       expect([s.id, s.status, s.deposits.filter((d) => d.simulated).length]).toEqual([s.id, 'completed', 1]);
     }
-    const events = await store.find<{ id: string; session_id: string; event_type: string }>('webhook_events', { merchant_id: m.id, event_type: 'payment_session.completed' });
+    const events = await store.find<{ id: string; session_id: string; event_type: string }>('webhook_events', {
+      merchant_id: m.id,
+      event_type: 'payment_session.completed',
+    });
     const eventOf = new Map<string, string[]>();
     for (const e of events) eventOf.set(e.session_id, [...(eventOf.get(e.session_id) ?? []), e.id]);
     for (const s of stored) expect([s.id, eventOf.get(s.id)?.length]).toEqual([s.id, 1]);
 
     // the receiver gets every completed event; deduplicated by event id, exactly one per session
-    await eventually('every completed event to reach the receiver', () => {
-      const got = new Set(rx.deliveries.map((d) => d.eventId));
-      return events.every((e) => got.has(e.id));
-    }, 60_000, 200).catch(async (e) => {
+    await eventually(
+      'every completed event to reach the receiver',
+      () => {
+        const got = new Set(rx.deliveries.map((d) => d.eventId));
+        return events.every((e) => got.has(e.id));
+      },
+      60_000,
+      200,
+    ).catch(async (e) => {
       const got = new Set(rx.deliveries.map((d) => d.eventId));
       const missing = await Promise.all(events.filter((x) => !got.has(x.id)).map((x) => store.get('webhook_events', x.id)));
-      throw new Error(`${(e as Error).message}: ${missing.length} of ${events.length} missing, e.g. ${JSON.stringify(missing.slice(0, 2))}\n${nodes.a!.output().slice(-3000)}\n${nodes.b!.output().slice(-3000)}`);
+      throw new Error(
+        `${(e as Error).message}: ${missing.length} of ${events.length} missing, e.g. ${JSON.stringify(missing.slice(0, 2))}\n${nodes.a!.output().slice(-3000)}\n${nodes.b!.output().slice(-3000)}`,
+      );
     });
     const distinct = new Map<string, Set<string>>();
     for (const d of rx.deliveries.filter((x) => x.type === 'payment_session.completed')) {
@@ -215,7 +266,8 @@ describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
     expect(ledger.problems).toEqual([]);
     expect(ledger.ok).toBe(true);
 
-     
-    console.log(`kill test: ${CYCLES} SIGKILL cycles, ${keyToSessions.size} sessions created and completed, ${requests} HTTP requests (${retried} retried), ${rx.deliveries.length} webhook deliveries (${events.length} distinct completed events), ledger ${ledger.counts.transfers} transfers ok`);
+    console.log(
+      `kill test: ${CYCLES} SIGKILL cycles, ${keyToSessions.size} sessions created and completed, ${requests} HTTP requests (${retried} retried), ${rx.deliveries.length} webhook deliveries (${events.length} distinct completed events), ledger ${ledger.counts.transfers} transfers ok`,
+    );
   }, 170_000);
 });

@@ -34,8 +34,10 @@ describe('onboarding on a cluster over NATS', () => {
     await gateway.node.broker.waitForServices(['merchants', 'merchant-actors', 'discovery'], 10_000);
     // and until every caller knows both holders of merchant actors: Shard routing (one counting node per
     // merchant) agrees only between callers that see the same nodes
-    const holders = (t: TestNode) => (t.node.broker.registry as unknown as { getActionEndpoints(a: string): { count(): number } | undefined })
-      .getActionEndpoints('merchant-actors.admit')?.count() ?? 0;
+    const holders = (t: TestNode) =>
+      (t.node.broker.registry as unknown as { getActionEndpoints(a: string): { count(): number } | undefined })
+        .getActionEndpoints('merchant-actors.admit')
+        ?.count() ?? 0;
     await eventually('both merchant-actor holders to be known everywhere', () => holders(gateway) === 2 && holders(full) === 2);
   });
 
@@ -52,12 +54,20 @@ describe('onboarding on a cluster over NATS', () => {
     // the code was mailed by whichever node ran the merchants service
     const code = await Promise.any([worker.mailer.waitForCode(email), full.mailer.waitForCode(email)]);
     expect(code).toMatch(/^\d{6}$/);
-    const confirm = await full.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code } });
+    const confirm = await full.request('POST', '/v1/merchants/email-verification/confirm', {
+      body: { registration_intent_id: intent, code },
+    });
     expect(confirm.body).toEqual({ registration_intent_id: intent, verified: true });
     const pow = await gateway.request('POST', '/v1/merchants/registration-proof-of-work', { body: { registration_intent_id: intent } });
     expect(pow.body.required).toBe(true);
     const reg = await full.request('POST', '/v1/merchants', {
-      body: { name: 'Cluster Shop', sandbox: true, registration_intent_id: intent, proof_of_work_challenge_id: pow.body.challenge_id, proof_of_work_nonce: solvePow(pow.body.challenge, pow.body.difficulty) },
+      body: {
+        name: 'Cluster Shop',
+        sandbox: true,
+        registration_intent_id: intent,
+        proof_of_work_challenge_id: pow.body.challenge_id,
+        proof_of_work_nonce: solvePow(pow.body.challenge, pow.body.difficulty),
+      },
     });
     expect(reg.status).toBe(201);
     for (const node of [gateway, full]) {
@@ -87,8 +97,15 @@ describe('onboarding on a cluster over NATS', () => {
     const { bearer_token } = await full.call('operators.createUser', { email: 'race@cluster.example' });
     const reg = await full.request('POST', '/v1/merchants', { bearer: bearer_token, body: { name: 'Race', sandbox: true } });
     // concurrent messages sent to the actor on BOTH nodes (as during a rebalance): every one applies once
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) =>
-      full.node.broker.call('merchant-actors.send', { id: reg.body.id, msg: { type: 'set_rate_limit', rate_limit_per_minute: 100 + i } }, { nodeID: i % 2 ? 'worker' : 'full' })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        full.node.broker.call(
+          'merchant-actors.send',
+          { id: reg.body.id, msg: { type: 'set_rate_limit', rate_limit_per_minute: 100 + i } },
+          { nodeID: i % 2 ? 'worker' : 'full' },
+        ),
+      ),
+    );
     expect(results).toHaveLength(6);
     const doc = await full.node.rt.store.get<{ id: string; version: number; rate_limit_per_minute: number }>('merchants', reg.body.id);
     // created at version 1, then six compare-and-set writes

@@ -13,7 +13,9 @@ import { restartedNodes } from '../../lib/cluster/restarted-nodes.ts';
 
 describe('calls to a node that restarted within the heartbeat timeout', () => {
   const brokers: ServiceBroker[] = [];
-  afterAll(async () => { await Promise.all(brokers.map((b) => b.stop().catch(() => undefined))); });
+  afterAll(async () => {
+    await Promise.all(brokers.map((b) => b.stop().catch(() => undefined)));
+  });
 
   it('are rejected when its new instance announces itself, not left to time out', async () => {
     const nats = await ensureNats();
@@ -30,8 +32,14 @@ describe('calls to a node that restarted within the heartbeat timeout', () => {
     await Promise.all([a.start(), b1.start()]);
     await a.waitForServices(['work'], 20_000);
 
-    const pending = a.call('work.hang', {}, { nodeID: 'worker' }).then(() => 'answered', (e: { type?: string }) => e.type ?? String(e));
-    await eventually('the call to reach the worker', () => (a.transit as unknown as { pendingRequests: Map<string, unknown> }).pendingRequests.size === 1);
+    const pending = a.call('work.hang', {}, { nodeID: 'worker' }).then(
+      () => 'answered',
+      (e: { type?: string }) => e.type ?? String(e),
+    );
+    await eventually(
+      'the call to reach the worker',
+      () => (a.transit as unknown as { pendingRequests: Map<string, unknown> }).pendingRequests.size === 1,
+    );
     // the worker dies without a word: its NATS connection is cut, no DISCONNECT packet is sent
     await (b1.transit as unknown as { tx: { client: { close(): Promise<void> } } }).tx.client.close();
 

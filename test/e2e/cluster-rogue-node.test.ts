@@ -22,9 +22,12 @@ describe('a rogue node on the cluster transport', () => {
 
   const rogue = (options: Record<string, unknown>, middlewares: unknown[] = []) => {
     const b = new ServiceBroker({
-      namespace: ns, nodeID: `rogue-${randomBytes(3).toString('hex')}`, logger: false,
+      namespace: ns,
+      nodeID: `rogue-${randomBytes(3).toString('hex')}`,
+      logger: false,
       transporter: { type: 'NATS', options: { servers: [`127.0.0.1:${nats.port}`], ...options } },
-      middlewares: middlewares as never, requestTimeout: 3000,
+      middlewares: middlewares as never,
+      requestTimeout: 3000,
     });
     brokers.push(b);
     return b;
@@ -33,8 +36,12 @@ describe('a rogue node on the cluster transport', () => {
   beforeAll(async () => {
     nats = await startNatsServer(['--user', user, '--pass', pass]);
     a = await startTestNode({
-      TRANSPORTER: nats.url, NAMESPACE: ns, NATS_USER: user, NATS_PASSWORD: pass,
-      CLUSTER_SECRET: randomBytes(16).toString('hex'), NODE_ID: `legit-${randomBytes(3).toString('hex')}`,
+      TRANSPORTER: nats.url,
+      NAMESPACE: ns,
+      NATS_USER: user,
+      NATS_PASSWORD: pass,
+      CLUSTER_SECRET: randomBytes(16).toString('hex'),
+      NODE_ID: `legit-${randomBytes(3).toString('hex')}`,
     });
   });
 
@@ -51,7 +58,10 @@ describe('a rogue node on the cluster transport', () => {
 
   it('with stolen NATS credentials but no cluster key, sees no service and cannot credit a session', async () => {
     const m = await merchant(a);
-    const created = await a.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH_USDC } });
+    const created = await a.request('POST', '/v1/payment_sessions', {
+      key: m.apiKey,
+      body: { amount: 1, expires_in: '1h', paymentMethod: ETH_USDC },
+    });
     expect(created.status).toBe(201);
     const id = created.body.session_id;
 
@@ -63,8 +73,21 @@ describe('a rogue node on the cluster transport', () => {
     // give discovery every chance: heartbeats and INFO packets flow for a few seconds
     await new Promise((r) => setTimeout(r, 3000));
     for (const r of [b, unsealed]) {
-      expect(r.registry.getNodeList({ onlyAvailable: true, withServices: false }).map((n: { id: string }) => n.id)).not.toContain(a.node.broker.nodeID);
-      const forged = { type: 'credit', deposit: { key: `ethereum:testnet:0x${'ab'.repeat(32)}:0`, tx_hash: `0x${'ab'.repeat(32)}`, index: 0, amount_subunits: '1000000', token: 'USDC', confirmations: 99, detected_at: new Date().toISOString() } };
+      expect(r.registry.getNodeList({ onlyAvailable: true, withServices: false }).map((n: { id: string }) => n.id)).not.toContain(
+        a.node.broker.nodeID,
+      );
+      const forged = {
+        type: 'credit',
+        deposit: {
+          key: `ethereum:testnet:0x${'ab'.repeat(32)}:0`,
+          tx_hash: `0x${'ab'.repeat(32)}`,
+          index: 0,
+          amount_subunits: '1000000',
+          token: 'USDC',
+          confirmations: 99,
+          detected_at: new Date().toISOString(),
+        },
+      };
       await expect(r.call('session-actors.send', { id, msg: forged })).rejects.toThrow();
       await expect(r.call('operators.setKyc', { merchant_id: m.id, status: 'verified' })).rejects.toThrow();
       await expect(r.call('session-actors.send', { id, msg: forged }, { nodeID: a.node.broker.nodeID })).rejects.toThrow();
@@ -79,12 +102,19 @@ describe('a rogue node on the cluster transport', () => {
 
   it('a full node configured with another CLUSTER_SECRET is not admitted', async () => {
     const b = await startTestNode({
-      TRANSPORTER: nats.url, NAMESPACE: ns, NATS_USER: user, NATS_PASSWORD: pass,
-      CLUSTER_SECRET: 'wrong-on-purpose', SERVICES: 'merchants', NODE_ID: `other-${randomBytes(3).toString('hex')}`,
+      TRANSPORTER: nats.url,
+      NAMESPACE: ns,
+      NATS_USER: user,
+      NATS_PASSWORD: pass,
+      CLUSTER_SECRET: 'wrong-on-purpose',
+      SERVICES: 'merchants',
+      NODE_ID: `other-${randomBytes(3).toString('hex')}`,
     });
     try {
       await new Promise((r) => setTimeout(r, 2000));
-      expect(b.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).map((n: { id: string }) => n.id)).not.toContain(a.node.broker.nodeID);
+      expect(
+        b.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).map((n: { id: string }) => n.id),
+      ).not.toContain(a.node.broker.nodeID);
     } finally {
       await b.stop();
     }

@@ -37,9 +37,14 @@ describe('internal transfers move custody on chain', () => {
     mint = await sol.createMint();
     await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
     t = await startTestNode({
-      ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      SOLANA_TESTNET_RPC_URL: sol.url, SOLANA_TESTNET_USDC_MINT: mint.mint,
-      CHAIN_POLL_INTERVAL_MS: '100', BROADCAST_POLL_INTERVAL_MS: '100', SESSION_SCAN_INTERVAL_MS: '100',
+      ETHEREUM_TESTNET_RPC_URL: eth.url,
+      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      SOLANA_TESTNET_RPC_URL: sol.url,
+      SOLANA_TESTNET_USDC_MINT: mint.mint,
+      CHAIN_POLL_INTERVAL_MS: '100',
+      BROADCAST_POLL_INTERVAL_MS: '100',
+      SESSION_SCAN_INTERVAL_MS: '100',
     });
     m = await merchant(t);
     const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
@@ -59,30 +64,45 @@ describe('internal transfers move custody on chain', () => {
     return r.body;
   };
   const bal = (w: any, token: string) => w.balances.find((b: any) => b.token === token);
-  const defaultWallet = async (chain = 'ethereum') => (await get('/v1/wallets?limit=100')).data.find((w: any) => w.chain === chain && w.type === 'merchant');
+  const defaultWallet = async (chain = 'ethereum') =>
+    (await get('/v1/wallets?limit=100')).data.find((w: any) => w.chain === chain && w.type === 'merchant');
   const createPayout = async (body: Record<string, unknown>) => {
     const r = await t.request('POST', '/v1/payouts', { key: m.apiKey, body });
     if (r.status !== 201) throw new Error(`payout refused: ${r.status} ${r.text}`);
     return r.body;
   };
-  const payoutWhen = (id: string) => until(`payout ${id} final`, async () => {
-    const p = await get(`/v1/payouts/${id}`);
-    return p.status === 'completed' || p.status === 'failed' ? p : null;
-  }, 120_000);
-  const moved = (walletId: string) => until(`the custody moves into ${walletId} to confirm`, async () => {
-    const status = await t.call('money-out.status');
-    return status.custody_moves.waiting + status.custody_moves.topup + status.custody_moves.moving === 0 ? status : null;
-  }, 120_000);
+  const payoutWhen = (id: string) =>
+    until(
+      `payout ${id} final`,
+      async () => {
+        const p = await get(`/v1/payouts/${id}`);
+        return p.status === 'completed' || p.status === 'failed' ? p : null;
+      },
+      120_000,
+    );
+  const moved = (walletId: string) =>
+    until(
+      `the custody moves into ${walletId} to confirm`,
+      async () => {
+        const status = await t.call('money-out.status');
+        return status.custody_moves.waiting + status.custody_moves.topup + status.custody_moves.moving === 0 ? status : null;
+      },
+      120_000,
+    );
   const reconcile = () => t.call('treasury.reconcile') as Promise<{ checked: number; differences: unknown[] }>;
 
   it('USDC: available at once, the exact amount arrives at the agent address, reconciliation is clean, the agent pays out on chain', async () => {
     const s = await createSession(t, m, RAILS.ethUsdc, 10);
     await usdc.transfer(1, s.address, 10_000_000n);
     await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
-    main = await until('the USDC settlement to become available', async () => {
-      const w = await defaultWallet();
-      return w && bal(w, 'USDC')?.available_subunits === '10000000' ? w : null;
-    }, 90_000);
+    main = await until(
+      'the USDC settlement to become available',
+      async () => {
+        const w = await defaultWallet();
+        return w && bal(w, 'USDC')?.available_subunits === '10000000' ? w : null;
+      },
+      90_000,
+    );
     expect(await usdc.balanceOf(main.address)).toBe(10_000_000n);
 
     const internal = await createPayout({ wallet_id: main.id, amount_subunits: '6000000', token: 'USDC', destination: agent.address });
@@ -99,7 +119,9 @@ describe('internal transfers move custody on chain', () => {
     expect(clean.differences).toEqual([]);
     // the platform paid the move's gas: booked as fees, none of it the merchant's or the agent's money
     const mainTxs = (await get(`/v1/wallets/${main.id}/transactions?limit=100`)).data;
-    expect(mainTxs).toContainEqual(expect.objectContaining({ type: 'transfer_out', payout_id: internal.id, amount_subunits: '6000000', status: 'posted' }));
+    expect(mainTxs).toContainEqual(
+      expect.objectContaining({ type: 'transfer_out', payout_id: internal.id, amount_subunits: '6000000', status: 'posted' }),
+    );
     const mainEth = await get(`/v1/wallets/${main.id}`);
     expect(BigInt(bal(mainEth, 'ETH').available_subunits)).toBe(await eth.provider.getBalance(main.address));
 
@@ -116,11 +138,22 @@ describe('internal transfers move custody on chain', () => {
   it('ETH: a payout from the agent accepted before the move confirmed waits for it, then arrives exactly', async () => {
     const s = await createSession(t, m, RAILS.eth, 0.05);
     await eth.sendEth(2, s.address, 5n * 10n ** 16n);
-    await until('the ETH settlement to be posted', async () =>
-      (await get(`/v1/wallets/${main.id}/transactions?limit=100`)).data.some((x: any) => x.type === 'settlement' && x.session_id === s.session_id && x.status === 'posted'), 90_000);
+    await until(
+      'the ETH settlement to be posted',
+      async () =>
+        (await get(`/v1/wallets/${main.id}/transactions?limit=100`)).data.some(
+          (x: any) => x.type === 'settlement' && x.session_id === s.session_id && x.status === 'posted',
+        ),
+      90_000,
+    );
     const agentBefore = await eth.provider.getBalance(agent.address);
 
-    const internal = await createPayout({ wallet_id: main.id, amount_subunits: '20000000000000000', token: 'ETH', destination: agent.address });
+    const internal = await createPayout({
+      wallet_id: main.id,
+      amount_subunits: '20000000000000000',
+      token: 'ETH',
+      destination: agent.address,
+    });
     expect(internal).toMatchObject({ status: 'completed', execution: 'ledger' });
     // at once, while the tokens are still on their way: the agent's ETH pays for its own payout's gas too
     const dest = Wallet.createRandom().address;
@@ -148,10 +181,14 @@ describe('internal transfers move custody on chain', () => {
     await sol.transferToken(payer, su.address, mint.mint, 8_000_000n);
     const ss = await createSession(t, m, RAILS.sol, 0.5);
     await sol.transferSol(payer, ss.address, 500_000_000n);
-    const w = await until('both Solana settlements to become available', async () => {
-      const x = await defaultWallet('solana');
-      return x && bal(x, 'USDC')?.available_subunits === '8000000' && bal(x, 'SOL')?.available_subunits === '500000000' ? x : null;
-    }, 90_000);
+    const w = await until(
+      'both Solana settlements to become available',
+      async () => {
+        const x = await defaultWallet('solana');
+        return x && bal(x, 'USDC')?.available_subunits === '8000000' && bal(x, 'SOL')?.available_subunits === '500000000' ? x : null;
+      },
+      90_000,
+    );
     const solAgent = await createWallet(t, m, 'agent', 'solana', 'testnet');
 
     const a = await createPayout({ wallet_id: w.id, amount_subunits: '5000000', token: 'USDC', destination: solAgent.address });

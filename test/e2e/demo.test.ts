@@ -8,10 +8,18 @@ jest.setTimeout(240_000);
 
 function runDemo(): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', 'demo'], { cwd: process.cwd(), env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npm', ['run', '--silent', 'demo'], {
+      cwd: process.cwd(),
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString('utf8'); });
-    child.stderr.on('data', (d: Buffer) => { out += d.toString('utf8'); });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+    });
     child.once('error', reject);
     child.once('exit', (code) => resolve({ code, out }));
   });
@@ -25,12 +33,20 @@ describe('npm run demo', () => {
     expect(session).not.toBeNull();
     const tx = /paid {7}tx (0x[0-9a-f]{64}) in block \d+/.exec(out);
     expect(tx).not.toBeNull();
-    expect(out).toMatch(/received {3}payment_session\.completed \d+ ms after the block \(X-Service-Signature t=\d+,v1=[0-9a-f]+…\): signature verified/);
+    expect(out).toMatch(
+      /received {3}payment_session\.completed \d+ ms after the block \(X-Service-Signature t=\d+,v1=[0-9a-f]+…\): signature verified/,
+    );
     // the printed body is the webhook event of that session
     const body = JSON.parse(/body {7}(\{[\s\S]*?\n {2}\})/.exec(out)![1]!);
     expect(body).toEqual({
-      event_type: 'payment_session.completed', session_id: session![1], status: 'completed', amount: 25, currency: 'USDC',
-      chain: 'ethereum', network: 'testnet', timestamp: expect.stringMatching(/^\d+$/),
+      event_type: 'payment_session.completed',
+      session_id: session![1],
+      status: 'completed',
+      amount: 25,
+      currency: 'USDC',
+      chain: 'ethereum',
+      network: 'testnet',
+      timestamp: expect.stringMatching(/^\d+$/),
     });
     expect(out).toContain('completed, received 25 USDC, 1 deposit(s)');
     expect(out).toContain(`explorer   https://`);

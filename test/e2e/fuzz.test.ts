@@ -20,7 +20,11 @@ const PER_OPERATION = 40;
 const CONCURRENCY = 4;
 const REQUEST_TIMEOUT_MS = 20_000;
 
-interface Answer { status: number; headers: Record<string, string | string[] | undefined>; text: string }
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
@@ -39,18 +43,29 @@ function send(baseUrl: string, r: FuzzRequest, key: string): Promise<Answer> {
   if (r.auth === 'bad-bearer') headers.Authorization ??= 'Bearer not-a-real-token';
   if (r.body && headers['Transfer-Encoding'] === undefined) headers['Content-Length'] = String(r.body.length);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, method: r.method, path: r.path, headers, agent, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }, (res) => {
-      // an event stream lasts until the client leaves: its status and headers are the answer
-      if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: '' });
-        res.destroy();
-        return;
-      }
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: r.method,
+        path: r.path,
+        headers,
+        agent,
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      },
+      (res) => {
+        // an event stream lasts until the client leaves: its status and headers are the answer
+        if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: '' });
+          res.destroy();
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(r.body);
   });
@@ -64,14 +79,19 @@ function problem(op: { may503: boolean }, a: Answer, method: string): string | n
   if (a.status < 400) return null;
   if (method === 'HEAD') return null; // a HEAD answer has no body by definition
   let body: unknown;
-  try { body = JSON.parse(a.text); } catch { return `error ${a.status} is not JSON: ${JSON.stringify(a.text.slice(0, 80))}`; }
+  try {
+    body = JSON.parse(a.text);
+  } catch {
+    return `error ${a.status} is not JSON: ${JSON.stringify(a.text.slice(0, 80))}`;
+  }
   if (!body || typeof body !== 'object' || Array.isArray(body)) return `error ${a.status} body is not an object`;
   const keys = Object.keys(body).sort();
   if (keys.join() !== 'code,message') return `error ${a.status} body has keys ${keys.join()}`;
   const e = body as { code: unknown; message: unknown };
   if (typeof e.code !== 'number' || typeof e.message !== 'string') return `error ${a.status} envelope has wrong types`;
   if (a.status === 503 && /temporarily unavailable/.test(e.message)) return `503 without an explanation: ${e.message}`;
-  if (!String(a.headers['content-type'] ?? '').startsWith('application/json')) return `error ${a.status} content-type ${a.headers['content-type']}`;
+  if (!String(a.headers['content-type'] ?? '').startsWith('application/json'))
+    return `error ${a.status} content-type ${a.headers['content-type']}`;
   return null;
 }
 
@@ -90,7 +110,13 @@ describe('schema-driven fuzz of every operation', () => {
     const live = await registerMerchant(t, { bearer: user.bearer_token, name: 'Fuzz live shop' });
     Object.assign(bearer, { token: user.bearer_token, merchantId: live.id });
     const k = m.apiKey;
-    const session = await api(t.url, 'POST', '/v1/payment_sessions', { amount: 1, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } }, k);
+    const session = await api(
+      t.url,
+      'POST',
+      '/v1/payment_sessions',
+      { amount: 1, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } },
+      k,
+    );
     const store = await api(t.url, 'POST', '/v1/stores', { name: 'Fuzz store' }, k);
     const product = await api(t.url, 'POST', '/v1/products', { store_id: store.id, name: 'Fuzz product', fulfillment_type: 'one_time' }, k);
     const plan = await api(t.url, 'POST', '/v1/plans', { product_id: product.id, name: 'Fuzz plan' }, k);
@@ -98,22 +124,68 @@ describe('schema-driven fuzz of every operation', () => {
     const wallet = await api(t.url, 'POST', '/v1/wallets', { chain: 'ethereum', network: 'testnet' }, k);
     const agentWallet = await api(t.url, 'POST', '/v1/wallets', { chain: 'ethereum', network: 'testnet', type: 'agent' }, k);
     Object.assign(known.ids, {
-      session_id: [session.session_id], store_id: [store.id], product_id: [product.id], plan_id: [plan.id], price_id: [price.id],
-      wallet_id: [wallet.id], agent_wallet_id: [agentWallet.id], merchant_id: [m.id],
+      session_id: [session.session_id],
+      store_id: [store.id],
+      product_id: [product.id],
+      plan_id: [plan.id],
+      price_id: [price.id],
+      wallet_id: [wallet.id],
+      agent_wallet_id: [agentWallet.id],
+      merchant_id: [m.id],
     });
     const rail = { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' };
     known.templates = {
       'POST /v1/payment_sessions': { amount: 1.5, expires_in: '1h', paymentMethod: rail, metadata: { order: 'fuzz' } },
       'POST /v1/payment_sessions/demo': { chain: 'ethereum', network: 'testnet', token: 'USDC', amount: 1, expires_in: '15m' },
-      'POST /v1/payouts': { wallet_id: wallet.id, token: 'USDC', amount_subunits: '1000', destination: '0x000000000000000000000000000000000000dEaD', metadata: { ref: 'fuzz' } },
-      'POST /v1/agent-wallets/{agent_wallet_id}/spend-attempts': { target: '0x000000000000000000000000000000000000dEaD', amount: 1, amount_subunits: '1000000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', metadata: { a: 1 } },
-      'POST /v1/agent-wallets/{agent_wallet_id}/spend-attempts/evaluate': { target: '0x000000000000000000000000000000000000dEaD', amount: 1, amount_subunits: '1000000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet' },
-      'PUT /v1/agent-wallets/{agent_wallet_id}/policy': { limits: { 'ethereum:testnet:USDC': { per_attempt_subunits: '5000000', windows: [{ duration: '1h', max_subunits: '9000000', max_count: 3 }] } }, allowed_targets: [], allow_mainnet: false },
-      'POST /v1/x402/challenges': { resource: 'https://api.example/thing', amount_subunits: '1000', paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' }, expires_in: '5m' },
+      'POST /v1/payouts': {
+        wallet_id: wallet.id,
+        token: 'USDC',
+        amount_subunits: '1000',
+        destination: '0x000000000000000000000000000000000000dEaD',
+        metadata: { ref: 'fuzz' },
+      },
+      'POST /v1/agent-wallets/{agent_wallet_id}/spend-attempts': {
+        target: '0x000000000000000000000000000000000000dEaD',
+        amount: 1,
+        amount_subunits: '1000000',
+        token_symbol: 'USDC',
+        chain: 'ethereum',
+        network: 'testnet',
+        metadata: { a: 1 },
+      },
+      'POST /v1/agent-wallets/{agent_wallet_id}/spend-attempts/evaluate': {
+        target: '0x000000000000000000000000000000000000dEaD',
+        amount: 1,
+        amount_subunits: '1000000',
+        token_symbol: 'USDC',
+        chain: 'ethereum',
+        network: 'testnet',
+      },
+      'PUT /v1/agent-wallets/{agent_wallet_id}/policy': {
+        limits: {
+          'ethereum:testnet:USDC': {
+            per_attempt_subunits: '5000000',
+            windows: [{ duration: '1h', max_subunits: '9000000', max_count: 3 }],
+          },
+        },
+        allowed_targets: [],
+        allow_mainnet: false,
+      },
+      'POST /v1/x402/challenges': {
+        resource: 'https://api.example/thing',
+        amount_subunits: '1000',
+        paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
+        expires_in: '5m',
+      },
       'POST /v1/sandbox/faucets/drip': { address: '0x000000000000000000000000000000000000dEaD', chain: 'ethereum', token: 'USDC' },
       'POST /v1/plans': { product_id: product.id, name: 'Fuzz plan 2', entitlement: { seats: 5 } },
       'PATCH /v1/plans/{plan_id}': { name: 'Renamed', entitlement: { seats: 6 } },
-      'POST /v1/prices': { plan_id: plan.id, amount_subunits: '3000000', currency_or_token: 'USDC', allowed_payment_methods: ['ethereum:testnet:USDC'] },
+      'POST /v1/prices': {
+        plan_id: plan.id,
+        amount_subunits: '3000000',
+        currency_or_token: 'USDC',
+        allowed_payment_methods: ['ethereum:testnet:USDC'],
+      },
       'POST /v1/merchants/email-verification': { email: 'fuzz-verify@trusted.test' },
     };
   }, 120_000);
@@ -160,7 +232,9 @@ describe('schema-driven fuzz of every operation', () => {
       }
     }
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    console.log(`fuzz: ${cases.length} requests over ${ops.length} operations, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}`);
+    console.log(
+      `fuzz: ${cases.length} requests over ${ops.length} operations, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}`,
+    );
     expect(failures).toEqual([]);
     expect(ops.length).toBeGreaterThanOrEqual(70);
     expect(cases.length).toBeGreaterThanOrEqual(2_500);
@@ -190,22 +264,39 @@ describe('schema-driven fuzz of every operation', () => {
   }, 60_000);
   it('answers malformed HTTP (raw bytes, bad request lines and framing) with a 4xx envelope', async () => {
     const { port } = new URL(t.url);
-    const rawRequest = (bytes: Buffer) => new Promise<string>((resolve, reject) => {
-      const sock = connect(Number(port), '127.0.0.1');
-      const chunks: Buffer[] = [];
-      sock.setTimeout(REQUEST_TIMEOUT_MS, () => { sock.destroy(); reject(new Error('no answer')); });
-      sock.on('data', (c: Buffer) => chunks.push(c));
-      sock.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
-      sock.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
-      sock.on('error', reject);
-      sock.end(bytes);
-    });
+    const rawRequest = (bytes: Buffer) =>
+      new Promise<string>((resolve, reject) => {
+        const sock = connect(Number(port), '127.0.0.1');
+        const chunks: Buffer[] = [];
+        sock.setTimeout(REQUEST_TIMEOUT_MS, () => {
+          sock.destroy();
+          reject(new Error('no answer'));
+        });
+        sock.on('data', (c: Buffer) => chunks.push(c));
+        sock.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
+        sock.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+        sock.on('error', reject);
+        sock.end(bytes);
+      });
     const cases: [string, Buffer][] = [
-      ['raw 0xff bytes in the path', Buffer.concat([Buffer.from('GET /v1/payment_sessions/'), Buffer.from([0xff, 0xfe, 0x00]), Buffer.from(' HTTP/1.1\r\nHost: x\r\n\r\n')])],
+      [
+        'raw 0xff bytes in the path',
+        Buffer.concat([
+          Buffer.from('GET /v1/payment_sessions/'),
+          Buffer.from([0xff, 0xfe, 0x00]),
+          Buffer.from(' HTTP/1.1\r\nHost: x\r\n\r\n'),
+        ]),
+      ],
       ['a request line that is not HTTP', Buffer.from('GARBAGE\r\n\r\n')],
       ['a control character in a header', Buffer.from('GET /v1/payment_methods HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n')],
-      ['a Content-Length that is not a number', Buffer.from('POST /v1/payment_sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}')],
-      ['both Content-Length and chunked', Buffer.from('POST /v1/payment_sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')],
+      [
+        'a Content-Length that is not a number',
+        Buffer.from('POST /v1/payment_sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}'),
+      ],
+      [
+        'both Content-Length and chunked',
+        Buffer.from('POST /v1/payment_sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'),
+      ],
       ['a 40 KB header', Buffer.from(`GET /v1/payment_methods HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`)],
       ['HTTP/0.9 style', Buffer.from('GET /\r\n\r\n')],
     ];
@@ -215,10 +306,19 @@ describe('schema-driven fuzz of every operation', () => {
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1] ?? 0);
       const body = answer.split('\r\n\r\n').slice(1).join('\r\n\r\n');
       let envelope: unknown = null;
-      try { envelope = JSON.parse(body); } catch { /* checked below */ }
-      const ok = status >= 400 && status < 500 && !!envelope && typeof envelope === 'object'
-        && Object.keys(envelope).sort().join() === 'code,message'
-        && typeof (envelope as { code: unknown }).code === 'number' && typeof (envelope as { message: unknown }).message === 'string';
+      try {
+        envelope = JSON.parse(body);
+      } catch {
+        /* checked below */
+      }
+      const ok =
+        status >= 400 &&
+        status < 500 &&
+        !!envelope &&
+        typeof envelope === 'object' &&
+        Object.keys(envelope).sort().join() === 'code,message' &&
+        typeof (envelope as { code: unknown }).code === 'number' &&
+        typeof (envelope as { message: unknown }).message === 'string';
       if (!ok) failures.push(`${what}: ${JSON.stringify(answer.slice(0, 160))}`);
     }
     expect(failures).toEqual([]);
@@ -234,9 +334,24 @@ describe('schema-driven fuzz of every operation', () => {
       const path = op.path.replace(/\{(\w+)\}/g, (_m, p: string) => known.ids[p]?.[0] ?? 'x');
       const template = known.templates?.[`${op.method} ${op.path}`];
       const body = template === undefined ? undefined : Buffer.from(JSON.stringify(template));
-      for (const headers of [{}, { 'Access-Control-Request-Method': op.method, Origin: 'https://evil.example' }] as Record<string, string>[]) {
-        const a = await send(t.url, { label: '', method: 'OPTIONS', path, headers: { ...headers, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body, auth: 'valid' }, key);
-        if (a.status < 400 || problem(op, a, 'OPTIONS')) failures.push(`OPTIONS ${path} ${JSON.stringify(headers)}: ${a.status} ${a.text.slice(0, 100)}`);
+      for (const headers of [{}, { 'Access-Control-Request-Method': op.method, Origin: 'https://evil.example' }] as Record<
+        string,
+        string
+      >[]) {
+        const a = await send(
+          t.url,
+          {
+            label: '',
+            method: 'OPTIONS',
+            path,
+            headers: { ...headers, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+            body,
+            auth: 'valid',
+          },
+          key,
+        );
+        if (a.status < 400 || problem(op, a, 'OPTIONS'))
+          failures.push(`OPTIONS ${path} ${JSON.stringify(headers)}: ${a.status} ${a.text.slice(0, 100)}`);
       }
     }
     expect(failures).toEqual([]);
@@ -252,7 +367,11 @@ describe('schema-driven fuzz of every operation', () => {
     for (const op of operations(doc).filter((o) => o.method !== 'GET' && !o.path.startsWith('/v1/me/'))) {
       const req = buildRequest(doc, op, 'valid', rng, known);
       if (op.headers.includes('Idempotency-Key')) req.headers['Idempotency-Key'] = `race-${n}`;
-      const answers = await Promise.all(Array.from({ length: 6 }, () => send(t.url, { ...req, auth: 'valid' }, key).catch((e: Error) => ({ status: 0, headers: {}, text: e.message }))));
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          send(t.url, { ...req, auth: 'valid' }, key).catch((e: Error) => ({ status: 0, headers: {}, text: e.message })),
+        ),
+      );
       n += answers.length;
       for (const a of answers) {
         const p = a.status === 0 ? `no answer: ${a.text}` : problem(op, a, op.method);

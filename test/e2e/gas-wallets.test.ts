@@ -25,8 +25,10 @@ describe('gas wallets', () => {
   beforeAll(async () => {
     [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
     const chainEnv = {
-      ETHEREUM_TESTNET_RPC_URL: eth.url, SOLANA_TESTNET_RPC_URL: sol.url,
-      GAS_WALLET_MIN_ETH: '0.5', GAS_WALLET_MIN_SOL: '1',
+      ETHEREUM_TESTNET_RPC_URL: eth.url,
+      SOLANA_TESTNET_RPC_URL: sol.url,
+      GAS_WALLET_MIN_ETH: '0.5',
+      GAS_WALLET_MIN_SOL: '1',
     };
     t = await startTestNode({ ...chainEnv, SERVICES: 'api,treasury,operators,merchant-actors' });
     env = { ...process.env, ...chainEnv, DATA_DIR: t.dataDir, LOG_LEVEL: 'error' };
@@ -45,10 +47,7 @@ describe('gas wallets', () => {
     await sol.airdrop(solGas, 300_000_000n);
     const { stdout, stderr } = await run(process.execPath, ['scripts/operator.ts', 'gas-wallets'], { env });
     const lines = stdout.trim().split('\n');
-    expect(lines).toEqual([
-      `ethereum testnet ${ethGas} 1.25`,
-      `solana testnet ${solGas} 0.3`,
-    ]);
+    expect(lines).toEqual([`ethereum testnet ${ethGas} 1.25`, `solana testnet ${solGas} 0.3`]);
     expect(stderr).toContain(`warning: solana testnet gas wallet is low: 0.3 SOL, below the minimum 1 SOL; fund ${solGas}`);
     expect(stderr).not.toContain('ethereum testnet gas wallet is low');
     // never a session address or a merchant wallet address

@@ -14,20 +14,33 @@ describe('operator ledger:check', () => {
     t = await startTestNode();
     env = { ...process.env, DATA_DIR: t.dataDir, LOG_LEVEL: 'error' };
   });
-  afterAll(async () => { await t.stop(); });
+  afterAll(async () => {
+    await t.stop();
+  });
 
-  const check = () => run(process.execPath, ['scripts/operator.ts', 'ledger:check'], { env }).then(
-    (r) => ({ code: 0, stdout: r.stdout }),
-    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
-  );
+  const check = () =>
+    run(process.execPath, ['scripts/operator.ts', 'ledger:check'], { env }).then(
+      (r) => ({ code: 0, stdout: r.stdout }),
+      (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+    );
 
   it('passes on a real ledger and finds a planted difference', async () => {
     const m = await merchant(t);
-    const s = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 30, expires_in: '15m', paymentMethod: ETH_USDC } });
+    const s = await t.request('POST', '/v1/payment_sessions', {
+      key: m.apiKey,
+      body: { amount: 30, expires_in: '15m', paymentMethod: ETH_USDC },
+    });
     await t.request('POST', `/v1/payment_sessions/${s.body.session_id}/simulate`, { key: m.apiKey });
     const [w] = (await t.request('GET', '/v1/wallets', { key: m.apiKey })).body.data;
     const agent = await t.request('POST', '/v1/wallets', { key: m.apiKey, body: { type: 'agent', chain: 'ethereum', network: 'testnet' } });
-    expect((await t.request('POST', '/v1/payouts', { key: m.apiKey, body: { wallet_id: w.id, amount: 5, token: 'USDC', destination: agent.body.address } })).status).toBe(201);
+    expect(
+      (
+        await t.request('POST', '/v1/payouts', {
+          key: m.apiKey,
+          body: { wallet_id: w.id, amount: 5, token: 'USDC', destination: agent.body.address },
+        })
+      ).status,
+    ).toBe(201);
 
     const ok = await check();
     expect(ok.code).toBe(0);

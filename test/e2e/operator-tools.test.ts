@@ -12,7 +12,9 @@ describe('operator script and REPL', () => {
     t = await startTestNode();
     env = { ...process.env, DATA_DIR: t.dataDir, LOG_LEVEL: 'error' };
   });
-  afterAll(async () => { await t.stop(); });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   const operator = async (...args: string[]) => JSON.parse((await run(process.execPath, ['scripts/operator.ts', ...args], { env })).stdout);
 
@@ -38,13 +40,18 @@ describe('operator script and REPL', () => {
   });
 
   it('refuses bad operator input with a message and exit code 1', async () => {
-    await expect(run(process.execPath, ['scripts/operator.ts', 'set-kyc', 'mer_nope', 'maybe'], { env })).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/status must be one of/) });
+    await expect(run(process.execPath, ['scripts/operator.ts', 'set-kyc', 'mer_nope', 'maybe'], { env })).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/status must be one of/),
+    });
   });
 
   it('runs the same commands in the REPL', async () => {
     const child = spawn(process.execPath, ['scripts/repl.ts'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout.on('data', (d) => { out += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
     const deadline = Date.now() + 20_000;
     while (!out.includes('payments $') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     child.stdin.write('trust-email vip@gmail.com\n');

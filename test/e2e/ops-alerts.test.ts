@@ -51,10 +51,14 @@ describe('operational alerts on two nodes over NATS', () => {
     const intent = start.body.registration_intent_id;
     const code = await smtp.waitForCode(email, 60_000);
     await http(pick(i + 1).url, 'POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code } });
-    const pow = (await http(node.url, 'POST', '/v1/merchants/registration-proof-of-work', { body: { registration_intent_id: intent } })).body;
+    const pow = (await http(node.url, 'POST', '/v1/merchants/registration-proof-of-work', { body: { registration_intent_id: intent } }))
+      .body;
     const body: Record<string, unknown> = {
-      name: opts.name ?? 'Ops Shop', sandbox: true, registration_intent_id: intent,
-      proof_of_work_challenge_id: pow.challenge_id, proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty),
+      name: opts.name ?? 'Ops Shop',
+      sandbox: true,
+      registration_intent_id: intent,
+      proof_of_work_challenge_id: pow.challenge_id,
+      proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty),
       ...(opts.webhook_url ? { webhook_url: opts.webhook_url } : {}),
     };
     const res = await postFrom(pick(i + 1).url, '/v1/merchants', body, opts.source ?? '127.0.0.1');
@@ -64,8 +68,8 @@ describe('operational alerts on two nodes over NATS', () => {
     return { id: m.id as string, apiKey: m.api_key as string, webhookSecret: m.webhook_secret as string };
   }
 
-  const alertsOf = async (type: string, key?: string) => (await store.find<AlertDoc>('alerts', { alert_type: type }))
-    .filter((x) => key === undefined || x.key === key);
+  const alertsOf = async (type: string, key?: string) =>
+    (await store.find<AlertDoc>('alerts', { alert_type: type })).filter((x) => key === undefined || x.key === key);
 
   beforeAll(async () => {
     const nats = await ensureNats();
@@ -104,10 +108,15 @@ describe('operational alerts on two nodes over NATS', () => {
     b = await spawnNode({ ...env, NODE_ID: `ops-b-${randomBytes(3).toString('hex')}` });
     store = await openStore(env.STORE_URL);
     // both nodes answer for every service: wait until each sees the other
-    await eventually('the nodes to see each other', async () => {
-      const r = await http(b.url, 'POST', '/v1/payment_sessions/demo', { body: {} });
-      return r.status === 201;
-    }, 60_000, 200);
+    await eventually(
+      'the nodes to see each other',
+      async () => {
+        const r = await http(b.url, 'POST', '/v1/payment_sessions/demo', { body: {} });
+        return r.status === 201;
+      },
+      60_000,
+      200,
+    );
   });
 
   afterAll(async () => {
@@ -123,13 +132,21 @@ describe('operational alerts on two nodes over NATS', () => {
     expect(before).toHaveLength(0);
     await register(10, { source: '127.0.0.2' });
     const [alert] = (await alertsOf('registration_spike')).filter((x) => x.rule === 'registrations');
-    expect(alert.payload).toMatchObject({ alert_type: 'registration_spike', severity: 'P1', count: 11, threshold: 10, route: 'POST /v1/merchants' });
+    expect(alert.payload).toMatchObject({
+      alert_type: 'registration_spike',
+      severity: 'P1',
+      count: 11,
+      threshold: 10,
+      route: 'POST /v1/merchants',
+    });
     expect(alert.payload.source_ip_hash).toMatch(/^[0-9a-f]{32}$/);
   });
 
   it('registration_spike: the 6th failed registration from one source in 5 minutes, not the 5th; secrets in them go nowhere', async () => {
     const bodies = (i: number) => ({
-      name: `Shop ${i}`, sandbox: true, registration_intent_id: `ri_${randomBytes(13).toString('hex')}`,
+      name: `Shop ${i}`,
+      sandbox: true,
+      registration_intent_id: `ri_${randomBytes(13).toString('hex')}`,
     });
     for (let i = 0; i < 5; i++) {
       const r = await postFrom(pick(i).url, '/v1/merchants', bodies(i), '127.0.0.3');
@@ -140,7 +157,13 @@ describe('operational alerts on two nodes over NATS', () => {
     const marker = `raw-body-marker-${randomBytes(8).toString('hex')}`;
     const seed = 'abandon ability able about above absent absorb abstract absurd abuse access accident';
     planted.push(token, marker, seed);
-    const r = await postFrom(b.url, '/v1/merchants', { ...bodies(6), name: `${marker} ${seed}`, private_key: `0x${randomBytes(32).toString('hex')}` }, '127.0.0.3', { Authorization: `Bearer ${token}` });
+    const r = await postFrom(
+      b.url,
+      '/v1/merchants',
+      { ...bodies(6), name: `${marker} ${seed}`, private_key: `0x${randomBytes(32).toString('hex')}` },
+      '127.0.0.3',
+      { Authorization: `Bearer ${token}` },
+    );
     expect([400, 401]).toContain(r.status);
     if (r.status === 401) {
       // the bearer is checked first: one more plain failure from the same source crosses the threshold
@@ -160,20 +183,42 @@ describe('operational alerts on two nodes over NATS', () => {
     const marker = `raw-body-marker-${randomBytes(8).toString('hex')}`;
     const seed = 'legal winner thank year wave sausage worth useful legal winner thank yellow';
     planted.push(privateKey, signature, fakeKey, marker, seed);
-    const atCap = await http(a.url, 'POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1000, expires_in: '1h', paymentMethod: ETH } });
+    const atCap = await http(a.url, 'POST', '/v1/payment_sessions', {
+      key: m.apiKey,
+      body: { amount: 1000, expires_in: '1h', paymentMethod: ETH },
+    });
     expect(atCap.status).toBe(201);
     expect(await alertsOf('limit_violation', `merchant:${m.id}`)).toHaveLength(0);
-    const metadata = { note: marker, webhook_secret: m.webhookSecret, private_key: privateKey, signature, api_key: fakeKey, seed_phrase: seed };
+    const metadata = {
+      note: marker,
+      webhook_secret: m.webhookSecret,
+      private_key: privateKey,
+      signature,
+      api_key: fakeKey,
+      seed_phrase: seed,
+    };
     const over = await http(b.url, 'POST', '/v1/payment_sessions', {
-      key: m.apiKey, headers: { 'X-Service-Signature': signature }, body: { amount: 1000.5, expires_in: '1h', paymentMethod: ETH, metadata },
+      key: m.apiKey,
+      headers: { 'X-Service-Signature': signature },
+      body: { amount: 1000.5, expires_in: '1h', paymentMethod: ETH, metadata },
     });
     expect(over.status).toBe(400);
     const [alert] = await alertsOf('limit_violation', `merchant:${m.id}`);
-    expect(alert.payload).toMatchObject({ severity: 'P3', merchant_id: m.id, last_error_code: 'amount_limit_exceeded', chain: 'ethereum', network: 'testnet', environment: 'sandbox' });
+    expect(alert.payload).toMatchObject({
+      severity: 'P3',
+      merchant_id: m.id,
+      last_error_code: 'amount_limit_exceeded',
+      chain: 'ethereum',
+      network: 'testnet',
+      environment: 'sandbox',
+    });
     expect(alert.payload.redacted_fields).toEqual(expect.arrayContaining(['body', 'headers.x-api-key']));
 
     const m2 = await register(21);
-    const mainnet = await http(a.url, 'POST', '/v1/payment_sessions', { key: m2.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH_MAIN, metadata } });
+    const mainnet = await http(a.url, 'POST', '/v1/payment_sessions', {
+      key: m2.apiKey,
+      body: { amount: 1, expires_in: '1h', paymentMethod: ETH_MAIN, metadata },
+    });
     expect(mainnet.status).toBe(403);
     const [gated] = await alertsOf('limit_violation', `merchant:${m2.id}`);
     expect(gated.payload).toMatchObject({ last_error_code: 'mainnet_kyc_required', network: 'mainnet' });
@@ -181,17 +226,32 @@ describe('operational alerts on two nodes over NATS', () => {
 
   it('simulation_abuse: any refused simulate on a non-demo session; the 11th simulate on one session', async () => {
     const m = await register(30);
-    const s = (await http(a.url, 'POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH } })).body;
+    const s = (
+      await http(a.url, 'POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH } })
+    ).body;
     expect((await http(b.url, 'POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: m.apiKey })).status).toBe(200);
     expect(await alertsOf('simulation_abuse', `merchant:${m.id}`)).toHaveLength(0);
-    const s2 = (await http(a.url, 'POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH } })).body;
+    const s2 = (
+      await http(a.url, 'POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH } })
+    ).body;
     // anonymous: answered as unknown (404), still a simulate on a non-demo session
     const token = `usr_${randomBytes(24).toString('base64url')}`;
     const signature = `t=1,v1=${randomBytes(32).toString('hex')}`;
     planted.push(token, signature);
-    expect((await http(a.url, 'POST', `/v1/payment_sessions/${s2.session_id}/simulate`, { headers: { Authorization: `Bearer ${token}`, 'X-Service-Signature': signature } })).status).toBe(404);
+    expect(
+      (
+        await http(a.url, 'POST', `/v1/payment_sessions/${s2.session_id}/simulate`, {
+          headers: { Authorization: `Bearer ${token}`, 'X-Service-Signature': signature },
+        })
+      ).status,
+    ).toBe(404);
     const [nonDemo] = await alertsOf('simulation_abuse', `merchant:${m.id}`);
-    expect(nonDemo.payload).toMatchObject({ severity: 'P3', last_error_code: 'blocked_non_demo', session_id: s2.session_id, merchant_id: m.id });
+    expect(nonDemo.payload).toMatchObject({
+      severity: 'P3',
+      last_error_code: 'blocked_non_demo',
+      session_id: s2.session_id,
+      merchant_id: m.id,
+    });
 
     const demo = (await http(a.url, 'POST', '/v1/payment_sessions/demo', { body: {} })).body;
     for (let i = 0; i < 10; i++) await http(pick(i).url, 'POST', `/v1/payment_sessions/${demo.session_id}/simulate`);
@@ -207,7 +267,9 @@ describe('operational alerts on two nodes over NATS', () => {
   }
 
   async function sessionWithEvent(m: { apiKey: string }) {
-    const s = (await http(a.url, 'POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 2, expires_in: '1h', paymentMethod: ETH } })).body;
+    const s = (
+      await http(a.url, 'POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 2, expires_in: '1h', paymentMethod: ETH } })
+    ).body;
     expect((await http(b.url, 'POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: m.apiKey })).status).toBe(200);
     const ev = await eventually('the webhook event', async () => (await store.find('webhook_events', { session_id: s.session_id }))[0]);
     await eventually('the first automatic attempt', async () => (await failedAttempts(ev.id)).length === 1, 60_000);
@@ -217,22 +279,35 @@ describe('operational alerts on two nodes over NATS', () => {
   it('failed_webhook_flood: the 21st failed delivery of a merchant in 10 minutes, not the 20th', async () => {
     const m = await register(40, { webhook_url: `http://127.0.0.1:${hooks.port}/fail` });
     const { sessionId, eventId } = await sessionWithEvent(m);
-    for (let i = 1; i < 20; i++) await http(pick(i).url, 'POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, { key: m.apiKey, body: {} });
+    for (let i = 1; i < 20; i++)
+      await http(pick(i).url, 'POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, { key: m.apiKey, body: {} });
     expect(await failedAttempts(eventId)).toHaveLength(20);
     expect(await alertsOf('failed_webhook_flood', `merchant:${m.id}`)).toHaveLength(0);
     // the crossing request carries a bearer token and a signature value as well
     const token = `usr_${randomBytes(24).toString('base64url')}`;
     planted.push(token);
-    await http(a.url, 'POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, { key: m.apiKey, body: {}, headers: { Authorization: `Bearer ${token}` } });
+    await http(a.url, 'POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, {
+      key: m.apiKey,
+      body: {},
+      headers: { Authorization: `Bearer ${token}` },
+    });
     const [alert] = await alertsOf('failed_webhook_flood', `merchant:${m.id}`);
     expect(alert.rule).toBe('failures');
-    expect(alert.payload).toMatchObject({ severity: 'P2', count: 21, threshold: 20, delivery_id: eventId, last_error_code: 'http_500', merchant_id: m.id });
+    expect(alert.payload).toMatchObject({
+      severity: 'P2',
+      count: 21,
+      threshold: 20,
+      delivery_id: eventId,
+      last_error_code: 'http_500',
+      merchant_id: m.id,
+    });
   });
 
   it('failed_webhook_flood: a failure rate above 50% (with enough attempts), not at 50%', async () => {
     const m = await register(50, { webhook_url: `http://127.0.0.1:${hooks.port}/rate` });
     const { sessionId, eventId } = await sessionWithEvent(m);
-    for (let i = 1; i < 30; i++) await http(pick(i).url, 'POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, { key: m.apiKey, body: {} });
+    for (let i = 1; i < 30; i++)
+      await http(pick(i).url, 'POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, { key: m.apiKey, body: {} });
     const attempts = await failedAttempts(eventId);
     expect(attempts).toHaveLength(30);
     expect(attempts.filter((x) => x.status === 503)).toHaveLength(15);
@@ -246,7 +321,14 @@ describe('operational alerts on two nodes over NATS', () => {
   it('one alert per type and key per window: more crossings fold into the open alert', async () => {
     const m = await register(60);
     for (let i = 0; i < 3; i++) {
-      expect((await http(pick(i).url, 'POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 2000, expires_in: '1h', paymentMethod: ETH } })).status).toBe(400);
+      expect(
+        (
+          await http(pick(i).url, 'POST', '/v1/payment_sessions', {
+            key: m.apiKey,
+            body: { amount: 2000, expires_in: '1h', paymentMethod: ETH },
+          })
+        ).status,
+      ).toBe(400);
     }
     const alerts = await alertsOf('limit_violation', `merchant:${m.id}`);
     expect(alerts).toHaveLength(1);
@@ -258,17 +340,27 @@ describe('operational alerts on two nodes over NATS', () => {
     const all = await store.find<AlertDoc>('alerts', {});
     const types = ['registration_spike', 'failed_webhook_flood', 'simulation_abuse', 'limit_violation'];
     expect(new Set(all.map((x) => x.alert_type))).toEqual(new Set(types));
-    await eventually('every alert at the webhook', () => all.every((x) => alertRx.received.some((r) => JSON.parse(r.raw).alert_id === x.id)), 120_000, 200);
+    await eventually(
+      'every alert at the webhook',
+      () => all.every((x) => alertRx.received.some((r) => JSON.parse(r.raw).alert_id === x.id)),
+      120_000,
+      200,
+    );
     for (const r of alertRx.received) {
       const sig = parseSignatureHeader(String(r.headers['x-service-signature']));
       expect(sig).not.toBeNull();
       expect(sig!.signatures).toContain(computeSignature(sig!.timestamp, r.raw, ALERT_SECRET));
       expect(String(r.headers['x-service-event'])).toMatch(/^alert\./);
     }
-    const held = await eventually('every alert in Alertmanager', async () => {
-      const got = await am.alerts();
-      return all.every((x) => got.some((g) => g.labels.alert_id === x.id)) && got;
-    }, 120_000, 500);
+    const held = await eventually(
+      'every alert in Alertmanager',
+      async () => {
+        const got = await am.alerts();
+        return all.every((x) => got.some((g) => g.labels.alert_id === x.id)) && got;
+      },
+      120_000,
+      500,
+    );
     const one = held.find((g) => g.labels.alertname === 'failed_webhook_flood')!;
     expect(one.labels).toMatchObject({ severity: 'P2', alert_type: 'failed_webhook_flood' });
     expect(one.annotations.merchant_id).toMatch(/^mer_/);
@@ -276,7 +368,9 @@ describe('operational alerts on two nodes over NATS', () => {
 
   it('no planted secret is in any alert, delivery, audit row, log line or /metrics output', async () => {
     // and every signature value the service really sent: merchant webhooks and alert webhooks
-    const sent = [...hooks.received, ...alertRx.received].flatMap((r) => parseSignatureHeader(String(r.headers['x-service-signature']))?.signatures ?? []);
+    const sent = [...hooks.received, ...alertRx.received].flatMap(
+      (r) => parseSignatureHeader(String(r.headers['x-service-signature']))?.signatures ?? [],
+    );
     expect(sent.length).toBeGreaterThan(50);
     const forbidden = [...planted, ...sent, ...registered.flatMap((m) => [m.apiKey, m.webhookSecret]), ALERT_SECRET];
     const metrics = await Promise.all(nodes().map(async (n) => (await fetch(`${n.url}/metrics`)).text()));

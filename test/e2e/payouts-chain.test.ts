@@ -41,9 +41,15 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
     rx = await startReceiver();
     env = {
-      ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      SOLANA_TESTNET_RPC_URL: sol.url, SOLANA_TESTNET_USDC_MINT: mint.mint,
-      CHAIN_POLL_INTERVAL_MS: '100', BROADCAST_POLL_INTERVAL_MS: '100', WEBHOOK_SCAN_INTERVAL_MS: '100', SESSION_SCAN_INTERVAL_MS: '100',
+      ETHEREUM_TESTNET_RPC_URL: eth.url,
+      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      SOLANA_TESTNET_RPC_URL: sol.url,
+      SOLANA_TESTNET_USDC_MINT: mint.mint,
+      CHAIN_POLL_INTERVAL_MS: '100',
+      BROADCAST_POLL_INTERVAL_MS: '100',
+      WEBHOOK_SCAN_INTERVAL_MS: '100',
+      SESSION_SCAN_INTERVAL_MS: '100',
     };
     t = await startTestNode(env);
     m = await merchant(t, { webhook_url: rx.url });
@@ -70,14 +76,23 @@ describe('sweeps and payouts on chain, over HTTP', () => {
   };
   const bal = (w: any, token: string) => w.balances.find((b: any) => b.token === token);
   const walletWhen = (chain: string, what: string, pred: (w: any) => boolean) =>
-    until(what, async () => {
-      const w = await defaultWallet(chain);
-      return w && pred(w) ? get(`/v1/wallets/${w.id}`) : null;
-    }, 90_000);
-  const payoutWhen = (id: string) => until(`payout ${id} final`, async () => {
-    const p = await get(`/v1/payouts/${id}`);
-    return p.status === 'completed' || p.status === 'failed' ? p : null;
-  }, 90_000);
+    until(
+      what,
+      async () => {
+        const w = await defaultWallet(chain);
+        return w && pred(w) ? get(`/v1/wallets/${w.id}`) : null;
+      },
+      90_000,
+    );
+  const payoutWhen = (id: string) =>
+    until(
+      `payout ${id} final`,
+      async () => {
+        const p = await get(`/v1/payouts/${id}`);
+        return p.status === 'completed' || p.status === 'failed' ? p : null;
+      },
+      90_000,
+    );
   const createPayout = async (body: Record<string, unknown>) => {
     const r = await t.request('POST', '/v1/payouts', { key: m.apiKey, body });
     if (r.status !== 201) throw new Error(`payout refused: ${r.status} ${r.text}`);
@@ -88,7 +103,11 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     const s = await createSession(t, m, RAILS.ethUsdc, 10);
     await usdc.transfer(1, s.address, 10_000_000n);
     await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
-    const w = await walletWhen('ethereum', 'the USDC settlement to become available', (x) => bal(x, 'USDC')?.available_subunits === '10000000');
+    const w = await walletWhen(
+      'ethereum',
+      'the USDC settlement to become available',
+      (x) => bal(x, 'USDC')?.available_subunits === '10000000',
+    );
     expect(bal(w, 'USDC')).toMatchObject({ available_subunits: '10000000', pending_subunits: '0' });
     expect(await usdc.balanceOf(w.address)).toBe(10_000_000n);
     expect(await usdc.balanceOf(s.address)).toBe(0n);
@@ -102,12 +121,23 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     const after = await get(`/v1/wallets/${w.id}`);
     expect(bal(after, 'USDC').available_subunits).toBe('6000000');
     const txs = (await get(`/v1/wallets/${w.id}/transactions?limit=100`)).data;
-    expect(txs).toContainEqual(expect.objectContaining({ type: 'payout', payout_id: p.id, status: 'posted', amount_subunits: '4000000', tx_hash: done.tx_hash }));
+    expect(txs).toContainEqual(
+      expect.objectContaining({ type: 'payout', payout_id: p.id, status: 'posted', amount_subunits: '4000000', tx_hash: done.tx_hash }),
+    );
     expect(txs).toContainEqual(expect.objectContaining({ type: 'settlement', session_id: s.session_id, status: 'posted' }));
 
     const hook = await until('the payout.completed webhook', () => rx.received.find((r) => JSON.parse(r.raw).payout_id === p.id));
     expect(verifyWebhook(hook.raw, String(hook.headers['x-service-signature']), m.webhookSecret)).toBe(true);
-    expect(JSON.parse(hook.raw)).toMatchObject({ event_type: 'payout.completed', payout_id: p.id, status: 'completed', amount: 4, currency: 'USDC', chain: 'ethereum', network: 'testnet', tx_hash: done.tx_hash });
+    expect(JSON.parse(hook.raw)).toMatchObject({
+      event_type: 'payout.completed',
+      payout_id: p.id,
+      status: 'completed',
+      amount: 4,
+      currency: 'USDC',
+      chain: 'ethereum',
+      network: 'testnet',
+      tx_hash: done.tx_hash,
+    });
   });
 
   it('Ethereum ETH: the sweep pays its own gas (a fee transaction); a payout arrives exactly', async () => {
@@ -115,8 +145,14 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     const before = await eth.provider.getBalance(w0.address); // the USDC payout's unused top-up gas
     const s = await createSession(t, m, RAILS.eth, 0.05);
     await eth.sendEth(2, s.address, 5n * 10n ** 16n);
-    await until('the ETH settlement to be posted', async () =>
-      (await get(`/v1/wallets/${w0.id}/transactions?limit=100`)).data.some((x: any) => x.type === 'settlement' && x.session_id === s.session_id && x.status === 'posted'), 90_000);
+    await until(
+      'the ETH settlement to be posted',
+      async () =>
+        (await get(`/v1/wallets/${w0.id}/transactions?limit=100`)).data.some(
+          (x: any) => x.type === 'settlement' && x.session_id === s.session_id && x.status === 'posted',
+        ),
+      90_000,
+    );
     const w = await get(`/v1/wallets/${w0.id}`);
     const onChain = await eth.provider.getBalance(w.address);
     expect(BigInt(bal(w, 'ETH').available_subunits)).toBe(onChain);
@@ -138,8 +174,11 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     const nonceBefore = await eth.provider.getTransactionCount(w.address);
     const dest = Wallet.createRandom().address;
     const body = { wallet_id: w.id, amount_subunits: '1000000000000000', token: 'ETH', destination: dest };
-    const answers = await Promise.all(Array.from({ length: 20 }, () =>
-      t.request('POST', '/v1/payouts', { key: m.apiKey, body, headers: { 'Idempotency-Key': 'one-payout-please' } })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        t.request('POST', '/v1/payouts', { key: m.apiKey, body, headers: { 'Idempotency-Key': 'one-payout-please' } }),
+      ),
+    );
     const ids = new Set(answers.filter((r) => r.status === 201).map((r) => r.body.id));
     expect(ids.size).toBe(1);
     for (const r of answers) expect([201, 409]).toContain(r.status);
@@ -158,8 +197,11 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     await sol.transferToken(payer, su.address, mint.mint, 8_000_000n);
     const ss = await createSession(t, m, RAILS.sol, 0.5);
     await sol.transferSol(payer, ss.address, 500_000_000n);
-    const w = await walletWhen('solana', 'both Solana settlements to become available', (x) =>
-      bal(x, 'USDC')?.available_subunits === '8000000' && bal(x, 'SOL')?.available_subunits === '500000000');
+    const w = await walletWhen(
+      'solana',
+      'both Solana settlements to become available',
+      (x) => bal(x, 'USDC')?.available_subunits === '8000000' && bal(x, 'SOL')?.available_subunits === '500000000',
+    );
     expect(await sol.tokenBalance(w.address, mint.mint)).toBe(8_000_000n);
     expect(sol.balance(w.address)).toBe(500_000_000n);
 
@@ -181,13 +223,19 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     const snap = await eth.snapshot();
     const s = await createSession(t, m, RAILS.ethUsdc, 7);
     await usdc.transfer(1, s.address, 7_000_000n);
-    await walletWhen('ethereum', 'the reorged-to-be deposit to be swept', (x) => BigInt(bal(x, 'USDC').available_subunits) === before + 7_000_000n);
+    await walletWhen(
+      'ethereum',
+      'the reorged-to-be deposit to be swept',
+      (x) => BigInt(bal(x, 'USDC').available_subunits) === before + 7_000_000n,
+    );
     await eth.revert(snap); // the deposit and its sweep leave the canonical chain
     await eth.mine(3);
     const w = await walletWhen('ethereum', 'the credit to be taken back', (x) => BigInt(bal(x, 'USDC').available_subunits) === before);
     expect(await usdc.balanceOf(w.address)).toBe(before);
     const txs = (await get(`/v1/wallets/${w.id}/transactions?limit=100`)).data;
-    expect(txs).toContainEqual(expect.objectContaining({ type: 'settlement_reversal', session_id: s.session_id, amount_subunits: '7000000' }));
+    expect(txs).toContainEqual(
+      expect.objectContaining({ type: 'settlement_reversal', session_id: s.session_id, amount_subunits: '7000000' }),
+    );
   });
 
   it('the operator reconciliation matches the chain, and lists a planted difference', async () => {
@@ -204,6 +252,8 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     expect(status.sweeps).toMatchObject({ waiting: 0, failed: 0 });
     expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, custody_moves: 0, transactions: 0 }); // nothing left to do
     const planted = await reconcile();
-    expect(planted.differences).toEqual([expect.objectContaining({ wallet_id: w.id, token: 'USDC', difference_subunits: '1234', chain: 'solana' })]);
+    expect(planted.differences).toEqual([
+      expect.objectContaining({ wallet_id: w.id, token: 'USDC', difference_subunits: '1234', chain: 'solana' }),
+    ]);
   });
 });

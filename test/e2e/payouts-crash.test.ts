@@ -21,12 +21,18 @@ import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts'
 
 jest.setTimeout(240_000);
 
-interface Proxy { url: string; held: Promise<void>; close(): Promise<void> }
+interface Proxy {
+  url: string;
+  held: Promise<void>;
+  close(): Promise<void>;
+}
 
 /** JSON-RPC pass-through that forwards eth_sendRawTransaction but never answers it. */
 async function holdingProxy(target: string): Promise<Proxy> {
   let onHeld: () => void = () => undefined;
-  const held = new Promise<void>((r) => { onHeld = r; });
+  const held = new Promise<void>((r) => {
+    onHeld = r;
+  });
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -45,7 +51,11 @@ async function holdingProxy(target: string): Promise<Proxy> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     held,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -72,19 +82,27 @@ describe('a node killed between signing a payout and the broadcast result', () =
 
   it('resumes it on restart: one on-chain transfer, payout completed', async () => {
     const env = {
-      DATA_DIR: dataDir, ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      CHAIN_POLL_INTERVAL_MS: '100', BROADCAST_POLL_INTERVAL_MS: '100', CHAIN_LEASE_TTL_MS: '1000',
+      DATA_DIR: dataDir,
+      ETHEREUM_TESTNET_RPC_URL: chain.url,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      CHAIN_POLL_INTERVAL_MS: '100',
+      BROADCAST_POLL_INTERVAL_MS: '100',
+      CHAIN_LEASE_TTL_MS: '1000',
     };
     // 1. a merchant whose default wallet holds swept ETH
     const a = await startTestNode(env);
     const m = await merchant(a);
     const s = await createSession(a, m, RAILS.eth, 0.05);
     await chain.sendEth(1, s.address, 5n * 10n ** 16n);
-    const wallet = await until('the ETH to be swept and available', async () => {
-      const w = (await a.request('GET', '/v1/wallets', { key: m.apiKey })).body.data?.[0];
-      const b = w?.balances.find((x: any) => x.token === 'ETH');
-      return b && b.pending_subunits === '0' && b.available_subunits !== '0' ? w : null;
-    }, 90_000);
+    const wallet = await until(
+      'the ETH to be swept and available',
+      async () => {
+        const w = (await a.request('GET', '/v1/wallets', { key: m.apiKey })).body.data?.[0];
+        const b = w?.balances.find((x: any) => x.token === 'ETH');
+        return b && b.pending_subunits === '0' && b.available_subunits !== '0' ? w : null;
+      },
+      90_000,
+    );
     await a.stop();
 
     // 2. a real node process whose broadcast never returns: killed while it waits
@@ -92,21 +110,43 @@ describe('a node killed between signing a payout and the broadcast result', () =
     let out = '';
     child = spawn(process.execPath, ['index.ts'], {
       cwd: process.cwd(),
-      env: { ...process.env, ...env, ETHEREUM_TESTNET_RPC_URL: proxy.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', POW_DIFFICULTY: '4' },
+      env: {
+        ...process.env,
+        ...env,
+        ETHEREUM_TESTNET_RPC_URL: proxy.url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        POW_DIFFICULTY: '4',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout!.on('data', (d) => { out += d; });
-    child.stderr!.on('data', (d) => { out += d; });
+    child.stdout!.on('data', (d) => {
+      out += d;
+    });
+    child.stderr!.on('data', (d) => {
+      out += d;
+    });
     const url = `http://127.0.0.1:${port}`;
-    await until(`the child node to answer (${out})`, async () => {
-      if (child!.exitCode !== null) throw new Error(`child exited: ${out}`);
-      return (await fetch(`${url}/v1/payment_methods`).catch(() => null))?.status === 200;
-    }, 60_000);
+    await until(
+      `the child node to answer (${out})`,
+      async () => {
+        if (child!.exitCode !== null) throw new Error(`child exited: ${out}`);
+        return (await fetch(`${url}/v1/payment_methods`).catch(() => null))?.status === 200;
+      },
+      60_000,
+    );
     const dest = Wallet.createRandom().address;
-    const created = await http(url, 'POST', '/v1/payouts', { key: m.apiKey, body: { wallet_id: wallet.id, amount_subunits: '10000000000000000', token: 'ETH', destination: dest } });
+    const created = await http(url, 'POST', '/v1/payouts', {
+      key: m.apiKey,
+      body: { wallet_id: wallet.id, amount_subunits: '10000000000000000', token: 'ETH', destination: dest },
+    });
     expect(created.status).toBe(201);
     await proxy.held;
-    await new Promise<void>((r) => { child!.once('exit', () => r()); child!.kill('SIGKILL'); });
+    await new Promise<void>((r) => {
+      child!.once('exit', () => r());
+      child!.kill('SIGKILL');
+    });
 
     store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
     const row = (await store.get<ChainTxDoc>(CHAIN_TXS, `payout:${created.body.id}`))!;
@@ -120,10 +160,14 @@ describe('a node killed between signing a payout and the broadcast result', () =
     // 3. a restarted node resumes the row: it re-sends the same bytes and confirms; nothing is signed again
     const b = await startTestNode(env);
     nodes.push(b);
-    const done = await until('the payout to complete', async () => {
-      const p = (await b.request('GET', `/v1/payouts/${created.body.id}`, { key: m.apiKey })).body;
-      return p.status === 'completed' || p.status === 'failed' ? p : null;
-    }, 90_000);
+    const done = await until(
+      'the payout to complete',
+      async () => {
+        const p = (await b.request('GET', `/v1/payouts/${created.body.id}`, { key: m.apiKey })).body;
+        return p.status === 'completed' || p.status === 'failed' ? p : null;
+      },
+      90_000,
+    );
     expect(done).toMatchObject({ status: 'completed', tx_hash: row.tx_hash });
     const final = (await b.node.rt.store.get<ChainTxDoc>(CHAIN_TXS, `payout:${created.body.id}`))!;
     expect(final.attempts).toHaveLength(1);

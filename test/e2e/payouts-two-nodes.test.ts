@@ -29,8 +29,11 @@ describe('two nodes sharing the money-out work', () => {
 
   it('sweeps once and sends every payout exactly once', async () => {
     const env = {
-      DATA_DIR: dataDir, ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      CHAIN_POLL_INTERVAL_MS: '100', BROADCAST_POLL_INTERVAL_MS: '50',
+      DATA_DIR: dataDir,
+      ETHEREUM_TESTNET_RPC_URL: chain.url,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      CHAIN_POLL_INTERVAL_MS: '100',
+      BROADCAST_POLL_INTERVAL_MS: '50',
     };
     const a = await startTestNode(env);
     nodes.push(a);
@@ -39,27 +42,38 @@ describe('two nodes sharing the money-out work', () => {
     const m = await merchant(a);
     const s = await createSession(a, m, RAILS.eth, 0.5);
     await chain.sendEth(1, s.address, 5n * 10n ** 17n);
-    const wallet = await until('the ETH to be swept and available', async () => {
-      const w = (await b.request('GET', '/v1/wallets', { key: m.apiKey })).body.data?.[0];
-      const x = w?.balances.find((y: any) => y.token === 'ETH');
-      return x && x.pending_subunits === '0' && x.available_subunits !== '0' ? w : null;
-    }, 90_000);
+    const wallet = await until(
+      'the ETH to be swept and available',
+      async () => {
+        const w = (await b.request('GET', '/v1/wallets', { key: m.apiKey })).body.data?.[0];
+        const x = w?.balances.find((y: any) => y.token === 'ETH');
+        return x && x.pending_subunits === '0' && x.available_subunits !== '0' ? w : null;
+      },
+      90_000,
+    );
     expect(await a.node.rt.store.count('sweeps', {})).toBe(1);
 
     const dests = Array.from({ length: 8 }, () => Wallet.createRandom().address);
     const ids: string[] = [];
     for (const [i, destination] of dests.entries()) {
-      const r = await (i % 2 ? b : a).request('POST', '/v1/payouts', { key: m.apiKey, body: { wallet_id: wallet.id, amount_subunits: String(10n ** 16n + BigInt(i)), token: 'ETH', destination } });
+      const r = await (i % 2 ? b : a).request('POST', '/v1/payouts', {
+        key: m.apiKey,
+        body: { wallet_id: wallet.id, amount_subunits: String(10n ** 16n + BigInt(i)), token: 'ETH', destination },
+      });
       expect(r.status).toBe(201);
       ids.push(r.body.id);
     }
-    await until('every payout to complete', async () => {
-      const all = await Promise.all(ids.map((id) => a.request('GET', `/v1/payouts/${id}`, { key: m.apiKey })));
-      return all.every((r) => r.body.status === 'completed');
-    }, 120_000);
+    await until(
+      'every payout to complete',
+      async () => {
+        const all = await Promise.all(ids.map((id) => a.request('GET', `/v1/payouts/${id}`, { key: m.apiKey })));
+        return all.every((r) => r.body.status === 'completed');
+      },
+      120_000,
+    );
     for (const [i, d] of dests.entries()) expect(await chain.provider.getBalance(d)).toBe(10n ** 16n + BigInt(i));
     expect(await chain.provider.getTransactionCount(wallet.address)).toBe(8);
-    const rows = (await a.node.rt.store.find<ChainTxDoc>(CHAIN_TXS, { purpose: 'payout' }));
+    const rows = await a.node.rt.store.find<ChainTxDoc>(CHAIN_TXS, { purpose: 'payout' });
     expect(rows).toHaveLength(8);
     expect(rows.map((r) => r.nonce).sort((x, y) => x! - y!)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     const w = (await a.request('GET', `/v1/wallets/${wallet.id}`, { key: m.apiKey })).body;

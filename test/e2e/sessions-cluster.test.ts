@@ -26,7 +26,8 @@ describe('payment sessions on two nodes over NATS', () => {
   let offset = 0;
   const now = () => new Date(Date.now() + offset);
   const localHost = (t: TestNode) => (t.node.broker.getLocalService('session-actors') as unknown as { actors: Host }).actors;
-  const completedEvents = async (id: string) => a.node.rt.store.count('webhook_events', { session_id: id, event_type: 'payment_session.completed' });
+  const completedEvents = async (id: string) =>
+    a.node.rt.store.count('webhook_events', { session_id: id, event_type: 'payment_session.completed' });
 
   beforeAll(async () => {
     const nats = await ensureNats();
@@ -42,8 +43,12 @@ describe('payment sessions on two nodes over NATS', () => {
     const mailer = new CapturingMailer();
     a = await startTestNode({ ...shared, NODE_ID: `sess-a-${randomBytes(3).toString('hex')}` }, { mailer, now });
     b = await startTestNode({ ...shared, NODE_ID: `sess-b-${randomBytes(3).toString('hex')}` }, { mailer, now });
-    await eventually('both nodes to see each other', () => a.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2
-      && b.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2);
+    await eventually(
+      'both nodes to see each other',
+      () =>
+        a.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2 &&
+        b.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2,
+    );
     m = await merchant(a);
   });
 
@@ -53,9 +58,13 @@ describe('payment sessions on two nodes over NATS', () => {
   });
 
   it('shares the seed: both nodes derive from the same key material', async () => {
-    const fromA = (await a.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH_USDC } })).body;
+    const fromA = (
+      await a.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH_USDC } })
+    ).body;
     const stored = await b.node.rt.store.get<PaymentSessionState>('payment_sessions', fromA.session_id);
-    const fromB = (await b.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH_USDC } })).body;
+    const fromB = (
+      await b.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH_USDC } })
+    ).body;
     const storedB = await a.node.rt.store.get<PaymentSessionState>('payment_sessions', fromB.session_id);
     expect(storedB!.key_fingerprint).toBe(stored!.key_fingerprint);
     // and either node answers for any session
@@ -63,9 +72,14 @@ describe('payment sessions on two nodes over NATS', () => {
   });
 
   it('creates on both nodes at once without ever reusing an address', async () => {
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).request('POST', '/v1/payment_sessions', {
-      key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: i % 4 < 2 ? ETH_USDC : SOL_USDC },
-    })));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 ? a : b).request('POST', '/v1/payment_sessions', {
+          key: m.apiKey,
+          body: { amount: 1, expires_in: '1h', paymentMethod: i % 4 < 2 ? ETH_USDC : SOL_USDC },
+        }),
+      ),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(40).fill(201));
     const all = await a.node.rt.store.find<PaymentSessionState>('payment_sessions', {});
     for (const chain of ['ethereum', 'solana']) {
@@ -79,22 +93,40 @@ describe('payment sessions on two nodes over NATS', () => {
   it('simulate and credits racing on both nodes complete each session exactly once', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      ids.push((await a.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 3, expires_in: '1h', paymentMethod: ETH_USDC } })).body.session_id);
+      ids.push(
+        (await a.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 3, expires_in: '1h', paymentMethod: ETH_USDC } }))
+          .body.session_id,
+      );
     }
     const deposit = (id: string) => ({
-      key: `ethereum:testnet:0x${id.slice(-8)}:0`, tx_hash: `0x${id.slice(-8)}`, index: 0, amount_subunits: '3000000', token: 'USDC',
-      confirmations: 2, detected_at: now().toISOString(),
+      key: `ethereum:testnet:0x${id.slice(-8)}:0`,
+      tx_hash: `0x${id.slice(-8)}`,
+      index: 0,
+      amount_subunits: '3000000',
+      token: 'USDC',
+      confirmations: 2,
+      detected_at: now().toISOString(),
     });
     for (const id of ids) await plantDeposit(a.node.rt.store, id, deposit(id));
-    const results = await Promise.all(ids.flatMap((id) => [
-      a.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: m.apiKey }).then((r) => ({ id, via: 'http-a', status: r.status })),
-      b.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: m.apiKey }).then((r) => ({ id, via: 'http-b', status: r.status })),
-      a.call<SessionReply>('session-actors.send', { id, msg: { type: 'credit', key: deposit(id).key } }).then(() => ({ id, via: 'credit-a', status: 200 })),
-      b.call<SessionReply>('session-actors.send', { id, msg: { type: 'credit', key: deposit(id).key } }).then(() => ({ id, via: 'credit-b', status: 200 })),
-      // two holders of the same actor at once: both nodes' local hosts, bypassing the shard routing
-      localHost(a).send(id, { type: 'simulate', caller_merchant_id: m.id }).then((r) => ({ id, via: 'local-a', status: r.refused ? 409 : 200 })),
-      localHost(b).send(id, { type: 'simulate', caller_merchant_id: m.id }).then((r) => ({ id, via: 'local-b', status: r.refused ? 409 : 200 })),
-    ]));
+    const results = await Promise.all(
+      ids.flatMap((id) => [
+        a.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: m.apiKey }).then((r) => ({ id, via: 'http-a', status: r.status })),
+        b.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: m.apiKey }).then((r) => ({ id, via: 'http-b', status: r.status })),
+        a
+          .call<SessionReply>('session-actors.send', { id, msg: { type: 'credit', key: deposit(id).key } })
+          .then(() => ({ id, via: 'credit-a', status: 200 })),
+        b
+          .call<SessionReply>('session-actors.send', { id, msg: { type: 'credit', key: deposit(id).key } })
+          .then(() => ({ id, via: 'credit-b', status: 200 })),
+        // two holders of the same actor at once: both nodes' local hosts, bypassing the shard routing
+        localHost(a)
+          .send(id, { type: 'simulate', caller_merchant_id: m.id })
+          .then((r) => ({ id, via: 'local-a', status: r.refused ? 409 : 200 })),
+        localHost(b)
+          .send(id, { type: 'simulate', caller_merchant_id: m.id })
+          .then((r) => ({ id, via: 'local-b', status: r.refused ? 409 : 200 })),
+      ]),
+    );
     for (const id of ids) {
       const s = (await b.request('GET', `/v1/payment_sessions/${id}`, { key: m.apiKey })).body;
       expect(s.status).toBe('completed');
@@ -113,12 +145,18 @@ describe('payment sessions on two nodes over NATS', () => {
   });
 
   it('a session expires on the remaining node after the creating node is gone', async () => {
-    const created = await b.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 2, expires_in: '10s', paymentMethod: SOL_USDC } });
+    const created = await b.request('POST', '/v1/payment_sessions', {
+      key: m.apiKey,
+      body: { amount: 2, expires_in: '10s', paymentMethod: SOL_USDC },
+    });
     expect(created.status).toBe(201);
     const id = created.body.session_id;
     await b.stop();
     offset += 11_000;
-    await eventually('node A to expire the session', async () => (await a.node.rt.store.get<PaymentSessionState>('payment_sessions', id))?.status === 'expired');
+    await eventually(
+      'node A to expire the session',
+      async () => (await a.node.rt.store.get<PaymentSessionState>('payment_sessions', id))?.status === 'expired',
+    );
     const events = await a.node.rt.store.find<{ id: string; event_type: string }>('webhook_events', { session_id: id });
     expect(events.map((e) => e.event_type)).toEqual(['payment_session.expired']);
     expect((await a.request('GET', `/v1/payment_sessions/${id}`, { key: m.apiKey })).body.status).toBe('expired');

@@ -16,7 +16,11 @@ import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { http } from '../helpers/node.ts';
 import { sleep, startReceiver, waitFor, waitForEvent, type Receiver } from '../integration/webhooks-helpers.ts';
 
-interface Child { proc: ChildProcess; url: string; output: () => string }
+interface Child {
+  proc: ChildProcess;
+  url: string;
+  output: () => string;
+}
 
 async function spawnNode(dataDir: string, env: Record<string, string>): Promise<Child> {
   const port = await freePort();
@@ -24,29 +28,44 @@ async function spawnNode(dataDir: string, env: Record<string, string>): Promise<
   const proc = spawn(process.execPath, ['index.ts'], {
     cwd: process.cwd(),
     env: {
-      ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'true',
-      LOG_LEVEL: 'warn', POW_DIFFICULTY: '4', ...env,
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      LOG_LEVEL: 'warn',
+      POW_DIFFICULTY: '4',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  proc.stdout!.on('data', (d) => { out += d; });
-  proc.stderr!.on('data', (d) => { out += d; });
+  proc.stdout!.on('data', (d) => {
+    out += d;
+  });
+  proc.stderr!.on('data', (d) => {
+    out += d;
+  });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`the child node to answer (output so far: ${out})`, async () => {
-    if (proc.exitCode !== null) throw new Error(`child node exited ${proc.exitCode}: ${out}`);
-    try {
-      return (await fetch(`${url}/v1/payment_methods`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, 60_000);
+  await waitFor(
+    `the child node to answer (output so far: ${out})`,
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`child node exited ${proc.exitCode}: ${out}`);
+      try {
+        return (await fetch(`${url}/v1/payment_methods`)).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    60_000,
+  );
   return { proc, url, output: () => out };
 }
 
 /** The child node commits the event itself: a sandbox session, simulated to completion over HTTP. */
 async function completeSession(child: Child, m: RegisteredMerchant, store: Store): Promise<{ id: string }> {
   const created = await http(child.url, 'POST', '/v1/payment_sessions', {
-    key: m.apiKey, body: { amount: 3, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } },
+    key: m.apiKey,
+    body: { amount: 3, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } },
   });
   if (created.status !== 201) throw new Error(`session not created: ${created.status} ${created.text}`);
   const sim = await http(child.url, 'POST', `/v1/payment_sessions/${created.body.session_id}/simulate`, { key: m.apiKey });
@@ -136,7 +155,13 @@ describe('a node killed between commit and delivery still delivers, once', () =>
 
     const second = await startTestNode({ DATA_DIR: dataDir, WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_TIMEOUT_MS: '1000' });
     nodes.push(second);
-    const row = await waitForEvent(second.node.rt.store, ev.id, (d) => d.status === 'delivered', 'the second node to deliver after the lease', 60_000);
+    const row = await waitForEvent(
+      second.node.rt.store,
+      ev.id,
+      (d) => d.status === 'delivered',
+      'the second node to deliver after the lease',
+      60_000,
+    );
     await sleep(1000);
     expect(rx.forEvent(ev.id)).toHaveLength(2);
     expect(rx.deliveredCount(ev.id)).toBe(1);

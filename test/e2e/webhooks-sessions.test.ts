@@ -25,7 +25,10 @@ describe('webhooks through payment sessions (HTTP end to end)', () => {
     rx = await startReceiver();
     m = await registerMerchant(t, { webhook_url: rx.url });
     // started first: it expires while the other tests run
-    const res = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 2, expires_in: '10s', paymentMethod: RAIL } });
+    const res = await t.request('POST', '/v1/payment_sessions', {
+      key: m.apiKey,
+      body: { amount: 2, expires_in: '10s', paymentMethod: RAIL },
+    });
     expect(res.status).toBe(201);
     expiring = res.body.session_id;
   });
@@ -35,7 +38,10 @@ describe('webhooks through payment sessions (HTTP end to end)', () => {
   });
 
   it('simulate → payment_session.completed, signed, verified by our helper and by stripe', async () => {
-    const created = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 12.5, expires_in: '1h', paymentMethod: RAIL, metadata: { order: 'A1' } } });
+    const created = await t.request('POST', '/v1/payment_sessions', {
+      key: m.apiKey,
+      body: { amount: 12.5, expires_in: '1h', paymentMethod: RAIL, metadata: { order: 'A1' } },
+    });
     expect(created.status).toBe(201);
     const id = created.body.session_id as string;
     const sim = await t.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: m.apiKey });
@@ -47,8 +53,14 @@ describe('webhooks through payment sessions (HTTP end to end)', () => {
     expect(req.headers['content-type']).toBe('application/json');
     const body = JSON.parse(req.raw);
     expect(body).toEqual({
-      event_type: 'payment_session.completed', session_id: id, status: 'completed', amount: 12.5,
-      currency: 'USDC', chain: 'ethereum', network: 'testnet', timestamp: expect.stringMatching(/^\d+$/),
+      event_type: 'payment_session.completed',
+      session_id: id,
+      status: 'completed',
+      amount: 12.5,
+      currency: 'USDC',
+      chain: 'ethereum',
+      network: 'testnet',
+      timestamp: expect.stringMatching(/^\d+$/),
     });
     const header = String(req.headers['x-service-signature']);
     expect(verifyWebhook(req.raw, header, m.webhookSecret)).toBe(true);
@@ -59,7 +71,11 @@ describe('webhooks through payment sessions (HTTP end to end)', () => {
       return r.status === 200 && r.body.events[0]?.status === 'delivered' && r.body;
     });
     expect(log.events).toHaveLength(1);
-    expect(log.events[0]).toMatchObject({ event_id: req.headers['x-service-event-id'], event_type: 'payment_session.completed', status: 'delivered' });
+    expect(log.events[0]).toMatchObject({
+      event_id: req.headers['x-service-event-id'],
+      event_type: 'payment_session.completed',
+      status: 'delivered',
+    });
 
     const retry = await t.request('POST', `/v1/payment_sessions/${id}/webhook/retry`, { key: m.apiKey });
     expect(retry.status).toBe(200);
@@ -73,7 +89,10 @@ describe('webhooks through payment sessions (HTTP end to end)', () => {
   });
 
   it('a session without events has an empty log; another merchant gets 404', async () => {
-    const created = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: RAIL } });
+    const created = await t.request('POST', '/v1/payment_sessions', {
+      key: m.apiKey,
+      body: { amount: 1, expires_in: '1h', paymentMethod: RAIL },
+    });
     const id = created.body.session_id as string;
     const log = await t.request('GET', `/v1/payment_sessions/${id}/webhooks`, { key: m.apiKey });
     expect(log.status).toBe(200);
@@ -86,7 +105,12 @@ describe('webhooks through payment sessions (HTTP end to end)', () => {
   it('a short expires_in → payment_session.expired is delivered', async () => {
     const [req] = await waitFor('the expired webhook', () => forSession(expiring).length > 0 && forSession(expiring), 60_000);
     expect(req.headers['x-service-event']).toBe('payment_session.expired');
-    expect(JSON.parse(req.raw)).toMatchObject({ event_type: 'payment_session.expired', session_id: expiring, status: 'expired', amount: 2 });
+    expect(JSON.parse(req.raw)).toMatchObject({
+      event_type: 'payment_session.expired',
+      session_id: expiring,
+      status: 'expired',
+      amount: 2,
+    });
     expect(verifyWebhook(req.raw, String(req.headers['x-service-signature']), m.webhookSecret)).toBe(true);
   });
 });

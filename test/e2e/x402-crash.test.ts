@@ -15,7 +15,10 @@ import { openStore, type Store } from '../../lib/store/index.ts';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
 import { signEip3009Proof } from '../../lib/x402/payer.ts';
 
-interface Child { proc: ChildProcess; url: string }
+interface Child {
+  proc: ChildProcess;
+  url: string;
+}
 
 let chain: HardhatNode;
 let usdc: TestUsdc;
@@ -29,23 +32,42 @@ async function spawnNode(env: Record<string, string>): Promise<Child> {
   const proc = spawn(process.execPath, ['index.ts'], {
     cwd: process.cwd(),
     env: {
-      ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', POW_DIFFICULTY: '4',
-      ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      CHAIN_POLL_INTERVAL_MS: '60000', BROADCAST_POLL_INTERVAL_MS: '200', AGENTS_SCAN_INTERVAL_MS: '200', ...env,
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      POW_DIFFICULTY: '4',
+      ETHEREUM_TESTNET_RPC_URL: chain.url,
+      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      CHAIN_POLL_INTERVAL_MS: '60000',
+      BROADCAST_POLL_INTERVAL_MS: '200',
+      AGENTS_SCAN_INTERVAL_MS: '200',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  proc.stdout!.on('data', (d) => { out += d; });
-  proc.stderr!.on('data', (d) => { out += d; });
+  proc.stdout!.on('data', (d) => {
+    out += d;
+  });
+  proc.stderr!.on('data', (d) => {
+    out += d;
+  });
   const url = `http://127.0.0.1:${port}`;
-  await eventually('the child node to answer', async () => {
-    if (proc.exitCode !== null) throw new Error(`child node exited ${proc.exitCode}: ${out}`);
-    try {
-      return (await fetch(`${url}/v1/payment_methods`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, 60_000, 100);
+  await eventually(
+    'the child node to answer',
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`child node exited ${proc.exitCode}: ${out}`);
+      try {
+        return (await fetch(`${url}/v1/payment_methods`)).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    60_000,
+    100,
+  );
   const child = { proc, url };
   children.push(child);
   return child;
@@ -79,20 +101,33 @@ afterAll(async () => {
 
 it('a redeem killed mid-settlement is consumed exactly once after a restart', async () => {
   const first = await spawnNode({ X402_SETTLE_TIMEOUT_MS: '120000' });
-  const c = await http(first.url, 'POST', '/v1/x402/challenges', { key: m.apiKey, body: { resource: '/data', amount_subunits: '3000000', paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' } } });
+  const c = await http(first.url, 'POST', '/v1/x402/challenges', {
+    key: m.apiKey,
+    body: { resource: '/data', amount_subunits: '3000000', paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' } },
+  });
   expect(c.status).toBe(201);
   const outside = Wallet.createRandom();
   await usdc.mint(outside.address, 5_000_000n);
   await (await chain.wallet(0).sendTransaction({ to: c.body.fee_payer, value: parseEther('5') })).wait();
   const block = await chain.provider.getBlock('latest');
-  const proof = await signEip3009Proof(outside, c.body.challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) });
+  const proof = await signEip3009Proof(outside, c.body.challenge, {
+    chainId: chain.chainId,
+    tokenName: 'Test USD Coin',
+    tokenVersion: '2',
+    nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)),
+  });
 
   await chain.setAutomine(false);
   const inflight = http(first.url, 'POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof, resource: '/data' } }).catch((e: Error) => e);
   const store: Store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
   try {
     // the settlement is signed, persisted and sent; the node waits for it to be mined, and dies
-    await eventually('the settlement to be broadcast', async () => (await store.get<{ id: string; status: string }>('chain_txs', `x402:${c.body.challenge_id}`))?.status === 'sent', 60_000, 50);
+    await eventually(
+      'the settlement to be broadcast',
+      async () => (await store.get<{ id: string; status: string }>('chain_txs', `x402:${c.body.challenge_id}`))?.status === 'sent',
+      60_000,
+      50,
+    );
   } finally {
     await store.close();
   }
@@ -105,7 +140,12 @@ it('a redeem killed mid-settlement is consumed exactly once after a restart', as
   const second = await spawnNode({ X402_SETTLE_TIMEOUT_MS: '20000' });
   const served = await http(second.url, 'POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof, resource: '/data' } });
   expect(served.status).toBe(200);
-  expect(served.body).toMatchObject({ status: 'settled', challenge_id: c.body.challenge_id, payer: outside.address, amount_subunits: '3000000' });
+  expect(served.body).toMatchObject({
+    status: 'settled',
+    challenge_id: c.body.challenge_id,
+    payer: outside.address,
+    amount_subunits: '3000000',
+  });
   const again = await http(second.url, 'POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof, resource: '/data' } });
   expect(again.status).toBe(402);
   expect(again.body.message).toMatch(/^already_redeemed/);
@@ -120,11 +160,19 @@ it('a redeem killed mid-settlement is consumed exactly once after a restart', as
 
 it('a settlement slower than the wait answers 202 pending (never a new 402); the same proof is served once it lands', async () => {
   const node = await spawnNode({ X402_SETTLE_TIMEOUT_MS: '300' });
-  const c = await http(node.url, 'POST', '/v1/x402/challenges', { key: m.apiKey, body: { resource: '/slow', amount_subunits: '1000000', paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' } } });
+  const c = await http(node.url, 'POST', '/v1/x402/challenges', {
+    key: m.apiKey,
+    body: { resource: '/slow', amount_subunits: '1000000', paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' } },
+  });
   const outside = Wallet.createRandom();
   await usdc.mint(outside.address, 1_000_000n);
   const block = await chain.provider.getBlock('latest');
-  const proof = await signEip3009Proof(outside, c.body.challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) });
+  const proof = await signEip3009Proof(outside, c.body.challenge, {
+    chainId: chain.chainId,
+    tokenName: 'Test USD Coin',
+    tokenVersion: '2',
+    nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)),
+  });
   await chain.setAutomine(false);
   try {
     const pending = await http(node.url, 'POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof, resource: '/slow' } });
@@ -135,10 +183,15 @@ it('a settlement slower than the wait answers 202 pending (never a new 402); the
   } finally {
     await chain.setAutomine(true);
   }
-  const served = await eventually('the same proof to be served', async () => {
-    const r = await http(node.url, 'POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof, resource: '/slow' } });
-    return r.status === 200 ? r : r.status === 202 ? null : Promise.reject(new Error(`${r.status} ${r.text}`));
-  }, 30_000, 100);
+  const served = await eventually(
+    'the same proof to be served',
+    async () => {
+      const r = await http(node.url, 'POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof, resource: '/slow' } });
+      return r.status === 200 ? r : r.status === 202 ? null : Promise.reject(new Error(`${r.status} ${r.text}`));
+    },
+    30_000,
+    100,
+  );
   expect(served.body.status).toBe('settled');
   expect((await http(node.url, 'POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof, resource: '/slow' } })).status).toBe(402);
   expect(await usdc.balanceOf(outside.address)).toBe(0n);

@@ -5,9 +5,9 @@
 // Arguments (JSON in argv[2]): { projectRoot, workDir, hostname, port, chainId }; Hardhat's
 // artifacts and cache directories go to workDir, never into the repository.
 // Hardhat prints "Started HTTP and WebSocket JSON-RPC server at http://HOST:PORT/" on stdout.
-import { rmSync } from "node:fs";
-import { join } from "node:path";
-import { createHardhatRuntimeEnvironment } from "hardhat/hre";
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createHardhatRuntimeEnvironment } from 'hardhat/hre';
 
 interface ChildArgs {
   projectRoot: string;
@@ -17,25 +17,25 @@ interface ChildArgs {
   chainId: number;
 }
 
-const args = JSON.parse(process.argv[2] ?? "{}") as ChildArgs;
+const args = JSON.parse(process.argv[2] ?? '{}') as ChildArgs;
 
 const exit = (): void => process.exit(0);
 // the work dir is removed however this process ends (stop(), or the parent killed)
-process.on("exit", () => rmSync(args.workDir, { recursive: true, force: true }));
-process.stdin.on("end", exit);
-process.stdin.on("close", exit);
-process.stdin.on("error", exit);
+process.on('exit', () => rmSync(args.workDir, { recursive: true, force: true }));
+process.stdin.on('end', exit);
+process.stdin.on('close', exit);
+process.stdin.on('error', exit);
 process.stdin.resume();
-process.on("SIGTERM", exit);
-process.on("SIGINT", exit);
-process.on("disconnect", exit);
+process.on('SIGTERM', exit);
+process.on('SIGINT', exit);
+process.on('disconnect', exit);
 
 const hre = await createHardhatRuntimeEnvironment(
   {
-    paths: { artifacts: join(args.workDir, "artifacts"), cache: join(args.workDir, "cache") },
+    paths: { artifacts: join(args.workDir, 'artifacts'), cache: join(args.workDir, 'cache') },
     networks: {
       node: {
-        type: "edr-simulated",
+        type: 'edr-simulated',
         chainId: args.chainId,
         mining: { auto: true, interval: 0 },
       },
@@ -45,4 +45,4 @@ const hre = await createHardhatRuntimeEnvironment(
   args.projectRoot,
 );
 
-await hre.tasks.getTask("node").run({ hostname: args.hostname, port: args.port });
+await hre.tasks.getTask('node').run({ hostname: args.hostname, port: args.port });

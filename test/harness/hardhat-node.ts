@@ -12,10 +12,10 @@
 //
 // The child exits by itself when this process goes away (its stdin closes), and stop() kills
 // its whole process group, so no chain outlives a test run.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   Contract,
   ContractFactory,
@@ -25,11 +25,11 @@ import {
   Wallet,
   type TransactionReceipt,
   type TransactionResponse,
-} from "ethers";
-import { compileTestUsdc } from "./solc.ts";
+} from 'ethers';
+import { compileTestUsdc } from './solc.ts';
 
 /** Hardhat's default mnemonic: accounts m/44'/60'/0'/0/0..19, 10,000 ETH each. */
-export const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
+export const HARDHAT_MNEMONIC = 'test test test test test test test test test test test junk';
 export const HARDHAT_CHAIN_ID = 31337;
 export const HARDHAT_ACCOUNT_COUNT = 20;
 
@@ -110,8 +110,8 @@ let exitHookInstalled = false;
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  process.once("exit", () => {
-    for (const child of live) killGroup(child, "SIGKILL");
+  process.once('exit', () => {
+    for (const child of live) killGroup(child, 'SIGKILL');
   });
 }
 
@@ -145,9 +145,9 @@ export function hardhatAccounts(): readonly HardhatAccount[] {
 
 async function rpcCall<T>(url: string, method: string, params: unknown[], timeoutMs = 30_000): Promise<T> {
   const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
     signal: AbortSignal.timeout(timeoutMs),
   });
   const body = (await res.json()) as { result?: T; error?: { code: number; message: string } };
@@ -162,27 +162,27 @@ const deadlineTimer = (ms: number): Promise<void> => new Promise((r) => setTimeo
 export async function startHardhatNode(options: StartHardhatNodeOptions = {}): Promise<HardhatNode> {
   const chainId = options.chainId ?? HARDHAT_CHAIN_ID;
   const startTimeoutMs = options.startTimeoutMs ?? 90_000;
-  const workDir = mkdtempSync(join(tmpdir(), "hardhat-node-"));
-  const childScript = join(process.cwd(), "test", "harness", "hardhat-node-child.ts");
-  const args = JSON.stringify({ projectRoot: process.cwd(), workDir, hostname: "127.0.0.1", port: 0, chainId });
+  const workDir = mkdtempSync(join(tmpdir(), 'hardhat-node-'));
+  const childScript = join(process.cwd(), 'test', 'harness', 'hardhat-node-child.ts');
+  const args = JSON.stringify({ projectRoot: process.cwd(), workDir, hostname: '127.0.0.1', port: 0, chainId });
 
   installExitHook();
   const child = spawn(process.execPath, [childScript, args], {
     cwd: process.cwd(),
     detached: true, // own process group: stop() kills everything it started
-    stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: "true", NO_COLOR: "1", FORCE_COLOR: "0" },
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', NO_COLOR: '1', FORCE_COLOR: '0' },
   });
   live.add(child);
 
   // Always drain the pipes (the node logs every RPC call), keeping a bounded tail for diagnostics.
   const tail: string[] = [];
   let urlFound: string | null = null;
-  let pending = "";
+  let pending = '';
   const onData = (chunk: Buffer): void => {
-    pending += chunk.toString("utf8");
-    const lines = pending.split("\n");
-    pending = lines.pop() ?? "";
+    pending += chunk.toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
     for (const line of lines) {
       if (!urlFound) {
         const m = /JSON-RPC server at (http:\/\/[\d.]+:\d+)\/?/.exec(line);
@@ -192,19 +192,19 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
       if (tail.length > 200) tail.shift();
     }
   };
-  child.stdout!.on("data", onData);
-  child.stderr!.on("data", onData);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stopped = false;
 
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
     provider?.destroy();
-    killGroup(child, "SIGTERM");
+    killGroup(child, 'SIGTERM');
     const gone = await Promise.race([exited.then(() => true), deadlineTimer(5_000).then(() => false)]);
     if (!gone) {
-      killGroup(child, "SIGKILL");
+      killGroup(child, 'SIGKILL');
       await Promise.race([exited, deadlineTimer(5_000)]);
     }
     child.stdin?.destroy();
@@ -222,7 +222,7 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
       if (Date.now() > deadline) throw new Error(`hardhat node did not answer within ${startTimeoutMs} ms`);
       if (urlFound) {
         try {
-          const id = await rpcCall<string>(urlFound, "eth_chainId", [], 5_000);
+          const id = await rpcCall<string>(urlFound, 'eth_chainId', [], 5_000);
           if (Number(id) === chainId) break;
         } catch {
           // not ready yet
@@ -232,22 +232,22 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
     }
   } catch (err) {
     await stop();
-    throw new Error(`${(err as Error).message}\n--- node output ---\n${tail.join("\n")}`, { cause: err });
+    throw new Error(`${(err as Error).message}\n--- node output ---\n${tail.join('\n')}`, { cause: err });
   }
 
   const url = urlFound!;
-  if (options.logging !== true) await rpcCall(url, "hardhat_setLoggingEnabled", [false]);
+  if (options.logging !== true) await rpcCall(url, 'hardhat_setLoggingEnabled', [false]);
   provider = new JsonRpcProvider(url, chainId, { staticNetwork: true, pollingInterval: 50, cacheTimeout: -1 });
   const accounts = hardhatAccounts();
   let automine = true;
 
   const wallet = (indexOrKey: number | string): Wallet => {
-    const key = typeof indexOrKey === "number" ? accounts[indexOrKey]?.privateKey : indexOrKey;
+    const key = typeof indexOrKey === 'number' ? accounts[indexOrKey]?.privateKey : indexOrKey;
     if (!key) throw new Error(`no hardhat account ${indexOrKey}`);
     return new Wallet(key, provider);
   };
   const signer = (ref: SignerRef): Wallet | HDNodeWallet =>
-    typeof ref === "number" ? wallet(ref) : ref.provider ? ref : ref.connect(provider!);
+    typeof ref === 'number' ? wallet(ref) : ref.provider ? ref : ref.connect(provider!);
 
   const rpc = <T = unknown>(method: string, params: unknown[] = []): Promise<T> => rpcCall<T>(url, method, params);
 
@@ -268,8 +268,8 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
   };
 
   const mine = async (blocks = 1): Promise<void> => {
-    if (blocks === 1) await rpc("evm_mine");
-    else if (blocks > 1) await rpc("hardhat_mine", [`0x${blocks.toString(16)}`]);
+    if (blocks === 1) await rpc('evm_mine');
+    else if (blocks > 1) await rpc('hardhat_mine', [`0x${blocks.toString(16)}`]);
   };
 
   const deployTestUsdc = async (deployer: SignerRef = 0): Promise<TestUsdc> => {
@@ -284,7 +284,7 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
       r = await receipt(sent.hash);
       if (!r) await sleep(50);
     }
-    if (!r || r.status !== 1 || !r.contractAddress) throw new Error("TestUSDC deployment failed");
+    if (!r || r.status !== 1 || !r.contractAddress) throw new Error('TestUSDC deployment failed');
     const address = r.contractAddress;
     const contract = new Contract(address, abi as never, provider);
     const as = (ref: SignerRef): Contract => contract.connect(signer(ref)) as Contract;
@@ -293,11 +293,10 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
       contract,
       deployBlock: r.blockNumber,
       decimals: 6,
-      mint: async (to, amount) => settle(await as(deployer).getFunction("mint")(to, amount)),
-      transfer: async (from, to, amount) => settle(await as(from).getFunction("transfer")(to, amount)),
-      transferBatch: async (from, to, amounts) =>
-        settle(await as(from).getFunction("transferBatch")([...to], [...amounts])),
-      balanceOf: async (address) => (await contract.getFunction("balanceOf")(address)) as bigint,
+      mint: async (to, amount) => settle(await as(deployer).getFunction('mint')(to, amount)),
+      transfer: async (from, to, amount) => settle(await as(from).getFunction('transfer')(to, amount)),
+      transferBatch: async (from, to, amounts) => settle(await as(from).getFunction('transferBatch')([...to], [...amounts])),
+      balanceOf: async (address) => (await contract.getFunction('balanceOf')(address)) as bigint,
     };
   };
 
@@ -308,24 +307,24 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
     accounts,
     wallet,
     rpc,
-    blockNumber: async () => Number(await rpc<string>("eth_blockNumber")),
+    blockNumber: async () => Number(await rpc<string>('eth_blockNumber')),
     mine,
-    snapshot: () => rpc<string>("evm_snapshot"),
-    revert: (id) => rpc<boolean>("evm_revert", [id]),
+    snapshot: () => rpc<string>('evm_snapshot'),
+    revert: (id) => rpc<boolean>('evm_revert', [id]),
     setAutomine: async (enabled) => {
-      await rpc("evm_setAutomine", [enabled]);
+      await rpc('evm_setAutomine', [enabled]);
       automine = enabled;
     },
     setIntervalMining: async (ms) => {
-      await rpc("evm_setIntervalMining", [ms]);
+      await rpc('evm_setIntervalMining', [ms]);
     },
     setBalance: async (address, wei) => {
-      await rpc("hardhat_setBalance", [address, `0x${wei.toString(16)}`]);
+      await rpc('hardhat_setBalance', [address, `0x${wei.toString(16)}`]);
     },
     sendEth: async (from, to, wei) => settle(await signer(from).sendTransaction({ to, value: wei })),
     receipt,
     deployTestUsdc,
     stop,
-    output: () => tail.join("\n"),
+    output: () => tail.join('\n'),
   };
 }

@@ -2,13 +2,13 @@
 // jsonParsed instructions (system, spl-token, spl-token-2022, associated-token-account), token
 // account / mint decoding, UI token amounts and LiteSVM errors in the RPC's JSON error form.
 // The shapes follow what a Solana RPC node returns for getTransaction/getAccountInfo.
-import { getBase58Decoder, getBase58Encoder } from "@solana/kit";
+import { getBase58Decoder, getBase58Encoder } from '@solana/kit';
 
-export const SYSTEM_PROGRAM = "11111111111111111111111111111111";
-export const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
-export const TOKEN_2022_PROGRAM = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
-export const ATA_PROGRAM = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
-export const RENT_SYSVAR = "SysvarRent111111111111111111111111111111111";
+export const SYSTEM_PROGRAM = '11111111111111111111111111111111';
+export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+export const TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+export const ATA_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
+export const RENT_SYSVAR = 'SysvarRent111111111111111111111111111111111';
 
 const b58dec = getBase58Decoder();
 const b58enc = getBase58Encoder();
@@ -30,9 +30,9 @@ export interface UiTokenAmount {
 
 /** The RPC's uiTokenAmount object (uiAmount is display-only, as on a real node). */
 export function uiTokenAmount(amount: bigint, decimals: number): UiTokenAmount {
-  const digits = amount.toString().padStart(decimals + 1, "0");
+  const digits = amount.toString().padStart(decimals + 1, '0');
   const whole = digits.slice(0, digits.length - decimals);
-  const frac = digits.slice(digits.length - decimals).replace(/0+$/, "");
+  const frac = digits.slice(digits.length - decimals).replace(/0+$/, '');
   const uiAmountString = frac.length > 0 ? `${whole}.${frac}` : whole;
   return { amount: amount.toString(), decimals, uiAmount: Number(uiAmountString), uiAmountString };
 }
@@ -48,7 +48,7 @@ export interface DecodedTokenAccount {
   owner: string;
   amount: bigint;
   delegate: string | null;
-  state: "uninitialized" | "initialized" | "frozen";
+  state: 'uninitialized' | 'initialized' | 'frozen';
   isNative: boolean;
 }
 
@@ -64,7 +64,7 @@ export function decodeTokenAccount(programId: string, data: Uint8Array): Decoded
     owner: key(data, 32),
     amount: u64(data, 64),
     delegate: u32(data, 72) === 1 ? key(data, 76) : null,
-    state: stateByte === 2 ? "frozen" : "initialized",
+    state: stateByte === 2 ? 'frozen' : 'initialized',
     isNative: u32(data, 109) === 1,
   };
 }
@@ -96,7 +96,7 @@ export function parsedAccountData(
   data: Uint8Array,
   decimalsOf: (mint: string) => number,
 ): { program: string; parsed: unknown; space: number } | null {
-  const program = programId === TOKEN_PROGRAM ? "spl-token" : programId === TOKEN_2022_PROGRAM ? "spl-token-2022" : null;
+  const program = programId === TOKEN_PROGRAM ? 'spl-token' : programId === TOKEN_2022_PROGRAM ? 'spl-token-2022' : null;
   if (!program) return null;
   const account = decodeTokenAccount(programId, data);
   if (account) {
@@ -108,7 +108,7 @@ export function parsedAccountData(
       tokenAmount: uiTokenAmount(account.amount, decimalsOf(account.mint)),
     };
     if (account.delegate) info.delegate = account.delegate;
-    return { program, parsed: { info, type: "account" }, space: data.length };
+    return { program, parsed: { info, type: 'account' }, space: data.length };
   }
   const mint = decodeMint(programId, data);
   if (mint) {
@@ -122,7 +122,7 @@ export function parsedAccountData(
           mintAuthority: mint.mintAuthority,
           supply: mint.supply.toString(),
         },
-        type: "mint",
+        type: 'mint',
       },
       space: data.length,
     };
@@ -146,16 +146,14 @@ function systemInstruction(ix: RawInstruction): { type: string; info: Info } | n
   switch (u32(d, 0)) {
     case 0:
       return d.length >= 52 && a.length >= 2
-        ? { type: "createAccount", info: { lamports: u64(d, 4), newAccount: a[1], owner: key(d, 20), source: a[0], space: u64(d, 12) } }
+        ? { type: 'createAccount', info: { lamports: u64(d, 4), newAccount: a[1], owner: key(d, 20), source: a[0], space: u64(d, 12) } }
         : null;
     case 1:
-      return d.length >= 36 && a.length >= 1 ? { type: "assign", info: { account: a[0], owner: key(d, 4) } } : null;
+      return d.length >= 36 && a.length >= 1 ? { type: 'assign', info: { account: a[0], owner: key(d, 4) } } : null;
     case 2:
-      return d.length >= 12 && a.length >= 2
-        ? { type: "transfer", info: { destination: a[1], lamports: u64(d, 4), source: a[0] } }
-        : null;
+      return d.length >= 12 && a.length >= 2 ? { type: 'transfer', info: { destination: a[1], lamports: u64(d, 4), source: a[0] } } : null;
     case 8:
-      return d.length >= 12 && a.length >= 1 ? { type: "allocate", info: { account: a[0], space: u64(d, 4) } } : null;
+      return d.length >= 12 && a.length >= 1 ? { type: 'allocate', info: { account: a[0], space: u64(d, 4) } } : null;
     default:
       return null;
   }
@@ -182,71 +180,71 @@ function tokenInstruction(ix: RawInstruction): { type: string; info: Info } | nu
       const info: Info = { decimals: d[1], mint: a[0], mintAuthority: key(d, 2), rentSysvar: a[1] };
       const f = freeze(34);
       if (f) info.freezeAuthority = f;
-      return { type: "initializeMint", info };
+      return { type: 'initializeMint', info };
     }
     case 1:
-      return a.length >= 4 ? { type: "initializeAccount", info: { account: a[0], mint: a[1], owner: a[2], rentSysvar: a[3] } } : null;
+      return a.length >= 4 ? { type: 'initializeAccount', info: { account: a[0], mint: a[1], owner: a[2], rentSysvar: a[3] } } : null;
     case 3:
       return d.length >= 9 && a.length >= 3
-        ? { type: "transfer", info: withAuthority({ amount: u64(d, 1).toString(), destination: a[1], source: a[0] }, a, 2, "authority") }
+        ? { type: 'transfer', info: withAuthority({ amount: u64(d, 1).toString(), destination: a[1], source: a[0] }, a, 2, 'authority') }
         : null;
     case 4:
       return d.length >= 9 && a.length >= 3
-        ? { type: "approve", info: withAuthority({ amount: u64(d, 1).toString(), delegate: a[1], source: a[0] }, a, 2, "owner") }
+        ? { type: 'approve', info: withAuthority({ amount: u64(d, 1).toString(), delegate: a[1], source: a[0] }, a, 2, 'owner') }
         : null;
     case 7:
       return d.length >= 9 && a.length >= 3
-        ? { type: "mintTo", info: withAuthority({ account: a[1], amount: u64(d, 1).toString(), mint: a[0] }, a, 2, "mintAuthority") }
+        ? { type: 'mintTo', info: withAuthority({ account: a[1], amount: u64(d, 1).toString(), mint: a[0] }, a, 2, 'mintAuthority') }
         : null;
     case 8:
       return d.length >= 9 && a.length >= 3
-        ? { type: "burn", info: withAuthority({ account: a[0], amount: u64(d, 1).toString(), mint: a[1] }, a, 2, "authority") }
+        ? { type: 'burn', info: withAuthority({ account: a[0], amount: u64(d, 1).toString(), mint: a[1] }, a, 2, 'authority') }
         : null;
     case 9:
-      return a.length >= 3 ? { type: "closeAccount", info: withAuthority({ account: a[0], destination: a[1] }, a, 2, "owner") } : null;
+      return a.length >= 3 ? { type: 'closeAccount', info: withAuthority({ account: a[0], destination: a[1] }, a, 2, 'owner') } : null;
     case 12:
       return d.length >= 10 && a.length >= 4
         ? {
-            type: "transferChecked",
+            type: 'transferChecked',
             info: withAuthority(
               { destination: a[2], mint: a[1], source: a[0], tokenAmount: uiTokenAmount(u64(d, 1), d[9]!) },
               a,
               3,
-              "authority",
+              'authority',
             ),
           }
         : null;
     case 14:
       return d.length >= 10 && a.length >= 3
         ? {
-            type: "mintToChecked",
-            info: withAuthority({ account: a[1], mint: a[0], tokenAmount: uiTokenAmount(u64(d, 1), d[9]!) }, a, 2, "mintAuthority"),
+            type: 'mintToChecked',
+            info: withAuthority({ account: a[1], mint: a[0], tokenAmount: uiTokenAmount(u64(d, 1), d[9]!) }, a, 2, 'mintAuthority'),
           }
         : null;
     case 15:
       return d.length >= 10 && a.length >= 3
         ? {
-            type: "burnChecked",
-            info: withAuthority({ account: a[0], mint: a[1], tokenAmount: uiTokenAmount(u64(d, 1), d[9]!) }, a, 2, "authority"),
+            type: 'burnChecked',
+            info: withAuthority({ account: a[0], mint: a[1], tokenAmount: uiTokenAmount(u64(d, 1), d[9]!) }, a, 2, 'authority'),
           }
         : null;
     case 16:
       return d.length >= 33 && a.length >= 3
-        ? { type: "initializeAccount2", info: { account: a[0], mint: a[1], owner: key(d, 1), rentSysvar: a[2] } }
+        ? { type: 'initializeAccount2', info: { account: a[0], mint: a[1], owner: key(d, 1), rentSysvar: a[2] } }
         : null;
     case 18:
-      return d.length >= 33 && a.length >= 2 ? { type: "initializeAccount3", info: { account: a[0], mint: a[1], owner: key(d, 1) } } : null;
+      return d.length >= 33 && a.length >= 2 ? { type: 'initializeAccount3', info: { account: a[0], mint: a[1], owner: key(d, 1) } } : null;
     case 20: {
       if (d.length < 34 || a.length < 1) return null;
       const info: Info = { decimals: d[1], mint: a[0], mintAuthority: key(d, 2) };
       const f = freeze(34);
       if (f) info.freezeAuthority = f;
-      return { type: "initializeMint2", info };
+      return { type: 'initializeMint2', info };
     }
     case 21:
-      return a.length >= 1 ? { type: "getAccountDataSize", info: { mint: a[0] } } : null;
+      return a.length >= 1 ? { type: 'getAccountDataSize', info: { mint: a[0] } } : null;
     case 22:
-      return a.length >= 1 ? { type: "initializeImmutableOwner", info: { account: a[0] } } : null;
+      return a.length >= 1 ? { type: 'initializeImmutableOwner', info: { account: a[0] } } : null;
     default:
       return null;
   }
@@ -257,7 +255,7 @@ function ataInstruction(ix: RawInstruction): { type: string; info: Info } | null
   const kind = ix.data.length === 0 ? 0 : ix.data[0];
   if ((kind !== 0 && kind !== 1) || a.length < 6) return null;
   return {
-    type: kind === 0 ? "create" : "createIdempotent",
+    type: kind === 0 ? 'create' : 'createIdempotent',
     info: { account: a[1], mint: a[3], source: a[0], systemProgram: a[4], tokenProgram: a[5], wallet: a[2] },
   };
 }
@@ -271,16 +269,16 @@ function ataInstruction(ix: RawInstruction): { type: string; info: Info } | null
  */
 export function jsonParsedInstruction(ix: RawInstruction): Record<string, unknown> {
   let parsed: { type: string; info: Info } | null = null;
-  let program = "";
+  let program = '';
   if (ix.programId === SYSTEM_PROGRAM) {
     parsed = systemInstruction(ix);
-    program = "system";
+    program = 'system';
   } else if (ix.programId === TOKEN_PROGRAM || ix.programId === TOKEN_2022_PROGRAM) {
     parsed = tokenInstruction(ix);
-    program = ix.programId === TOKEN_PROGRAM ? "spl-token" : "spl-token-2022";
+    program = ix.programId === TOKEN_PROGRAM ? 'spl-token' : 'spl-token-2022';
   } else if (ix.programId === ATA_PROGRAM) {
     parsed = ataInstruction(ix);
-    program = "spl-associated-token-account";
+    program = 'spl-associated-token-account';
   }
   if (parsed) return { parsed, program, programId: ix.programId, stackHeight: ix.stackHeight };
   return { accounts: [...ix.accounts], data: toBase58(ix.data), programId: ix.programId, stackHeight: ix.stackHeight };
@@ -291,7 +289,7 @@ const INNER_ERROR = /^(\w+)\((.*)\)$/;
 function parseInstructionError(text: string): unknown {
   const m = INNER_ERROR.exec(text);
   if (!m) return text;
-  if (m[1] === "Custom") return { Custom: Number(m[2]) };
+  if (m[1] === 'Custom') return { Custom: Number(m[2]) };
   return { [m[1]!]: m[2] };
 }
 

@@ -15,9 +15,9 @@
 //
 // Served methods: see SERVED_METHODS. Not served: websocket subscriptions (poll instead; a
 // transaction is executed before sendTransaction returns), address lookup tables, blocks.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { FailedTransactionMetadata, LiteSVM, type TransactionMetadata } from "litesvm";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FailedTransactionMetadata, LiteSVM, type TransactionMetadata } from 'litesvm';
 import {
   address,
   appendTransactionMessageInstructions,
@@ -38,8 +38,8 @@ import {
   type Instruction,
   type KeyPairSigner,
   type Transaction,
-} from "@solana/kit";
-import { getCreateAccountInstruction, getTransferSolInstruction } from "@solana-program/system";
+} from '@solana/kit';
+import { getCreateAccountInstruction, getTransferSolInstruction } from '@solana-program/system';
 import {
   findAssociatedTokenPda,
   getCreateAssociatedTokenIdempotentInstruction,
@@ -49,7 +49,7 @@ import {
   getTransferCheckedInstruction,
   getTransferInstruction,
   TOKEN_PROGRAM_ADDRESS,
-} from "@solana-program/token";
+} from '@solana-program/token';
 import {
   SYSTEM_PROGRAM,
   TOKEN_2022_PROGRAM,
@@ -64,38 +64,38 @@ import {
   toBase58,
   uiTokenAmount,
   type RawInstruction,
-} from "./solana-parsed.ts";
+} from './solana-parsed.ts';
 
 export const LAMPORTS_PER_SOL = 1_000_000_000n;
 /** LiteSVM's fee: 5,000 lamports per signature (no priority fees are modelled). */
 export const LAMPORTS_PER_SIGNATURE = 5_000n;
 
 export const SERVED_METHODS = [
-  "getHealth",
-  "getVersion",
-  "getGenesisHash",
-  "getSlot",
-  "getBlockHeight",
-  "getEpochInfo",
-  "getLatestBlockhash",
-  "isBlockhashValid",
-  "getBlockTime",
-  "getBalance",
-  "getAccountInfo",
-  "getMultipleAccounts",
-  "getTokenAccountBalance",
-  "getTokenAccountsByOwner",
-  "getMinimumBalanceForRentExemption",
-  "getFeeForMessage",
-  "getSignaturesForAddress",
-  "getTransaction",
-  "getSignatureStatuses",
-  "sendTransaction",
-  "simulateTransaction",
-  "requestAirdrop",
+  'getHealth',
+  'getVersion',
+  'getGenesisHash',
+  'getSlot',
+  'getBlockHeight',
+  'getEpochInfo',
+  'getLatestBlockhash',
+  'isBlockhashValid',
+  'getBlockTime',
+  'getBalance',
+  'getAccountInfo',
+  'getMultipleAccounts',
+  'getTokenAccountBalance',
+  'getTokenAccountsByOwner',
+  'getMinimumBalanceForRentExemption',
+  'getFeeForMessage',
+  'getSignaturesForAddress',
+  'getTransaction',
+  'getSignatureStatuses',
+  'sendTransaction',
+  'simulateTransaction',
+  'requestAirdrop',
 ] as const;
 
-type Commitment = "processed" | "confirmed" | "finalized";
+type Commitment = 'processed' | 'confirmed' | 'finalized';
 
 interface TokenBalanceEntry {
   accountIndex: number;
@@ -118,7 +118,7 @@ export interface LoggedTransaction {
   signature: string;
   slot: number;
   blockTime: number;
-  version: "legacy" | 0;
+  version: 'legacy' | 0;
   wire: Uint8Array;
   accountKeys: string[];
   signer: boolean[];
@@ -217,8 +217,8 @@ class RpcError extends Error {
   }
 }
 
-const GENESIS_HASH = "4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY";
-const API_VERSION = "2.2.0";
+const GENESIS_HASH = '4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY';
+const API_VERSION = '2.2.0';
 const b64enc = getBase64Encoder();
 const b64dec = getBase64Decoder();
 const txDecoder = getTransactionDecoder();
@@ -227,9 +227,9 @@ const messageDecoder = getCompiledTransactionMessageDecoder();
 
 /** JSON with bigints written as plain integers (a node's u64 fields are JSON numbers). */
 function stringify(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? `__bigint__${v.toString()}` : v)).replace(
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `__bigint__${v.toString()}` : v)).replace(
     /"__bigint__(-?\d+)"/g,
-    "$1",
+    '$1',
   );
 }
 
@@ -274,12 +274,12 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
   setSlot(currentSlot);
 
   const slotAt = (c: Commitment | undefined): number => {
-    if (c === "processed") return currentSlot;
-    if (c === "confirmed") return currentSlot - confirmedLag;
+    if (c === 'processed') return currentSlot;
+    if (c === 'confirmed') return currentSlot - confirmedLag;
     return currentSlot - finalizedLag; // the RPC default is finalized
   };
   const statusOf = (slot: number): Commitment =>
-    slot <= currentSlot - finalizedLag ? "finalized" : slot <= currentSlot - confirmedLag ? "confirmed" : "processed";
+    slot <= currentSlot - finalizedLag ? 'finalized' : slot <= currentSlot - confirmedLag ? 'confirmed' : 'processed';
   const context = (): { apiVersion: string; slot: number } => ({ apiVersion: API_VERSION, slot: currentSlot });
 
   const account = (addr: string) => {
@@ -312,9 +312,9 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
   interface Decoded {
     tx: Transaction;
     signature: string;
-    version: "legacy" | 0;
+    version: 'legacy' | 0;
     keys: string[];
-    header: LoggedTransaction["header"];
+    header: LoggedTransaction['header'];
     recentBlockhash: string;
     instructions: LoggedInstruction[];
     signatures: string[];
@@ -327,17 +327,17 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
       throw new RpcError(-32602, `invalid transaction: failed to deserialize: ${(e as Error).message}`);
     }
     const msg = messageDecoder.decode(tx.messageBytes);
-    if (msg.version !== "legacy" && msg.version !== 0) {
+    if (msg.version !== 'legacy' && msg.version !== 0) {
       throw new RpcError(-32602, `unsupported transaction version ${String(msg.version)}`);
     }
-    if ("addressTableLookups" in msg && Array.isArray(msg.addressTableLookups) && msg.addressTableLookups.length > 0) {
-      throw new RpcError(-32602, "address lookup tables are not supported by this harness");
+    if ('addressTableLookups' in msg && Array.isArray(msg.addressTableLookups) && msg.addressTableLookups.length > 0) {
+      throw new RpcError(-32602, 'address lookup tables are not supported by this harness');
     }
     const keys = msg.staticAccounts.map(String);
     const sigs = keys
       .slice(0, msg.header.numSignerAccounts)
       .map((k) => tx.signatures[k as Address])
-      .map((s) => (s ? toBase58(new Uint8Array(s)) : "1111111111111111111111111111111111111111111111111111111111111111"));
+      .map((s) => (s ? toBase58(new Uint8Array(s)) : '1111111111111111111111111111111111111111111111111111111111111111'));
     return {
       tx,
       signature: sigs[0]!,
@@ -376,8 +376,8 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
     const d = decode(wire);
     if (bySignature.has(d.signature)) {
       if (opts.skipPreflight) return d.signature; // a node drops the duplicate silently
-      throw new RpcError(-32002, "Transaction simulation failed: This transaction has already been processed", {
-        err: "AlreadyProcessed",
+      throw new RpcError(-32002, 'Transaction simulation failed: This transaction has already been processed', {
+        err: 'AlreadyProcessed',
         logs: [],
         accounts: null,
         returnData: null,
@@ -476,7 +476,7 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
         'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
       );
     }
-    const parsed = encoding === "jsonParsed";
+    const parsed = encoding === 'jsonParsed';
     const rawIx = (ix: LoggedInstruction): RawInstruction => ({
       programId: t.accountKeys[ix.programIdIndex]!,
       accounts: ix.accounts.map((i) => t.accountKeys[i]!),
@@ -502,19 +502,19 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
     };
     if (!parsed) meta.loadedAddresses = { readonly: [], writable: [] };
     let transaction: unknown;
-    if (encoding === "base64") {
-      transaction = [b64dec.decode(t.wire), "base64"];
-    } else if (encoding === "base58") {
-      transaction = [toBase58(t.wire), "base58"];
+    if (encoding === 'base64') {
+      transaction = [b64dec.decode(t.wire), 'base64'];
+    } else if (encoding === 'base58') {
+      transaction = [toBase58(t.wire), 'base58'];
     } else if (parsed) {
       const message: Record<string, unknown> = {
-        accountKeys: t.accountKeys.map((k, i) => ({ pubkey: k, signer: t.signer[i], source: "transaction", writable: t.writable[i] })),
+        accountKeys: t.accountKeys.map((k, i) => ({ pubkey: k, signer: t.signer[i], source: 'transaction', writable: t.writable[i] })),
         instructions: t.instructions.map(ixJson),
         recentBlockhash: t.recentBlockhash,
       };
       if (t.version === 0) message.addressTableLookups = [];
       transaction = { message, signatures: t.signatures };
-    } else if (encoding === "json") {
+    } else if (encoding === 'json') {
       const message: Record<string, unknown> = {
         accountKeys: t.accountKeys,
         header: t.header,
@@ -536,15 +536,15 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
     if (!a) return null;
     const data = new Uint8Array(a.data);
     let dataJson: unknown;
-    if (encoding === "jsonParsed") {
-      dataJson = parsedAccountData(a.programAddress, data, mintDecimals) ?? [b64dec.decode(data), "base64"];
-    } else if (encoding === "base64") {
-      dataJson = [b64dec.decode(data), "base64"];
-    } else if (encoding === "base58") {
+    if (encoding === 'jsonParsed') {
+      dataJson = parsedAccountData(a.programAddress, data, mintDecimals) ?? [b64dec.decode(data), 'base64'];
+    } else if (encoding === 'base64') {
+      dataJson = [b64dec.decode(data), 'base64'];
+    } else if (encoding === 'base58') {
       if (data.length > 128) {
-        throw new RpcError(-32600, "Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.");
+        throw new RpcError(-32600, 'Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.');
       }
-      dataJson = [toBase58(data), "base58"];
+      dataJson = [toBase58(data), 'base58'];
     } else {
       throw new RpcError(-32602, `Invalid params: unsupported encoding ${encoding}`);
     }
@@ -559,42 +559,50 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
   };
 
   const decodeWire = (text: unknown, encoding: unknown): Uint8Array => {
-    if (typeof text !== "string") throw new RpcError(-32602, "Invalid params: transaction must be a string");
+    if (typeof text !== 'string') throw new RpcError(-32602, 'Invalid params: transaction must be a string');
     try {
-      return encoding === "base64" ? new Uint8Array(b64enc.encode(text)) : fromBase58(text);
+      return encoding === 'base64' ? new Uint8Array(b64enc.encode(text)) : fromBase58(text);
     } catch {
-      throw new RpcError(-32602, `invalid transaction: failed to decode ${String(encoding ?? "base58")} string`);
+      throw new RpcError(-32602, `invalid transaction: failed to decode ${String(encoding ?? 'base58')} string`);
     }
   };
 
   const visible = (t: LoggedTransaction, c: Commitment | undefined): boolean => t.slot <= slotAt(c);
 
   type Params = unknown[];
-  const cfg = (p: Params, i: number): Record<string, unknown> => (p[i] && typeof p[i] === "object" ? (p[i] as Record<string, unknown>) : {});
+  const cfg = (p: Params, i: number): Record<string, unknown> =>
+    p[i] && typeof p[i] === 'object' ? (p[i] as Record<string, unknown>) : {};
   const str = (p: Params, i: number, what: string): string => {
     const v = p[i];
-    if (typeof v !== "string") throw new RpcError(-32602, `Invalid params: ${what} expected`);
+    if (typeof v !== 'string') throw new RpcError(-32602, `Invalid params: ${what} expected`);
     return v;
   };
   const pubkey = (p: Params, i: number): string => {
-    const v = str(p, i, "pubkey");
+    const v = str(p, i, 'pubkey');
     try {
       if (fromBase58(v).length !== 32) throw new Error();
     } catch {
-      throw new RpcError(-32602, "Invalid param: Invalid");
+      throw new RpcError(-32602, 'Invalid param: Invalid');
     }
     return v;
   };
 
   const methods: Record<string, (p: Params) => unknown> = {
-    getHealth: () => "ok",
-    getVersion: () => ({ "feature-set": 0, "solana-core": API_VERSION }),
+    getHealth: () => 'ok',
+    getVersion: () => ({ 'feature-set': 0, 'solana-core': API_VERSION }),
     getGenesisHash: () => GENESIS_HASH,
     getSlot: (p) => slotAt(cfg(p, 0).commitment as Commitment | undefined),
     getBlockHeight: (p) => slotAt(cfg(p, 0).commitment as Commitment | undefined),
     getEpochInfo: (p) => {
       const s = slotAt(cfg(p, 0).commitment as Commitment | undefined);
-      return { absoluteSlot: s, blockHeight: s, epoch: Math.floor(s / 432_000), slotIndex: s % 432_000, slotsInEpoch: 432_000, transactionCount: log.length };
+      return {
+        absoluteSlot: s,
+        blockHeight: s,
+        epoch: Math.floor(s / 432_000),
+        slotIndex: s % 432_000,
+        slotsInEpoch: 432_000,
+        transactionCount: log.length,
+      };
     },
     getLatestBlockhash: () => ({
       context: context(),
@@ -608,38 +616,38 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
       return t;
     },
     getBalance: (p) => ({ context: context(), value: account(pubkey(p, 0))?.lamports ?? 0n }),
-    getAccountInfo: (p) => ({ context: context(), value: accountJson(pubkey(p, 0), String(cfg(p, 1).encoding ?? "base58")) }),
+    getAccountInfo: (p) => ({ context: context(), value: accountJson(pubkey(p, 0), String(cfg(p, 1).encoding ?? 'base58')) }),
     getMultipleAccounts: (p) => {
       const keys = p[0];
-      if (!Array.isArray(keys)) throw new RpcError(-32602, "Invalid params: array of pubkeys expected");
-      const enc = String(cfg(p, 1).encoding ?? "base64");
+      if (!Array.isArray(keys)) throw new RpcError(-32602, 'Invalid params: array of pubkeys expected');
+      const enc = String(cfg(p, 1).encoding ?? 'base64');
       return { context: context(), value: keys.map((k) => accountJson(String(k), enc)) };
     },
     getTokenAccountBalance: (p) => {
       const a = account(pubkey(p, 0));
-      if (!a) throw new RpcError(-32602, "Invalid param: could not find account");
+      if (!a) throw new RpcError(-32602, 'Invalid param: could not find account');
       const t = decodeTokenAccount(a.programAddress, new Uint8Array(a.data));
-      if (!t) throw new RpcError(-32602, "Invalid param: not a Token account");
+      if (!t) throw new RpcError(-32602, 'Invalid param: not a Token account');
       return { context: context(), value: uiTokenAmount(t.amount, mintDecimals(t.mint)) };
     },
     getTokenAccountsByOwner: (p) => {
       const owner = pubkey(p, 0);
       const filter = cfg(p, 1);
-      const enc = String(cfg(p, 2).encoding ?? "base64");
+      const enc = String(cfg(p, 2).encoding ?? 'base64');
       const programs =
-        typeof filter.programId === "string"
+        typeof filter.programId === 'string'
           ? [filter.programId]
-          : typeof filter.mint === "string"
+          : typeof filter.mint === 'string'
             ? [account(filter.mint)?.programAddress ?? TOKEN_PROGRAM]
             : null;
-      if (!programs) throw new RpcError(-32602, "Invalid params: mint or programId filter expected");
+      if (!programs) throw new RpcError(-32602, 'Invalid params: mint or programId filter expected');
       const value = programs.flatMap((prog) =>
         prog === TOKEN_PROGRAM || prog === TOKEN_2022_PROGRAM
           ? svm
               .getProgramAccounts(address(prog))
               .filter((a) => {
                 const t = decodeTokenAccount(prog, new Uint8Array(a.data));
-                return t !== null && t.owner === owner && (typeof filter.mint !== "string" || t.mint === filter.mint);
+                return t !== null && t.owner === owner && (typeof filter.mint !== 'string' || t.mint === filter.mint);
               })
               .map((a) => ({ account: accountJson(a.address, enc), pubkey: a.address }))
           : [],
@@ -648,7 +656,7 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
     },
     getMinimumBalanceForRentExemption: (p) => svm.minimumBalanceForRentExemption(BigInt(Number(p[0] ?? 0))),
     getFeeForMessage: (p) => {
-      const bytes = new Uint8Array(b64enc.encode(str(p, 0, "message")));
+      const bytes = new Uint8Array(b64enc.encode(str(p, 0, 'message')));
       const msg = messageDecoder.decode(bytes);
       return { context: context(), value: LAMPORTS_PER_SIGNATURE * BigInt(msg.header.numSignerAccounts) };
     },
@@ -656,15 +664,15 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
       const addr = pubkey(p, 0);
       const c = cfg(p, 1);
       const limit = c.limit === undefined || c.limit === null ? 1000 : Number(c.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new RpcError(-32602, "Invalid limit; max 1000");
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new RpcError(-32602, 'Invalid limit; max 1000');
       const commitment = c.commitment as Commitment | undefined;
       let beforeSeq = Number.POSITIVE_INFINITY;
-      if (typeof c.before === "string") {
+      if (typeof c.before === 'string') {
         const b = bySignature.get(c.before);
         if (!b) return [];
         beforeSeq = b.seq;
       }
-      const untilSeq = typeof c.until === "string" ? (bySignature.get(c.until)?.seq ?? -1) : -1;
+      const untilSeq = typeof c.until === 'string' ? (bySignature.get(c.until)?.seq ?? -1) : -1;
       const list = byAddress.get(addr) ?? [];
       const out: unknown[] = [];
       for (let i = list.length - 1; i >= 0 && out.length < limit; i--) {
@@ -684,18 +692,21 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
       return out;
     },
     getTransaction: (p) => {
-      const sig = str(p, 0, "signature");
-      const c = typeof p[1] === "string" ? { encoding: p[1] } : cfg(p, 1);
+      const sig = str(p, 0, 'signature');
+      const c = typeof p[1] === 'string' ? { encoding: p[1] } : cfg(p, 1);
       const t = bySignature.get(sig);
-      const commitment = (c.commitment as Commitment | undefined) === "processed" ? "confirmed" : (c.commitment as Commitment | undefined);
+      const commitment = (c.commitment as Commitment | undefined) === 'processed' ? 'confirmed' : (c.commitment as Commitment | undefined);
       if (!t || !visible(t, commitment)) return null;
-      const maxVersion = c.maxSupportedTransactionVersion === undefined || c.maxSupportedTransactionVersion === null ? undefined : Number(c.maxSupportedTransactionVersion);
-      return transactionJson(t, String(c.encoding ?? "json"), maxVersion);
+      const maxVersion =
+        c.maxSupportedTransactionVersion === undefined || c.maxSupportedTransactionVersion === null
+          ? undefined
+          : Number(c.maxSupportedTransactionVersion);
+      return transactionJson(t, String(c.encoding ?? 'json'), maxVersion);
     },
     getSignatureStatuses: (p) => {
       const sigs = p[0];
-      if (!Array.isArray(sigs)) throw new RpcError(-32602, "Invalid params: array of signatures expected");
-      if (sigs.length > 256) throw new RpcError(-32602, "Too many inputs provided; max 256");
+      if (!Array.isArray(sigs)) throw new RpcError(-32602, 'Invalid params: array of signatures expected');
+      if (sigs.length > 256) throw new RpcError(-32602, 'Too many inputs provided; max 256');
       return {
         context: context(),
         value: sigs.map((s) => {
@@ -704,7 +715,7 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
           const status = statusOf(t.slot);
           return {
             confirmationStatus: status,
-            confirmations: status === "finalized" ? null : currentSlot - t.slot,
+            confirmations: status === 'finalized' ? null : currentSlot - t.slot,
             err: t.meta.err,
             slot: t.slot,
             status: t.meta.err === null ? { Ok: null } : { Err: t.meta.err },
@@ -714,11 +725,11 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
     },
     sendTransaction: (p) => {
       const c = cfg(p, 1);
-      return execute(decodeWire(p[0], c.encoding ?? "base58"), { skipPreflight: c.skipPreflight === true });
+      return execute(decodeWire(p[0], c.encoding ?? 'base58'), { skipPreflight: c.skipPreflight === true });
     },
     simulateTransaction: (p) => {
       const c = cfg(p, 1);
-      const d = decode(decodeWire(p[0], c.encoding ?? "base58"));
+      const d = decode(decodeWire(p[0], c.encoding ?? 'base58'));
       const sim = svm.simulateTransaction(d.tx);
       const meta = sim instanceof FailedTransactionMetadata ? sim.meta() : sim.meta();
       return {
@@ -735,7 +746,7 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
     requestAirdrop: (p) => {
       const to = pubkey(p, 0);
       const amount = BigInt(Number(p[1] ?? 0));
-      if (amount <= 0n) throw new RpcError(-32602, "Invalid params: lamports must be positive");
+      if (amount <= 0n) throw new RpcError(-32602, 'Invalid params: lamports must be positive');
       return airdrop(to, amount);
     },
   };
@@ -744,44 +755,44 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
     const r = (req ?? {}) as { id?: unknown; method?: unknown; params?: unknown; jsonrpc?: unknown };
     const id = r.id ?? null;
     try {
-      if (typeof r.method !== "string") throw new RpcError(-32600, "Invalid request");
+      if (typeof r.method !== 'string') throw new RpcError(-32600, 'Invalid request');
       const fn = methods[r.method];
-      if (!fn) throw new RpcError(-32601, "Method not found");
+      if (!fn) throw new RpcError(-32601, 'Method not found');
       const params = Array.isArray(r.params) ? r.params : r.params === undefined ? [] : [r.params];
       const result = await fn(params);
-      return { jsonrpc: "2.0", result, id };
+      return { jsonrpc: '2.0', result, id };
     } catch (e) {
       const err =
         e instanceof RpcError
           ? { code: e.code, message: e.message, ...(e.data === undefined ? {} : { data: e.data }) }
           : { code: -32603, message: `Internal error: ${(e as Error).message}` };
-      return { jsonrpc: "2.0", error: err, id };
+      return { jsonrpc: '2.0', error: err, id };
     }
   };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    if (req.method === "GET" && req.url === "/health") {
-      res.writeHead(200, { "content-type": "text/plain" }).end("ok");
+    if (req.method === 'GET' && req.url === '/health') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
       return;
     }
-    if (req.method !== "POST") {
+    if (req.method !== 'POST') {
       res.writeHead(405).end();
       return;
     }
     const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
       void (async () => {
         let body: unknown;
         try {
-          body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
         } catch {
-          res.writeHead(200, { "content-type": "application/json" });
-          res.end(stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null }));
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }));
           return;
         }
         const out = Array.isArray(body) ? await Promise.all(body.map(handleOne)) : await handleOne(body);
-        res.writeHead(200, { "content-type": "application/json" });
+        res.writeHead(200, { 'content-type': 'application/json' });
         res.end(stringify(out));
       })();
     });
@@ -790,15 +801,19 @@ export async function startSolanaRpc(options: StartSolanaRpcOptions = {}): Promi
   const server: Server = createServer(onRequest);
   server.keepAliveTimeout = 1_000;
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
 
   // ---- helpers (build, sign and run transactions through the same path as sendTransaction) ----
 
-  const sendInstructions = async (feePayer: KeyPairSigner, instructions: readonly Instruction[], opts: SendOptions = {}): Promise<string> => {
+  const sendInstructions = async (
+    feePayer: KeyPairSigner,
+    instructions: readonly Instruction[],
+    opts: SendOptions = {},
+  ): Promise<string> => {
     const message = pipe(
       createTransactionMessage({ version: 0 }),
       (m) => setTransactionMessageFeePayerSigner(feePayer, m),

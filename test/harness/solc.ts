@@ -1,9 +1,9 @@
 // Compiles Solidity from the repository's own sources with solc-js (the `solc` npm package:
 // the compiler is emscripten/wasm shipped inside the package, nothing is downloaded).
 // Output is cached in memory per process, keyed by source path + contract name.
-import { readFileSync } from "node:fs";
-import { isAbsolute, join, basename } from "node:path";
-import solc from "solc";
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join, basename } from 'node:path';
+import solc from 'solc';
 
 export interface CompiledContract {
   contractName: string;
@@ -18,7 +18,7 @@ export interface CompiledContract {
 }
 
 interface SolcOutputError {
-  severity: "error" | "warning" | "info";
+  severity: 'error' | 'warning' | 'info';
   formattedMessage: string;
 }
 
@@ -33,7 +33,7 @@ interface SolcOutput {
 }
 
 /** EVM target: every hardfork Hardhat/EDR runs by default executes cancun bytecode. */
-const EVM_VERSION = "cancun";
+const EVM_VERSION = 'cancun';
 
 const cache = new Map<string, CompiledContract>();
 
@@ -49,18 +49,18 @@ export function compileSolidity(sourcePath: string, contractName: string): Compi
 
   const fileName = basename(fullPath);
   const input = {
-    language: "Solidity",
-    sources: { [fileName]: { content: readFileSync(fullPath, "utf8") } },
+    language: 'Solidity',
+    sources: { [fileName]: { content: readFileSync(fullPath, 'utf8') } },
     settings: {
       evmVersion: EVM_VERSION,
       optimizer: { enabled: true, runs: 200 },
-      outputSelection: { "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object"] } },
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
     },
   };
   const output = JSON.parse(solc.compile(JSON.stringify(input))) as SolcOutput;
-  const errors = (output.errors ?? []).filter((e) => e.severity === "error");
+  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
   if (errors.length > 0) {
-    throw new Error(`solc failed for ${sourcePath}:\n${errors.map((e) => e.formattedMessage).join("\n")}`);
+    throw new Error(`solc failed for ${sourcePath}:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
   }
   const contract = output.contracts?.[fileName]?.[contractName];
   if (!contract) throw new Error(`contract ${contractName} not found in ${sourcePath}`);
@@ -77,5 +77,5 @@ export function compileSolidity(sourcePath: string, contractName: string): Compi
 
 /** contracts/TestUSDC.sol, compiled from source (cached per process). */
 export function compileTestUsdc(): CompiledContract {
-  return compileSolidity("contracts/TestUSDC.sol", "TestUSDC");
+  return compileSolidity('contracts/TestUSDC.sol', 'TestUSDC');
 }

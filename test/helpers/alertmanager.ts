@@ -17,8 +17,10 @@ export async function startAlertmanager(): Promise<Alertmanager> {
   const dir = mkdtempSync(join(tmpdir(), 'alertmanager-'));
   writeFileSync(join(dir, 'alertmanager.yml'), 'route:\n  receiver: none\nreceivers:\n  - name: none\n');
   const { url, stop } = await startDaemon('alertmanager', bin, dir, (port) => [
-    `--config.file=${join(dir, 'alertmanager.yml')}`, `--storage.path=${dir}`,
-    `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address=',
+    `--config.file=${join(dir, 'alertmanager.yml')}`,
+    `--storage.path=${dir}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+    '--cluster.listen-address=',
   ]);
   return {
     url,

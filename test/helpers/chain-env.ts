@@ -41,8 +41,12 @@ export async function startChainEnv(phrase: string): Promise<ChainEnv> {
     env.dir = tempDir();
     env.store = await openStore(`sqlite:${join(env.dir, 's.db')}`);
     env.config = loadConfig({
-      DATA_DIR: env.dir, ETHEREUM_TESTNET_RPC_URL: env.eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: env.usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      SOLANA_TESTNET_RPC_URL: env.sol.url, SOLANA_TESTNET_USDC_MINT: env.mint.mint,
+      DATA_DIR: env.dir,
+      ETHEREUM_TESTNET_RPC_URL: env.eth.url,
+      ETHEREUM_TESTNET_USDC_ADDRESS: env.usdc.address,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      SOLANA_TESTNET_RPC_URL: env.sol.url,
+      SOLANA_TESTNET_USDC_MINT: env.mint.mint,
     });
     env.signer = new PoolSigner(phrase);
   } catch (e) {

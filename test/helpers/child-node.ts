@@ -20,28 +20,48 @@ export async function spawnNode(env: Record<string, string>): Promise<ChildNode>
   let out = '';
   const proc = spawn(process.execPath, ['index.ts'], {
     cwd: process.cwd(),
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'info', POW_DIFFICULTY: '4', ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      LOG_LEVEL: 'info',
+      POW_DIFFICULTY: '4',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  proc.stdout!.on('data', (d) => { out += d; });
-  proc.stderr!.on('data', (d) => { out += d; });
+  proc.stdout!.on('data', (d) => {
+    out += d;
+  });
+  proc.stderr!.on('data', (d) => {
+    out += d;
+  });
   const url = `http://127.0.0.1:${port}`;
-  await eventually(`the child node to answer`, async () => {
-    if (proc.exitCode !== null) throw new Error(`child node exited ${proc.exitCode}: ${out}`);
-    try {
-      return (await fetch(`${url}/v1/payment_methods`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, 60_000, 100);
+  await eventually(
+    `the child node to answer`,
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`child node exited ${proc.exitCode}: ${out}`);
+      try {
+        return (await fetch(`${url}/v1/payment_methods`)).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    60_000,
+    100,
+  );
   return {
-    proc, url, port,
+    proc,
+    url,
+    port,
     output: () => out,
-    stop: () => new Promise<void>((resolve) => {
-      if (proc.exitCode !== null) return resolve();
-      proc.once('exit', () => resolve());
-      proc.kill('SIGTERM');
-      setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+        setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
+      }),
   };
 }

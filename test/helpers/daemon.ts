@@ -14,24 +14,37 @@ export async function startDaemon(name: string, bin: string, dir: string, args: 
   const port = await freePort();
   let out = '';
   const proc: ChildProcess = spawn(bin, args(port), { stdio: ['ignore', 'pipe', 'pipe'] });
-  proc.stdout!.on('data', (d) => { out += d; });
-  proc.stderr!.on('data', (d) => { out += d; });
+  proc.stdout!.on('data', (d) => {
+    out += d;
+  });
+  proc.stderr!.on('data', (d) => {
+    out += d;
+  });
   const url = `http://127.0.0.1:${port}`;
-  await eventually(`${name} to answer`, async () => {
-    if (proc.exitCode !== null) throw new Error(`${name} exited ${proc.exitCode}: ${out}`);
-    try {
-      return (await fetch(`${url}/-/ready`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, 60_000, 100);
+  await eventually(
+    `${name} to answer`,
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`${name} exited ${proc.exitCode}: ${out}`);
+      try {
+        return (await fetch(`${url}/-/ready`)).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    60_000,
+    100,
+  );
   return {
     url,
-    stop: () => new Promise<void>((resolve) => {
-      const done = () => { rmSync(dir, { recursive: true, force: true }); resolve(); };
-      if (proc.exitCode !== null) return done();
-      proc.once('exit', done);
-      proc.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          rmSync(dir, { recursive: true, force: true });
+          resolve();
+        };
+        if (proc.exitCode !== null) return done();
+        proc.once('exit', done);
+        proc.kill('SIGTERM');
+      }),
   };
 }

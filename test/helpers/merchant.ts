@@ -12,10 +12,27 @@ export interface RegisteredMerchant {
 
 let seq = 0;
 
-export async function registerMerchant(t: TestNode, opts: { name?: string; email?: string; webhook_url?: string; sandbox?: boolean; bearer?: string; codeFor?: (email: string) => Promise<string> } = {}): Promise<RegisteredMerchant> {
+export async function registerMerchant(
+  t: TestNode,
+  opts: {
+    name?: string;
+    email?: string;
+    webhook_url?: string;
+    sandbox?: boolean;
+    bearer?: string;
+    codeFor?: (email: string) => Promise<string>;
+  } = {},
+): Promise<RegisteredMerchant> {
   const email = opts.email ?? `merchant${Date.now()}${seq++}@trusted.test`;
   if (opts.bearer) {
-    const res = await t.request('POST', '/v1/merchants', { bearer: opts.bearer, body: { name: opts.name ?? 'Live Shop', sandbox: opts.sandbox ?? false, ...(opts.webhook_url ? { webhook_url: opts.webhook_url } : {}) } });
+    const res = await t.request('POST', '/v1/merchants', {
+      bearer: opts.bearer,
+      body: {
+        name: opts.name ?? 'Live Shop',
+        sandbox: opts.sandbox ?? false,
+        ...(opts.webhook_url ? { webhook_url: opts.webhook_url } : {}),
+      },
+    });
     if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${res.text}`);
     return { id: res.body.id, apiKey: res.body.api_key, webhookSecret: res.body.webhook_secret, email: res.body.email, body: res.body };
   }

@@ -15,7 +15,10 @@ let url: string | null = null;
 function answers(port: number, host = '127.0.0.1', timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect({ port, host });
-    const done = (ok: boolean) => { s.destroy(); resolve(ok); };
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
     s.setTimeout(timeoutMs, () => done(false));
     // a NATS server greets with INFO
     s.once('data', (d) => done(d.toString().startsWith('INFO')));
@@ -23,12 +26,14 @@ function answers(port: number, host = '127.0.0.1', timeoutMs = 1000): Promise<bo
   });
 }
 
-
 export async function ensureNats(): Promise<string> {
   if (url) return url;
   if (await answers(4222)) return (url = 'nats://127.0.0.1:4222');
   const bin = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync);
-  if (!bin) throw new Error('multi-node tests need NATS: no server answers on 127.0.0.1:4222 and no nats-server binary is installed; install it (Debian: apt-get install nats-server; .ci/run does)');
+  if (!bin)
+    throw new Error(
+      'multi-node tests need NATS: no server answers on 127.0.0.1:4222 and no nats-server binary is installed; install it (Debian: apt-get install nats-server; .ci/run does)',
+    );
   const port = await freePort();
   started = spawn(bin, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
   process.once('exit', () => started?.kill('SIGKILL'));

@@ -38,7 +38,11 @@ export async function http<T = any>(baseUrl: string, method: string, path: strin
   const res = await fetch(baseUrl + path, { method, headers, body, redirect: 'manual' });
   const text = await res.text();
   let parsed: unknown = text;
-  try { parsed = text ? JSON.parse(text) : undefined; } catch { /* not JSON */ }
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, body: parsed as T, headers: res.headers, text };
 }
 
@@ -88,7 +92,19 @@ export function tempDir(prefix = 'pay-test-'): string {
 
 export async function startTestNode(env: Record<string, string> = {}, opts: NodeOptions & { keepData?: boolean } = {}): Promise<TestNode> {
   const dataDir = env.DATA_DIR ?? tempDir();
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', POW_DIFFICULTY: '4', LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: 'true', PUBLIC_RATE_LIMIT_PER_MINUTE: '10000', REGISTRATION_EMAIL_LIMIT_PER_HOUR: '10000', REGISTRATION_DOMAIN_LIMIT_PER_HOUR: '100000', REGISTRATION_WRONG_CODES_PER_DAY: '10000', ...env, DATA_DIR: dataDir });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    POW_DIFFICULTY: '4',
+    LOG_LEVEL: 'warn',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    PUBLIC_RATE_LIMIT_PER_MINUTE: '10000',
+    REGISTRATION_EMAIL_LIMIT_PER_HOUR: '10000',
+    REGISTRATION_DOMAIN_LIMIT_PER_HOUR: '100000',
+    REGISTRATION_WRONG_CODES_PER_DAY: '10000',
+    ...env,
+    DATA_DIR: dataDir,
+  });
   const mailer = opts.mailer instanceof CapturingMailer ? opts.mailer : new CapturingMailer();
   // with SMTP_URL the node sends real mail (to a receiver the test runs); otherwise mail is captured
   const node = await startNode(config, { defaultMetrics: false, ...opts, mailer: env.SMTP_URL ? undefined : (opts.mailer ?? mailer) });

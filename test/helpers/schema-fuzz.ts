@@ -11,16 +11,24 @@ type Schema = Record<string, any>;
 /** mulberry32: small, fast, seeded; enough for test-case choice. */
 export class Rng {
   private s: number;
-  constructor(seed: number) { this.s = seed >>> 0; }
+  constructor(seed: number) {
+    this.s = seed >>> 0;
+  }
   next(): number {
     let t = (this.s += 0x6d2b79f5);
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
-  int(n: number): number { return Math.floor(this.next() * n); }
-  pick<T>(xs: readonly T[]): T { return xs[this.int(xs.length)]; }
-  chance(p: number): boolean { return this.next() < p; }
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+  pick<T>(xs: readonly T[]): T {
+    return xs[this.int(xs.length)];
+  }
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
 }
 
 export interface Operation {
@@ -59,7 +67,10 @@ export function operations(doc: Schema): Operation[] {
 export function resolve(doc: Schema, s: Schema): Schema {
   let cur = s;
   for (let i = 0; cur && typeof cur.$ref === 'string' && i < 20; i++) {
-    cur = cur.$ref.slice(2).split('/').reduce((o: Schema, k: string) => o?.[k], doc);
+    cur = cur.$ref
+      .slice(2)
+      .split('/')
+      .reduce((o: Schema, k: string) => o?.[k], doc);
   }
   if (cur?.allOf) return Object.assign({}, ...cur.allOf.map((x: Schema) => resolve(doc, x)), { ...cur, allOf: undefined });
   return cur ?? {};
@@ -73,15 +84,49 @@ export function serialize(value: unknown): string {
 }
 
 export const EXTREME_NUMBERS = [
-  '-1', '0', '-0', '1e308', '-1e308', '1e309', '1e-400', '9007199254740993', '0.1234567890123456789',
-  '123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890', '1.5', '1E+2', '-9007199254740993',
-  `0.${'0'.repeat(400)}1`, '115792089237316195423570985008687907853269984665640564039457584007913129639936',
+  '-1',
+  '0',
+  '-0',
+  '1e308',
+  '-1e308',
+  '1e309',
+  '1e-400',
+  '9007199254740993',
+  '0.1234567890123456789',
+  '123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890',
+  '1.5',
+  '1E+2',
+  '-9007199254740993',
+  `0.${'0'.repeat(400)}1`,
+  '115792089237316195423570985008687907853269984665640564039457584007913129639936',
 ];
 
 export const ODD_STRINGS = [
-  '', ' ', '\u0000', 'null', 'undefined', '__proto__', 'constructor', 'NaN', '-1', '1e308', '../../etc/passwd', "'; DROP TABLE x; --",
-  '\ud800', '\udfff\ud800', '😀'.repeat(50), '\u202e\u0645\u0631\u062d\u0628\u0627', 'e\u0301\u0301\u0301', '\uffff\ufffe', '%00%ZZ',
-  '<script>alert(1)</script>', 'a'.repeat(5_000), 'x'.repeat(70_000), '\t\r\n', 'ethereum:testnet:USDC', '{"$gt":""}',
+  '',
+  ' ',
+  '\u0000',
+  'null',
+  'undefined',
+  '__proto__',
+  'constructor',
+  'NaN',
+  '-1',
+  '1e308',
+  '../../etc/passwd',
+  "'; DROP TABLE x; --",
+  '\ud800',
+  '\udfff\ud800',
+  '😀'.repeat(50),
+  '\u202e\u0645\u0631\u062d\u0628\u0627',
+  'e\u0301\u0301\u0301',
+  '\uffff\ufffe',
+  '%00%ZZ',
+  '<script>alert(1)</script>',
+  'a'.repeat(5_000),
+  'x'.repeat(70_000),
+  '\t\r\n',
+  'ethereum:testnet:USDC',
+  '{"$gt":""}',
 ];
 
 /** Nested text built directly (JSON.stringify of deep values would itself overflow the stack). */
@@ -103,7 +148,7 @@ export function validValue(doc: Schema, schema: Schema, rng: Rng, known: Known, 
   if ('const' in s) return s.const;
   if (Array.isArray(s.enum)) return rng.pick(s.enum);
   if (Array.isArray(s.examples) && s.examples.length && rng.chance(0.8)) return rng.pick(s.examples);
-  const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type ?? (s.properties ? 'object' : 'string');
+  const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : (s.type ?? (s.properties ? 'object' : 'string'));
   switch (type) {
     case 'object': {
       const out: Record<string, unknown> = {};
@@ -122,8 +167,10 @@ export function validValue(doc: Schema, schema: Schema, rng: Rng, known: Known, 
       const hi = s.maximum ?? lo + 10;
       return lo + rng.int(Math.max(1, Math.min(hi - lo + 1, 20)));
     }
-    case 'number': return rng.pick([1, 2.5, 3, 10]);
-    case 'boolean': return rng.chance(0.5);
+    case 'number':
+      return rng.pick([1, 2.5, 3, 10]);
+    case 'boolean':
+      return rng.chance(0.5);
     default: {
       const idKey = name.endsWith('_id') ? name : '';
       if (idKey && known.ids[idKey]?.length) return rng.pick(known.ids[idKey]);
@@ -168,11 +215,45 @@ export interface FuzzRequest {
 
 const WRONG_TYPES: unknown[] = [null, true, false, 0, -1, 'str', [], {}, [1, 'a'], { x: 1 }];
 const BAD_PATH_VALUES = [
-  'does_not_exist', '0', '-1', 'null', 'a'.repeat(10_000), '%ZZ', '%00', '%2e%2e%2f%2e%2e', '..', '%F0%9F%98%80', '%C0%AF', '%ED%A0%80',
-  'ps_' + 'f'.repeat(40), '__proto__', 'constructor', '%20', '%0A', 'é', '\u00ff\u00fe', "'or'1'='1", '*', '%25', '%',
+  'does_not_exist',
+  '0',
+  '-1',
+  'null',
+  'a'.repeat(10_000),
+  '%ZZ',
+  '%00',
+  '%2e%2e%2f%2e%2e',
+  '..',
+  '%F0%9F%98%80',
+  '%C0%AF',
+  '%ED%A0%80',
+  'ps_' + 'f'.repeat(40),
+  '__proto__',
+  'constructor',
+  '%20',
+  '%0A',
+  'é',
+  '\u00ff\u00fe',
+  "'or'1'='1",
+  '*',
+  '%25',
+  '%',
 ];
 const BAD_QUERY_VALUES = [
-  '-1', '0', '1e309', 'abc', '', '%ZZ', '9999999999999999999999', 'a'.repeat(5_000), '%00', '[]', '{}', 'true', '%F0%9F%98%80', '__proto__',
+  '-1',
+  '0',
+  '1e309',
+  'abc',
+  '',
+  '%ZZ',
+  '9999999999999999999999',
+  'a'.repeat(5_000),
+  '%00',
+  '[]',
+  '{}',
+  'true',
+  '%F0%9F%98%80',
+  '__proto__',
 ];
 
 /** One fuzz request for an operation; `kind` picks the family of breakage. */
@@ -187,9 +268,13 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
   let body: Buffer | undefined;
   let label = kind;
   const template = known.templates?.[`${op.method} ${op.path}`];
-  const valid: unknown = template !== undefined && rng.chance(0.75) ? structuredClone(template) : op.body ? validValue(doc, op.body, rng, known) : undefined;
+  const valid: unknown =
+    template !== undefined && rng.chance(0.75) ? structuredClone(template) : op.body ? validValue(doc, op.body, rng, known) : undefined;
   if (op.headers.includes('Idempotency-Key') && rng.chance(0.5)) headers['Idempotency-Key'] = `fuzz-${rng.int(1e9)}`;
-  const jsonBody = (text: string) => { body = Buffer.from(text); headers['Content-Type'] = 'application/json'; };
+  const jsonBody = (text: string) => {
+    body = Buffer.from(text);
+    headers['Content-Type'] = 'application/json';
+  };
   const mutateAt = (value: unknown) => {
     const all = paths(valid);
     const at = rng.pick(all);
@@ -200,7 +285,8 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
   switch (kind) {
     case 'valid':
       if (op.body) jsonBody(serialize(valid));
-      for (const q of op.query) if (rng.chance(0.4)) query.push(`${q.name}=${encodeURIComponent(String(validValue(doc, q.schema, rng, known, q.name)))}`);
+      for (const q of op.query)
+        if (rng.chance(0.4)) query.push(`${q.name}=${encodeURIComponent(String(validValue(doc, q.schema, rng, known, q.name)))}`);
       break;
     case 'wrong-type': {
       const v = rng.pick(WRONG_TYPES);
@@ -255,7 +341,10 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
       const nested = deepJson(depth, shape);
       // metadata-like free objects first: they are where depth reaches storage
       const s = op.body ? resolve(doc, op.body) : {};
-      const freeKey = Object.entries<Schema>(s.properties ?? {}).find(([, v]) => { const r = resolve(doc, v); return r.type === 'object' && !r.properties && r.additionalProperties === undefined; })?.[0];
+      const freeKey = Object.entries<Schema>(s.properties ?? {}).find(([, v]) => {
+        const r = resolve(doc, v);
+        return r.type === 'object' && !r.properties && r.additionalProperties === undefined;
+      })?.[0];
       if (freeKey && rng.chance(0.6) && valid && typeof valid === 'object') {
         label += ` in ${freeKey}`;
         jsonBody(serialize({ ...(valid as object), [freeKey]: raw(`{"a":${nested}}`) }));
@@ -265,42 +354,118 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
     }
     case 'raw-body': {
       const text = rng.pick([
-        '{', '}', '[]', '"str"', 'null', '1', 'true', '', ' ', '{"a":1,"a":2}', '{"__proto__":{"polluted":true}}',
-        '{"constructor":{"prototype":{"polluted":true}}}', '\ufeff{}', '{"a":NaN}', '{"a":Infinity}', "{'a':1}", '{"a":1}garbage',
-        '\u0000', '{"a":"\\ud800"}', '{"a":"\\u0000"}', '[' + '1,'.repeat(10_000) + '1]',
+        '{',
+        '}',
+        '[]',
+        '"str"',
+        'null',
+        '1',
+        'true',
+        '',
+        ' ',
+        '{"a":1,"a":2}',
+        '{"__proto__":{"polluted":true}}',
+        '{"constructor":{"prototype":{"polluted":true}}}',
+        '\ufeff{}',
+        '{"a":NaN}',
+        '{"a":Infinity}',
+        "{'a':1}",
+        '{"a":1}garbage',
+        '\u0000',
+        '{"a":"\\ud800"}',
+        '{"a":"\\u0000"}',
+        '[' + '1,'.repeat(10_000) + '1]',
       ]);
       label += ` ${JSON.stringify(text.slice(0, 30))}`;
       jsonBody(text);
-      if (rng.chance(0.2)) { body = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d]); label += ' (invalid utf-8)'; }
+      if (rng.chance(0.2)) {
+        body = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d]);
+        label += ' (invalid utf-8)';
+      }
       break;
     }
     case 'bad-encoding': {
       const plain = Buffer.from(serialize(valid ?? {}));
-      const variant = rng.pick(['gzip-garbage', 'deflate-garbage', 'br-garbage', 'gzip-valid', 'deflate-valid', 'gzip-truncated', 'unknown-encoding',
-        'double-encoding', 'text/plain', 'form', 'multipart', 'utf-16', 'no-content-type', 'json-uppercase', 'chunked'] as const);
+      const variant = rng.pick([
+        'gzip-garbage',
+        'deflate-garbage',
+        'br-garbage',
+        'gzip-valid',
+        'deflate-valid',
+        'gzip-truncated',
+        'unknown-encoding',
+        'double-encoding',
+        'text/plain',
+        'form',
+        'multipart',
+        'utf-16',
+        'no-content-type',
+        'json-uppercase',
+        'chunked',
+      ] as const);
       label += ` ${variant}`;
       headers['Content-Type'] = 'application/json';
       body = plain;
       const garbage = Buffer.from('this is not compressed at all \u0000\u00ff'.repeat(3));
-      if (variant === 'gzip-garbage') { headers['Content-Encoding'] = 'gzip'; body = garbage; }
-      if (variant === 'deflate-garbage') { headers['Content-Encoding'] = 'deflate'; body = garbage; }
-      if (variant === 'br-garbage') { headers['Content-Encoding'] = 'br'; body = garbage; }
-      if (variant === 'gzip-valid') { headers['Content-Encoding'] = 'gzip'; body = gzipSync(plain); }
-      if (variant === 'deflate-valid') { headers['Content-Encoding'] = 'deflate'; body = deflateSync(plain); }
-      if (variant === 'gzip-truncated') { headers['Content-Encoding'] = 'gzip'; const z = gzipSync(plain); body = z.subarray(0, Math.max(4, z.length >> 1)); }
+      if (variant === 'gzip-garbage') {
+        headers['Content-Encoding'] = 'gzip';
+        body = garbage;
+      }
+      if (variant === 'deflate-garbage') {
+        headers['Content-Encoding'] = 'deflate';
+        body = garbage;
+      }
+      if (variant === 'br-garbage') {
+        headers['Content-Encoding'] = 'br';
+        body = garbage;
+      }
+      if (variant === 'gzip-valid') {
+        headers['Content-Encoding'] = 'gzip';
+        body = gzipSync(plain);
+      }
+      if (variant === 'deflate-valid') {
+        headers['Content-Encoding'] = 'deflate';
+        body = deflateSync(plain);
+      }
+      if (variant === 'gzip-truncated') {
+        headers['Content-Encoding'] = 'gzip';
+        const z = gzipSync(plain);
+        body = z.subarray(0, Math.max(4, z.length >> 1));
+      }
       if (variant === 'unknown-encoding') headers['Content-Encoding'] = 'compress';
-      if (variant === 'double-encoding') { headers['Content-Encoding'] = 'gzip, gzip'; body = gzipSync(plain); }
+      if (variant === 'double-encoding') {
+        headers['Content-Encoding'] = 'gzip, gzip';
+        body = gzipSync(plain);
+      }
       if (variant === 'text/plain') headers['Content-Type'] = 'text/plain';
-      if (variant === 'form') { headers['Content-Type'] = 'application/x-www-form-urlencoded'; body = Buffer.from('a=1&b[c]=2&__proto__[x]=1'); }
-      if (variant === 'multipart') { headers['Content-Type'] = 'multipart/form-data; boundary=x'; body = Buffer.from('--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--\r\n'); }
-      if (variant === 'utf-16') { headers['Content-Type'] = 'application/json; charset=utf-16'; body = Buffer.from(plain.toString(), 'utf16le'); }
+      if (variant === 'form') {
+        headers['Content-Type'] = 'application/x-www-form-urlencoded';
+        body = Buffer.from('a=1&b[c]=2&__proto__[x]=1');
+      }
+      if (variant === 'multipart') {
+        headers['Content-Type'] = 'multipart/form-data; boundary=x';
+        body = Buffer.from('--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--\r\n');
+      }
+      if (variant === 'utf-16') {
+        headers['Content-Type'] = 'application/json; charset=utf-16';
+        body = Buffer.from(plain.toString(), 'utf16le');
+      }
       if (variant === 'no-content-type') delete headers['Content-Type'];
       if (variant === 'json-uppercase') headers['Content-Type'] = 'APPLICATION/JSON; Charset=UTF-8';
       if (variant === 'chunked') headers['Transfer-Encoding'] = 'chunked';
       break;
     }
     case 'huge-header': {
-      const variant = rng.pick(['one-20kb', 'many', 'idempotency-8kb', 'api-key-8kb', 'merchant-id', 'if-none-match', 'forwarded-for', 'authorization-odd'] as const);
+      const variant = rng.pick([
+        'one-20kb',
+        'many',
+        'idempotency-8kb',
+        'api-key-8kb',
+        'merchant-id',
+        'if-none-match',
+        'forwarded-for',
+        'authorization-odd',
+      ] as const);
       label += ` ${variant}`;
       if (variant === 'one-20kb') headers['X-Filler'] = 'a'.repeat(20_000);
       if (variant === 'many') for (let i = 0; i < 120; i++) headers[`X-Filler-${i}`] = 'b'.repeat(200);
@@ -308,8 +473,17 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
       if (variant === 'api-key-8kb') headers['X-API-Key'] = 'k'.repeat(8_000);
       if (variant === 'merchant-id') headers['X-Merchant-Id'] = rng.pick(['', 'mer_x', '\u00ff'.repeat(100), '*', 'a'.repeat(4_000)]);
       if (variant === 'if-none-match') headers['If-None-Match'] = rng.pick(['*', '"x"', 'W/"' + 'a'.repeat(4_000) + '"', '', ',,,']);
-      if (variant === 'forwarded-for') headers['X-Forwarded-For'] = rng.pick(['garbage', '::ffff:999.1.1.1', '1.1.1.1, '.repeat(500), '[::1]:80', '']);
-      if (variant === 'authorization-odd') headers.Authorization = rng.pick(['Bearer', 'Bearer ', 'Basic Zm9vOmJhcg==', 'bearer x y z', 'Bearer ' + 'x'.repeat(6_000), '\u00ff']);
+      if (variant === 'forwarded-for')
+        headers['X-Forwarded-For'] = rng.pick(['garbage', '::ffff:999.1.1.1', '1.1.1.1, '.repeat(500), '[::1]:80', '']);
+      if (variant === 'authorization-odd')
+        headers.Authorization = rng.pick([
+          'Bearer',
+          'Bearer ',
+          'Basic Zm9vOmJhcg==',
+          'bearer x y z',
+          'Bearer ' + 'x'.repeat(6_000),
+          '\u00ff',
+        ]);
       if (op.body) jsonBody(serialize(valid));
       break;
     }
@@ -333,8 +507,14 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
       const v = rng.pick(BAD_QUERY_VALUES);
       label += ` ${n}=${v.slice(0, 30)}`;
       query.push(`${n}=${v}`);
-      if (rng.chance(0.3)) { query.push(`${n}=1`); label += ' (repeated)'; }
-      if (rng.chance(0.2)) { query.push(`${n}[a][b]=1`, '__proto__[polluted]=1'); label += ' (brackets)'; }
+      if (rng.chance(0.3)) {
+        query.push(`${n}=1`);
+        label += ' (repeated)';
+      }
+      if (rng.chance(0.2)) {
+        query.push(`${n}[a][b]=1`, '__proto__[polluted]=1');
+        label += ' (brackets)';
+      }
       if (op.body) jsonBody(serialize(valid));
       break;
     }
@@ -355,6 +535,28 @@ export function buildRequest(doc: Schema, op: Operation, kind: string, rng: Rng,
   }
 }
 
-export const KINDS = ['valid', 'wrong-type', 'missing-required', 'unknown-field', 'extreme-number', 'odd-string', 'deep-nesting',
-  'raw-body', 'bad-encoding', 'huge-header', 'bad-path', 'bad-query', 'wrong-method'] as const;
-export const BODY_KINDS = new Set(['wrong-type', 'missing-required', 'unknown-field', 'extreme-number', 'odd-string', 'deep-nesting', 'raw-body', 'bad-encoding']);
+export const KINDS = [
+  'valid',
+  'wrong-type',
+  'missing-required',
+  'unknown-field',
+  'extreme-number',
+  'odd-string',
+  'deep-nesting',
+  'raw-body',
+  'bad-encoding',
+  'huge-header',
+  'bad-path',
+  'bad-query',
+  'wrong-method',
+] as const;
+export const BODY_KINDS = new Set([
+  'wrong-type',
+  'missing-required',
+  'unknown-field',
+  'extreme-number',
+  'odd-string',
+  'deep-nesting',
+  'raw-body',
+  'bad-encoding',
+]);

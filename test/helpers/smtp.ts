@@ -2,7 +2,11 @@
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 
-export interface ReceivedMail { from: string; to: string[]; raw: string }
+export interface ReceivedMail {
+  from: string;
+  to: string[];
+  raw: string;
+}
 
 export interface SmtpReceiver {
   url: string;

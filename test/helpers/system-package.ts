@@ -10,7 +10,11 @@ export function ensureBinary(names: string[], aptPackage: string): string {
   const find = () => names.flatMap((n) => dirs.map((d) => `${d}/${n}`)).find(existsSync);
   let bin = find();
   if (!bin && process.getuid?.() === 0) {
-    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', aptPackage], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: 600_000 });
+    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', aptPackage], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      timeout: 600_000,
+    });
     bin = find();
   }
   if (!bin) throw new Error(`${names[0]} is missing: apt-get install ${aptPackage}`);

@@ -4,7 +4,13 @@ import type { RegisteredMerchant } from '../helpers/merchant.ts';
 
 export const RAIL = 'ethereum:testnet:USDC';
 
-export interface WalletRef { id: string; address: string; chain: string; network: string; type: string }
+export interface WalletRef {
+  id: string;
+  address: string;
+  chain: string;
+  network: string;
+  type: string;
+}
 
 async function ok<T = any>(t: TestNode, method: string, path: string, key: string, body?: unknown): Promise<T> {
   const r = await t.request(method, path, { key, body });
@@ -12,7 +18,13 @@ async function ok<T = any>(t: TestNode, method: string, path: string, key: strin
   return r.body as T;
 }
 
-export async function createWallet(t: TestNode, m: RegisteredMerchant, type: 'agent' | 'merchant', chain = 'ethereum', network = 'testnet'): Promise<WalletRef> {
+export async function createWallet(
+  t: TestNode,
+  m: RegisteredMerchant,
+  type: 'agent' | 'merchant',
+  chain = 'ethereum',
+  network = 'testnet',
+): Promise<WalletRef> {
   const w = await ok<WalletRef>(t, 'POST', '/v1/wallets', m.apiKey, { type, chain, network });
   return { id: w.id, address: w.address, chain, network, type };
 }
@@ -23,13 +35,20 @@ export async function createWallet(t: TestNode, m: RegisteredMerchant, type: 'ag
  */
 export async function fund(t: TestNode, m: RegisteredMerchant, w: WalletRef, subunits: bigint): Promise<void> {
   const session = await ok(t, 'POST', '/v1/payment_sessions', m.apiKey, {
-    amount: Number(subunits) / 1e6, expires_in: '1h', paymentMethod: { methodID: 0, chain: w.chain, token: 'USDC', network: w.network },
+    amount: Number(subunits) / 1e6,
+    expires_in: '1h',
+    paymentMethod: { methodID: 0, chain: w.chain, token: 'USDC', network: w.network },
   });
   await ok(t, 'POST', `/v1/payment_sessions/${session.session_id}/simulate`, m.apiKey);
   const wallets = await ok<{ data: Array<WalletRef & { is_default: boolean }> }>(t, 'GET', '/v1/wallets?limit=100', m.apiKey);
   const source = wallets.data.find((x) => x.is_default && x.chain === w.chain && x.network === w.network)!;
   if (source.id === w.id) return;
-  await ok(t, 'POST', '/v1/payouts', m.apiKey, { wallet_id: source.id, token: 'USDC', destination: w.address, amount_subunits: subunits.toString() });
+  await ok(t, 'POST', '/v1/payouts', m.apiKey, {
+    wallet_id: source.id,
+    token: 'USDC',
+    destination: w.address,
+    amount_subunits: subunits.toString(),
+  });
 }
 
 /** available USDC of a wallet (on-chain plus simulated), in smallest units */
@@ -39,10 +58,28 @@ export async function balanceOf(t: TestNode, m: RegisteredMerchant, walletId: st
 }
 
 export const POLICY = {
-  limits: { [RAIL]: { per_attempt_subunits: '5000000', approval_above_subunits: '3000000', windows: [{ duration: '24h', max_subunits: '10000000', max_count: 50 }] } },
-  allowed_targets: [], denied_targets: [], allowed_api_domains: [], allow_mainnet: false, expires_at: null,
+  limits: {
+    [RAIL]: {
+      per_attempt_subunits: '5000000',
+      approval_above_subunits: '3000000',
+      windows: [{ duration: '24h', max_subunits: '10000000', max_count: 50 }],
+    },
+  },
+  allowed_targets: [],
+  denied_targets: [],
+  allowed_api_domains: [],
+  allow_mainnet: false,
+  expires_at: null,
 };
 
 export function attemptBody(target: string, subunits: bigint, extra: Record<string, unknown> = {}) {
-  return { target, amount: Number(subunits) / 1e6, amount_subunits: subunits.toString(), token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', ...extra };
+  return {
+    target,
+    amount: Number(subunits) / 1e6,
+    amount_subunits: subunits.toString(),
+    token_symbol: 'USDC',
+    chain: 'ethereum',
+    network: 'testnet',
+    ...extra,
+  };
 }

@@ -14,8 +14,14 @@ let agent: WalletRef;
 let skewMs = 0;
 
 beforeAll(async () => {
-  t = await startTestNode({ ETHEREUM_TESTNET_RPC_URL: 'http://127.0.0.1:9', ETHEREUM_TESTNET_USDC_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3', RATE_LIMIT_PER_MINUTE: '100000' },
-    { now: () => new Date(Date.now() + skewMs) });
+  t = await startTestNode(
+    {
+      ETHEREUM_TESTNET_RPC_URL: 'http://127.0.0.1:9',
+      ETHEREUM_TESTNET_USDC_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+      RATE_LIMIT_PER_MINUTE: '100000',
+    },
+    { now: () => new Date(Date.now() + skewMs) },
+  );
   m = await registerMerchant(t);
   agent = await createWallet(t, m, 'agent');
   await fund(t, m, agent, 10_000_000n);
@@ -24,7 +30,8 @@ afterAll(async () => t?.stop());
 
 const policy = (duration: string) => ({ ...POLICY, limits: { [RAIL]: { windows: [{ duration, max_subunits: '1000000' }] } } });
 const put = (body: unknown) => t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body });
-const attempt = (target: string, subunits: bigint) => t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, { key: m.apiKey, body: attemptBody(target, subunits) });
+const attempt = (target: string, subunits: bigint) =>
+  t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, { key: m.apiKey, body: attemptBody(target, subunits) });
 
 it('a policy with a longer window counts the spends the shorter one had already let go', async () => {
   const own = await createWallet(t, m, 'merchant');
@@ -39,6 +46,12 @@ it('a policy with a longer window counts the spends the shorter one had already 
   // 600k + 200k + 100k already spent in the last 24h: 200k more would pass 1M
   const r = await attempt(own.address, 200_000n);
   expect(r.body).toMatchObject({ status: 'denied', reason: 'window_amount_exceeded' });
-  const ev = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/evaluate`, { key: m.apiKey, body: attemptBody(own.address, 100_000n) });
-  expect(ev.body).toMatchObject({ status: 'pending', windows: [{ duration: '24h', used_subunits: '900000', used_count: 3, remaining_subunits: '100000' }] });
+  const ev = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/evaluate`, {
+    key: m.apiKey,
+    body: attemptBody(own.address, 100_000n),
+  });
+  expect(ev.body).toMatchObject({
+    status: 'pending',
+    windows: [{ duration: '24h', used_subunits: '900000', used_count: 3, remaining_subunits: '100000' }],
+  });
 });

@@ -14,7 +14,11 @@ let agent: WalletRef;
 const outside = () => Wallet.createRandom().address;
 
 beforeAll(async () => {
-  t = await startTestNode({ ETHEREUM_TESTNET_RPC_URL: 'http://127.0.0.1:9', ETHEREUM_TESTNET_USDC_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3', RATE_LIMIT_PER_MINUTE: '100000' });
+  t = await startTestNode({
+    ETHEREUM_TESTNET_RPC_URL: 'http://127.0.0.1:9',
+    ETHEREUM_TESTNET_USDC_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+    RATE_LIMIT_PER_MINUTE: '100000',
+  });
   m = await registerMerchant(t);
   agent = await createWallet(t, m, 'agent');
   await fund(t, m, agent, 100_000_000n);
@@ -22,9 +26,12 @@ beforeAll(async () => {
 afterAll(async () => t?.stop());
 
 const put = (w: WalletRef, body: unknown, key = m.apiKey) => t.request('PUT', `/v1/agent-wallets/${w.id}/policy`, { key, body });
-const attempt = (w: WalletRef, body: unknown, key = m.apiKey) => t.request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, { key, body });
-const txCount = async (w: WalletRef) => (await t.request('GET', `/v1/wallets/${w.id}/transactions?limit=100`, { key: m.apiKey })).body.data.length as number;
-const attemptCount = async (w: WalletRef) => (await t.request('GET', `/v1/agent-wallets/${w.id}/spend-attempts?limit=100`, { key: m.apiKey })).body.data.length as number;
+const attempt = (w: WalletRef, body: unknown, key = m.apiKey) =>
+  t.request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, { key, body });
+const txCount = async (w: WalletRef) =>
+  (await t.request('GET', `/v1/wallets/${w.id}/transactions?limit=100`, { key: m.apiKey })).body.data.length as number;
+const attemptCount = async (w: WalletRef) =>
+  (await t.request('GET', `/v1/agent-wallets/${w.id}/spend-attempts?limit=100`, { key: m.apiKey })).body.data.length as number;
 
 describe('spend policies', () => {
   it('without a policy every attempt is denied (no_policy), with no ledger row', async () => {
@@ -32,7 +39,14 @@ describe('spend policies', () => {
     await fund(t, m, fresh, 10_000_000n);
     const r = await attempt(fresh, attemptBody(outside(), 1_000_000n));
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ status: 'denied', reason: 'no_policy', agent_wallet_id: fresh.id, merchant_id: m.id, amount: 1, amount_subunits: '1000000' });
+    expect(r.body).toMatchObject({
+      status: 'denied',
+      reason: 'no_policy',
+      agent_wallet_id: fresh.id,
+      merchant_id: m.id,
+      amount: 1,
+      amount_subunits: '1000000',
+    });
     expect(r.body.ledger_entry_id).toBeUndefined();
     expect(await balanceOf(t, m, fresh.id)).toBe(10_000_000n);
     expect(await txCount(fresh)).toBe(1); // the funding transfer only
@@ -48,7 +62,12 @@ describe('spend policies', () => {
     expect(b.body.id).not.toBe(a.body.id);
     const got = await t.request('GET', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey });
     expect(got.body).toEqual(b.body);
-    for (const bad of [{ ...POLICY, extra: 1 }, { limits: { bogus: {} } }, { limits: { [RAIL]: { windows: [{ duration: '5y', max_count: 1 }] } } }, {}]) {
+    for (const bad of [
+      { ...POLICY, extra: 1 },
+      { limits: { bogus: {} } },
+      { limits: { [RAIL]: { windows: [{ duration: '5y', max_count: 1 }] } } },
+      {},
+    ]) {
       const r = await put(agent, bad);
       expect([r.status, r.body.code]).toEqual([400, 3]);
     }
@@ -89,7 +108,11 @@ describe('spend attempts: each rule and its reason', () => {
       ['wallet_not_owned', () => attempt(agent, attemptBody(target, 1_000_000n), other.apiKey)],
       ['not_agent_wallet', () => attempt(mw, attemptBody(target, 1_000_000n))],
       ['sandbox_mainnet_not_allowed', () => attempt(agent, attemptBody(target, 1_000_000n, { network: 'mainnet' }))],
-      ['wallet_rail_mismatch', () => attempt(agent, { ...attemptBody(target, 1_000_000n), chain: 'solana', target: 'So11111111111111111111111111111111111111112' })],
+      [
+        'wallet_rail_mismatch',
+        () =>
+          attempt(agent, { ...attemptBody(target, 1_000_000n), chain: 'solana', target: 'So11111111111111111111111111111111111111112' }),
+      ],
       ['rail_not_in_policy', () => attempt(agent, { ...attemptBody(target, 1n), token_symbol: 'ETH', amount: 1e-18 })],
       ['per_attempt_cap_exceeded', () => attempt(agent, attemptBody(target, 5_000_001n))],
       ['approval_threshold', () => attempt(agent, attemptBody(target, 3_000_001n))],
@@ -125,17 +148,26 @@ describe('spend attempts: each rule and its reason', () => {
       const user = await t2.call('operators.createUser', { email: `live${Date.now()}@trusted.test` });
       const live = await registerMerchant(t2, { bearer: user.bearer_token });
       await t2.call('operators.setKyc', { merchant_id: live.id, status: 'verified' });
-      const w = (await t2.request('POST', '/v1/wallets', { key: live.apiKey, body: { type: 'agent', chain: 'ethereum', network: 'mainnet' } })).body;
+      const w = (
+        await t2.request('POST', '/v1/wallets', { key: live.apiKey, body: { type: 'agent', chain: 'ethereum', network: 'mainnet' } })
+      ).body;
       const go = (body: unknown) => t2.request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, { key: live.apiKey, body });
       const mainnetBody = attemptBody(outside(), 1_000_000n, { network: 'mainnet' });
       // no SOLANA_MAINNET_RPC_URL: that rail is not enabled
-      expect((await go({ ...mainnetBody, chain: 'solana', target: 'So11111111111111111111111111111111111111112' })).body.reason).toBe('rail_not_enabled');
-      await t2.request('PUT', `/v1/agent-wallets/${w.id}/policy`, { key: live.apiKey, body: { ...POLICY, limits: { 'ethereum:mainnet:USDC': {} } } });
+      expect((await go({ ...mainnetBody, chain: 'solana', target: 'So11111111111111111111111111111111111111112' })).body.reason).toBe(
+        'rail_not_enabled',
+      );
+      await t2.request('PUT', `/v1/agent-wallets/${w.id}/policy`, {
+        key: live.apiKey,
+        body: { ...POLICY, limits: { 'ethereum:mainnet:USDC': {} } },
+      });
       expect((await go(mainnetBody)).body).toMatchObject({ status: 'denied', reason: 'policy_mainnet_not_allowed' });
       await t2.call('operators.setKyc', { merchant_id: live.id, status: 'pending' });
       expect((await go(mainnetBody)).body).toMatchObject({ status: 'denied', reason: 'kyc_required' });
       const metrics = await (await fetch(`${t2.url}/metrics`)).text();
-      expect(metrics).toMatch(/abuse_signal_total\{signal="limit_violation",outcome="mainnet_kyc_required",environment="live",chain="ethereum",network="mainnet",token="USDC"\} 2/);
+      expect(metrics).toMatch(
+        /abuse_signal_total\{signal="limit_violation",outcome="mainnet_kyc_required",environment="live",chain="ethereum",network="mainnet",token="USDC"\} 2/,
+      );
     } finally {
       await t2.stop();
     }
@@ -143,10 +175,25 @@ describe('spend attempts: each rule and its reason', () => {
 
   it('evaluate answers the decision, the trace and the headroom, writing nothing', async () => {
     const before = await attemptCount(agent);
-    const r = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/evaluate`, { key: m.apiKey, body: attemptBody(target, 2_000_000n) });
+    const r = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/evaluate`, {
+      key: m.apiKey,
+      body: attemptBody(target, 2_000_000n),
+    });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('pending');
-    expect(r.body.trace.map((x: { rule: string }) => x.rule)).toEqual(['ownership', 'wallet_type', 'sandbox_mainnet', 'kyc', 'rail', 'policy', 'denylist', 'allowlist', 'per_attempt_cap', 'window_caps', 'approval']);
+    expect(r.body.trace.map((x: { rule: string }) => x.rule)).toEqual([
+      'ownership',
+      'wallet_type',
+      'sandbox_mainnet',
+      'kyc',
+      'rail',
+      'policy',
+      'denylist',
+      'allowlist',
+      'per_attempt_cap',
+      'window_caps',
+      'approval',
+    ]);
     expect(r.body.windows[0]).toMatchObject({ rail: RAIL, duration: '24h', max_subunits: '10000000', max_count: 50 });
     expect(await attemptCount(agent)).toBe(before);
   });
@@ -164,7 +211,9 @@ describe('window caps under concurrency', () => {
     expect(results.filter((r) => r.body.reason === 'window_amount_exceeded')).toHaveLength(36);
     expect(await balanceOf(t, m, w.id)).toBe(100_000_000n - 14n * 700_000n);
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
-    expect(metrics).toMatch(/abuse_signal_total\{signal="limit_violation",outcome="daily_volume_limit_exceeded",environment="sandbox",chain="ethereum",network="testnet",token="USDC"\} (\d+)/);
+    expect(metrics).toMatch(
+      /abuse_signal_total\{signal="limit_violation",outcome="daily_volume_limit_exceeded",environment="sandbox",chain="ethereum",network="testnet",token="USDC"\} (\d+)/,
+    );
   });
 });
 
@@ -213,12 +262,18 @@ describe('reference, approval, denial, own-wallet execution', () => {
     expect(ok.body).toMatchObject({ status: 'pending', settlement: { status: 'settled' } });
     expect(ok.body.reason).toBeUndefined();
     expect(await balanceOf(t, m, agent.id)).toBe(before - 4_000_000n);
-    expect((await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/${a.body.id}/approve`, { key: m.apiKey })).status).toBe(409);
+    expect((await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/${a.body.id}/approve`, { key: m.apiKey })).status).toBe(
+      409,
+    );
     const d = await attempt(agent, attemptBody(mw.address, 4_000_000n));
     const denied = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/${d.body.id}/deny`, { key: m.apiKey });
     expect(denied.body).toMatchObject({ status: 'denied', reason: 'denied_by_merchant' });
-    expect((await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/${d.body.id}/approve`, { key: m.apiKey })).status).toBe(409);
-    const audit = await t.node.rt.store.find<{ id: string; type: string; spend_attempt_id?: string }>('audit_events', { merchant_id: m.id });
+    expect((await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/${d.body.id}/approve`, { key: m.apiKey })).status).toBe(
+      409,
+    );
+    const audit = await t.node.rt.store.find<{ id: string; type: string; spend_attempt_id?: string }>('audit_events', {
+      merchant_id: m.id,
+    });
     expect(audit.filter((x) => x.spend_attempt_id === a.body.id).map((x) => x.type)).toEqual(['agent_wallet.spend.approved']);
     expect(audit.filter((x) => x.spend_attempt_id === d.body.id).map((x) => x.type)).toEqual(['agent_wallet.spend.denied']);
     const list = await t.request('GET', `/v1/agent-wallets/${agent.id}/spend-attempts?status=denied&limit=2`, { key: m.apiKey });

@@ -25,8 +25,14 @@ describe('audit log and hash chains', () => {
   let rx: Receiver;
   let m: RegisteredMerchant;
   let other: RegisteredMerchant;
-  const rows = (filter: Record<string, unknown> = {}) => t.node.rt.store.find<Doc & { type: string; seq?: number; hash?: string; prev_hash?: string; chain?: string }>('audit_events', filter as never, { sort: 'created_at' });
-  const sealed = () => eventually('every audit row sealed', async () => (await t.node.rt.store.count('audit_events', { seq: { $exists: false } })) === 0);
+  const rows = (filter: Record<string, unknown> = {}) =>
+    t.node.rt.store.find<Doc & { type: string; seq?: number; hash?: string; prev_hash?: string; chain?: string }>(
+      'audit_events',
+      filter as never,
+      { sort: 'created_at' },
+    );
+  const sealed = () =>
+    eventually('every audit row sealed', async () => (await t.node.rt.store.count('audit_events', { seq: { $exists: false } })) === 0);
 
   beforeAll(async () => {
     rx = await startReceiver(() => 200);
@@ -42,13 +48,23 @@ describe('audit log and hash chains', () => {
 
   it('records the spec events and operator, credential and payout events with their change', async () => {
     // a completed sandbox session: its webhook is delivered (payment_session.webhook.delivered)
-    const s = (await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 50, expires_in: '1h', paymentMethod: ETH } })).body;
+    const s = (
+      await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 50, expires_in: '1h', paymentMethod: ETH } })
+    ).body;
     expect((await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: m.apiKey })).status).toBe(200);
-    await eventually('the delivered audit row', async () => (await rows({ type: 'payment_session.webhook.delivered', merchant_id: m.id })).length === 1);
+    await eventually(
+      'the delivered audit row',
+      async () => (await rows({ type: 'payment_session.webhook.delivered', merchant_id: m.id })).length === 1,
+    );
     // a merchant without webhook_url: skipped
-    const s2 = (await t.request('POST', '/v1/payment_sessions', { key: other.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH } })).body;
+    const s2 = (
+      await t.request('POST', '/v1/payment_sessions', { key: other.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH } })
+    ).body;
     await t.request('POST', `/v1/payment_sessions/${s2.session_id}/simulate`, { key: other.apiKey });
-    await eventually('the skipped audit row', async () => (await rows({ type: 'payment_session.webhook.skipped', merchant_id: other.id })).length === 1);
+    await eventually(
+      'the skipped audit row',
+      async () => (await rows({ type: 'payment_session.webhook.skipped', merchant_id: other.id })).length === 1,
+    );
     // operator policy changes and credentials
     await t.call('operators.setKyc', { merchant_id: m.id, status: 'pending' });
     await t.call('operators.setRateLimit', { merchant_id: m.id, rate_limit_per_minute: 5000 });
@@ -56,14 +72,24 @@ describe('audit log and hash chains', () => {
     expect(rotated.status).toBe(200);
     // a payout of the simulated money (sandbox: executed as a simulation, completed at once)
     const [wallet] = (await t.request('GET', '/v1/wallets', { key: m.apiKey })).body.data;
-    const po = await t.request('POST', '/v1/payouts', { key: m.apiKey, body: { wallet_id: wallet.id, amount: 10, token: 'USDC', destination: DESTINATION } });
+    const po = await t.request('POST', '/v1/payouts', {
+      key: m.apiKey,
+      body: { wallet_id: wallet.id, amount: 10, token: 'USDC', destination: DESTINATION },
+    });
     expect(po.status).toBe(201);
 
     const types = (await rows({ merchant_id: m.id })).map((r) => r.type);
-    expect(types).toEqual(expect.arrayContaining([
-      'merchant.registered', 'payment_session.webhook.delivered', 'operator.kyc.set', 'operator.rate_limit.set',
-      'merchant.webhook_secret.rotated', 'payout.created', 'payout.completed',
-    ]));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        'merchant.registered',
+        'payment_session.webhook.delivered',
+        'operator.kyc.set',
+        'operator.rate_limit.set',
+        'merchant.webhook_secret.rotated',
+        'payout.created',
+        'payout.completed',
+      ]),
+    );
     const kyc = (await rows({ merchant_id: m.id, type: 'operator.kyc.set' }))[0];
     expect(kyc).toMatchObject({ status: 'pending', previous_status: 'none' });
     const [payout] = await rows({ merchant_id: m.id, type: 'payout.created' });
@@ -73,7 +99,7 @@ describe('audit log and hash chains', () => {
     for (const secret of [m.apiKey, m.webhookSecret, rotated.body.webhook_secret, other.apiKey]) expect(all).not.toContain(secret);
   });
 
-  it('seals every row into its merchant\'s chain: seq without gaps, each carrying the previous hash', async () => {
+  it("seals every row into its merchant's chain: seq without gaps, each carrying the previous hash", async () => {
     await sealed();
     const chain = (await rows({ chain: m.id })).sort((a, b) => a.seq! - b.seq!);
     expect(chain.map((r) => r.seq)).toEqual(chain.map((_, i) => i + 1));
@@ -84,7 +110,7 @@ describe('audit log and hash chains', () => {
     expect(report.chains.map((c: { chain: string }) => c.chain)).toEqual(expect.arrayContaining([m.id, other.id, 'platform']));
   });
 
-  it('GET /v1/audit-events pages the merchant\'s own events only', async () => {
+  it("GET /v1/audit-events pages the merchant's own events only", async () => {
     // events may still arrive while paging (a payout's webhook delivery): every earlier one must be seen
     const before = await rows({ merchant_id: m.id });
     const first = await t.request('GET', '/v1/audit-events?limit=3', { key: m.apiKey });
@@ -103,7 +129,13 @@ describe('audit log and hash chains', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toEqual(expect.arrayContaining(before.map((r) => r.id)));
     expect(mine.map((r) => r.id)).toEqual(expect.arrayContaining(ids));
-    expect(seen[0]).toEqual({ id: expect.stringMatching(/^aud_/), type: expect.any(String), created_at: expect.any(String), seq: expect.any(Number), details: expect.any(Object) });
+    expect(seen[0]).toEqual({
+      id: expect.stringMatching(/^aud_/),
+      type: expect.any(String),
+      created_at: expect.any(String),
+      seq: expect.any(Number),
+      details: expect.any(Object),
+    });
     expect(JSON.stringify(seen)).not.toMatch(/prev_hash|seal_due_at|"hash"/);
     const payouts = await t.request('GET', '/v1/audit-events?type=payout.completed', { key: m.apiKey });
     expect(payouts.body.data.map((e: { type: string }) => e.type)).toEqual(['payout.completed']);
@@ -116,15 +148,24 @@ describe('audit log and hash chains', () => {
 
   it('operators filter by merchant, type and time with npm run operator', async () => {
     const env = { ...process.env, DATA_DIR: t.dataDir, LOG_LEVEL: 'error' };
-    const operator = async (...args: string[]) => JSON.parse((await run(process.execPath, ['scripts/operator.ts', ...args], { env })).stdout);
+    const operator = async (...args: string[]) =>
+      JSON.parse((await run(process.execPath, ['scripts/operator.ts', ...args], { env })).stdout);
     const byMerchant = await operator('audit', m.id, '100');
     expect(byMerchant.events.every((e: { merchant_id: string }) => e.merchant_id === m.id)).toBe(true);
     expect(byMerchant.count).toBeGreaterThanOrEqual(7);
     // newer rows of another type than any capped read would hold: the prefix must be filtered in the store
     const at = new Date().toISOString();
-    await t.node.rt.store.write(Array.from({ length: 5001 }, (_, i) => ({ op: 'insert' as const, coll: 'audit_events', doc: { id: `aud_filler${i}`, type: 'filler.event', created_at: at } })));
+    await t.node.rt.store.write(
+      Array.from({ length: 5001 }, (_, i) => ({
+        op: 'insert' as const,
+        coll: 'audit_events',
+        doc: { id: `aud_filler${i}`, type: 'filler.event', created_at: at },
+      })),
+    );
     const webhooks = await operator('audit', 'payment_session.webhook.');
-    expect(new Set(webhooks.events.map((e: { type: string }) => e.type))).toEqual(new Set(['payment_session.webhook.delivered', 'payment_session.webhook.skipped']));
+    expect(new Set(webhooks.events.map((e: { type: string }) => e.type))).toEqual(
+      new Set(['payment_session.webhook.delivered', 'payment_session.webhook.skipped']),
+    );
     expect((await operator('audit', new Date(Date.now() + 3600_000).toISOString())).count).toBe(0);
     expect((await operator('audit-verify', m.id)).ok).toBe(true);
   });
@@ -134,7 +175,9 @@ describe('audit log and hash chains', () => {
     const chain = (await rows({ chain: m.id })).sort((a, b) => a.seq! - b.seq!);
     const target = chain[2];
     // somebody with write access to the store edits an audit row
-    await store.write([{ op: 'cas', coll: 'audit_events', doc: { ...target, type: 'operator.nothing.happened' }, expected: target.version! }]);
+    await store.write([
+      { op: 'cas', coll: 'audit_events', doc: { ...target, type: 'operator.nothing.happened' }, expected: target.version! },
+    ]);
     const changed = await t.call('ops.auditVerify', { merchant_id: m.id });
     expect(changed.ok).toBe(false);
     expect(changed.chains[0].first_broken).toEqual({ chain: m.id, seq: 3, event_id: target.id, reason: 'hash_mismatch' });
@@ -158,7 +201,12 @@ describe('audit log and hash chains', () => {
     const { version: _v, ...copy } = second;
     await store.write([{ op: 'insert', coll: 'audit_events', doc: { ...copy, id: `${second.id}x` } }]);
     for (const size of [2, 3, 1000]) {
-      expect((await verifyChain(store, key, other.id, size)).first_broken).toEqual({ chain: other.id, seq: 3, event_id: null, reason: 'missing_event' });
+      expect((await verifyChain(store, key, other.id, size)).first_broken).toEqual({
+        chain: other.id,
+        seq: 3,
+        event_id: null,
+        reason: 'missing_event',
+      });
     }
   });
 });

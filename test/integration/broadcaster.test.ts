@@ -28,13 +28,25 @@ describe('transaction outbox', () => {
   let config: ChainEnv['config'];
   let env: ChainEnv | undefined;
   const make = (over: Partial<ConstructorParameters<typeof Broadcaster>[0]> = {}) =>
-    new Broadcaster({ store, driver: configuredDrivers(config, signer), pollIntervalMs: 50, rebroadcastMs: 1000, bumpAfterMs: 600_000, log: { warn: () => undefined }, ...over });
+    new Broadcaster({
+      store,
+      driver: configuredDrivers(config, signer),
+      pollIntervalMs: 50,
+      rebroadcastMs: 1000,
+      bumpAfterMs: 600_000,
+      log: { warn: () => undefined },
+      ...over,
+    });
   const settle = async (b: Broadcaster, id: string): Promise<ChainTxDoc> =>
-    until(`${id} final`, async () => {
-      await b.scanOnce();
-      const d = await store.get<ChainTxDoc>(CHAIN_TXS, id);
-      return d && (d.status === 'confirmed' || d.status === 'failed') ? d : null;
-    }, 60_000);
+    until(
+      `${id} final`,
+      async () => {
+        await b.scanOnce();
+        const d = await store.get<ChainTxDoc>(CHAIN_TXS, id);
+        return d && (d.status === 'confirmed' || d.status === 'failed') ? d : null;
+      },
+      60_000,
+    );
 
   beforeAll(async () => {
     env = await startChainEnv(PHRASE);
@@ -51,11 +63,29 @@ describe('transaction outbox', () => {
     await usdc.mint(from, 5_000_000n);
     const to = Wallet.createRandom().address;
     const b = make();
-    const a = await b.create({ id: 't:eth', chain: 'ethereum', network: 'testnet', purpose: 'test', intent: { chain: 'ethereum', kind: 'native', from: gas, to, value: '123456789' } });
-    const u = await b.create({ id: 't:usdc', chain: 'ethereum', network: 'testnet', purpose: 'test', intent: { chain: 'ethereum', kind: 'erc20', from: gas, token: usdc.address, to, amount: '1500000' } });
+    const a = await b.create({
+      id: 't:eth',
+      chain: 'ethereum',
+      network: 'testnet',
+      purpose: 'test',
+      intent: { chain: 'ethereum', kind: 'native', from: gas, to, value: '123456789' },
+    });
+    const u = await b.create({
+      id: 't:usdc',
+      chain: 'ethereum',
+      network: 'testnet',
+      purpose: 'test',
+      intent: { chain: 'ethereum', kind: 'erc20', from: gas, token: usdc.address, to, amount: '1500000' },
+    });
     expect([a.doc.nonce, u.doc.nonce]).toEqual([0, 1]);
     expect(a.doc.attempts[0]!.raw).toMatch(/^0x/);
-    const again = await b.create({ id: 't:eth', chain: 'ethereum', network: 'testnet', purpose: 'test', intent: { chain: 'ethereum', kind: 'native', from: gas, to, value: '999' } });
+    const again = await b.create({
+      id: 't:eth',
+      chain: 'ethereum',
+      network: 'testnet',
+      purpose: 'test',
+      intent: { chain: 'ethereum', kind: 'native', from: gas, to, value: '999' },
+    });
     expect(again).toMatchObject({ created: false, doc: { tx_hash: a.doc.tx_hash } });
     const [da, du] = [await settle(b, 't:eth'), await settle(b, 't:usdc')];
     expect(da).toMatchObject({ status: 'confirmed', tx_hash: a.doc.tx_hash });
@@ -69,7 +99,13 @@ describe('transaction outbox', () => {
     const gas = gasWalletRef('ethereum', 'testnet');
     const to = Wallet.createRandom().address;
     const crashed = make();
-    const { doc } = await crashed.create({ id: 't:crash', chain: 'ethereum', network: 'testnet', purpose: 'test', intent: { chain: 'ethereum', kind: 'native', from: gas, to, value: '777' } });
+    const { doc } = await crashed.create({
+      id: 't:crash',
+      chain: 'ethereum',
+      network: 'testnet',
+      purpose: 'test',
+      intent: { chain: 'ethereum', kind: 'native', from: gas, to, value: '777' },
+    });
     expect(await eth.receipt(doc.tx_hash)).toBeNull(); // nothing was sent
     // a second broadcaster (another node, or the same after a restart) picks the row up once due
     const other = make();
@@ -87,7 +123,13 @@ describe('transaction outbox', () => {
     const b = make({ bumpAfterMs: 0 });
     await eth.setAutomine(false);
     try {
-      const { doc } = await b.create({ id: 't:bump', chain: 'ethereum', network: 'testnet', purpose: 'test', intent: { chain: 'ethereum', kind: 'native', from: gas, to, value: '4242' } });
+      const { doc } = await b.create({
+        id: 't:bump',
+        chain: 'ethereum',
+        network: 'testnet',
+        purpose: 'test',
+        intent: { chain: 'ethereum', kind: 'native', from: gas, to, value: '4242' },
+      });
       const sent = await b.step(doc); // broadcast
       await b.step(sent!); // not mined: replaced
       const bumped = (await store.get<ChainTxDoc>(CHAIN_TXS, 't:bump'))!;
@@ -113,8 +155,20 @@ describe('transaction outbox', () => {
     await sol.mintTo(mint.mint, senderAddress, 9_000_000n);
     const to = (await sol.newWallet(0n)).address;
     const b = make();
-    await b.create({ id: 't:sol', chain: 'solana', network: 'testnet', purpose: 'test', intent: { chain: 'solana', kind: 'native', from: sender, to: (await sol.newWallet(0n)).address, lamports: '2000000', fee_payer: gas } });
-    const spl = await b.create({ id: 't:spl', chain: 'solana', network: 'testnet', purpose: 'test', intent: { chain: 'solana', kind: 'spl', from: sender, mint: mint.mint, decimals: 6, to, amount: '9000000', fee_payer: gas } });
+    await b.create({
+      id: 't:sol',
+      chain: 'solana',
+      network: 'testnet',
+      purpose: 'test',
+      intent: { chain: 'solana', kind: 'native', from: sender, to: (await sol.newWallet(0n)).address, lamports: '2000000', fee_payer: gas },
+    });
+    const spl = await b.create({
+      id: 't:spl',
+      chain: 'solana',
+      network: 'testnet',
+      purpose: 'test',
+      intent: { chain: 'solana', kind: 'spl', from: sender, mint: mint.mint, decimals: 6, to, amount: '9000000', fee_payer: gas },
+    });
     expect(spl.doc.attempts[0]).toMatchObject({ blockhash: expect.any(String), last_valid_height: expect.any(Number) });
     const [ds, dt] = [await settle(b, 't:sol'), await settle(b, 't:spl')];
     expect(ds.status).toBe('confirmed');
@@ -132,7 +186,13 @@ describe('transaction outbox', () => {
     const to = (await sol.newWallet(0n)).address;
     const b = make({ rebroadcastMs: 0 });
     // the sender has nothing yet: every send is refused by the node's preflight, nothing lands
-    const { doc } = await b.create({ id: 't:expiry', chain: 'solana', network: 'testnet', purpose: 'test', intent: { chain: 'solana', kind: 'native', from: sender, to, lamports: '1500000', fee_payer: gas } });
+    const { doc } = await b.create({
+      id: 't:expiry',
+      chain: 'solana',
+      network: 'testnet',
+      purpose: 'test',
+      intent: { chain: 'solana', kind: 'native', from: sender, to, lamports: '1500000', fee_payer: gas },
+    });
     for (let i = 0; i < 3; i++) await b.process('t:expiry');
     let row = (await store.get<ChainTxDoc>(CHAIN_TXS, 't:expiry'))!;
     expect(row.attempts).toHaveLength(1); // still valid: never signed again

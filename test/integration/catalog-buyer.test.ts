@@ -13,7 +13,10 @@ async function discoverAll(t: TestNode, query: string, limit = 100): Promise<{ i
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const res: HttpResult = await t.request('GET', `/v1/catalog/products?${query}${query ? '&' : ''}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const res: HttpResult = await t.request(
+      'GET',
+      `/v1/catalog/products?${query}${query ? '&' : ''}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
     if (res.status !== 200) throw new Error(`discovery: ${res.status} ${res.text}`);
     expect(res.body.data.length).toBeLessThanOrEqual(limit);
     expect(res.body.has_more).toBe(res.body.next_cursor !== null);
@@ -35,7 +38,11 @@ describe('catalog: buyer side', () => {
   beforeAll(async () => {
     // mainnet rails enabled (an RPC URL is configured), so that sandbox filtering is visible
     t = await startTestNode(
-      { RATE_LIMIT_PER_MINUTE: '100000', ETHEREUM_MAINNET_RPC_URL: 'http://127.0.0.1:9', SERVICES: 'api,catalog,merchants,merchant-actors,operators,discovery' },
+      {
+        RATE_LIMIT_PER_MINUTE: '100000',
+        ETHEREUM_MAINNET_RPC_URL: 'http://127.0.0.1:9',
+        SERVICES: 'api,catalog,merchants,merchant-actors,operators,discovery',
+      },
       { now: () => new Date(Date.now() + clock.offsetMs) },
     );
     m = await registerMerchant(t);
@@ -44,7 +51,9 @@ describe('catalog: buyer side', () => {
     live = await registerMerchant(t, { bearer: user.bearer_token, name: 'Live shop' });
     lc = new CatalogClient(t, { key: live.apiKey });
   });
-  afterAll(async () => { await t.stop(); });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   describe('discovery', () => {
     it('shows only published products of published stores, with published plans and prices nested', async () => {
@@ -58,17 +67,43 @@ describe('catalog: buyer side', () => {
       const res = await t.request('GET', `/v1/catalog/products/${product.id}`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
-        id: product.id, store_id: store.id, merchant_id: m.id, sandbox: true, name: 'Visible thing', slug: 'pro-api',
-        description: 'Fast answers', fulfillment_type: 'subscription', status: 'published', version: 1, supersedes_product_id: null,
+        id: product.id,
+        store_id: store.id,
+        merchant_id: m.id,
+        sandbox: true,
+        name: 'Visible thing',
+        slug: 'pro-api',
+        description: 'Fast answers',
+        fulfillment_type: 'subscription',
+        status: 'published',
+        version: 1,
+        supersedes_product_id: null,
         store: { id: store.id, name: 'Main store', slug: 'main', description: 'Everything we sell' },
-        plans: [{
-          id: plan.id, product_id: product.id, name: 'Monthly', slug: 'monthly', entitlement: { seats: 5 }, status: 'published',
-          version: 1, supersedes_plan_id: null,
-          prices: [{
-            id: price.id, plan_id: plan.id, amount_subunits: '2500000', currency_or_token: 'USDC', decimals: 6,
-            allowed_payment_methods: null, status: 'published', version: 1, supersedes_price_id: null,
-          }],
-        }],
+        plans: [
+          {
+            id: plan.id,
+            product_id: product.id,
+            name: 'Monthly',
+            slug: 'monthly',
+            entitlement: { seats: 5 },
+            status: 'published',
+            version: 1,
+            supersedes_plan_id: null,
+            prices: [
+              {
+                id: price.id,
+                plan_id: plan.id,
+                amount_subunits: '2500000',
+                currency_or_token: 'USDC',
+                decimals: 6,
+                allowed_payment_methods: null,
+                status: 'published',
+                version: 1,
+                supersedes_price_id: null,
+              },
+            ],
+          },
+        ],
       });
       const listed = (await discoverAll(t, `merchant_id=${m.id}`)).items.find((p) => p.id === product.id);
       expect(listed).toEqual(res.body);
@@ -101,7 +136,10 @@ describe('catalog: buyer side', () => {
       expect(await visible()).toContain(product.id);
       await c.publish('stores', draftStore.id);
       expect(await visible()).toContain(inDraftStore.id);
-      expect((await t.request('GET', '/v1/catalog/products/prod_unknown')).body).toEqual({ code: 2, message: 'product prod_unknown not found' });
+      expect((await t.request('GET', '/v1/catalog/products/prod_unknown')).body).toEqual({
+        code: 2,
+        message: 'product prod_unknown not found',
+      });
     });
 
     it('shows the published version of a product, with the plans of the line', async () => {
@@ -241,14 +279,26 @@ describe('catalog: buyer side', () => {
       const res = await t.request('POST', `/v1/catalog/prices/${price.id}/checkout-intent`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
-        checkout_reference_id: expect.stringMatching(/^cref_/), price_id: price.id, plan_id: plan.id, product_id: product.id,
-        store_id: store.id, merchant_id: m.id, amount_subunits: '2500000', currency_or_token: 'USDC', decimals: 6,
-        allowed_payment_methods: ['ethereum:testnet:USDC', 'solana:testnet:USDC'], expires_at: expect.any(String),
+        checkout_reference_id: expect.stringMatching(/^cref_/),
+        price_id: price.id,
+        plan_id: plan.id,
+        product_id: product.id,
+        store_id: store.id,
+        merchant_id: m.id,
+        amount_subunits: '2500000',
+        currency_or_token: 'USDC',
+        decimals: 6,
+        allowed_payment_methods: ['ethereum:testnet:USDC', 'solana:testnet:USDC'],
+        expires_at: expect.any(String),
       });
       const ttl = Date.parse(res.body.expires_at) - before;
       expect(ttl).toBeGreaterThan(25 * 60_000);
       expect(ttl).toBeLessThanOrEqual(31 * 60_000);
-      for (const [coll, id] of [['prices', price.id], ['plans', plan.id], ['products', product.id]]) {
+      for (const [coll, id] of [
+        ['prices', price.id],
+        ['plans', plan.id],
+        ['products', product.id],
+      ]) {
         expect((await c.ok('GET', `/v1/${coll}/${id}`)).checkout_referenced).toBe(true);
       }
       expect((await c.ok('GET', `/v1/stores/${store.id}`)).status).toBe('published');
@@ -260,13 +310,15 @@ describe('catalog: buyer side', () => {
 
     it('concurrent intents for one price each get their own snapshot', async () => {
       const { price, product } = await c.published();
-      const results = await Promise.all(Array.from({ length: 10 }, () => t.request('POST', `/v1/catalog/prices/${price.id}/checkout-intent`)));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => t.request('POST', `/v1/catalog/prices/${price.id}/checkout-intent`)),
+      );
       expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
       expect(new Set(results.map((r) => r.body.checkout_reference_id)).size).toBe(10);
       expect((await c.ok('GET', `/v1/products/${product.id}`)).checkout_referenced).toBe(true);
     });
 
-    it('allowed_payment_methods = the price list (or every rail of the token) ∩ enabled rails ∩ the merchant\'s network', async () => {
+    it("allowed_payment_methods = the price list (or every rail of the token) ∩ enabled rails ∩ the merchant's network", async () => {
       const rails = (await t.request('GET', '/v1/payment_methods')).body.map((r: any) => `${r.chain}:${r.network}:${r.token}`);
       expect(rails).toContain('ethereum:mainnet:USDC');
       expect(rails).not.toContain('solana:mainnet:USDC');
@@ -283,17 +335,27 @@ describe('catalog: buyer side', () => {
       // sandbox merchant: testnet only
       expect((await intentFor(c, {})).body.allowed_payment_methods).toEqual(['ethereum:testnet:USDC', 'solana:testnet:USDC']);
       // the price's own list, kept to enabled rails (solana mainnet is known but not enabled here)
-      expect((await intentFor(lc, { allowed_payment_methods: ['solana:mainnet:USDC', 'ethereum:mainnet:USDC'] })).body.allowed_payment_methods)
-        .toEqual(['ethereum:mainnet:USDC']);
-      expect((await intentFor(c, { currency_or_token: 'SOL', amount_subunits: '1000000000' })).body.allowed_payment_methods).toEqual(['solana:testnet:SOL']);
+      expect(
+        (await intentFor(lc, { allowed_payment_methods: ['solana:mainnet:USDC', 'ethereum:mainnet:USDC'] })).body.allowed_payment_methods,
+      ).toEqual(['ethereum:mainnet:USDC']);
+      expect((await intentFor(c, { currency_or_token: 'SOL', amount_subunits: '1000000000' })).body.allowed_payment_methods).toEqual([
+        'solana:testnet:SOL',
+      ]);
     });
 
     it('fails with a clear 409 before anything payable exists when the intersection is empty', async () => {
       const { product, plan, price } = await c.published({ price: { allowed_payment_methods: ['ethereum:mainnet:USDC'] } });
       const res = await t.request('POST', `/v1/catalog/prices/${price.id}/checkout-intent`);
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({ code: 5, message: expect.stringMatching(/cannot be paid now.*ethereum:mainnet:USDC.*sandbox merchant is paid on testnet only/) });
-      for (const [coll, id] of [['prices', price.id], ['plans', plan.id], ['products', product.id]]) {
+      expect(res.body).toEqual({
+        code: 5,
+        message: expect.stringMatching(/cannot be paid now.*ethereum:mainnet:USDC.*sandbox merchant is paid on testnet only/),
+      });
+      for (const [coll, id] of [
+        ['prices', price.id],
+        ['plans', plan.id],
+        ['products', product.id],
+      ]) {
         expect((await c.ok('GET', `/v1/${coll}/${id}`)).checkout_referenced).toBe(false);
       }
       const notEnabled = await lc.published({ price: { allowed_payment_methods: ['solana:mainnet:USDC'] } });
@@ -307,18 +369,31 @@ describe('catalog: buyer side', () => {
     it('accepts the matching merchant, amount and rail; refuses everything else with a clear 400', async () => {
       const { price } = await c.published({ price: { allowed_payment_methods: ['solana:testnet:USDC'] } });
       const intent = (await t.request('POST', `/v1/catalog/prices/${price.id}/checkout-intent`)).body;
-      const good = { merchant_id: m.id, checkout_reference_id: intent.checkout_reference_id, amount_subunits: '2500000', chain: 'solana', network: 'testnet', token: 'USDC' };
+      const good = {
+        merchant_id: m.id,
+        checkout_reference_id: intent.checkout_reference_id,
+        amount_subunits: '2500000',
+        chain: 'solana',
+        network: 'testnet',
+        token: 'USDC',
+      };
       expect(await t.call('catalog.checkCheckoutReference', good)).toMatchObject({ ok: true, price_id: price.id });
       expect(await t.call('catalog.checkCheckoutReference', { ...good, amount_subunits: '0002500000' })).toMatchObject({ ok: true });
       const refused = async (params: Record<string, unknown>, pattern: RegExp) => {
-        const err = await t.call('catalog.checkCheckoutReference', params).then(() => null, (e: any) => e);
+        const err = await t.call('catalog.checkCheckoutReference', params).then(
+          () => null,
+          (e: any) => e,
+        );
         expect(err).not.toBeNull();
         expect([err.code, err.message]).toEqual([400, expect.stringMatching(pattern)]);
       };
       await refused({ ...good, checkout_reference_id: 'cref_unknown' }, /is unknown; resolve the price again/);
       await refused({ ...good, merchant_id: live.id }, /belongs to another merchant/);
       await refused({ ...good, amount_subunits: '2500001' }, /amount does not match.*2\.5 USDC \(2500000 smallest units\)/);
-      await refused({ ...good, chain: 'ethereum' }, /ethereum:testnet:USDC is not a payment method of checkout reference.*solana:testnet:USDC/);
+      await refused(
+        { ...good, chain: 'ethereum' },
+        /ethereum:testnet:USDC is not a payment method of checkout reference.*solana:testnet:USDC/,
+      );
       await refused({ ...good, amount_subunits: 2500000 }, /amount_subunits must be a string of digits/);
       await refused({ ...good, token: undefined }, /token must be a non-empty string/);
       clock.offsetMs = 31 * 60_000;

@@ -18,13 +18,21 @@ describe('catalog → checkout intent → payment session', () => {
     m = await registerMerchant(t);
     c = new CatalogClient(t, { key: m.apiKey });
   });
-  afterAll(async () => { await t.stop(); });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   it('a buyer discovers a product, resolves a price, and the sandbox session it pays completes', async () => {
-    await c.published({ product: { name: 'Translation API', description: 'Neural translation for 40 languages' }, price: { amount_subunits: '1500000' } });
+    await c.published({
+      product: { name: 'Translation API', description: 'Neural translation for 40 languages' },
+      price: { amount_subunits: '1500000' },
+    });
 
     // the buyer, without credentials
-    const found = await t.request('GET', `/v1/catalog/products?merchant_id=${m.id}&sandbox=true&q=${encodeURIComponent('NEURAL translation')}`);
+    const found = await t.request(
+      'GET',
+      `/v1/catalog/products?merchant_id=${m.id}&sandbox=true&q=${encodeURIComponent('NEURAL translation')}`,
+    );
     expect(found.status).toBe(200);
     expect(found.body.data).toHaveLength(1);
     const product = found.body.data[0];
@@ -40,10 +48,19 @@ describe('catalog → checkout intent → payment session', () => {
     const amount = Number(fromSubunits(intent.amount_subunits, intent.decimals));
     const session = await t.request('POST', '/v1/payment_sessions', {
       key: m.apiKey,
-      body: { amount, expires_in: '15m', paymentMethod: { methodID: 0, chain, network, token }, metadata: { checkout_reference_id: intent.checkout_reference_id } },
+      body: {
+        amount,
+        expires_in: '15m',
+        paymentMethod: { methodID: 0, chain, network, token },
+        metadata: { checkout_reference_id: intent.checkout_reference_id },
+      },
     });
     expect(session.status).toBe(201);
-    expect(session.body).toMatchObject({ status: 'pending', expected_amount: 1.5, metadata: { checkout_reference_id: intent.checkout_reference_id } });
+    expect(session.body).toMatchObject({
+      status: 'pending',
+      expected_amount: 1.5,
+      metadata: { checkout_reference_id: intent.checkout_reference_id },
+    });
 
     const done = await t.request('POST', `/v1/payment_sessions/${session.body.session_id}/simulate`, { key: m.apiKey });
     expect(done.status).toBe(200);
@@ -59,9 +76,17 @@ describe('catalog → checkout intent → payment session', () => {
   it('refuses a session that does not match the snapshot, before anything is payable', async () => {
     const { price } = await c.published({ price: { amount_subunits: '2000000', allowed_payment_methods: ['solana:testnet:USDC'] } });
     const intent = (await t.request('POST', `/v1/catalog/prices/${price.id}/checkout-intent`)).body;
-    const create = (key: string, body: Record<string, unknown>) => t.request('POST', '/v1/payment_sessions', {
-      key, body: { amount: 2, expires_in: '15m', paymentMethod: { methodID: 0, chain: 'solana', network: 'testnet', token: 'USDC' }, metadata: { checkout_reference_id: intent.checkout_reference_id }, ...body },
-    });
+    const create = (key: string, body: Record<string, unknown>) =>
+      t.request('POST', '/v1/payment_sessions', {
+        key,
+        body: {
+          amount: 2,
+          expires_in: '15m',
+          paymentMethod: { methodID: 0, chain: 'solana', network: 'testnet', token: 'USDC' },
+          metadata: { checkout_reference_id: intent.checkout_reference_id },
+          ...body,
+        },
+      });
     const wrongAmount = await create(m.apiKey, { amount: 1.99 });
     expect(wrongAmount.status).toBe(400);
     expect(wrongAmount.body).toEqual({ code: 3, message: expect.stringMatching(/amount does not match checkout reference.*2 USDC/) });

@@ -37,7 +37,14 @@ export class CatalogClient {
   }
 
   product(storeId: string, over: Record<string, unknown> = {}) {
-    return this.created('/v1/products', { store_id: storeId, name: 'Pro API access', slug: 'pro-api', description: 'Fast answers', fulfillment_type: 'subscription', ...over });
+    return this.created('/v1/products', {
+      store_id: storeId,
+      name: 'Pro API access',
+      slug: 'pro-api',
+      description: 'Fast answers',
+      fulfillment_type: 'subscription',
+      ...over,
+    });
   }
 
   plan(productId: string, over: Record<string, unknown> = {}) {

@@ -20,14 +20,23 @@ describe('catalog: merchant side', () => {
     c = new CatalogClient(t, { key: m.apiKey });
     other = new CatalogClient(t, { key: (await registerMerchant(t)).apiKey });
   });
-  afterAll(async () => { await t.stop(); });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   describe('stores', () => {
     it('create → draft 201 with Location; get; PATCH in place in every status; publish again after archive', async () => {
       const res = await c.req('POST', '/v1/stores', { name: 'Shop', slug: 'shop', description: 'd' });
       expect(res.status).toBe(201);
       expect(res.headers.get('location')).toBe(`/v1/stores/${res.body.id}`);
-      expect(res.body).toMatchObject({ id: expect.stringMatching(/^store_/), merchant_id: m.id, name: 'Shop', slug: 'shop', description: 'd', status: 'draft' });
+      expect(res.body).toMatchObject({
+        id: expect.stringMatching(/^store_/),
+        merchant_id: m.id,
+        name: 'Shop',
+        slug: 'shop',
+        description: 'd',
+        status: 'draft',
+      });
       const id = res.body.id;
       expect(await c.ok('GET', `/v1/stores/${id}`)).toMatchObject({ id, status: 'draft' });
 
@@ -203,7 +212,9 @@ describe('catalog: merchant side', () => {
       const pl = await c.plan(p.id);
       expect((await other.req('POST', '/v1/products', { store_id: s.id, name: 'x', fulfillment_type: 'service' })).status).toBe(404);
       expect((await other.req('POST', '/v1/plans', { product_id: p.id, name: 'x' })).status).toBe(404);
-      expect((await other.req('POST', '/v1/prices', { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC' })).status).toBe(404);
+      expect(
+        (await other.req('POST', '/v1/prices', { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC' })).status,
+      ).toBe(404);
       await c.ok('POST', `/v1/products/${p.id}/archive`);
       const res = await c.req('POST', '/v1/plans', { product_id: p.id, name: 'x' });
       expect(res.status).toBe(409);
@@ -289,10 +300,26 @@ describe('catalog: merchant side', () => {
         ['/v1/prices', { plan_id: pl.id, amount_subunits: '0100', currency_or_token: 'USDC' }, /without leading zeros/],
         ['/v1/prices', { plan_id: pl.id, amount_subunits: '100', currency_or_token: 'USDC' }, /below the minimum/],
         ['/v1/prices', { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'BTC' }, /not the token of an enabled rail/],
-        ['/v1/prices', { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['bitcoin:mainnet:BTC'] }, /not a known rail/],
-        ['/v1/prices', { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['solana:testnet:SOL'] }, /is for SOL, but currency_or_token is USDC/],
-        ['/v1/prices', { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: [] }, /allowed_payment_methods/],
-        ['/v1/prices', { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['solana-testnet-USDC'] }, /allowed_payment_methods/],
+        [
+          '/v1/prices',
+          { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['bitcoin:mainnet:BTC'] },
+          /not a known rail/,
+        ],
+        [
+          '/v1/prices',
+          { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['solana:testnet:SOL'] },
+          /is for SOL, but currency_or_token is USDC/,
+        ],
+        [
+          '/v1/prices',
+          { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: [] },
+          /allowed_payment_methods/,
+        ],
+        [
+          '/v1/prices',
+          { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['solana-testnet-USDC'] },
+          /allowed_payment_methods/,
+        ],
       ];
       for (const [path, body, message] of cases) {
         const res = await c.req('POST', path, body);
@@ -322,7 +349,11 @@ describe('catalog: merchant side', () => {
       const bad = await c.req('PATCH', `/v1/prices/${price.id}`, { currency_or_token: 'SOL' });
       expect(bad.status).toBe(400);
       expect(bad.body.message).toMatch(/is for USDC, but currency_or_token is SOL/);
-      const sol = await c.ok('PATCH', `/v1/prices/${price.id}`, { currency_or_token: 'SOL', allowed_payment_methods: null, amount_subunits: '500000000' });
+      const sol = await c.ok('PATCH', `/v1/prices/${price.id}`, {
+        currency_or_token: 'SOL',
+        allowed_payment_methods: null,
+        amount_subunits: '500000000',
+      });
       expect(sol).toMatchObject({ id: price.id, currency_or_token: 'SOL', decimals: 9, allowed_payment_methods: null });
       // a known rail that is not enabled (mainnet without its RPC URL) may be listed
       const mainnet = await c.price(pl.id, { allowed_payment_methods: ['ethereum:mainnet:USDC', 'ethereum:testnet:USDC'] });
@@ -330,7 +361,12 @@ describe('catalog: merchant side', () => {
     });
 
     it('needs credentials', async () => {
-      for (const [method, path] of [['GET', '/v1/stores'], ['POST', '/v1/stores'], ['GET', '/v1/products/prod_x'], ['POST', '/v1/prices/price_x/publish']]) {
+      for (const [method, path] of [
+        ['GET', '/v1/stores'],
+        ['POST', '/v1/stores'],
+        ['GET', '/v1/products/prod_x'],
+        ['POST', '/v1/prices/price_x/publish'],
+      ]) {
         const res = await t.request(method, path, { body: method === 'POST' ? {} : undefined });
         expect([path, res.status, res.body]).toEqual([path, 401, { code: 7, message: 'missing or invalid authorization header' }]);
       }
@@ -345,7 +381,12 @@ describe('catalog: merchant side', () => {
       const first = await c.req('POST', '/v1/products', body, { 'Idempotency-Key': 'prod-once-1' });
       expect(first.status).toBe(201);
       await c.publish('products', first.body.id);
-      const replay = await c.req('POST', '/v1/products', { fulfillment_type: 'one_time', name: 'Once', store_id: s.id }, { 'Idempotency-Key': 'prod-once-1' });
+      const replay = await c.req(
+        'POST',
+        '/v1/products',
+        { fulfillment_type: 'one_time', name: 'Once', store_id: s.id },
+        { 'Idempotency-Key': 'prod-once-1' },
+      );
       expect(replay.status).toBe(201);
       expect(replay.body).toEqual(first.body);
       expect(replay.headers.get('location')).toBe(`/v1/products/${first.body.id}`);
@@ -361,10 +402,23 @@ describe('catalog: merchant side', () => {
       expect((await c.req('POST', '/v1/stores', { name: 'K' }, { 'Idempotency-Key': key })).body.id).toBe(s.id);
       const p = await c.created('/v1/products', { store_id: s.id, name: 'K', fulfillment_type: 'metered' }, { 'Idempotency-Key': key });
       const pl = await c.created('/v1/plans', { product_id: p.id, name: 'K' }, { 'Idempotency-Key': key });
-      const pr = await c.created('/v1/prices', { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC' }, { 'Idempotency-Key': key });
+      const pr = await c.created(
+        '/v1/prices',
+        { plan_id: pl.id, amount_subunits: '1000000', currency_or_token: 'USDC' },
+        { 'Idempotency-Key': key },
+      );
       expect(new Set([s.id, p.id, pl.id, pr.id]).size).toBe(4);
       expect((await c.req('POST', '/v1/plans', { product_id: p.id, name: 'K' }, { 'Idempotency-Key': key })).body.id).toBe(pl.id);
-      expect((await c.req('POST', '/v1/prices', { plan_id: pl.id, amount_subunits: '2000000', currency_or_token: 'USDC' }, { 'Idempotency-Key': key })).status).toBe(409);
+      expect(
+        (
+          await c.req(
+            'POST',
+            '/v1/prices',
+            { plan_id: pl.id, amount_subunits: '2000000', currency_or_token: 'USDC' },
+            { 'Idempotency-Key': key },
+          )
+        ).status,
+      ).toBe(409);
       // the same key used by another merchant is that merchant's own key
       const theirs = await other.req('POST', '/v1/stores', { name: 'K' }, { 'Idempotency-Key': key });
       expect(theirs.status).toBe(201);
@@ -375,7 +429,9 @@ describe('catalog: merchant side', () => {
     it('20 concurrent requests with one key create exactly one resource', async () => {
       const s = await c.store();
       const body = { store_id: s.id, name: 'Concurrent', fulfillment_type: 'service' };
-      const results = await Promise.all(Array.from({ length: 20 }, () => c.req('POST', '/v1/products', body, { 'Idempotency-Key': 'concurrent-key' })));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => c.req('POST', '/v1/products', body, { 'Idempotency-Key': 'concurrent-key' })),
+      );
       expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
       expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
       expect((await c.ok('GET', `/v1/products?store_id=${s.id}`)).data.map((p: any) => p.id)).toEqual([results[0].body.id]);
@@ -383,7 +439,9 @@ describe('catalog: merchant side', () => {
 
     it('20 concurrent creates without a key under one draft parent all succeed', async () => {
       const s = await c.store();
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => c.req('POST', '/v1/products', { store_id: s.id, name: `N${i}`, fulfillment_type: 'service' })));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => c.req('POST', '/v1/products', { store_id: s.id, name: `N${i}`, fulfillment_type: 'service' })),
+      );
       expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
       expect((await c.ok('GET', `/v1/products?store_id=${s.id}&limit=100`)).data).toHaveLength(20);
     });

@@ -11,15 +11,25 @@ import { tempDir } from '../helpers/node.ts';
 
 describe('SQLite text index', () => {
   let dir: string;
-  beforeEach(() => { dir = tempDir('text-index-'); });
-  afterEach(() => { rmSync(dir, { recursive: true, force: true }); });
+  beforeEach(() => {
+    dir = tempDir('text-index-');
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('indexes a collection created without it, and stays right after VACUUM and reopening', async () => {
     const file = join(dir, 'db.sqlite');
     const names = ['Grüne Äpfel', 'ÉCOLE', 'plain box', 'Straße'];
     let store = new SqliteStore(file);
     await store.ensure([{ name: 'items', indexes: [{ fields: ['kind'] }] }]);
-    await store.write(Array.from({ length: 3000 }, (_, i) => ({ op: 'insert' as const, coll: 'items', doc: { id: `i${String(i).padStart(5, '0')}`, kind: i % 2 ? 'x' : 'y', name: `${names[i % 4]} ${i}` } })));
+    await store.write(
+      Array.from({ length: 3000 }, (_, i) => ({
+        op: 'insert' as const,
+        coll: 'items',
+        doc: { id: `i${String(i).padStart(5, '0')}`, kind: i % 2 ? 'x' : 'y', name: `${names[i % 4]} ${i}` },
+      })),
+    );
     await store.close();
 
     store = new SqliteStore(file);
@@ -30,7 +40,9 @@ describe('SQLite text index', () => {
     expect((await find('école 1')).length).toBe((await store.find('items', {})).filter((d) => /^ÉCOLE 1/.test(String(d.name))).length);
     expect(await store.count('items', {})).toBe(3000);
     // delete the oldest rows, VACUUM (which renumbers plain rowids), then search for the rest
-    await store.write(Array.from({ length: 1000 }, (_, i) => ({ op: 'delete' as const, coll: 'items', id: `i${String(i).padStart(5, '0')}` })));
+    await store.write(
+      Array.from({ length: 1000 }, (_, i) => ({ op: 'delete' as const, coll: 'items', id: `i${String(i).padStart(5, '0')}` })),
+    );
     await store.close();
     const raw = new DatabaseSync(file);
     raw.exec('VACUUM');

@@ -23,7 +23,11 @@ export async function getSession(t: TestNode, m: RegisteredMerchant, id: string)
 }
 
 /** Polls until `check` returns a truthy value (generous deadline: a busy 2-core machine). */
-export async function until<T>(what: string, check: () => Promise<T | false | null | undefined> | T | false | null | undefined, timeoutMs = 45_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | false | null | undefined> | T | false | null | undefined,
+  timeoutMs = 45_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -39,11 +43,22 @@ export async function until<T>(what: string, check: () => Promise<T | false | nu
 }
 
 /** Waits until the session satisfies `pred`; returns it. */
-export function sessionWhen(t: TestNode, m: RegisteredMerchant, id: string, what: string, pred: (s: any) => boolean, timeoutMs?: number): Promise<any> {
-  return until(what, async () => {
-    const s = await getSession(t, m, id);
-    return pred(s) ? s : null;
-  }, timeoutMs);
+export function sessionWhen(
+  t: TestNode,
+  m: RegisteredMerchant,
+  id: string,
+  what: string,
+  pred: (s: any) => boolean,
+  timeoutMs?: number,
+): Promise<any> {
+  return until(
+    what,
+    async () => {
+      const s = await getSession(t, m, id);
+      return pred(s) ? s : null;
+    },
+    timeoutMs,
+  );
 }
 
 export const webhooksOf = (rx: Receiver, sessionId: string): Received[] =>
@@ -69,9 +84,13 @@ export function holdNextSessionCommit(t: TestNode): { session: Promise<any>; rel
   const store = t.node.rt.store;
   const write = store.write;
   let release!: () => void;
-  const gate = new Promise<void>((r) => { release = r; });
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
   let captured!: (doc: any) => void;
-  const session = new Promise<any>((r) => { captured = r; });
+  const session = new Promise<any>((r) => {
+    captured = r;
+  });
   store.write = async function (this: unknown, ops) {
     const insert = ops.find((o) => o.op === 'insert' && o.coll === 'payment_sessions');
     if (insert && insert.op === 'insert') {

@@ -45,7 +45,12 @@ describe('custody moves (Hardhat)', () => {
     usdc = await eth.deployTestUsdc();
     dir = tempDir();
     store = await openStore(`sqlite:${join(dir, 's.db')}`);
-    config = loadConfig({ DATA_DIR: dir, ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1' });
+    config = loadConfig({
+      DATA_DIR: dir,
+      ETHEREUM_TESTNET_RPC_URL: eth.url,
+      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+    });
     signer = new PoolSigner(PHRASE);
     driver = configuredDrivers(config, signer);
     gas = new GasWallets({ config, keys: signer, log: quiet });
@@ -67,7 +72,18 @@ describe('custody moves (Hardhat)', () => {
     return { broadcaster, mover };
   };
   const wallet = async (index: number) => {
-    const w = { id: newId('wal'), merchant_id: 'mer_test', type: index === 1 ? 'merchant' : 'agent', name: null, chain: 'ethereum' as const, network: 'testnet' as const, address: signer.address({ role: 'wallet', chain: 'ethereum', index }), derivation_index: index, is_default: false, created_at: new Date().toISOString() };
+    const w = {
+      id: newId('wal'),
+      merchant_id: 'mer_test',
+      type: index === 1 ? 'merchant' : 'agent',
+      name: null,
+      chain: 'ethereum' as const,
+      network: 'testnet' as const,
+      address: signer.address({ role: 'wallet', chain: 'ethereum', index }),
+      derivation_index: index,
+      is_default: false,
+      created_at: new Date().toISOString(),
+    };
     await store.write([{ op: 'insert', coll: 'wallets', doc: w }]);
     return w;
   };
@@ -77,7 +93,16 @@ describe('custody moves (Hardhat)', () => {
     const to = await wallet(2);
     // 10 USDC at the sender's address and in its ledger (as a confirmed sweep leaves them)
     await usdc.mint(from.address, 10_000_000n);
-    await store.write(await transferOps(store, { id: 'set:custody', kind: 'settlement', asset: USDC, amount: 10_000_000n, debit_account: accountId('sys:chain', USDC), credit_account: walletAccount(from.id, USDC) }));
+    await store.write(
+      await transferOps(store, {
+        id: 'set:custody',
+        kind: 'settlement',
+        asset: USDC,
+        amount: 10_000_000n,
+        debit_account: accountId('sys:chain', USDC),
+        credit_account: walletAccount(from.id, USDC),
+      }),
+    );
     // the internal transfer and its custody move, one write (what lib/payouts/accept.ts commits)
     const payoutId = newId('po');
     const b = new LedgerBatch(store);
@@ -97,23 +122,34 @@ describe('custody moves (Hardhat)', () => {
     expect(m.status).toBe('topup');
     // node 2 sends and confirms the top-up, persists the move and dies before sending it
     const n2 = engines(true);
-    await until('the top-up final and the move persisted', async () => {
-      await n2.broadcaster.scanOnce();
-      await n2.mover.scanOnce();
-      m = (await store.get<CustodyMoveDoc>(CUSTODY_MOVES, m.id))!;
-      return m.status === 'moving' ? m : null;
-    }, 60_000);
+    await until(
+      'the top-up final and the move persisted',
+      async () => {
+        await n2.broadcaster.scanOnce();
+        await n2.mover.scanOnce();
+        m = (await store.get<CustodyMoveDoc>(CUSTODY_MOVES, m.id))!;
+        return m.status === 'moving' ? m : null;
+      },
+      60_000,
+    );
     expect(await usdc.balanceOf(to.address)).toBe(0n);
     expect((await rec()).differences).toEqual([]); // still in flight
     // node 3 finishes it
     const n3 = engines(false);
-    const done = await until('the custody move completed', async () => {
+    const done = await until(
+      'the custody move completed',
+      async () => {
+        await n3.mover.scanOnce();
+        await n3.broadcaster.scanOnce();
+        const x = (await store.get<CustodyMoveDoc>(CUSTODY_MOVES, m.id))!;
+        return x.status === 'completed' ? x : null;
+      },
+      60_000,
+    );
+    for (let i = 0; i < 3; i++) {
       await n3.mover.scanOnce();
       await n3.broadcaster.scanOnce();
-      const x = (await store.get<CustodyMoveDoc>(CUSTODY_MOVES, m.id))!;
-      return x.status === 'completed' ? x : null;
-    }, 60_000);
-    for (let i = 0; i < 3; i++) { await n3.mover.scanOnce(); await n3.broadcaster.scanOnce(); }
+    }
     await eth.mine(2);
 
     expect(await usdc.balanceOf(to.address)).toBe(6_000_000n);

@@ -9,13 +9,19 @@ import { SessionAddressBook } from '../../lib/chains/address-book.ts';
 describe('demo session retention', () => {
   let t: TestNode;
   let offset = 0;
-  beforeAll(async () => { t = await startTestNode({}, { now: () => new Date(Date.now() + offset) }); });
-  afterAll(async () => { await t.stop(); });
+  beforeAll(async () => {
+    t = await startTestNode({}, { now: () => new Date(Date.now() + offset) });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   it('purges a demo session a day after it expires and keeps a merchant session', async () => {
     const demo = (await t.request('POST', '/v1/payment_sessions/demo', { body: { expires_in: '10m' } })).body;
     const m = await merchant(t);
-    const own = (await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '10m', paymentMethod: ETH_USDC } })).body;
+    const own = (
+      await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '10m', paymentMethod: ETH_USDC } })
+    ).body;
     const book = new SessionAddressBook(t.node.rt.store, 'ethereum', { keepAfterExpiryMs: 24 * 3600_000, now: () => t.node.rt.now() });
     await book.refresh();
     expect(book.get(demo.address)).toBeDefined();

@@ -33,7 +33,11 @@ describe('session diagnostics from real situations', () => {
     expect(res.text).not.toContain(mainnet.url);
     expect(res.text).not.toContain(stored.key_fingerprint);
     expect(res.text).not.toMatch(/address_index|derivation|fingerprint|rpc/i);
-    return res.body as { session_id: string; status: string; findings: Array<{ code: string; severity: string; explanation: string; next_step: string; details: Record<string, unknown> }> };
+    return res.body as {
+      session_id: string;
+      status: string;
+      findings: Array<{ code: string; severity: string; explanation: string; next_step: string; details: Record<string, unknown> }>;
+    };
   }
   const codes = async (id: string) => (await diagnostics(id)).findings.map((f) => f.code);
   const finding = async (id: string, code: string) => (await diagnostics(id)).findings.find((f) => f.code === code);
@@ -44,18 +48,21 @@ describe('session diagnostics from real situations', () => {
     for (const i of [1, 2]) await usdc.mint(testnet.accounts[i]!.address, 1_000_000_000n);
     await usdcMain.mint(mainnet.accounts[1]!.address, 1_000_000_000n);
     rx = await startReceiver(() => 500);
-    t = await startTestNode({
-      ETHEREUM_TESTNET_RPC_URL: testnet.url,
-      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '3',
-      ETHEREUM_MAINNET_RPC_URL: mainnet.url,
-      ETHEREUM_MAINNET_USDC_ADDRESS: usdcMain.address,
-      ETHEREUM_MAINNET_CONFIRMATIONS: '2',
-      CHAIN_POLL_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
-      WEBHOOK_SCAN_INTERVAL_MS: '100',
-      WEBHOOK_RETRY_BASE_MS: '3600000',
-    }, { now });
+    t = await startTestNode(
+      {
+        ETHEREUM_TESTNET_RPC_URL: testnet.url,
+        ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+        ETHEREUM_TESTNET_CONFIRMATIONS: '3',
+        ETHEREUM_MAINNET_RPC_URL: mainnet.url,
+        ETHEREUM_MAINNET_USDC_ADDRESS: usdcMain.address,
+        ETHEREUM_MAINNET_CONFIRMATIONS: '2',
+        CHAIN_POLL_INTERVAL_MS: '100',
+        SESSION_SCAN_INTERVAL_MS: '100',
+        WEBHOOK_SCAN_INTERVAL_MS: '100',
+        WEBHOOK_RETRY_BASE_MS: '3600000',
+      },
+      { now },
+    );
     m = await merchant(t, { webhook_url: rx.url });
     // the listeners hold their leases before anything is paid
     await until('the listeners to run', async () => (await t.node.rt.store.count('listener_leases', {})) === 2);
@@ -77,7 +84,10 @@ describe('session diagnostics from real situations', () => {
     partial = await createSession(t, m, RAILS.ethUsdc, 10);
     const { hash } = await usdc.transfer(1, (partial as { address?: string } & typeof partial).address!, 5_000_000n);
     const f = await finding(partial.session_id, 'confirmation_lag');
-    expect(f).toMatchObject({ severity: 'info', details: { tx_hash: hash, confirmations: 1, required_confirmations: 3, amount: '5', token: 'USDC' } });
+    expect(f).toMatchObject({
+      severity: 'info',
+      details: { tx_hash: hash, confirmations: 1, required_confirmations: 3, amount: '5', token: 'USDC' },
+    });
     await testnet.mine(1);
     expect((await finding(partial.session_id, 'confirmation_lag'))!.details.confirmations).toBe(2);
   });
@@ -104,7 +114,10 @@ describe('session diagnostics from real situations', () => {
     await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
     expect(await finding(s.session_id, 'overpaid')).toMatchObject({ details: { excess: '2 USDC', received: '3 USDC' } });
     const failing = await until('the failed attempt', async () => (await finding(s.session_id, 'webhook_failing')) ?? null);
-    expect(failing).toMatchObject({ severity: 'action', details: { event_type: 'payment_session.completed', last_http_status: 500, failed_attempts: 1 } });
+    expect(failing).toMatchObject({
+      severity: 'action',
+      details: { event_type: 'payment_session.completed', last_http_status: 500, failed_attempts: 1 },
+    });
   });
 
   it('wrong_token: ETH sent to a USDC session', async () => {
@@ -115,7 +128,7 @@ describe('session diagnostics from real situations', () => {
     expect(f).toMatchObject({ details: { tx_hash: hash, token: 'ETH', expected_token: 'USDC' } });
   });
 
-  it('wrong_network: the session\'s address paid on mainnet', async () => {
+  it("wrong_network: the session's address paid on mainnet", async () => {
     const s = await createSession(t, m, RAILS.ethUsdc, 1);
     const { hash } = await usdcMain.transfer(1, s.address, 1_000_000n);
     await mainnet.mine(2);
@@ -141,10 +154,12 @@ describe('session diagnostics from real situations', () => {
   it('/metrics reports the listener lag per chain and network and webhook attempts by result, never ids', async () => {
     const text = await until('the listener lag and webhook series', async () => {
       const body = await (await fetch(`${t.url}/metrics`)).text();
-      return /^chain_listener_lag_blocks\{chain="ethereum",network="testnet"\} \d+$/m.test(body)
-        && /^chain_listener_lag_seconds\{chain="ethereum",network="mainnet"\} [0-9.e+-]+$/m.test(body)
-        && /^webhook_delivery_attempts_total\{result="failed"\} [1-9]\d*$/m.test(body)
-        && body;
+      return (
+        /^chain_listener_lag_blocks\{chain="ethereum",network="testnet"\} \d+$/m.test(body) &&
+        /^chain_listener_lag_seconds\{chain="ethereum",network="mainnet"\} [0-9.e+-]+$/m.test(body) &&
+        /^webhook_delivery_attempts_total\{result="failed"\} [1-9]\d*$/m.test(body) &&
+        body
+      );
     });
     expect(text).not.toMatch(/(ps|mer|evt)_[0-9a-z]{20,}/);
   });
@@ -157,7 +172,7 @@ describe('session diagnostics from real situations', () => {
     expect(f).toMatchObject({ severity: 'action', details: { listener_running: false } });
   });
 
-  it('another merchant\'s session is unknown', async () => {
+  it("another merchant's session is unknown", async () => {
     const other = await merchant(t);
     const s = await createSession(t, m, RAILS.ethUsdc, 1);
     expect((await t.request('GET', `/v1/payment_sessions/${s.session_id}/diagnostics`, { key: other.apiKey })).status).toBe(404);

@@ -14,7 +14,16 @@ import { merchant } from './sessions-helpers.ts';
 import { startReceiver, type Receiver } from './webhooks-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
-import { RAILS, createSession, depositsOf, getSession, holdNextSessionCommit, sessionWhen, until, webhooksOf } from './chain-listener-helpers.ts';
+import {
+  RAILS,
+  createSession,
+  depositsOf,
+  getSession,
+  holdNextSessionCommit,
+  sessionWhen,
+  until,
+  webhooksOf,
+} from './chain-listener-helpers.ts';
 
 jest.setTimeout(180_000);
 
@@ -35,14 +44,17 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     for (const i of [1, 2, 3, 4]) await usdc.mint(chain.accounts[i]!.address, 1_000_000_000n);
     await other.mint(chain.accounts[5]!.address, 1_000_000_000n);
     rx = await startReceiver();
-    t = await startTestNode({
-      ETHEREUM_TESTNET_RPC_URL: chain.url,
-      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      CHAIN_POLL_INTERVAL_MS: '100',
-      WEBHOOK_SCAN_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
-    }, { now });
+    t = await startTestNode(
+      {
+        ETHEREUM_TESTNET_RPC_URL: chain.url,
+        ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+        ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+        CHAIN_POLL_INTERVAL_MS: '100',
+        WEBHOOK_SCAN_INTERVAL_MS: '100',
+        SESSION_SCAN_INTERVAL_MS: '100',
+      },
+      { now },
+    );
     m = await merchant(t, { webhook_url: rx.url });
   });
 
@@ -59,30 +71,63 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     const done = await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
     expect(done.received_amount).toBe(12.5);
     expect(done.completed_at).toEqual(expect.any(String));
-    expect(done.deposits).toEqual([expect.objectContaining({
-      tx_hash: receipt!.hash, index: 0, amount: 12.5, amount_subunits: '12500000', token: 'USDC',
-      confirmations: expect.any(Number), late: false, counted: true, reverted: false, simulated: false,
-    })]);
+    expect(done.deposits).toEqual([
+      expect.objectContaining({
+        tx_hash: receipt!.hash,
+        index: 0,
+        amount: 12.5,
+        amount_subunits: '12500000',
+        token: 'USDC',
+        confirmations: expect.any(Number),
+        late: false,
+        counted: true,
+        reverted: false,
+        simulated: false,
+      }),
+    ]);
     expect(done.deposits[0].confirmations).toBeGreaterThanOrEqual(1);
     expect(done.explorer_url).toContain(receipt!.hash);
 
     const [hook] = await until('the completed webhook', () => webhooksOf(rx, s.session_id).length > 0 && webhooksOf(rx, s.session_id));
     expect(hook!.headers['x-service-event']).toBe('payment_session.completed');
     expect(verifyWebhook(hook!.raw, String(hook!.headers['x-service-signature']), m.webhookSecret)).toBe(true);
-    expect(JSON.parse(hook!.raw)).toEqual(expect.objectContaining({
-      event_type: 'payment_session.completed', session_id: s.session_id, status: 'completed', amount: 12.5, currency: 'USDC', chain: 'ethereum', network: 'testnet',
-    }));
+    expect(JSON.parse(hook!.raw)).toEqual(
+      expect.objectContaining({
+        event_type: 'payment_session.completed',
+        session_id: s.session_id,
+        status: 'completed',
+        amount: 12.5,
+        currency: 'USDC',
+        chain: 'ethereum',
+        network: 'testnet',
+      }),
+    );
 
     // stored first, then credited: the deposit record names the session and the block
     const [dep] = await depositsOf(t, s.session_id);
-    expect(dep).toEqual(expect.objectContaining({
-      id: `ethereum:testnet:${receipt!.hash}:0`, status: 'credited', delivered: true, session_id: s.session_id,
-      token: 'USDC', amount_subunits: '12500000', block_number: receipt!.blockNumber, block_hash: receipt!.blockHash, to_address: s.address,
-    }));
+    expect(dep).toEqual(
+      expect.objectContaining({
+        id: `ethereum:testnet:${receipt!.hash}:0`,
+        status: 'credited',
+        delivered: true,
+        session_id: s.session_id,
+        token: 'USDC',
+        amount_subunits: '12500000',
+        block_number: receipt!.blockNumber,
+        block_hash: receipt!.blockHash,
+        to_address: s.address,
+      }),
+    );
 
     // confirmations keep counting after the credit: the session shows today's depth
     await chain.mine(5);
-    const deeper = await sessionWhen(t, m, s.session_id, 'five more confirmations', (x) => x.deposits[0].confirmations >= done.deposits[0].confirmations + 5);
+    const deeper = await sessionWhen(
+      t,
+      m,
+      s.session_id,
+      'five more confirmations',
+      (x) => x.deposits[0].confirmations >= done.deposits[0].confirmations + 5,
+    );
     expect(deeper.deposits[0].confirmations).toBe((await chain.blockNumber()) - receipt!.blockNumber + 1);
   });
 
@@ -91,7 +136,9 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     await usdc.transfer(2, s.address, 4_000_000n);
     const partial = await sessionWhen(t, m, s.session_id, 'partial payment', (x) => x.status === 'partial_paid');
     expect(partial.received_amount).toBe(4);
-    await until('the partial_paid webhook', () => webhooksOf(rx, s.session_id).some((r) => r.headers['x-service-event'] === 'payment_session.partial_paid'));
+    await until('the partial_paid webhook', () =>
+      webhooksOf(rx, s.session_id).some((r) => r.headers['x-service-event'] === 'payment_session.partial_paid'),
+    );
     const { receipt } = await usdc.transfer(2, s.address, 6_000_000n);
     const done = await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
     expect(done.received_amount).toBe(10);
@@ -116,7 +163,10 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     const { receipt } = await usdc.transferBatch(4, [a.address, b.address, a.address], [600_000n, 2_000_000n, 400_000n]);
     const doneA = await sessionWhen(t, m, a.session_id, 'a completed', (x) => x.status === 'completed');
     const doneB = await sessionWhen(t, m, b.session_id, 'b completed', (x) => x.status === 'completed');
-    expect(doneA.deposits.map((d: any) => [d.tx_hash, d.index, d.amount])).toEqual([[receipt!.hash, 0, 0.6], [receipt!.hash, 2, 0.4]]);
+    expect(doneA.deposits.map((d: any) => [d.tx_hash, d.index, d.amount])).toEqual([
+      [receipt!.hash, 0, 0.6],
+      [receipt!.hash, 2, 0.4],
+    ]);
     expect(doneB.deposits.map((d: any) => [d.tx_hash, d.index, d.amount])).toEqual([[receipt!.hash, 1, 2]]);
   });
 
@@ -125,7 +175,9 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     const { receipt } = await chain.sendEth(2, s.address, 250_000_000_000_000_000n);
     const done = await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
     expect(done.received_amount).toBe(0.25);
-    expect(done.deposits).toEqual([expect.objectContaining({ tx_hash: receipt!.hash, index: -1, token: 'ETH', amount_subunits: '250000000000000000', counted: true })]);
+    expect(done.deposits).toEqual([
+      expect.objectContaining({ tx_hash: receipt!.hash, index: -1, token: 'ETH', amount_subunits: '250000000000000000', counted: true }),
+    ]);
     expect(done.explorer_url).toContain(receipt!.hash);
   });
 
@@ -137,10 +189,12 @@ describe('Ethereum listener on a local Hardhat chain', () => {
       const list = (await t.call<{ deposits: any[] }>('operators.listDeposits', { orphans: true, session_id: s.session_id })).deposits;
       return list.length === 2 && list;
     });
-    expect(orphans.map((d) => [d.tx_hash, d.orphan_reason, d.token, d.token_contract]).sort()).toEqual([
-      [wrongAsset.hash, 'wrong_token', 'ETH', null],
-      [wrongToken.hash, 'wrong_token', null, other.address],
-    ].sort());
+    expect(orphans.map((d) => [d.tx_hash, d.orphan_reason, d.token, d.token_contract]).sort()).toEqual(
+      [
+        [wrongAsset.hash, 'wrong_token', 'ETH', null],
+        [wrongToken.hash, 'wrong_token', null, other.address],
+      ].sort(),
+    );
     expect(orphans.every((d) => d.status === 'orphan' && d.delivered === true)).toBe(true);
     // the listener is past those blocks, and the session did not move
     const after = await getSession(t, m, s.session_id);
@@ -236,15 +290,22 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     expect(s.session_id).toBe(doc.id);
     const done = await sessionWhen(t, m, s.session_id, 'completion by the backfill', (x) => x.status === 'completed');
     expect(done.received_amount).toBe(6);
-    expect(done.deposits).toEqual([expect.objectContaining({ tx_hash: receipt!.hash, index: 0, amount: 6, token: 'USDC', late: false, counted: true })]);
+    expect(done.deposits).toEqual([
+      expect.objectContaining({ tx_hash: receipt!.hash, index: 0, amount: 6, token: 'USDC', late: false, counted: true }),
+    ]);
     const [hook] = await until('the completed webhook', () => webhooksOf(rx, s.session_id).length > 0 && webhooksOf(rx, s.session_id));
     expect(hook!.headers['x-service-event']).toBe('payment_session.completed');
     expect(verifyWebhook(hook!.raw, String(hook!.headers['x-service-signature']), m.webhookSecret)).toBe(true);
     // once: one stored deposit, one webhook, also after more passes
     await passedBlock(await chain.blockNumber());
-    expect(await depositsOf(t, s.session_id)).toEqual([expect.objectContaining({
-      id: `ethereum:testnet:${receipt!.hash}:0`, status: 'credited', block_number: receipt!.blockNumber, session_id: s.session_id,
-    })]);
+    expect(await depositsOf(t, s.session_id)).toEqual([
+      expect.objectContaining({
+        id: `ethereum:testnet:${receipt!.hash}:0`,
+        status: 'credited',
+        block_number: receipt!.blockNumber,
+        session_id: s.session_id,
+      }),
+    ]);
     expect((await getSession(t, m, s.session_id)).deposits).toHaveLength(1);
     expect(webhooksOf(rx, s.session_id)).toHaveLength(1);
     backfilled.set(s.session_id, { hash: receipt!.hash, block: receipt!.blockNumber });
@@ -263,10 +324,14 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     const s = await creating;
     const done = await sessionWhen(t, m, s.session_id, 'completion by the backfill', (x) => x.status === 'completed');
     expect(done.received_amount).toBe(0.5);
-    expect(done.deposits).toEqual([expect.objectContaining({ tx_hash: receipt!.hash, index: -1, token: 'ETH', amount_subunits: '500000000000000000', counted: true })]);
+    expect(done.deposits).toEqual([
+      expect.objectContaining({ tx_hash: receipt!.hash, index: -1, token: 'ETH', amount_subunits: '500000000000000000', counted: true }),
+    ]);
     await until('the completed webhook', () => webhooksOf(rx, s.session_id).length === 1);
     await passedBlock(await chain.blockNumber());
-    expect(await depositsOf(t, s.session_id)).toEqual([expect.objectContaining({ status: 'credited', index: -1, block_number: receipt!.blockNumber })]);
+    expect(await depositsOf(t, s.session_id)).toEqual([
+      expect.objectContaining({ status: 'credited', index: -1, block_number: receipt!.blockNumber }),
+    ]);
     expect(webhooksOf(rx, s.session_id)).toHaveLength(1);
     backfilled.set(s.session_id, { hash: receipt!.hash, block: receipt!.blockNumber });
   });
@@ -278,14 +343,23 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     await usdc.transfer(4, p.address, 4_000_000n);
     await sessionWhen(t, m, p.session_id, 'partial payment', (x) => x.status === 'partial_paid');
     const ids = [...backfilled.keys(), p.session_id];
-    const before = await Promise.all(ids.map(async (id) => ({ deposits: await depositsOf(t, id), session: await getSession(t, m, id), hooks: webhooksOf(rx, id).length })));
+    const before = await Promise.all(
+      ids.map(async (id) => ({ deposits: await depositsOf(t, id), session: await getSession(t, m, id), hooks: webhooksOf(rx, id).length })),
+    );
     const runs = (await listener()).last_stats.backfills as { runs: number; deposits: number };
 
     // another node holds the lease for a moment; when this one takes it back it backfills every address
     await until('the lease taken by another node', async () => {
       const lease = await t.node.rt.store.get<any>('listener_leases', 'ethereum:testnet');
       try {
-        await t.node.rt.store.write([{ op: 'cas', coll: 'listener_leases', doc: { ...lease, owner: 'another-node', expires_at: new Date(Date.now() + 1500).toISOString() }, expected: lease.version }]);
+        await t.node.rt.store.write([
+          {
+            op: 'cas',
+            coll: 'listener_leases',
+            doc: { ...lease, owner: 'another-node', expires_at: new Date(Date.now() + 1500).toISOString() },
+            expected: lease.version,
+          },
+        ]);
         return true;
       } catch {
         return false;

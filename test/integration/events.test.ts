@@ -20,8 +20,18 @@ function collect(opts: Parameters<typeof streamEvents>[0]) {
   const got: StreamedEvent[] = [];
   let connected = 0;
   const done = (async () => {
-    for await (const e of streamEvents({ ...opts, signal: controller.signal, retryMs: 100, onConnect: () => { connected++; } })) got.push(e);
-  })().catch((e) => { if (!controller.signal.aborted) throw e; });
+    for await (const e of streamEvents({
+      ...opts,
+      signal: controller.signal,
+      retryMs: 100,
+      onConnect: () => {
+        connected++;
+      },
+    }))
+      got.push(e);
+  })().catch((e) => {
+    if (!controller.signal.aborted) throw e;
+  });
   return {
     got,
     connected: () => connected,
@@ -51,7 +61,7 @@ describe('GET /v1/events', () => {
   });
   afterAll(() => t.stop());
 
-  it('pages newest first with a cursor, only the caller\'s events, each page bounded by limit', async () => {
+  it("pages newest first with a cursor, only the caller's events, each page bounded by limit", async () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -70,8 +80,15 @@ describe('GET /v1/events', () => {
     const first = await t.request('GET', '/v1/events', { key: m.apiKey });
     expect(first.body.data).toHaveLength(20);
     expect(first.body.data[0]).toEqual({
-      id: ids[44], created_at: new Date(base + 44 * 60_000).toISOString(), event_type: 'payment_session.completed',
-      session_id: expect.any(String), status: 'completed', amount: 12.5, currency: 'USDC', chain: 'ethereum', network: 'testnet',
+      id: ids[44],
+      created_at: new Date(base + 44 * 60_000).toISOString(),
+      event_type: 'payment_session.completed',
+      session_id: expect.any(String),
+      status: 'completed',
+      amount: 12.5,
+      currency: 'USDC',
+      chain: 'ethereum',
+      network: 'testnet',
       timestamp: expect.stringMatching(/^\d+$/),
     });
     const theirs = await t.request('GET', '/v1/events', { key: other.apiKey });
@@ -88,11 +105,13 @@ describe('GET /v1/events', () => {
     const after = new Date(base + 39 * 60_000).toISOString();
     const recent = await t.request('GET', `/v1/events?created_after=${encodeURIComponent(after)}`, { key: m.apiKey });
     expect(recent.body.data.map((e: { id: string }) => e.id)).toEqual(ids.slice(40).reverse());
-    const both = await t.request('GET', `/v1/events?created_after=${encodeURIComponent(after)}&type=payment_session.completed`, { key: m.apiKey });
+    const both = await t.request('GET', `/v1/events?created_after=${encodeURIComponent(after)}&type=payment_session.completed`, {
+      key: m.apiKey,
+    });
     expect(both.body.data.map((e: { id: string }) => e.id)).toEqual([ids[44], ids[41]]);
   });
 
-  it('GET /v1/events/{event_id}: the caller\'s event; anyone else\'s is a 404 like an unknown one', async () => {
+  it("GET /v1/events/{event_id}: the caller's event; anyone else's is a 404 like an unknown one", async () => {
     const one = await t.request('GET', `/v1/events/${ids[2]}`, { key: m.apiKey });
     expect(one.status).toBe(200);
     expect(one.body).toMatchObject({ id: ids[2], event_type: 'payment_session.completed' });
@@ -100,10 +119,13 @@ describe('GET /v1/events', () => {
     expect((await t.request('GET', '/v1/events/evt_nope', { key: m.apiKey })).body.code).toBe(2);
   });
 
-  it('GET /v1/payment_sessions pages the caller\'s sessions newest first and refuses bad input', async () => {
+  it("GET /v1/payment_sessions pages the caller's sessions newest first and refuses bad input", async () => {
     const made: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const s = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1 + i, expires_in: '1h', paymentMethod: ETH_USDC } });
+      const s = await t.request('POST', '/v1/payment_sessions', {
+        key: m.apiKey,
+        body: { amount: 1 + i, expires_in: '1h', paymentMethod: ETH_USDC },
+      });
       made.push(s.body.session_id);
     }
     const p1 = await t.request('GET', '/v1/payment_sessions?limit=2', { key: m.apiKey });
@@ -113,7 +135,8 @@ describe('GET /v1/events', () => {
     expect(p2.body.data.map((s: { session_id: string }) => s.session_id)).toEqual([made[0]]);
     expect((await t.request('GET', '/v1/payment_sessions?status=completed', { key: m.apiKey })).body.data).toEqual([]);
     expect((await t.request('GET', '/v1/payment_sessions', { key: other.apiKey })).body.data).toEqual([]);
-    for (const q of ['status=paid', 'limit=0', 'cursor=x', 'foo=1']) expect((await t.request('GET', `/v1/payment_sessions?${q}`, { key: m.apiKey })).status).toBe(400);
+    for (const q of ['status=paid', 'limit=0', 'cursor=x', 'foo=1'])
+      expect((await t.request('GET', `/v1/payment_sessions?${q}`, { key: m.apiKey })).status).toBe(400);
     expect((await t.request('GET', '/v1/payment_sessions')).status).toBe(401);
   });
 
@@ -128,7 +151,10 @@ describe('GET /v1/events', () => {
     expect(anon.body.code).toBe(7);
     const badStream = await t.request('GET', '/v1/events/stream?type=nope', { key: m.apiKey });
     expect(badStream.status).toBe(400);
-    const foreign = await t.request('GET', '/v1/events/stream', { key: m.apiKey, headers: { 'Last-Event-ID': (await t.request('GET', '/v1/events', { key: other.apiKey })).body.data[0].id } });
+    const foreign = await t.request('GET', '/v1/events/stream', {
+      key: m.apiKey,
+      headers: { 'Last-Event-ID': (await t.request('GET', '/v1/events', { key: other.apiKey })).body.data[0].id },
+    });
     expect(foreign.status).toBe(400);
   });
 });
@@ -139,7 +165,10 @@ describe('events of a real session: the exact delivered body', () => {
     const t = await startTestNode(FAST);
     try {
       const m = await merchant(t, { webhook_url: receiver.url });
-      const s = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 3.25, expires_in: '1h', paymentMethod: ETH_USDC } });
+      const s = await t.request('POST', '/v1/payment_sessions', {
+        key: m.apiKey,
+        body: { amount: 3.25, expires_in: '1h', paymentMethod: ETH_USDC },
+      });
       expect(s.status).toBe(201);
       expect((await t.request('POST', `/v1/payment_sessions/${s.body.session_id}/simulate`, { key: m.apiKey })).status).toBe(200);
       const delivered = await eventually('the webhook', () => receiver.received[0]);
@@ -165,7 +194,17 @@ describe('GET /v1/events/stream', () => {
     try {
       await eventually('connected', () => s.connected() > 0);
       // an id chosen before the others but committed after them (a slow writer on another node)
-      const late = webhookEventOp({ merchant_id: m.id, session_id: 'ps_late', event_type: 'payment_session.expired', status: 'expired', amount: 1, currency: 'USDC', chain: 'ethereum', network: 'testnet', now: new Date() });
+      const late = webhookEventOp({
+        merchant_id: m.id,
+        session_id: 'ps_late',
+        event_type: 'payment_session.expired',
+        status: 'expired',
+        amount: 1,
+        currency: 'USDC',
+        chain: 'ethereum',
+        network: 'testnet',
+        now: new Date(),
+      });
       const a = await commitEvent(t.node.rt.store, m.id);
       await eventually('a streamed', () => s.got.some((g) => g.event.id === a.id));
       await t.node.rt.store.write([late]);
@@ -193,7 +232,10 @@ describe('GET /v1/events/stream', () => {
       await eventually('first two', () => s.got.length === 2);
       await s.stop();
       const last = s.got[1].position;
-      const whileAway = [await commitEvent(t.node.rt.store, m.id), await commitEvent(t.node.rt.store, m.id, { type: 'payment_session.expired' })];
+      const whileAway = [
+        await commitEvent(t.node.rt.store, m.id),
+        await commitEvent(t.node.rt.store, m.id, { type: 'payment_session.expired' }),
+      ];
       s = collect({ baseUrl: t.url, apiKey: m.apiKey, lastEventId: last });
       await eventually('connected again', () => s.connected() > 0);
       const after = await commitEvent(t.node.rt.store, m.id);
@@ -244,10 +286,15 @@ describe('GET /v1/events/stream', () => {
         expect(all).toEqual([one.id, two.id, three.id]);
         // a second node on the same store: what it commits reaches the stream served by b
         c = await startTestNode({ ...FAST, DATA_DIR: a.dataDir });
-        const session = await c.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: ETH_USDC } });
+        const session = await c.request('POST', '/v1/payment_sessions', {
+          key: m.apiKey,
+          body: { amount: 1, expires_in: '1h', paymentMethod: ETH_USDC },
+        });
         expect(session.status).toBe(201);
         expect((await c.request('POST', `/v1/payment_sessions/${session.body.session_id}/simulate`, { key: m.apiKey })).status).toBe(200);
-        const got = await eventually('the simulated completion', () => resumed.got.find((g) => g.event.session_id === session.body.session_id));
+        const got = await eventually('the simulated completion', () =>
+          resumed.got.find((g) => g.event.session_id === session.body.session_id),
+        );
         expect(got.event).toMatchObject({ event_type: 'payment_session.completed', status: 'completed', amount: 1 });
       } finally {
         await resumed.stop();

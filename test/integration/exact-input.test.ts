@@ -20,10 +20,16 @@ describe('exact and well-formed input', () => {
     t = await startTestNode();
     m = await merchant(t);
   });
-  afterAll(async () => { await t.stop(); });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   const raw = async (body: string | Buffer, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${t.url}/v1/payment_sessions`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': m.apiKey, ...headers }, body: body as never });
+    const res = await fetch(`${t.url}/v1/payment_sessions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': m.apiKey, ...headers },
+      body: body as never,
+    });
     return { status: res.status, body: await res.json() };
   };
   const sessions = () => t.node.rt.store.count('payment_sessions', {});
@@ -50,8 +56,12 @@ describe('exact and well-formed input', () => {
     const both = await raw(JSON.stringify({ amount: 2, amount_subunits: '1000000', expires_in: '1h', paymentMethod: USDC }));
     expect(both.status).toBe(400);
     expect(both.body.message).toMatch(/amount and amount_subunits differ/);
-    expect((await raw(JSON.stringify({ expires_in: '1h', paymentMethod: USDC }))).body.message).toMatch(/amount is required .* or amount_subunits/);
-    expect((await raw(JSON.stringify({ amount: 1.5, amount_subunits: '1500000', expires_in: '1h', paymentMethod: USDC }))).status).toBe(201);
+    expect((await raw(JSON.stringify({ expires_in: '1h', paymentMethod: USDC }))).body.message).toMatch(
+      /amount is required .* or amount_subunits/,
+    );
+    expect((await raw(JSON.stringify({ amount: 1.5, amount_subunits: '1500000', expires_in: '1h', paymentMethod: USDC }))).status).toBe(
+      201,
+    );
   });
 
   it('checks out a catalog price that needs more digits than a double carries', async () => {
@@ -59,7 +69,13 @@ describe('exact and well-formed input', () => {
     const { price } = await c.published({ price: { amount_subunits: '123456789012345678', currency_or_token: 'ETH' } });
     const intent = (await t.request('POST', `/v1/catalog/prices/${price.id}/checkout-intent`)).body;
     const s = await t.request('POST', '/v1/payment_sessions', {
-      key: m.apiKey, body: { amount_subunits: '123456789012345678', expires_in: '15m', paymentMethod: ETH, metadata: { checkout_reference_id: intent.checkout_reference_id } },
+      key: m.apiKey,
+      body: {
+        amount_subunits: '123456789012345678',
+        expires_in: '15m',
+        paymentMethod: ETH,
+        metadata: { checkout_reference_id: intent.checkout_reference_id },
+      },
     });
     expect(s.status).toBe(201);
     expect(s.body.expected_amount_subunits).toBe('123456789012345678');
@@ -84,17 +100,24 @@ describe('exact and well-formed input', () => {
     expect(meta).toEqual({ status: 400, body: { code: 3, message: expect.stringMatching(/nest deeper than 32 levels/) } });
     expect((await raw(`${'['.repeat(5000)}${']'.repeat(5000)}`)).status).toBe(400);
     // brackets inside strings do not count
-    expect((await raw(JSON.stringify({ amount: 1, expires_in: '1h', paymentMethod: USDC, metadata: { note: '[[[[{{{{'.repeat(20) } }))).status).toBe(201);
+    expect(
+      (await raw(JSON.stringify({ amount: 1, expires_in: '1h', paymentMethod: USDC, metadata: { note: '[[[[{{{{'.repeat(20) } }))).status,
+    ).toBe(201);
   });
 
   it('answers headers over the limit with 431 in the envelope', async () => {
     const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const u = new URL(`${t.url}/v1/me`);
-      const req = rawRequest({ host: u.hostname, port: u.port, path: u.pathname, headers: { 'X-API-Key': m.apiKey, 'X-Big': 'a'.repeat(40_000) } }, (res) => {
-        let text = '';
-        res.on('data', (d) => { text += d; });
-        res.on('end', () => resolve({ status: res.statusCode!, text }));
-      });
+      const req = rawRequest(
+        { host: u.hostname, port: u.port, path: u.pathname, headers: { 'X-API-Key': m.apiKey, 'X-Big': 'a'.repeat(40_000) } },
+        (res) => {
+          let text = '';
+          res.on('data', (d) => {
+            text += d;
+          });
+          res.on('end', () => resolve({ status: res.statusCode!, text }));
+        },
+      );
       req.on('error', reject);
       req.end();
     });

@@ -17,7 +17,12 @@ describe('testnet faucets', () => {
       const res = await t.request('GET', '/v1/sandbox/faucets');
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual(DEFAULT_FAUCETS.map((f) => ({ ...f, local: false })));
-      expect(res.body.data.map((f: { chain: string; token: string }) => `${f.chain}:${f.token}`)).toEqual(['ethereum:ETH', 'ethereum:USDC', 'solana:USDC', 'solana:SOL']);
+      expect(res.body.data.map((f: { chain: string; token: string }) => `${f.chain}:${f.token}`)).toEqual([
+        'ethereum:ETH',
+        'ethereum:USDC',
+        'solana:USDC',
+        'solana:SOL',
+      ]);
     } finally {
       await t.stop();
     }
@@ -25,7 +30,16 @@ describe('testnet faucets', () => {
 
   it('never lists a faucet of a rail that is not enabled (configured list)', async () => {
     const faucets = [
-      { chain: 'ethereum', network: 'testnet', token: 'USDC', name: 'Mine', url: 'https://faucet.example/usdc', amount: '5 USDC', interval: '1h', notes: 'n' },
+      {
+        chain: 'ethereum',
+        network: 'testnet',
+        token: 'USDC',
+        name: 'Mine',
+        url: 'https://faucet.example/usdc',
+        amount: '5 USDC',
+        interval: '1h',
+        notes: 'n',
+      },
       { chain: 'ethereum', network: 'mainnet', token: 'ETH', name: 'No such thing', url: 'https://x.example' },
       { chain: 'polygon', network: 'testnet', token: 'USDC', name: 'Not enabled', url: 'https://y.example' },
       { chain: 'solana', network: 'testnet', token: 'DOGE', name: 'Not a rail', url: 'https://z.example' },
@@ -43,7 +57,10 @@ describe('testnet faucets', () => {
     const t = await startTestNode({ ETHEREUM_TESTNET_RPC_URL: 'http://127.0.0.1:9', CHAIN_POLL_INTERVAL_MS: '60000' });
     try {
       const m = await merchant(t);
-      const res = await t.request('POST', '/v1/sandbox/faucets/drip', { key: m.apiKey, body: { address: Wallet.createRandom().address, chain: 'ethereum', token: 'ETH' } });
+      const res = await t.request('POST', '/v1/sandbox/faucets/drip', {
+        key: m.apiKey,
+        body: { address: Wallet.createRandom().address, chain: 'ethereum', token: 'ETH' },
+      });
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ code: 1, message: expect.stringMatching(/local ethereum testnet node does not answer/) });
       expect(res.text).not.toContain('127.0.0.1:9');
@@ -63,8 +80,12 @@ describe('testnet faucets', () => {
       chain = await startHardhatNode();
       usdc = await chain.deployTestUsdc();
       t = await startTestNode({
-        ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-        FAUCET_DRIP_AMOUNTS: 'ETH=0.5,USDC=25.5', FAUCET_DRIP_PER_MERCHANT: '4', CHAIN_POLL_INTERVAL_MS: '60000',
+        ETHEREUM_TESTNET_RPC_URL: chain.url,
+        ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+        ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+        FAUCET_DRIP_AMOUNTS: 'ETH=0.5,USDC=25.5',
+        FAUCET_DRIP_PER_MERCHANT: '4',
+        CHAIN_POLL_INTERVAL_MS: '60000',
       });
       sandbox = await merchant(t);
       const wallets = await t.call<Array<{ chain: string; network: string; address: string }>>('treasury.gasWallets');
@@ -80,10 +101,17 @@ describe('testnet faucets', () => {
 
     it('offers the local drip instead of the public Sepolia faucets', async () => {
       const res = await t.request('GET', '/v1/sandbox/faucets');
-      expect(res.body.data.map((f: { chain: string; token: string; local: boolean }) => `${f.chain}:${f.token}:${f.local}`))
-        .toEqual(['solana:USDC:false', 'solana:SOL:false', 'ethereum:USDC:true', 'ethereum:ETH:true']);
+      expect(res.body.data.map((f: { chain: string; token: string; local: boolean }) => `${f.chain}:${f.token}:${f.local}`)).toEqual([
+        'solana:USDC:false',
+        'solana:SOL:false',
+        'ethereum:USDC:true',
+        'ethereum:ETH:true',
+      ]);
       expect(res.body.data.find((f: { token: string; local: boolean }) => f.local && f.token === 'USDC')).toMatchObject({
-        network: 'testnet', name: 'Local development faucet', url: `${t.node.rt.config.publicUrl}/v1/sandbox/faucets/drip`, amount: '25.5 USDC',
+        network: 'testnet',
+        name: 'Local development faucet',
+        url: `${t.node.rt.config.publicUrl}/v1/sandbox/faucets/drip`,
+        amount: '25.5 USDC',
       });
     });
 
@@ -91,7 +119,10 @@ describe('testnet faucets', () => {
       const to = fresh();
       const res = await drip({ address: to, chain: 'ethereum', token: 'ETH' });
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ code: 1, message: expect.stringContaining(`the development gas wallet ${gasWallet} on ethereum testnet holds 0 ETH`) });
+      expect(res.body).toEqual({
+        code: 1,
+        message: expect.stringContaining(`the development gas wallet ${gasWallet} on ethereum testnet holds 0 ETH`),
+      });
       expect(await chain.provider.getBalance(to)).toBe(0n);
     });
 
@@ -102,11 +133,22 @@ describe('testnet faucets', () => {
       const eth = await drip({ address: to.toLowerCase(), chain: 'ethereum', token: 'eth' });
       expect(eth.status).toBe(200);
       expect(eth.body).toMatchObject({
-        id: expect.stringMatching(/^drp_/), chain: 'ethereum', network: 'testnet', token: 'ETH', address: to, from_address: gasWallet,
-        amount: '0.5', amount_subunits: '500000000000000000', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/), status: 'confirmed',
+        id: expect.stringMatching(/^drp_/),
+        chain: 'ethereum',
+        network: 'testnet',
+        token: 'ETH',
+        address: to,
+        from_address: gasWallet,
+        amount: '0.5',
+        amount_subunits: '500000000000000000',
+        tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+        status: 'confirmed',
       });
       expect(await chain.provider.getBalance(to)).toBe(5n * 10n ** 17n);
-      const row = await t.node.rt.store.get<{ id: string; purpose: string; status: string; tx_hash: string; ref: string }>('chain_txs', `faucet:${eth.body.id}`);
+      const row = await t.node.rt.store.get<{ id: string; purpose: string; status: string; tx_hash: string; ref: string }>(
+        'chain_txs',
+        `faucet:${eth.body.id}`,
+      );
       expect(row).toMatchObject({ purpose: 'faucet', status: 'confirmed', tx_hash: eth.body.tx_hash, ref: eth.body.id });
 
       const tok = await drip({ address: to, chain: 'ethereum', token: 'USDC' });
@@ -133,7 +175,10 @@ describe('testnet faucets', () => {
       expect(sol.status).toBe(400);
       expect(sol.body.message).toMatch(/only on a local development chain, and solana testnet is not one/);
       expect((await drip({ address: fresh(), chain: 'ethereum', token: 'DOGE' })).body.message).toMatch(/no enabled testnet rail/);
-      expect((await drip({ address: '0x1234', chain: 'ethereum', token: 'ETH' })).body).toEqual({ code: 3, message: 'address is not a valid ethereum address' });
+      expect((await drip({ address: '0x1234', chain: 'ethereum', token: 'ETH' })).body).toEqual({
+        code: 3,
+        message: 'address is not a valid ethereum address',
+      });
       const extra = await drip({ address: fresh(), chain: 'ethereum', token: 'ETH', amount: 1000 });
       expect(extra.status).toBe(400);
       expect(extra.body.message).toMatch(/unknown field 'amount'/);

@@ -5,11 +5,20 @@ import { freePort } from '../helpers/ports.ts';
 
 describe('gateway', () => {
   let t: TestNode;
-  beforeAll(async () => { t = await startTestNode({ RATE_LIMIT_PER_MINUTE: '5', BODY_LIMIT: '2kb' }); });
-  afterAll(async () => { await t.stop(); });
+  beforeAll(async () => {
+    t = await startTestNode({ RATE_LIMIT_PER_MINUTE: '5', BODY_LIMIT: '2kb' });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   it('answers unknown routes and methods with 404 code 2', async () => {
-    for (const [method, path] of [['GET', '/v1/nothing'], ['GET', '/'], ['DELETE', '/v1/me'], ['GET', '/v2/me']]) {
+    for (const [method, path] of [
+      ['GET', '/v1/nothing'],
+      ['GET', '/'],
+      ['DELETE', '/v1/me'],
+      ['GET', '/v2/me'],
+    ]) {
       const res = await t.request(method, path);
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ code: 2, message: expect.any(String) });
@@ -82,11 +91,15 @@ describe('gateway', () => {
 
     const metrics = await t.request('GET', '/metrics');
     expect(metrics.status).toBe(200);
-    expect(metrics.text).toContain('abuse_signal_total{signal="limit_violation",outcome="rate_limited",environment="sandbox",chain="",network="",token=""} 2');
+    expect(metrics.text).toContain(
+      'abuse_signal_total{signal="limit_violation",outcome="rate_limited",environment="sandbox",chain="",network="",token=""} 2',
+    );
     expect(metrics.text).toContain('outcome="registered"');
     // no merchant ids, keys or addresses in metrics
     for (const secret of [a.id, a.apiKey, b.id, '127.0.0.1']) expect(metrics.text).not.toContain(secret);
-    const labels = new Set([...metrics.text.matchAll(/^abuse_signal_total\{([^}]*)\}/gm)].flatMap((m) => m[1].split(',').map((kv) => kv.split('=')[0])));
+    const labels = new Set(
+      [...metrics.text.matchAll(/^abuse_signal_total\{([^}]*)\}/gm)].flatMap((m) => m[1].split(',').map((kv) => kv.split('=')[0])),
+    );
     expect([...labels].sort()).toEqual(['chain', 'environment', 'network', 'outcome', 'signal', 'token']);
   });
 });

@@ -9,7 +9,10 @@ describe('/metrics access', () => {
     withToken = await startTestNode({ METRICS_TOKEN: 'metrics-token-for-tests' });
     local = await startTestNode();
   });
-  afterAll(async () => { await withToken.stop(); await local.stop(); });
+  afterAll(async () => {
+    await withToken.stop();
+    await local.stop();
+  });
 
   it('with METRICS_TOKEN, answers only the bearer of the token', async () => {
     const anon = await withToken.request('GET', '/metrics');
@@ -27,7 +30,7 @@ describe('/metrics access', () => {
   });
 
   it('refuses remote peers when no token is set', () => {
-    const req = (remoteAddress: string, headers: Record<string, string> = {}) => ({ socket: { remoteAddress }, headers } as never);
+    const req = (remoteAddress: string, headers: Record<string, string> = {}) => ({ socket: { remoteAddress }, headers }) as never;
     expect(mayReadMetrics(req('203.0.113.7'), '', true)).toBe(false);
     expect(mayReadMetrics(req('::ffff:127.0.0.1'), '', true)).toBe(true);
     expect(mayReadMetrics(req('203.0.113.7'), '', false)).toBe(true); // a separate METRICS_PORT is the operators' network

@@ -61,11 +61,23 @@ describe('settlement of on-chain deposits (Hardhat)', () => {
 
     const w = await until('the default wallet', defaultWallet);
     expect(usdcOf(w)).toMatchObject({ available: 0, available_subunits: '0', pending: 8, pending_subunits: '8000000' });
-    expect(await txsOf(w.id)).toEqual([expect.objectContaining({
-      type: 'settlement', status: 'pending', amount: 8, amount_subunits: '8000000', token: 'USDC', session_id: s.session_id, tx_hash: receipt!.hash, simulated: false,
-    })]);
+    expect(await txsOf(w.id)).toEqual([
+      expect.objectContaining({
+        type: 'settlement',
+        status: 'pending',
+        amount: 8,
+        amount_subunits: '8000000',
+        token: 'USDC',
+        session_id: s.session_id,
+        tx_hash: receipt!.hash,
+        simulated: false,
+      }),
+    ]);
     // pending money is not available: a payout of it is refused
-    const po = await t.request('POST', '/v1/payouts', { key: m.apiKey, body: { wallet_id: w.id, amount: 1, token: 'USDC', destination: chain.accounts[2]!.address } });
+    const po = await t.request('POST', '/v1/payouts', {
+      key: m.apiKey,
+      body: { wallet_id: w.id, amount: 1, token: 'USDC', destination: chain.accounts[2]!.address },
+    });
     expect(po.status).toBe(409);
     expect(po.body.message).toMatch(/^insufficient available balance: 0 USDC available .*\(8 more pending\)/);
     await ledgerOk();
@@ -89,7 +101,10 @@ describe('settlement of on-chain deposits (Hardhat)', () => {
     });
     expect(usdcOf(again)).toMatchObject({ available: 0, pending: 8 });
     const txs = await txsOf(w.id);
-    expect(txs.map((x) => [x.type, x.status])).toEqual([['settlement', 'pending'], ['settlement', 'voided']]);
+    expect(txs.map((x) => [x.type, x.status])).toEqual([
+      ['settlement', 'pending'],
+      ['settlement', 'voided'],
+    ]);
     expect((await t.request('GET', '/v1/wallets', { key: m.apiKey })).body.data.filter((x: any) => x.is_default)).toHaveLength(1);
     await ledgerOk();
   });
@@ -100,14 +115,24 @@ describe('settlement of on-chain deposits (Hardhat)', () => {
     const w = await defaultWallet();
     expect(usdcOf(w).available).toBe(20);
     const dest = chain.accounts[3]!.address;
-    const po = await t.request('POST', '/v1/payouts', { key: m.apiKey, body: { wallet_id: w.id, amount: 12.5, token: 'USDC', destination: dest } });
+    const po = await t.request('POST', '/v1/payouts', {
+      key: m.apiKey,
+      body: { wallet_id: w.id, amount: 12.5, token: 'USDC', destination: dest },
+    });
     expect(po.status).toBe(201);
     expect(po.body).toMatchObject({ status: 'completed', execution: 'simulated', simulated: true });
     const hook = await until('the payout webhook', () => rx.received.find((r) => r.headers['x-service-event'] === 'payout.completed'));
     expect(verifyWebhook(hook.raw, String(hook.headers['x-service-signature']), m.webhookSecret)).toBe(true);
     expect(JSON.parse(hook.raw)).toEqual({
-      event_type: 'payout.completed', payout_id: po.body.id, status: 'completed', amount: 12.5, currency: 'USDC',
-      chain: 'ethereum', network: 'testnet', timestamp: expect.stringMatching(/^\d+$/), tx_hash: null,
+      event_type: 'payout.completed',
+      payout_id: po.body.id,
+      status: 'completed',
+      amount: 12.5,
+      currency: 'USDC',
+      chain: 'ethereum',
+      network: 'testnet',
+      timestamp: expect.stringMatching(/^\d+$/),
+      tx_hash: null,
     });
     const audit = await until('the delivery audit', async () => {
       const rows = await t.node.rt.store.find<any>('audit_events', { event_id: hook.eventId });

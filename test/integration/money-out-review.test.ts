@@ -44,7 +44,12 @@ describe('Ethereum USDC payout gas top-up (review)', () => {
     usdc = await eth.deployTestUsdc();
     dir = tempDir();
     store = await openStore(`sqlite:${join(dir, 's.db')}`);
-    const config = loadConfig({ DATA_DIR: dir, ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1' });
+    const config = loadConfig({
+      DATA_DIR: dir,
+      ETHEREUM_TESTNET_RPC_URL: eth.url,
+      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+    });
     signer = new PoolSigner(PHRASE);
     const driver = configuredDrivers(config, signer);
     const gas = new GasWallets({ config, keys: signer, log: quiet });
@@ -60,13 +65,33 @@ describe('Ethereum USDC payout gas top-up (review)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('the top-up is reserved for the payout until it is final, then the unused gas is the wallet\'s', async () => {
+  it("the top-up is reserved for the payout until it is final, then the unused gas is the wallet's", async () => {
     const index = 7;
-    const w = { id: newId('wal'), merchant_id: 'mer_test', type: 'merchant', name: null, chain: 'ethereum', network: 'testnet', address: signer.address({ role: 'wallet', chain: 'ethereum', index }), derivation_index: index, is_default: false, created_at: new Date().toISOString() };
+    const w = {
+      id: newId('wal'),
+      merchant_id: 'mer_test',
+      type: 'merchant',
+      name: null,
+      chain: 'ethereum',
+      network: 'testnet',
+      address: signer.address({ role: 'wallet', chain: 'ethereum', index }),
+      derivation_index: index,
+      is_default: false,
+      created_at: new Date().toISOString(),
+    };
     await store.write([{ op: 'insert', coll: 'wallets', doc: w }]);
     // 10 USDC at the wallet's address and in its ledger (as a confirmed sweep leaves them); no ETH
     await usdc.mint(w.address, 10_000_000n);
-    await store.write(await transferOps(store, { id: 'set:review', kind: 'settlement', asset: USDC, amount: 10_000_000n, debit_account: accountId('sys:chain', USDC), credit_account: walletAccount(w.id, USDC) }));
+    await store.write(
+      await transferOps(store, {
+        id: 'set:review',
+        kind: 'settlement',
+        asset: USDC,
+        amount: 10_000_000n,
+        debit_account: accountId('sys:chain', USDC),
+        credit_account: walletAccount(w.id, USDC),
+      }),
+    );
 
     // what the wallet may spend in ETH at the moment the top-up is final, before the transfer is signed
     let atTopup: { available: bigint } | null = null;
@@ -79,18 +104,43 @@ describe('Ethereum USDC payout gas top-up (review)', () => {
     const at = new Date().toISOString();
     const dest = Wallet.createRandom().address;
     const doc: PayoutDoc = {
-      id, merchant_id: 'mer_test', wallet_id: w.id, chain: 'ethereum', network: 'testnet', token: 'USDC', asset: USDC,
-      amount_subunits: '4000000', destination: dest, destination_wallet_id: null, status: 'pending', execution: 'chain', simulated: false,
-      tx_hash: null, fee_subunits: null, failure_reason: null, metadata: null, next_attempt_at: at, created_at: at, updated_at: at, completed_at: null,
+      id,
+      merchant_id: 'mer_test',
+      wallet_id: w.id,
+      chain: 'ethereum',
+      network: 'testnet',
+      token: 'USDC',
+      asset: USDC,
+      amount_subunits: '4000000',
+      destination: dest,
+      destination_wallet_id: null,
+      status: 'pending',
+      execution: 'chain',
+      simulated: false,
+      tx_hash: null,
+      fee_subunits: null,
+      failure_reason: null,
+      metadata: null,
+      next_attempt_at: at,
+      created_at: at,
+      updated_at: at,
+      completed_at: null,
     };
-    await store.write([{ op: 'insert', coll: PAYOUTS, doc }, ...(await payoutOps(store, { payoutId: id, walletId: w.id, asset: USDC, amount: 4_000_000n }))]);
+    await store.write([
+      { op: 'insert', coll: PAYOUTS, doc },
+      ...(await payoutOps(store, { payoutId: id, walletId: w.id, asset: USDC, amount: 4_000_000n })),
+    ]);
 
-    const done = await until(`payout ${id} final`, async () => {
-      await payouts.scanOnce();
-      await broadcaster.scanOnce();
-      const p = await store.get<PayoutDoc>(PAYOUTS, id);
-      return p && (p.status === 'completed' || p.status === 'failed') ? p : null;
-    }, 90_000);
+    const done = await until(
+      `payout ${id} final`,
+      async () => {
+        await payouts.scanOnce();
+        await broadcaster.scanOnce();
+        const p = await store.get<PayoutDoc>(PAYOUTS, id);
+        return p && (p.status === 'completed' || p.status === 'failed') ? p : null;
+      },
+      90_000,
+    );
     expect(done.status).toBe('completed');
     expect(await usdc.balanceOf(dest)).toBe(4_000_000n);
     expect(atTopup).toMatchObject({ available: 0n });
@@ -99,7 +149,10 @@ describe('Ethereum USDC payout gas top-up (review)', () => {
     expect(ethLeft).toBeGreaterThan(0n);
     expect((await balance(store, w.id, ETH)).available).toBe(ethLeft);
     expect((await balance(store, w.id, USDC)).available).toBe(6_000_000n);
-    const r = await reconcile({ store, config: loadConfig({ DATA_DIR: dir, ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address }) });
+    const r = await reconcile({
+      store,
+      config: loadConfig({ DATA_DIR: dir, ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address }),
+    });
     expect(r.differences.filter((d) => d.wallet_id === w.id)).toEqual([]);
     expect((await checkStoredLedger(store)).problems).toEqual([]);
   });

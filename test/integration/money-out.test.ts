@@ -65,7 +65,13 @@ describe('sweeps and on-chain payouts', () => {
   };
 
   /** a session's deposit address, its counted deposit and its pending settlement (what the session actor writes) */
-  async function settledDeposit(chain: 'ethereum' | 'solana', token: string, walletId: string, amount: bigint, pay: (address: string) => Promise<string>) {
+  async function settledDeposit(
+    chain: 'ethereum' | 'solana',
+    token: string,
+    walletId: string,
+    amount: bigint,
+    pay: (address: string) => Promise<string>,
+  ) {
     const index = nextIndex++;
     const address = signer.address({ role: 'deposit', chain, index });
     const sessionId = newId('ps');
@@ -81,34 +87,81 @@ describe('sweeps and on-chain payouts', () => {
 
   async function wallet(chain: 'ethereum' | 'solana') {
     const index = nextIndex++;
-    const doc = { id: newId('wal'), merchant_id: 'mer_test', type: 'merchant', name: null, chain, network: 'testnet', address: signer.address({ role: 'wallet', chain, index }), derivation_index: index, is_default: false, created_at: new Date().toISOString() };
+    const doc = {
+      id: newId('wal'),
+      merchant_id: 'mer_test',
+      type: 'merchant',
+      name: null,
+      chain,
+      network: 'testnet',
+      address: signer.address({ role: 'wallet', chain, index }),
+      derivation_index: index,
+      is_default: false,
+      created_at: new Date().toISOString(),
+    };
     await store.write([{ op: 'insert', coll: 'wallets', doc }]);
     return doc;
   }
 
-  async function payout(w: { id: string; chain: 'ethereum' | 'solana' }, token: string, amount: bigint, destination: string): Promise<string> {
+  async function payout(
+    w: { id: string; chain: 'ethereum' | 'solana' },
+    token: string,
+    amount: bigint,
+    destination: string,
+  ): Promise<string> {
     const id = newId('po');
     const at = new Date().toISOString();
     const doc: PayoutDoc = {
-      id, merchant_id: 'mer_test', wallet_id: w.id, chain: w.chain, network: 'testnet', token, asset: `${w.chain}:testnet:${token}`,
-      amount_subunits: amount.toString(), destination, destination_wallet_id: null, status: 'pending', execution: 'chain', simulated: false,
-      tx_hash: null, fee_subunits: null, failure_reason: null, metadata: null, next_attempt_at: at, created_at: at, updated_at: at, completed_at: null,
+      id,
+      merchant_id: 'mer_test',
+      wallet_id: w.id,
+      chain: w.chain,
+      network: 'testnet',
+      token,
+      asset: `${w.chain}:testnet:${token}`,
+      amount_subunits: amount.toString(),
+      destination,
+      destination_wallet_id: null,
+      status: 'pending',
+      execution: 'chain',
+      simulated: false,
+      tx_hash: null,
+      fee_subunits: null,
+      failure_reason: null,
+      metadata: null,
+      next_attempt_at: at,
+      created_at: at,
+      updated_at: at,
+      completed_at: null,
     };
-    await store.write([{ op: 'insert', coll: PAYOUTS, doc }, ...(await payoutOps(store, { payoutId: id, walletId: w.id, asset: doc.asset, amount }))]);
+    await store.write([
+      { op: 'insert', coll: PAYOUTS, doc },
+      ...(await payoutOps(store, { payoutId: id, walletId: w.id, asset: doc.asset, amount })),
+    ]);
     return id;
   }
 
-  const sweepOf = async (sessionId: string) => until(`sweep of ${sessionId}`, async () => {
-    await round();
-    const [s] = await store.find<SweepDoc>(SWEEPS, { session_id: sessionId });
-    return s?.status === 'completed' ? s : null;
-  }, 60_000);
+  const sweepOf = async (sessionId: string) =>
+    until(
+      `sweep of ${sessionId}`,
+      async () => {
+        await round();
+        const [s] = await store.find<SweepDoc>(SWEEPS, { session_id: sessionId });
+        return s?.status === 'completed' ? s : null;
+      },
+      60_000,
+    );
 
-  const completed = async (id: string) => until(`payout ${id} final`, async () => {
-    await round();
-    const p = await store.get<PayoutDoc>(PAYOUTS, id);
-    return p && (p.status === 'completed' || p.status === 'failed') ? p : null;
-  }, 60_000);
+  const completed = async (id: string) =>
+    until(
+      `payout ${id} final`,
+      async () => {
+        await round();
+        const p = await store.get<PayoutDoc>(PAYOUTS, id);
+        return p && (p.status === 'completed' || p.status === 'failed') ? p : null;
+      },
+      60_000,
+    );
 
   it('Ethereum USDC: tops up gas, sweeps into the wallet, posts the settlement; a payout arrives exactly', async () => {
     const w = await wallet('ethereum');
@@ -134,7 +187,13 @@ describe('sweeps and on-chain payouts', () => {
 
   it('Ethereum ETH: the sweep pays its gas from the amount (booked as a fee); a payout arrives exactly', async () => {
     const w = await wallet('ethereum');
-    const { sessionId } = await settledDeposit('ethereum', 'ETH', w.id, 5n * 10n ** 16n, async (a) => (await eth.sendEth(0, a, 5n * 10n ** 16n)).hash);
+    const { sessionId } = await settledDeposit(
+      'ethereum',
+      'ETH',
+      w.id,
+      5n * 10n ** 16n,
+      async (a) => (await eth.sendEth(0, a, 5n * 10n ** 16n)).hash,
+    );
     const s = await sweepOf(sessionId);
     const onChain = await eth.provider.getBalance(w.address);
     expect(onChain).toBe(5n * 10n ** 16n - BigInt(s.fee_subunits!));
@@ -172,13 +231,45 @@ describe('sweeps and on-chain payouts', () => {
     const gasAddress = signer.address(gasWalletRef('solana', 'testnet'));
     const before = sol.balance(gasAddress);
     // empty the gas wallet: move everything to a throwaway key (the fee payer pays for itself)
-    const drain = new Broadcaster({ store, driver: configuredDrivers(config, signer), pollIntervalMs: 50, rebroadcastMs: 1000, bumpAfterMs: 600_000, log: quiet });
-    await drain.create({ id: 'drain', chain: 'solana', network: 'testnet', purpose: 'test', intent: { chain: 'solana', kind: 'native', from: gasWalletRef('solana', 'testnet'), to: (await sol.newWallet(0n)).address, lamports: (before - 5_000n).toString(), fee_payer: gasWalletRef('solana', 'testnet') } });
-    await until('the drain', async () => { await drain.scanOnce(); return sol.balance(gasAddress) === 0n; });
+    const drain = new Broadcaster({
+      store,
+      driver: configuredDrivers(config, signer),
+      pollIntervalMs: 50,
+      rebroadcastMs: 1000,
+      bumpAfterMs: 600_000,
+      log: quiet,
+    });
+    await drain.create({
+      id: 'drain',
+      chain: 'solana',
+      network: 'testnet',
+      purpose: 'test',
+      intent: {
+        chain: 'solana',
+        kind: 'native',
+        from: gasWalletRef('solana', 'testnet'),
+        to: (await sol.newWallet(0n)).address,
+        lamports: (before - 5_000n).toString(),
+        fee_payer: gasWalletRef('solana', 'testnet'),
+      },
+    });
+    await until('the drain', async () => {
+      await drain.scanOnce();
+      return sol.balance(gasAddress) === 0n;
+    });
     const metrics = moneyOutMetrics(new Registry());
     const warnings: string[] = [];
     const gas = new GasWallets({ config, keys: signer, metrics, log: { warn: (m: unknown) => warnings.push(String(m)) } });
-    const waiting = new Sweeper({ store, config, broadcaster, driver: configuredDrivers(config, signer), gas, pollIntervalMs: 50, retryMs: 50, log: { warn: (m: unknown) => warnings.push(String(m)) } });
+    const waiting = new Sweeper({
+      store,
+      config,
+      broadcaster,
+      driver: configuredDrivers(config, signer),
+      gas,
+      pollIntervalMs: 50,
+      retryMs: 50,
+      log: { warn: (m: unknown) => warnings.push(String(m)) },
+    });
     const w = await wallet('solana');
     const { sessionId } = await settledDeposit('solana', 'SOL', w.id, 300_000_000n, (a) => sol.airdrop(a, 300_000_000n));
     const [s] = await until('a waiting sweep', async () => {
@@ -197,12 +288,26 @@ describe('sweeps and on-chain payouts', () => {
 
   it('a sweep left half done by a dead node (top-up signed, never sent) is finished by new engines, once', async () => {
     const w = await wallet('ethereum');
-    const { sessionId, address } = await settledDeposit('ethereum', 'USDC', w.id, 2_000_000n, async (a) => (await usdc.mint(a, 2_000_000n)).hash);
+    const { sessionId, address } = await settledDeposit(
+      'ethereum',
+      'USDC',
+      w.id,
+      2_000_000n,
+      async (a) => (await usdc.mint(a, 2_000_000n)).hash,
+    );
     // the "dead" node: discovers the sweep and signs its top-up, but never broadcasts anything
     const deadDriver = configuredDrivers(config, signer);
     const dead = new Broadcaster({ store, driver: deadDriver, pollIntervalMs: 50, rebroadcastMs: 1000, bumpAfterMs: 600_000, log: quiet });
     dead.process = async () => null; // killed right after the signed row was committed
-    const deadSweeper = new Sweeper({ store, config, broadcaster: dead, driver: deadDriver, gas: new GasWallets({ config, keys: signer }), pollIntervalMs: 50, log: quiet });
+    const deadSweeper = new Sweeper({
+      store,
+      config,
+      broadcaster: dead,
+      driver: deadDriver,
+      gas: new GasWallets({ config, keys: signer }),
+      pollIntervalMs: 50,
+      log: quiet,
+    });
     await deadSweeper.scanOnce();
     const [half] = await store.find<SweepDoc>(SWEEPS, { session_id: sessionId });
     expect(half).toMatchObject({ status: 'topup' });
@@ -219,7 +324,13 @@ describe('sweeps and on-chain payouts', () => {
 
   it('an ETH payout whose wallet cannot also pay the gas fails at once and its amount is available again', async () => {
     const w = await wallet('ethereum');
-    const { sessionId } = await settledDeposit('ethereum', 'ETH', w.id, 2n * 10n ** 16n, async (a) => (await eth.sendEth(3, a, 2n * 10n ** 16n)).hash);
+    const { sessionId } = await settledDeposit(
+      'ethereum',
+      'ETH',
+      w.id,
+      2n * 10n ** 16n,
+      async (a) => (await eth.sendEth(3, a, 2n * 10n ** 16n)).hash,
+    );
     await sweepOf(sessionId);
     const all = (await balance(store, w.id, 'ethereum:testnet:ETH')).available;
     const id = await payout(w, 'ETH', all, Wallet.createRandom().address);
@@ -236,7 +347,10 @@ describe('sweeps and on-chain payouts', () => {
     const { sessionId } = await settledDeposit('solana', 'SOL', w.id, 100_000_000n, (a) => sol.airdrop(a, 100_000_000n));
     await sweepOf(sessionId);
     const tooSmall = await payout(w, 'SOL', 500_000n, (await sol.newWallet(0n)).address);
-    expect(await completed(tooSmall)).toMatchObject({ status: 'failed', failure_reason: expect.stringMatching(/new Solana account must receive at least 0\.00089088 SOL/) });
+    expect(await completed(tooSmall)).toMatchObject({
+      status: 'failed',
+      failure_reason: expect.stringMatching(/new Solana account must receive at least 0\.00089088 SOL/),
+    });
     const strands = await payout(w, 'SOL', 99_500_000n, (await sol.newWallet(0n)).address);
     expect(await completed(strands)).toMatchObject({ status: 'failed', failure_reason: expect.stringMatching(/rent-exempt minimum/) });
     expect(await balance(store, w.id, 'solana:testnet:SOL')).toMatchObject({ available: 100_000_000n });
@@ -259,7 +373,15 @@ describe('sweeps and on-chain payouts', () => {
     const w = await wallet('ethereum');
     await usdc.mint(w.address, 1234n); // money the ledger does not know about
     const r = await reconcile({ store, config });
-    expect(r.differences).toContainEqual(expect.objectContaining({ wallet_id: w.id, token: 'USDC', ledger_subunits: '0', chain_subunits: '1234', difference_subunits: '1234' }));
+    expect(r.differences).toContainEqual(
+      expect.objectContaining({
+        wallet_id: w.id,
+        token: 'USDC',
+        ledger_subunits: '0',
+        chain_subunits: '1234',
+        difference_subunits: '1234',
+      }),
+    );
   });
 
   it('keeps the ledger invariants', async () => {

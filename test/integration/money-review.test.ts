@@ -16,10 +16,15 @@ describe('payout idempotency against the balance (review)', () => {
   beforeAll(async () => {
     t = await startTestNode({ DAILY_PAYOUT_LIMIT: '1000000' });
   }, 60_000);
-  afterAll(async () => { await t.stop(); });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   async function fundedWallet(who: RegisteredMerchant, amount: number) {
-    const s = await t.request('POST', '/v1/payment_sessions', { key: who.apiKey, body: { amount, expires_in: '15m', paymentMethod: ETH_USDC } });
+    const s = await t.request('POST', '/v1/payment_sessions', {
+      key: who.apiKey,
+      body: { amount, expires_in: '15m', paymentMethod: ETH_USDC },
+    });
     expect(s.status).toBe(201);
     expect((await t.request('POST', `/v1/payment_sessions/${s.body.session_id}/simulate`, { key: who.apiKey })).status).toBe(200);
     return (await t.request('GET', '/v1/wallets', { key: who.apiKey })).body.data[0];
@@ -55,8 +60,11 @@ describe('payout idempotency against the balance (review)', () => {
       const m = await merchant(t);
       const w = await fundedWallet(m, 10);
       const body = { wallet_id: w.id, amount: 10, token: 'USDC', destination: DEST };
-      const results = await Promise.all(Array.from({ length: 20 }, () =>
-        t.request('POST', '/v1/payouts', { key: m.apiKey, body, headers: { 'Idempotency-Key': `all-of-it-${round}` } })));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          t.request('POST', '/v1/payouts', { key: m.apiKey, body, headers: { 'Idempotency-Key': `all-of-it-${round}` } }),
+        ),
+      );
       expect(results.map((r) => [r.status, r.body.message])).toEqual(Array(20).fill([201, undefined]));
       expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
       const after = (await t.request('GET', `/v1/wallets/${w.id}`, { key: m.apiKey })).body;

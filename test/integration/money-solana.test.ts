@@ -37,7 +37,7 @@ describe('settlement of Solana deposits (LiteSVM)', () => {
     await sol?.stop();
   });
 
-  it('SOL and USDC payments settle pending into the merchant\'s default Solana wallet, once each', async () => {
+  it("SOL and USDC payments settle pending into the merchant's default Solana wallet, once each", async () => {
     const a = await createSession(t, m, RAILS.sol, 0.5);
     const b = await createSession(t, m, RAILS.solUsdc, 3);
     const sigA = await sol.transferSol(payer, a.address, 500_000_000n);
@@ -57,10 +57,12 @@ describe('settlement of Solana deposits (LiteSVM)', () => {
     expect(by('SOL')).toMatchObject({ available: 0, pending: 0.5, pending_subunits: '500000000' });
     expect(by('USDC')).toMatchObject({ available: 0, pending: 3, pending_subunits: '3000000' });
     const txs = (await t.request('GET', `/v1/wallets/${wallet.id}/transactions`, { key: m.apiKey })).body.data as any[];
-    expect(txs.map((x) => [x.type, x.status, x.token, x.amount_subunits, x.tx_hash, x.session_id]).sort()).toEqual([
-      ['settlement', 'pending', 'SOL', '500000000', sigA, a.session_id],
-      ['settlement', 'pending', 'USDC', '3000000', sigB, b.session_id],
-    ].sort());
+    expect(txs.map((x) => [x.type, x.status, x.token, x.amount_subunits, x.tx_hash, x.session_id]).sort()).toEqual(
+      [
+        ['settlement', 'pending', 'SOL', '500000000', sigA, a.session_id],
+        ['settlement', 'pending', 'USDC', '3000000', sigB, b.session_id],
+      ].sort(),
+    );
     expect(await t.call('wallets.ledgerCheck')).toMatchObject({ ok: true });
   });
 });

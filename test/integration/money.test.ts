@@ -20,11 +20,16 @@ describe('wallets, settlement and payouts over HTTP', () => {
     m = await merchant(t);
     other = await merchant(t);
   }, 60_000);
-  afterAll(async () => { await t.stop(); });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   /** A sandbox session of `amount` USDC completed by simulate: its money settles available at once. */
   async function paidSession(who: RegisteredMerchant, amount: number) {
-    const s = await t.request('POST', '/v1/payment_sessions', { key: who.apiKey, body: { amount, expires_in: '15m', paymentMethod: ETH_USDC } });
+    const s = await t.request('POST', '/v1/payment_sessions', {
+      key: who.apiKey,
+      body: { amount, expires_in: '15m', paymentMethod: ETH_USDC },
+    });
     expect(s.status).toBe(201);
     const sim = await t.request('POST', `/v1/payment_sessions/${s.body.session_id}/simulate`, { key: who.apiKey });
     expect(sim.status).toBe(200);
@@ -32,7 +37,8 @@ describe('wallets, settlement and payouts over HTTP', () => {
   }
   const wallets = async (who: RegisteredMerchant) => (await t.request('GET', '/v1/wallets', { key: who.apiKey })).body.data as any[];
   const usdc = (w: any) => w.balances.find((b: any) => b.token === 'USDC');
-  const payout = (body: Record<string, unknown>, key = m.apiKey, headers?: Record<string, string>) => t.request('POST', '/v1/payouts', { key, body, headers });
+  const payout = (body: Record<string, unknown>, key = m.apiKey, headers?: Record<string, string>) =>
+    t.request('POST', '/v1/payouts', { key, body, headers });
 
   let wallet: any;
 
@@ -49,16 +55,28 @@ describe('wallets, settlement and payouts over HTTP', () => {
     const txs = await t.request('GET', `/v1/wallets/${wallet.id}/transactions`, { key: m.apiKey });
     expect(txs.status).toBe(200);
     expect(txs.body).toMatchObject({ has_more: false, next_cursor: null });
-    expect(txs.body.data).toEqual([expect.objectContaining({
-      wallet_id: wallet.id, type: 'settlement', amount: 1000, amount_subunits: '1000000000', token: 'USDC', status: 'posted', session_id: sid, simulated: true,
-    })]);
+    expect(txs.body.data).toEqual([
+      expect.objectContaining({
+        wallet_id: wallet.id,
+        type: 'settlement',
+        amount: 1000,
+        amount_subunits: '1000000000',
+        token: 'USDC',
+        status: 'posted',
+        session_id: sid,
+        simulated: true,
+      }),
+    ]);
     // simulating again is refused by the session: nothing settles twice
     expect((await t.request('POST', `/v1/payment_sessions/${sid}/simulate`, { key: m.apiKey })).status).toBe(409);
     expect(usdc((await t.request('GET', `/v1/wallets/${wallet.id}`, { key: m.apiKey })).body).available).toBe(1000);
   });
 
-  it('creates wallets (sandbox: testnet only), pages them, hides other merchants\' wallets', async () => {
-    const agent = await t.request('POST', '/v1/wallets', { key: m.apiKey, body: { name: 'Agent', type: 'agent', chain: 'ethereum', network: 'testnet' } });
+  it("creates wallets (sandbox: testnet only), pages them, hides other merchants' wallets", async () => {
+    const agent = await t.request('POST', '/v1/wallets', {
+      key: m.apiKey,
+      body: { name: 'Agent', type: 'agent', chain: 'ethereum', network: 'testnet' },
+    });
     expect(agent.status).toBe(201);
     expect(agent.headers.get('location')).toBe(`/v1/wallets/${agent.body.id}`);
     expect(agent.body).toMatchObject({ type: 'agent', name: 'Agent', is_default: false });
@@ -79,7 +97,12 @@ describe('wallets, settlement and payouts over HTTP', () => {
     expect((await t.request('GET', `/v1/wallets/${wallet.id}`, { key: other.apiKey })).status).toBe(404);
     expect((await t.request('GET', `/v1/wallets/${wallet.id}/transactions`, { key: other.apiKey })).status).toBe(404);
     expect((await t.request('GET', `/v1/wallets/${wallet.id}`)).status).toBe(401);
-    for (const body of [{ chain: 'bitcoin', network: 'testnet' }, { chain: 'ethereum' }, { chain: 'ethereum', network: 'testnet', color: 'red' }, { chain: 'ethereum', network: 'testnet', type: 'vault' }]) {
+    for (const body of [
+      { chain: 'bitcoin', network: 'testnet' },
+      { chain: 'ethereum' },
+      { chain: 'ethereum', network: 'testnet', color: 'red' },
+      { chain: 'ethereum', network: 'testnet', type: 'vault' },
+    ]) {
       expect((await t.request('POST', '/v1/wallets', { key: m.apiKey, body })).status).toBe(400);
     }
   });
@@ -135,7 +158,9 @@ describe('wallets, settlement and payouts over HTTP', () => {
     }
     expect(await abuseCount(t, { outcome: 'amount_limit_exceeded' })).toBe(limitsBefore + 2);
     const sol = (await wallets(m)).find((w) => w.chain === 'solana');
-    expect((await payout({ wallet_id: sol.id, amount: 1, token: 'USDC', destination: CHECKSUMMED })).body.message).toMatch(/Solana address/);
+    expect((await payout({ wallet_id: sol.id, amount: 1, token: 'USDC', destination: CHECKSUMMED })).body.message).toMatch(
+      /Solana address/,
+    );
     // another merchant cannot pay out of this wallet
     expect((await payout(base, other.apiKey)).status).toBe(404);
   });
@@ -145,8 +170,20 @@ describe('wallets, settlement and payouts over HTTP', () => {
     expect(res.status).toBe(201);
     expect(res.headers.get('location')).toBe(`/v1/payouts/${res.body.id}`);
     expect(res.body).toMatchObject({
-      merchant_id: m.id, wallet_id: wallet.id, chain: 'ethereum', network: 'testnet', token: 'USDC', amount: 100, amount_subunits: '100000000',
-      destination: CHECKSUMMED, status: 'completed', execution: 'simulated', simulated: true, tx_hash: null, fee_subunits: '0', failure_reason: null,
+      merchant_id: m.id,
+      wallet_id: wallet.id,
+      chain: 'ethereum',
+      network: 'testnet',
+      token: 'USDC',
+      amount: 100,
+      amount_subunits: '100000000',
+      destination: CHECKSUMMED,
+      status: 'completed',
+      execution: 'simulated',
+      simulated: true,
+      tx_hash: null,
+      fee_subunits: '0',
+      failure_reason: null,
       metadata: { ref: 'inv-1' },
     });
     expect(res.body.completed_at).toEqual(expect.any(String));
@@ -167,19 +204,29 @@ describe('wallets, settlement and payouts over HTTP', () => {
     const agent = (await wallets(m)).find((w) => w.type === 'agent');
     const res = await payout({ wallet_id: wallet.id, amount: 50, token: 'USDC', destination: agent.address.toLowerCase() });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ status: 'completed', execution: 'ledger', destination: agent.address, destination_wallet_id: agent.id, tx_hash: null });
+    expect(res.body).toMatchObject({
+      status: 'completed',
+      execution: 'ledger',
+      destination: agent.address,
+      destination_wallet_id: agent.id,
+      tx_hash: null,
+    });
     const a = (await t.request('GET', `/v1/wallets/${agent.id}`, { key: m.apiKey })).body;
     expect(usdc(a)).toMatchObject({ available: 50, pending: 0 });
     const outTx = (await t.request('GET', `/v1/wallets/${wallet.id}/transactions?limit=1`, { key: m.apiKey })).body;
     expect(outTx.data[0]).toMatchObject({ type: 'transfer_out', payout_id: res.body.id, amount: 50, status: 'posted' });
     expect(outTx.has_more).toBe(true);
     const inTx = (await t.request('GET', `/v1/wallets/${agent.id}/transactions`, { key: m.apiKey })).body;
-    expect(inTx.data).toEqual([expect.objectContaining({ type: 'transfer_in', payout_id: res.body.id, amount: 50, status: 'posted', simulated: true })]);
+    expect(inTx.data).toEqual([
+      expect.objectContaining({ type: 'transfer_in', payout_id: res.body.id, amount: 50, status: 'posted', simulated: true }),
+    ]);
     // paging the source wallet's transactions: newest first, every one once
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: any = (await t.request('GET', `/v1/wallets/${wallet.id}/transactions?limit=1${cursor ? `&cursor=${cursor}` : ''}`, { key: m.apiKey })).body;
+      const page: any = (
+        await t.request('GET', `/v1/wallets/${wallet.id}/transactions?limit=1${cursor ? `&cursor=${cursor}` : ''}`, { key: m.apiKey })
+      ).body;
       seen.push(...page.data.map((x: any) => x.type));
       cursor = page.next_cursor;
     } while (cursor);
@@ -209,9 +256,13 @@ describe('wallets, settlement and payouts over HTTP', () => {
     const n = await merchant(t);
     await paidSession(n, 100);
     const w = (await wallets(n))[0];
-    const results = await Promise.all(Array.from({ length: 20 }, () => payout({ wallet_id: w.id, amount: 15, token: 'USDC', destination: CHECKSUMMED }, n.apiKey)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => payout({ wallet_id: w.id, amount: 15, token: 'USDC', destination: CHECKSUMMED }, n.apiKey)),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(6);
-    expect(results.filter((r) => r.status !== 201).every((r) => r.status === 409 && /insufficient available balance/.test(r.body.message))).toBe(true);
+    expect(
+      results.filter((r) => r.status !== 201).every((r) => r.status === 409 && /insufficient available balance/.test(r.body.message)),
+    ).toBe(true);
     expect(usdc((await t.request('GET', `/v1/wallets/${w.id}`, { key: n.apiKey })).body).available_subunits).toBe('10000000');
     // DAILY_PAYOUT_LIMIT is 900 USDC: m already paid out 0.01 + 100 + 400 + 50 + 7 today
     await paidSession(m, 1000);
@@ -225,10 +276,15 @@ describe('wallets, settlement and payouts over HTTP', () => {
 
   it('30 sessions of one merchant simulated at once all settle into its one wallet, none lost', async () => {
     const n = await merchant(t);
-    const ids = await Promise.all(Array.from({ length: 30 }, async (_, i) => {
-      const s = await t.request('POST', '/v1/payment_sessions', { key: n.apiKey, body: { amount: i + 1, expires_in: '15m', paymentMethod: ETH_USDC } });
-      return s.body.session_id as string;
-    }));
+    const ids = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        const s = await t.request('POST', '/v1/payment_sessions', {
+          key: n.apiKey,
+          body: { amount: i + 1, expires_in: '15m', paymentMethod: ETH_USDC },
+        });
+        return s.body.session_id as string;
+      }),
+    );
     const sims = await Promise.all(ids.map((id) => t.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: n.apiKey })));
     expect(sims.map((r) => r.status)).toEqual(Array(30).fill(200));
     const list = await wallets(n);

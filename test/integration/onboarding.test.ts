@@ -19,13 +19,18 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
 
   beforeAll(async () => {
     smtp = await startSmtpReceiver();
-    t = await startTestNode({ SMTP_URL: smtp.url, TRUSTED_EMAIL_DOMAINS: 'trusted.example', TRUSTED_EMAILS: 'boss@gmail.com', POW_DIFFICULTY: '8' }, { now });
+    t = await startTestNode(
+      { SMTP_URL: smtp.url, TRUSTED_EMAIL_DOMAINS: 'trusted.example', TRUSTED_EMAILS: 'boss@gmail.com', POW_DIFFICULTY: '8' },
+      { now },
+    );
   });
   afterAll(async () => {
     await t.stop();
     await smtp.stop();
   });
-  afterEach(() => { offsetMs = 0; });
+  afterEach(() => {
+    offsetMs = 0;
+  });
 
   async function start(email: string, extra: Record<string, unknown> = {}) {
     const res = await t.request('POST', '/v1/merchants/email-verification', { body: { email, ...extra } });
@@ -56,10 +61,23 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     expect(typeof pow.challenge).toBe('string');
     expect(Date.parse(pow.expires_at)).toBeGreaterThan(Date.now());
     const res = await t.request('POST', '/v1/merchants', {
-      body: { name: 'Alice Shop', sandbox: true, registration_intent_id: intent, proof_of_work_challenge_id: pow.challenge_id, proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty), webhook_url: 'https://hooks.example.com/pay' },
+      body: {
+        name: 'Alice Shop',
+        sandbox: true,
+        registration_intent_id: intent,
+        proof_of_work_challenge_id: pow.challenge_id,
+        proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty),
+        webhook_url: 'https://hooks.example.com/pay',
+      },
     });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ name: 'Alice Shop', email: 'alice@trusted.example', sandbox: true, rate_limit_per_minute: 60, webhook_url: 'https://hooks.example.com/pay' });
+    expect(res.body).toMatchObject({
+      name: 'Alice Shop',
+      email: 'alice@trusted.example',
+      sandbox: true,
+      rate_limit_per_minute: 60,
+      webhook_url: 'https://hooks.example.com/pay',
+    });
     expect(res.body.id).toMatch(/^mer_/);
     expect(res.body.api_key).toMatch(/^service_sk_test_[A-Za-z0-9]{30,}$/);
     expect(res.body.webhook_secret).toMatch(/^whsec_/);
@@ -80,7 +98,13 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
 
     // the intent is single-use
     const again = await t.request('POST', '/v1/merchants', {
-      body: { name: 'Again', sandbox: true, registration_intent_id: intent, proof_of_work_challenge_id: pow.challenge_id, proof_of_work_nonce: 'x' },
+      body: {
+        name: 'Again',
+        sandbox: true,
+        registration_intent_id: intent,
+        proof_of_work_challenge_id: pow.challenge_id,
+        proof_of_work_nonce: 'x',
+      },
     });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe(5);
@@ -123,10 +147,13 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     const intent = await start('carol@trusted.example');
     const code = await smtp.waitForCode('carol@trusted.example');
     const wrong = code === '000000' ? '111111' : '000000';
-    const res = await t.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code: wrong } });
+    const res = await t.request('POST', '/v1/merchants/email-verification/confirm', {
+      body: { registration_intent_id: intent, code: wrong },
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe(3);
-    for (let i = 0; i < 4; i++) await t.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code: wrong } });
+    for (let i = 0; i < 4; i++)
+      await t.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code: wrong } });
     const locked = await t.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code } });
     expect(locked.status).toBe(429);
     expect(locked.body.code).toBe(4);
@@ -134,7 +161,9 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     const intent2 = await start('dave@trusted.example');
     const code2 = await smtp.waitForCode('dave@trusted.example');
     offsetMs = 11 * 60_000;
-    const late = await t.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent2, code: code2 } });
+    const late = await t.request('POST', '/v1/merchants/email-verification/confirm', {
+      body: { registration_intent_id: intent2, code: code2 },
+    });
     expect(late.status).toBe(400);
   });
 
@@ -145,7 +174,13 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     const pow = await challenge(intent);
     await t.call('operators.untrustEmail', { value: email });
     const res = await t.request('POST', '/v1/merchants', {
-      body: { name: 'Frank', sandbox: true, registration_intent_id: intent, proof_of_work_challenge_id: pow.challenge_id, proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty) },
+      body: {
+        name: 'Frank',
+        sandbox: true,
+        registration_intent_id: intent,
+        proof_of_work_challenge_id: pow.challenge_id,
+        proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty),
+      },
     });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ code: 7, message: 'registration is not permitted for this email' });
@@ -156,8 +191,13 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     const b = await verified('hank@trusted.example');
     const powA = await challenge(a);
     const powB = await challenge(b);
-    const body = (intent: string, pow: any, nonce = solvePow(pow.challenge, pow.difficulty)) =>
-      ({ name: 'Shop', sandbox: true, registration_intent_id: intent, proof_of_work_challenge_id: pow.challenge_id, proof_of_work_nonce: nonce });
+    const body = (intent: string, pow: any, nonce = solvePow(pow.challenge, pow.difficulty)) => ({
+      name: 'Shop',
+      sandbox: true,
+      registration_intent_id: intent,
+      proof_of_work_challenge_id: pow.challenge_id,
+      proof_of_work_nonce: nonce,
+    });
 
     const foreign = await t.request('POST', '/v1/merchants', { body: body(a, powB) });
     expect(foreign.status).toBe(400);
@@ -198,7 +238,10 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
   it('refuses an invitation whose validity is not a positive number of days, creating nothing', async () => {
     const before = await t.node.rt.store.count('invitations', {});
     for (const days of ['abc', -1, 0, 1e9]) {
-      await expect(t.call('operators.createInvitation', { days })).rejects.toMatchObject({ code: 400, message: expect.stringMatching(/days/) });
+      await expect(t.call('operators.createInvitation', { days })).rejects.toMatchObject({
+        code: 400,
+        message: expect.stringMatching(/days/),
+      });
     }
     expect(await t.node.rt.store.count('invitations', {})).toBe(before);
   });
@@ -218,7 +261,10 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
 
   it('registers a live merchant for an operator-created bearer user', async () => {
     const { bearer_token } = await t.call('operators.createUser', { email: 'ops@corp.example' });
-    const res = await t.request('POST', '/v1/merchants', { bearer: bearer_token, body: { name: 'Corp', webhook_url: 'https://corp.example.com/hooks' } });
+    const res = await t.request('POST', '/v1/merchants', {
+      bearer: bearer_token,
+      body: { name: 'Corp', webhook_url: 'https://corp.example.com/hooks' },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ sandbox: false, email: 'ops@corp.example' });
     expect(res.body.api_key).toMatch(/^service_sk_live_/);
@@ -227,7 +273,14 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
   it('returns the same merchant and credentials for a retried idempotency_key, and 409 for another payload', async () => {
     const intent = await verified('kim@trusted.example');
     const pow = await challenge(intent);
-    const body = { name: 'Kim', sandbox: true, idempotency_key: 'reg-kim-1', registration_intent_id: intent, proof_of_work_challenge_id: pow.challenge_id, proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty) };
+    const body = {
+      name: 'Kim',
+      sandbox: true,
+      idempotency_key: 'reg-kim-1',
+      registration_intent_id: intent,
+      proof_of_work_challenge_id: pow.challenge_id,
+      proof_of_work_nonce: solvePow(pow.challenge, pow.difficulty),
+    };
     const [first, second] = await Promise.all([t.request('POST', '/v1/merchants', { body }), t.request('POST', '/v1/merchants', { body })]);
     expect(first.status).toBe(201);
     expect(second.status).toBe(201);
@@ -271,7 +324,11 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     expect(me.body.previous_api_key_expires_at).toBe(rot.body.previous_api_key_expires_at);
 
     // the rotated-out key still reads, but cannot rotate again or revoke the new key (account takeover)
-    for (const [path, body] of [['rotate', {}], ['revoke', { credential: 'api_key' }], ['rotate', { credential: 'webhook_secret' }]] as const) {
+    for (const [path, body] of [
+      ['rotate', {}],
+      ['revoke', { credential: 'api_key' }],
+      ['rotate', { credential: 'webhook_secret' }],
+    ] as const) {
       const takeover = await t.request('POST', `/v1/me/credentials/${path}`, { key: m.apiKey, body });
       expect(takeover.status).toBe(403);
       expect(takeover.body.message).toMatch(/only the active API key/);
@@ -298,7 +355,8 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     expect(rot.status).toBe(200);
     expect(rot.body.webhook_secret).toMatch(/^whsec_/);
     // the secrets that sign now, as the webhook sender reads them (sealed at rest)
-    const signing = async () => liveSecrets((await t.node.rt.store.get<MerchantState>('merchants', m.id))!, new Date()).map((x) => t.node.rt.keyring.open(x.sealed));
+    const signing = async () =>
+      liveSecrets((await t.node.rt.store.get<MerchantState>('merchants', m.id))!, new Date()).map((x) => t.node.rt.keyring.open(x.sealed));
     expect(await signing()).toEqual([rot.body.webhook_secret, m.webhookSecret]);
     const rev = await t.request('POST', '/v1/me/credentials/revoke', { key: m.apiKey, body: { credential: 'webhook_secret' } });
     expect(rev.body.revoked).toBe(true);
@@ -311,13 +369,22 @@ describe('onboarding over HTTP with a real SMTP receiver', () => {
     const strict = await startTestNode({ WEBHOOK_ALLOW_PRIVATE: 'false' });
     try {
       const { bearer_token } = await strict.call('operators.createUser', { email: 'x@corp.example' });
-      for (const url of ['http://hooks.example.com/x', 'https://127.0.0.1/x', 'https://169.254.169.254/latest', 'https://[::ffff:127.0.0.1]/x', 'https://localhost/x', 'notaurl']) {
+      for (const url of [
+        'http://hooks.example.com/x',
+        'https://127.0.0.1/x',
+        'https://169.254.169.254/latest',
+        'https://[::ffff:127.0.0.1]/x',
+        'https://localhost/x',
+        'notaurl',
+      ]) {
         const res = await strict.request('POST', '/v1/merchants', { bearer: bearer_token, body: { name: 'X', webhook_url: url } });
         expect(res.status).toBe(400);
         expect(res.body.code).toBe(3);
       }
       const metrics = await strict.request('GET', '/metrics');
-      expect(metrics.text).toMatch(/abuse_signal_total\{signal="registration_spike",outcome="invalid_webhook_url",environment="live",chain="",network="",token=""\} 6/);
+      expect(metrics.text).toMatch(
+        /abuse_signal_total\{signal="registration_spike",outcome="invalid_webhook_url",environment="live",chain="",network="",token=""\} 6/,
+      );
     } finally {
       await strict.stop();
     }

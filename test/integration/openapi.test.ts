@@ -21,13 +21,16 @@ describe('openapi.json', () => {
     served.add('get /openapi.json');
     const described = new Set<string>();
     for (const [path, item] of Object.entries<Record<string, unknown>>(doc.paths)) {
-      for (const method of Object.keys(item)) if (['get', 'post', 'patch', 'delete', 'put'].includes(method)) described.add(`${method} ${path}`);
+      for (const method of Object.keys(item))
+        if (['get', 'post', 'patch', 'delete', 'put'].includes(method)) described.add(`${method} ${path}`);
     }
     expect([...described].sort()).toEqual([...served].sort());
   });
 
   it('names every operation once', () => {
-    const ids = Object.values<Record<string, { operationId?: string }>>(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    const ids = Object.values<Record<string, { operationId?: string }>>(doc.paths).flatMap((item) =>
+      Object.values(item).map((op) => op.operationId),
+    );
     expect(ids.every(Boolean)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
   });

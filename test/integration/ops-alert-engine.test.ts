@@ -21,14 +21,21 @@ describe('alert engine over the store', () => {
   // near the real time: the store treats rows past expires_at (by its own clock) as absent
   let clock = Date.now();
   const now = () => new Date(clock);
-  const minutes = (n: number) => { clock += n * 60_000; };
+  const minutes = (n: number) => {
+    clock += n * 60_000;
+  };
   let cfg: ReturnType<typeof loadConfig>['alerts'];
 
   beforeAll(async () => {
     dir = tempDir('alert-engine-');
     store = await openStore(`sqlite:${join(dir, 'db.sqlite')}`);
     rx = await startReceiver(() => answer);
-    cfg = loadConfig({ ALERT_WEBHOOK_URL: rx.url, ALERT_WEBHOOK_SECRET: 'a-secret-of-sixteen-chars', ALERT_RENOTIFY_INTERVAL: '1h', ALERT_ANY_WINDOW: '10m' }).alerts;
+    cfg = loadConfig({
+      ALERT_WEBHOOK_URL: rx.url,
+      ALERT_WEBHOOK_SECRET: 'a-secret-of-sixteen-chars',
+      ALERT_RENOTIFY_INTERVAL: '1h',
+      ALERT_ANY_WINDOW: '10m',
+    }).alerts;
   });
   afterAll(async () => {
     await store.close();
@@ -84,7 +91,9 @@ describe('alert engine over the store', () => {
     const a = new AlertEngine({ store, config: cfg, now });
     const b = new AlertEngine({ store, config: cfg, now });
     const mer = 'mer_01jraceracerace0race0race1';
-    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).observe({ kind: 'limit', merchant_id: mer, source: 's' }, { merchant_id: mer })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).observe({ kind: 'limit', merchant_id: mer, source: 's' }, { merchant_id: mer })),
+    );
     const alerts = await alertsOf(mer);
     expect(alerts).toHaveLength(1);
     expect(alerts[0].notifications).toBe(1);
@@ -102,7 +111,11 @@ describe('alert engine over the store', () => {
     expect(Date.parse(failed.next_attempt_at!)).toBeGreaterThan(clock);
     answer = 200;
     await deliverOne(store, sender, failed, now);
-    expect(await store.get<AlertDeliveryDoc>(ALERT_DELIVERIES, row.id)).toMatchObject({ status: 'delivered', attempts: 2, last_error: null });
+    expect(await store.get<AlertDeliveryDoc>(ALERT_DELIVERIES, row.id)).toMatchObject({
+      status: 'delivered',
+      attempts: 2,
+      last_error: null,
+    });
     expect(rx.received.filter((r) => r.eventId === row.id)).toHaveLength(2);
   });
 });

@@ -26,9 +26,13 @@ describe('alert subjects: agents and merchants', () => {
   const spikes = () => t.node.rt.store.find<AlertDoc>('alerts', { alert_type: 'registration_spike' });
 
   it('the 11th registration of one bearer agent from different sources alerts, the 10th does not', async () => {
-    const { bearer_token: token } = await t.call<{ bearer_token: string }>('operators.createUser', { email: `agent${Date.now()}@trusted.test` });
+    const { bearer_token: token } = await t.call<{ bearer_token: string }>('operators.createUser', {
+      email: `agent${Date.now()}@trusted.test`,
+    });
     const register = async (i: number) => {
-      const res = await postFrom(t.url, '/v1/merchants', { name: `Agent Shop ${i}`, sandbox: false }, `127.0.0.${10 + i}`, { Authorization: `Bearer ${token}` });
+      const res = await postFrom(t.url, '/v1/merchants', { name: `Agent Shop ${i}`, sandbox: false }, `127.0.0.${10 + i}`, {
+        Authorization: `Bearer ${token}`,
+      });
       expect(res.status).toBe(201);
     };
     for (let i = 0; i < 10; i++) await register(i);
@@ -38,18 +42,28 @@ describe('alert subjects: agents and merchants', () => {
     expect(alerts).toHaveLength(1);
     const [alert] = alerts;
     expect(alert.key).toMatch(/^agent:/);
-    expect(alert.payload).toMatchObject({ alert_type: 'registration_spike', severity: 'P1', count: 11, threshold: 10, route: 'POST /v1/merchants', environment: 'live' });
+    expect(alert.payload).toMatchObject({
+      alert_type: 'registration_spike',
+      severity: 'P1',
+      count: 11,
+      threshold: 10,
+      route: 'POST /v1/merchants',
+      environment: 'live',
+    });
     expect(alert.payload.agent_id).toMatch(/^[0-9a-z_]{6,64}$/);
     expect(alert.key).toBe(`agent:${alert.payload.agent_id}`);
     expect(JSON.stringify(alert)).not.toContain(token);
     expect(alert.payload.redacted_fields).toContain('headers.authorization');
   });
 
-  it('the 11th simulate call over one merchant\'s sessions alerts for the merchant, the 10th does not', async () => {
+  it("the 11th simulate call over one merchant's sessions alerts for the merchant, the 10th does not", async () => {
     const m = await merchant(t);
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const s = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 1, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } } });
+      const s = await t.request('POST', '/v1/payment_sessions', {
+        key: m.apiKey,
+        body: { amount: 1, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } },
+      });
       expect(s.status).toBe(201);
       ids.push(s.body.session_id);
     }
@@ -63,7 +77,7 @@ describe('alert subjects: agents and merchants', () => {
     expect(alert.payload).toMatchObject({ severity: 'P3', count: 11, threshold: 10, merchant_id: m.id, session_id: ids[5] });
   });
 
-  it('a request refused by the merchant\'s rate limit raises limit_violation, the requests within it do not', async () => {
+  it("a request refused by the merchant's rate limit raises limit_violation, the requests within it do not", async () => {
     const m = await merchant(t);
     await t.call('operators.setRateLimit', { merchant_id: m.id, rate_limit_per_minute: 3 });
     const limits = () => t.node.rt.store.find<AlertDoc>('alerts', { alert_type: 'limit_violation', merchant_id: m.id });
@@ -74,7 +88,13 @@ describe('alert subjects: agents and merchants', () => {
     }
     expect(status).toBe(429);
     const [alert] = await limits();
-    expect(alert.payload).toMatchObject({ alert_type: 'limit_violation', severity: 'P3', merchant_id: m.id, last_error_code: 'rate_limited', environment: 'sandbox' });
+    expect(alert.payload).toMatchObject({
+      alert_type: 'limit_violation',
+      severity: 'P3',
+      merchant_id: m.id,
+      last_error_code: 'rate_limited',
+      environment: 'sandbox',
+    });
     expect(JSON.stringify(alert)).not.toContain(m.apiKey);
   });
 });

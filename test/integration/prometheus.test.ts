@@ -30,10 +30,24 @@ describe('Prometheus rules and scraping', () => {
   });
 
   it('the Grafana dashboard queries only metrics the service exports or the rules record', () => {
-    const dash = JSON.parse(readFileSync('ops/grafana/dashboard.json', 'utf8')) as { panels: Array<{ title: string; targets?: Array<{ expr: string }> }> };
+    const dash = JSON.parse(readFileSync('ops/grafana/dashboard.json', 'utf8')) as {
+      panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;
+    };
     const rules = readFileSync('ops/prometheus/alerts.yml', 'utf8');
-    const exported = ['http_requests_total', 'http_request_duration_seconds_bucket', 'webhook_delivery_attempts_total', 'chain_listener_lag_blocks', 'chain_listener_lag_seconds',
-      'actor_mailbox_depth', 'actor_active', 'actor_activations_total', 'store_operation_duration_seconds_bucket', 'alerts_raised_total', 'abuse_signal_total', 'payouts'];
+    const exported = [
+      'http_requests_total',
+      'http_request_duration_seconds_bucket',
+      'webhook_delivery_attempts_total',
+      'chain_listener_lag_blocks',
+      'chain_listener_lag_seconds',
+      'actor_mailbox_depth',
+      'actor_active',
+      'actor_activations_total',
+      'store_operation_duration_seconds_bucket',
+      'alerts_raised_total',
+      'abuse_signal_total',
+      'payouts',
+    ];
     const exprs = dash.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr);
     expect(exprs.length).toBeGreaterThanOrEqual(8);
     const recorded = [...rules.matchAll(/record: ([a-z_:0-9]+)/g)].map((m) => m[1]);
@@ -72,17 +86,22 @@ describe('Prometheus rules and scraping', () => {
     it('reads back a scraped series by route template', async () => {
       for (let i = 0; i < 5; i++) expect((await t.request('GET', '/v1/payment_methods')).status).toBe(200);
       expect((await t.request('GET', '/v1/payment_sessions/ps_unknown')).status).toBe(401);
-      const series = await eventually('the scraped series', async () => {
-        const r = await prom.query('http_requests_total{route="/v1/payment_methods",status="200"}');
-        return r.length > 0 && Number(r[0].value[1]) >= 5 && r;
-      }, 120_000, 500);
+      const series = await eventually(
+        'the scraped series',
+        async () => {
+          const r = await prom.query('http_requests_total{route="/v1/payment_methods",status="200"}');
+          return r.length > 0 && Number(r[0].value[1]) >= 5 && r;
+        },
+        120_000,
+        500,
+      );
       expect(series[0].metric).toMatchObject({ job: 'payments', method: 'GET', route: '/v1/payment_methods', status: '200' });
       // the raw path never becomes a label: the session id is not in any series
       const bySession = await prom.query('http_requests_total{route="/v1/payment_sessions/:session_id"}');
       expect(bySession.some((s) => s.metric.status === '401')).toBe(true);
       const everything = await prom.query('{job="payments"}');
       expect(JSON.stringify(everything)).not.toContain('ps_unknown');
-      const rules = await (await fetch(`${prom.url}/api/v1/rules`)).json() as { data: { groups: Array<{ name: string }> } };
+      const rules = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: Array<{ name: string }> } };
       expect(rules.data.groups.map((g) => g.name).sort()).toEqual(['payments-alerts', 'payments-recording']);
     });
   });

@@ -28,10 +28,13 @@ class FakeCoinGecko {
       return;
     }
     const vs = url.searchParams.get('vs_currencies');
-    const parts = (url.searchParams.get('ids') ?? '').split(',').filter((id) => this.prices[id]).map((id) => {
-      const p = this.prices[id];
-      return `"${id}":{"${vs}":${p.usd}${p.last_updated_at !== undefined && url.searchParams.get('include_last_updated_at') === 'true' ? `,"last_updated_at":${p.last_updated_at}` : ''}}`;
-    });
+    const parts = (url.searchParams.get('ids') ?? '')
+      .split(',')
+      .filter((id) => this.prices[id])
+      .map((id) => {
+        const p = this.prices[id];
+        return `"${id}":{"${vs}":${p.usd}${p.last_updated_at !== undefined && url.searchParams.get('include_last_updated_at') === 'true' ? `,"last_updated_at":${p.last_updated_at}` : ''}}`;
+      });
     res.writeHead(200, { 'content-type': 'application/json' }).end(`{${parts.join(',')}}`);
   });
   url = '';
@@ -56,7 +59,7 @@ describe('spot rates', () => {
   let env: Record<string, string>;
 
   const setRound = async (feed: Contract, answer: bigint, updatedAt: number) => {
-    const tx = await (feed.getFunction('setRound'))(answer, updatedAt);
+    const tx = await feed.getFunction('setRound')(answer, updatedAt);
     await tx.wait();
   };
   const rates = (query = '') => t.request('GET', `/v1/rates${query}`);
@@ -101,7 +104,18 @@ describe('spot rates', () => {
     clock += 2 * MIN;
     const res = await rates('?base=eth');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: [{ base: 'ETH', quote: 'USD', rate: '3456.78912345', source: 'chainlink', as_of: new Date((nowS() - 180) * 1000).toISOString(), stale: false }] });
+    expect(res.body).toEqual({
+      data: [
+        {
+          base: 'ETH',
+          quote: 'USD',
+          rate: '3456.78912345',
+          source: 'chainlink',
+          as_of: new Date((nowS() - 180) * 1000).toISOString(),
+          stale: false,
+        },
+      ],
+    });
     // within RATES_CACHE_TTL the cached value answers, even after the feed moved
     await setRound(ethFeed, 350000000000n, nowS());
     expect((await rates('?base=ETH')).body.data[0].rate).toBe('3456.78912345');
@@ -119,7 +133,14 @@ describe('spot rates', () => {
     clock += 2 * MIN;
     gecko.prices = { ethereum: { usd: '3612.123456789012345678', last_updated_at: nowS() - 30 } };
     const fresh = await rates('?base=ETH&quote=usd');
-    expect(fresh.body.data[0]).toEqual({ base: 'ETH', quote: 'USD', rate: '3612.123456789012345678', source: 'http', as_of: new Date((nowS() - 30) * 1000).toISOString(), stale: false });
+    expect(fresh.body.data[0]).toEqual({
+      base: 'ETH',
+      quote: 'USD',
+      rate: '3612.123456789012345678',
+      source: 'http',
+      as_of: new Date((nowS() - 30) * 1000).toISOString(),
+      stale: false,
+    });
     expect(gecko.hits.at(-1)).toBe('ethereum');
   });
 
@@ -192,7 +213,10 @@ describe('spot rates', () => {
     clock += 2 * MIN;
     gecko.prices = {};
     gecko.hits = [];
-    const second = await startTestNode({ ...env, DATA_DIR: tempDir(), STORE_URL: `sqlite:${join(t.dataDir, 'service.db')}` }, { now: () => new Date(clock) });
+    const second = await startTestNode(
+      { ...env, DATA_DIR: tempDir(), STORE_URL: `sqlite:${join(t.dataDir, 'service.db')}` },
+      { now: () => new Date(clock) },
+    );
     try {
       // a starting node warms the rates of its tokens in the background: let that attempt (no SOL price yet)
       // end before counting fetches, or it races the first request below and fetches SOL a second time
@@ -214,11 +238,20 @@ describe('spot rates', () => {
     await setRound(usdcFeed, 99987000n, nowS() - 5);
     expect((await rates('?base=USDC')).body.data[0].rate).toBe('0.99987');
     const m = await merchant(t);
-    const s = (await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 25, expires_in: '1h', paymentMethod: ETH_USDC } })).body;
+    const s = (
+      await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { amount: 25, expires_in: '1h', paymentMethod: ETH_USDC } })
+    ).body;
     expect(s.completion_rate).toBeUndefined();
     const done = await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: m.apiKey });
     expect(done.body.status).toBe('completed');
-    const expected = { base: 'USDC', quote: 'USD', rate: '0.99987', source: 'chainlink', as_of: new Date((nowS() - 5) * 1000).toISOString(), stale: false };
+    const expected = {
+      base: 'USDC',
+      quote: 'USD',
+      rate: '0.99987',
+      source: 'chainlink',
+      as_of: new Date((nowS() - 5) * 1000).toISOString(),
+      stale: false,
+    };
     expect(done.body.completion_rate).toEqual(expected);
     // later rates do not change what was recorded
     clock += 2 * MIN;

@@ -38,9 +38,27 @@ describe('receipts', () => {
     const s = await create(shop.apiKey, { amount: 10.5, expires_in: '1h', paymentMethod: ETH_USDC });
     const tx1 = `0x${'a1'.repeat(32)}`;
     const tx2 = `0x${'b2'.repeat(32)}`;
-    await credit(s.session_id, { key: `ethereum:testnet:${tx1}:0`, tx_hash: tx1, index: 0, amount_subunits: '4000000', token: 'USDC', confirmations: 2, block_number: 5, detected_at: new Date(clock).toISOString() });
+    await credit(s.session_id, {
+      key: `ethereum:testnet:${tx1}:0`,
+      tx_hash: tx1,
+      index: 0,
+      amount_subunits: '4000000',
+      token: 'USDC',
+      confirmations: 2,
+      block_number: 5,
+      detected_at: new Date(clock).toISOString(),
+    });
     clock += 60_000;
-    await credit(s.session_id, { key: `ethereum:testnet:${tx2}:3`, tx_hash: tx2, index: 3, amount_subunits: '7000001', token: 'USDC', confirmations: 2, block_number: 6, detected_at: new Date(clock).toISOString() });
+    await credit(s.session_id, {
+      key: `ethereum:testnet:${tx2}:3`,
+      tx_hash: tx2,
+      index: 3,
+      amount_subunits: '7000001',
+      token: 'USDC',
+      confirmations: 2,
+      block_number: 6,
+      detected_at: new Date(clock).toISOString(),
+    });
     const session = (await t.request('GET', `/v1/payment_sessions/${s.session_id}`, { key: shop.apiKey })).body;
     expect(session.status).toBe('completed');
 
@@ -55,13 +73,27 @@ describe('receipts', () => {
     expect(qr).toBe(`https://sepolia.etherscan.io/tx/${tx2}`);
     const utc = (iso: string) => `${iso.slice(0, 19).replace('T', ' ')} UTC`;
     for (const expected of [
-      'Receipt Shop', `Session: ${s.session_id}`, 'Status: completed', 'Token: USDC', 'Chain: Ethereum', 'Network: testnet',
-      'Expected amount: 10.5 USDC', 'Received amount: 11.000001 USDC', 'OVERPAID by 0.500001 USDC',
-      `Created: ${utc(session.created_at)}`, `Completed: ${utc(session.completed_at)}`, 'Deposits (2)',
-      '1. 4 USDC', '2. 7.000001 USDC', `Tx ${tx1}`, `Tx ${tx2}`,
-      `https://sepolia.etherscan.io/tx/${tx1}`, `https://sepolia.etherscan.io/tx/${tx2}`,
+      'Receipt Shop',
+      `Session: ${s.session_id}`,
+      'Status: completed',
+      'Token: USDC',
+      'Chain: Ethereum',
+      'Network: testnet',
+      'Expected amount: 10.5 USDC',
+      'Received amount: 11.000001 USDC',
+      'OVERPAID by 0.500001 USDC',
+      `Created: ${utc(session.created_at)}`,
+      `Completed: ${utc(session.completed_at)}`,
+      'Deposits (2)',
+      '1. 4 USDC',
+      '2. 7.000001 USDC',
+      `Tx ${tx1}`,
+      `Tx ${tx2}`,
+      `https://sepolia.etherscan.io/tx/${tx1}`,
+      `https://sepolia.etherscan.io/tx/${tx2}`,
       `The QR code links to https://sepolia.etherscan.io/tx/${tx2}`,
-    ]) expect(text).toContain(expected);
+    ])
+      expect(text).toContain(expected);
     expect(text).toContain(`Issued: ${utc(session.completed_at)}`);
     // each deposit's detection and credit time, in UTC
     const detected = [...text.matchAll(/Detected (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC, credited (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC/g)];
@@ -86,7 +118,9 @@ describe('receipts', () => {
     const cached = await receipt(s.session_id, shop.apiKey, { 'If-None-Match': res.headers.get('etag')! });
     expect(cached.status).toBe(304);
     expect(cached.bytes.length).toBe(0);
-    expect((await fetchBytes(`${t.url}/checkout/${s.session_id}/receipt`, { 'If-None-Match': `W/${res.headers.get('etag')}` })).status).toBe(304);
+    expect(
+      (await fetchBytes(`${t.url}/checkout/${s.session_id}/receipt`, { 'If-None-Match': `W/${res.headers.get('etag')}` })).status,
+    ).toBe(304);
     expect((await receipt(s.session_id, shop.apiKey, { 'If-None-Match': '"other"' })).status).toBe(200);
 
     // the checkout page links the receipt once paid
@@ -97,7 +131,15 @@ describe('receipts', () => {
   it('marks partial and late payments, and changes the ETag when a deposit arrives', async () => {
     const s = await create(shop.apiKey, { amount: 5, expires_in: '10m', paymentMethod: SOL_USDC });
     const sig1 = '3'.repeat(87);
-    await credit(s.session_id, { key: `solana:testnet:${sig1}:0`, tx_hash: sig1, index: 0, amount_subunits: '1250000', token: 'USDC', confirmations: 0, detected_at: new Date(clock).toISOString() });
+    await credit(s.session_id, {
+      key: `solana:testnet:${sig1}:0`,
+      tx_hash: sig1,
+      index: 0,
+      amount_subunits: '1250000',
+      token: 'USDC',
+      confirmations: 0,
+      detected_at: new Date(clock).toISOString(),
+    });
     const partial = await receipt(s.session_id, shop.apiKey);
     expect(partial.status).toBe(200);
     const p = await pdfText(partial.bytes);
@@ -110,7 +152,15 @@ describe('receipts', () => {
 
     clock += 11 * 60_000; // past expires_at: the next deposit is late
     const sig2 = '4'.repeat(88);
-    await credit(s.session_id, { key: `solana:testnet:${sig2}:1`, tx_hash: sig2, index: 1, amount_subunits: '3750000', token: 'USDC', confirmations: 0, detected_at: new Date(clock).toISOString() });
+    await credit(s.session_id, {
+      key: `solana:testnet:${sig2}:1`,
+      tx_hash: sig2,
+      index: 1,
+      amount_subunits: '3750000',
+      token: 'USDC',
+      confirmations: 0,
+      detected_at: new Date(clock).toISOString(),
+    });
     const late = await receipt(s.session_id, shop.apiKey, { 'If-None-Match': partial.headers.get('etag')! });
     expect(late.status).toBe(200);
     expect(late.headers.get('etag')).not.toBe(partial.headers.get('etag'));

@@ -9,13 +9,27 @@ import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
 import {
-  createPaymentsClient, register, verifyWebhook, WebhookVerificationError, NotFoundError, BadRequestError, ConflictError,
-  AuthenticationError, PaymentsError, type RegistrationStep,
+  createPaymentsClient,
+  register,
+  verifyWebhook,
+  WebhookVerificationError,
+  NotFoundError,
+  BadRequestError,
+  ConflictError,
+  AuthenticationError,
+  PaymentsError,
+  type RegistrationStep,
 } from '../../sdk/src/node.ts';
 
 const ETH_USDC = { methodID: 0 as const, chain: 'ethereum', network: 'testnet' as const, token: 'USDC' };
 
-interface Hook { raw: string; signature: string; eventId: string; verified: boolean; reason?: string }
+interface Hook {
+  raw: string;
+  signature: string;
+  eventId: string;
+  verified: boolean;
+  reason?: string;
+}
 
 function startHookServer(secret: () => string) {
   const hooks: Hook[] = [];
@@ -39,8 +53,15 @@ function startHookServer(secret: () => string) {
   });
   return {
     hooks,
-    start: () => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`))),
-    stop: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    start: () =>
+      new Promise<string>((resolve) =>
+        server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`)),
+      ),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -54,7 +75,13 @@ describe('the merchant path through the SDK', () => {
   beforeAll(async () => {
     smtp = await startSmtpReceiver();
     hookUrl = await hookServer.start();
-    t = await startTestNode({ SMTP_URL: smtp.url, TRUSTED_EMAIL_DOMAINS: 'shop.test', POW_DIFFICULTY: '12', EVENTS_POLL_INTERVAL_MS: '50', RATE_LIMIT_PER_MINUTE: '10000' });
+    t = await startTestNode({
+      SMTP_URL: smtp.url,
+      TRUSTED_EMAIL_DOMAINS: 'shop.test',
+      POW_DIFFICULTY: '12',
+      EVENTS_POLL_INTERVAL_MS: '50',
+      RATE_LIMIT_PER_MINUTE: '10000',
+    });
   });
   afterAll(async () => {
     await t.stop();
@@ -67,7 +94,10 @@ describe('the merchant path through the SDK', () => {
     const progress: number[] = [];
     const email = `owner${Date.now()}@shop.test`;
     const merchant = await register({
-      baseUrl: t.url, email, name: 'SDK Shop', webhookUrl: hookUrl,
+      baseUrl: t.url,
+      email,
+      name: 'SDK Shop',
+      webhookUrl: hookUrl,
       getCode: ({ email: to }) => smtp.waitForCode(to),
       onStep: (s) => steps.push(s),
       onProgress: (p) => progress.push(p.tried),
@@ -80,7 +110,8 @@ describe('the merchant path through the SDK', () => {
     // every request the client makes, as sent
     const sent: Request[] = [];
     const client = createPaymentsClient({
-      baseUrl: t.url, apiKey: merchant.api_key,
+      baseUrl: t.url,
+      apiKey: merchant.api_key,
       fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
         const req = new Request(input, init);
         sent.push(req.clone());
@@ -99,8 +130,9 @@ describe('the merchant path through the SDK', () => {
     const again1 = await client.sessions.create({ amount: 1, expires_in: '1h', paymentMethod: ETH_USDC }, { idempotencyKey: 'order-42' });
     const again2 = await client.sessions.create({ amount: 1, expires_in: '1h', paymentMethod: ETH_USDC }, { idempotencyKey: 'order-42' });
     expect(again2.session_id).toBe(again1.session_id);
-    await expect(client.sessions.create({ amount: 2, expires_in: '1h', paymentMethod: ETH_USDC }, { idempotencyKey: 'order-42' }))
-      .rejects.toMatchObject({ constructor: ConflictError, code: 5, status: 409 });
+    await expect(
+      client.sessions.create({ amount: 2, expires_in: '1h', paymentMethod: ETH_USDC }, { idempotencyKey: 'order-42' }),
+    ).rejects.toMatchObject({ constructor: ConflictError, code: 5, status: 409 });
 
     const stream = client.events.stream();
     const firstStreamed = stream.next();
@@ -112,7 +144,12 @@ describe('the merchant path through the SDK', () => {
     expect(done.status).toBe('completed');
     const hook = await eventually('the webhook', () => hookServer.hooks.find((h) => JSON.parse(h.raw).session_id === session.session_id));
     expect(hook.verified).toBe(true);
-    expect(JSON.parse(hook.raw)).toMatchObject({ event_type: 'payment_session.completed', session_id: session.session_id, status: 'completed', amount: 2.5 });
+    expect(JSON.parse(hook.raw)).toMatchObject({
+      event_type: 'payment_session.completed',
+      session_id: session.session_id,
+      status: 'completed',
+      amount: 2.5,
+    });
     // a wrong secret or a changed body is refused with a reason
     expect(() => verifyWebhook(hook.raw, hook.signature, ['whsec_wrong'])).toThrow(WebhookVerificationError);
     expect(() => verifyWebhook(hook.raw.replace('2.5', '25'), hook.signature, secret)).toThrow(/no v1 signature/);
@@ -120,7 +157,11 @@ describe('the merchant path through the SDK', () => {
     expect(verifyWebhook(hook.raw, hook.signature, ['whsec_new_one', secret])).toBe(true);
 
     const streamed = await firstStreamed;
-    expect(streamed.value!.event).toMatchObject({ id: hook.eventId, session_id: session.session_id, event_type: 'payment_session.completed' });
+    expect(streamed.value!.event).toMatchObject({
+      id: hook.eventId,
+      session_id: session.session_id,
+      event_type: 'payment_session.completed',
+    });
     await stream.return(undefined);
 
     const events = await client.events.list({ type: 'payment_session.completed' });
@@ -139,8 +180,15 @@ describe('the merchant path through the SDK', () => {
     expect((await client.sessions.list({ status: 'completed' })).data.map((s) => s.session_id)).toEqual([session.session_id]);
 
     // typed errors carry the envelope's code
-    await expect(client.sessions.get('ps_00000000000000000000000000')).rejects.toMatchObject({ constructor: NotFoundError, code: 2, status: 404 });
-    await expect(client.sessions.create({ amount: 1, expires_in: 'soon', paymentMethod: ETH_USDC })).rejects.toMatchObject({ constructor: BadRequestError, code: 3 });
+    await expect(client.sessions.get('ps_00000000000000000000000000')).rejects.toMatchObject({
+      constructor: NotFoundError,
+      code: 2,
+      status: 404,
+    });
+    await expect(client.sessions.create({ amount: 1, expires_in: 'soon', paymentMethod: ETH_USDC })).rejects.toMatchObject({
+      constructor: BadRequestError,
+      code: 3,
+    });
     const anonymous = createPaymentsClient({ baseUrl: t.url, apiKey: 'service_sk_test_not_a_key' });
     const err = await anonymous.me().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AuthenticationError);

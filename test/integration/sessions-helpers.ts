@@ -14,7 +14,9 @@ export async function merchant(t: TestNode, opts: { bearer?: string; webhook_url
 
 /** A live merchant registered by an operator-created bearer user; KYC verified when asked. */
 export async function liveMerchant(t: TestNode, kyc: 'verified' | 'none' = 'none'): Promise<RegisteredMerchant> {
-  const user = await t.call<{ bearer_token: string }>('operators.createUser', { email: `owner${Date.now()}${Math.random().toString(36).slice(2, 6)}@trusted.test` });
+  const user = await t.call<{ bearer_token: string }>('operators.createUser', {
+    email: `owner${Date.now()}${Math.random().toString(36).slice(2, 6)}@trusted.test`,
+  });
   const m = await merchant(t, { bearer: user.bearer_token });
   if (kyc === 'verified') await t.call('operators.setKyc', { merchant_id: m.id, status: 'verified' });
   return m;

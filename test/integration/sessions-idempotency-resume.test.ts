@@ -11,8 +11,12 @@ import { ETH_USDC, merchant } from './sessions-helpers.ts';
 
 describe('a create whose node died after reserving its Idempotency-Key', () => {
   let t: TestNode;
-  beforeAll(async () => { t = await startTestNode(); });
-  afterAll(async () => { await t.stop(); });
+  beforeAll(async () => {
+    t = await startTestNode();
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   const body = { amount: 5, expires_in: '1h', paymentMethod: ETH_USDC };
 
@@ -20,7 +24,9 @@ describe('a create whose node died after reserving its Idempotency-Key', () => {
   async function deadReservation(merchantId: string, key: string, ageMs: number): Promise<string> {
     const id = newId('ps');
     const now = new Date(Date.now() - ageMs);
-    expect(await new Idempotency(t.node.rt.store).reserve({ scope: `sessions.create:${merchantId}`, key, payload: body, now }, id)).toBeNull();
+    expect(
+      await new Idempotency(t.node.rt.store).reserve({ scope: `sessions.create:${merchantId}`, key, payload: body, now }, id),
+    ).toBeNull();
     return id;
   }
 
@@ -41,7 +47,11 @@ describe('a create whose node died after reserving its Idempotency-Key', () => {
     expect(await t.node.rt.store.count('payment_sessions', { merchant_id: m.id })).toBe(1);
 
     // another payload under the old key is still refused
-    const other = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { ...body, amount: 6 }, headers: { 'Idempotency-Key': 'resume-old' } });
+    const other = await t.request('POST', '/v1/payment_sessions', {
+      key: m.apiKey,
+      body: { ...body, amount: 6 },
+      headers: { 'Idempotency-Key': 'resume-old' },
+    });
     expect(other.status).toBe(409);
   });
 });

@@ -15,7 +15,9 @@ describe('session creation whose reply is lost after the commit', () => {
   beforeAll(async () => {
     t = await startTestNode({
       DAILY_VOLUME_LIMIT: '100',
-      SERVICES: Object.keys(SERVICE_FACTORIES).filter((n) => n !== 'session-actors').join(','),
+      SERVICES: Object.keys(SERVICE_FACTORIES)
+        .filter((n) => n !== 'session-actors')
+        .join(','),
     });
     // the real session actors, whose reply is lost once the state is committed when asked to
     const schema = createSessionActorsService(t.node.rt) as unknown as { hooks: { after: { send(ctx: Context, res: unknown): unknown } } };
@@ -31,7 +33,9 @@ describe('session creation whose reply is lost after the commit', () => {
     t.node.broker.createService(schema as never);
     await t.node.broker.waitForServices(['session-actors']);
   });
-  afterAll(async () => { await t.stop(); });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   const body = { amount: 60, expires_in: '15m', paymentMethod: ETH_USDC };
 

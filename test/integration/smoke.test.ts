@@ -3,8 +3,12 @@ import { registerMerchant } from '../helpers/merchant.ts';
 
 describe('node smoke', () => {
   let t: TestNode;
-  beforeAll(async () => { t = await startTestNode(); });
-  afterAll(async () => { await t.stop(); });
+  beforeAll(async () => {
+    t = await startTestNode();
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
 
   it('registers a merchant and reads /v1/me', async () => {
     const m = await registerMerchant(t);

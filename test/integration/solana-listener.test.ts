@@ -57,7 +57,10 @@ describe('Solana listener on the LiteSVM RPC harness', () => {
       WEBHOOK_SCAN_INTERVAL_MS: '100',
     });
     m = await merchant(t, { webhook_url: rx.url });
-    await until('the listener to hold its lease', async () => (await t.call<Record<string, any>>('solana-listener.status')).testnet.holding);
+    await until(
+      'the listener to hold its lease',
+      async () => (await t.call<Record<string, any>>('solana-listener.status')).testnet.holding,
+    );
   });
 
   afterAll(async () => {
@@ -66,7 +69,7 @@ describe('Solana listener on the LiteSVM RPC harness', () => {
     await sol?.stop();
   });
 
-  it('USDC in two parts to the session address\'s token account: partial_paid, then completed, only once confirmed', async () => {
+  it("USDC in two parts to the session address's token account: partial_paid, then completed, only once confirmed", async () => {
     const s = await createSession(t, m, RAILS.solUsdc, 5);
     const first = await sol.transferToken(payer, s.address, usdc.mint, 2_000_000n);
     // landed but not confirmed yet: the session does not move
@@ -75,26 +78,42 @@ describe('Solana listener on the LiteSVM RPC harness', () => {
     sol.advanceSlots(2);
     const partial = await sessionWhen(t, m, s.session_id, 'partial payment', (x) => x.status === 'partial_paid');
     expect(partial.received_amount).toBe(2);
-    expect(partial.deposits).toEqual([expect.objectContaining({ tx_hash: first, amount_subunits: '2000000', token: 'USDC', counted: true })]);
+    expect(partial.deposits).toEqual([
+      expect.objectContaining({ tx_hash: first, amount_subunits: '2000000', token: 'USDC', counted: true }),
+    ]);
     expect(partial.explorer_url).toContain(first);
 
     const second = await sol.transferToken(payer, s.address, usdc.mint, 3_000_000n, { checked: false });
     sol.advanceSlots(2);
     const done = await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
     expect(done.received_amount).toBe(5);
-    expect(done.deposits.map((d: any) => [d.tx_hash, d.amount])).toEqual([[first, 2], [second, 3]]);
+    expect(done.deposits.map((d: any) => [d.tx_hash, d.amount])).toEqual([
+      [first, 2],
+      [second, 3],
+    ]);
     expect(done.explorer_url).toContain(second);
     const hooks = await until('both webhooks', () => webhooksOf(rx, s.session_id).length >= 2 && webhooksOf(rx, s.session_id));
     expect(hooks.map((r) => r.headers['x-service-event'])).toEqual(['payment_session.partial_paid', 'payment_session.completed']);
     for (const h of hooks) expect(verifyWebhook(h.raw, String(h.headers['x-service-signature']), m.webhookSecret)).toBe(true);
-    expect(JSON.parse(hooks[1]!.raw)).toEqual(expect.objectContaining({ chain: 'solana', network: 'testnet', currency: 'USDC', amount: 5 }));
+    expect(JSON.parse(hooks[1]!.raw)).toEqual(
+      expect.objectContaining({ chain: 'solana', network: 'testnet', currency: 'USDC', amount: 5 }),
+    );
 
     // stored first: keyed by signature and the credited account's index; the account is the ATA
     const ata = await sol.associatedTokenAddress(s.address, usdc.mint);
     const stored = await depositsOf(t, s.session_id);
     expect(stored).toHaveLength(2);
     for (const d of stored) {
-      expect(d).toEqual(expect.objectContaining({ status: 'credited', token: 'USDC', token_contract: usdc.mint, to_address: s.address, account: ata, block_hash: null }));
+      expect(d).toEqual(
+        expect.objectContaining({
+          status: 'credited',
+          token: 'USDC',
+          token_contract: usdc.mint,
+          to_address: s.address,
+          account: ata,
+          block_hash: null,
+        }),
+      );
       expect(d.id).toBe(`solana:testnet:${d.tx_hash}:${d.index}`);
     }
   });
@@ -131,10 +150,12 @@ describe('Solana listener on the LiteSVM RPC harness', () => {
       const list = (await t.call<{ deposits: any[] }>('operators.listDeposits', { orphans: true, session_id: s.session_id })).deposits;
       return list.length === 2 && list;
     });
-    expect(orphans.map((d) => [d.tx_hash, d.orphan_reason, d.token, d.token_contract]).sort()).toEqual([
-      [wrongMint, 'wrong_token', null, otherMint.mint],
-      [wrongAsset, 'wrong_token', 'SOL', null],
-    ].sort());
+    expect(orphans.map((d) => [d.tx_hash, d.orphan_reason, d.token, d.token_contract]).sort()).toEqual(
+      [
+        [wrongMint, 'wrong_token', null, otherMint.mint],
+        [wrongAsset, 'wrong_token', 'SOL', null],
+      ].sort(),
+    );
     const after = await getSession(t, m, s.session_id);
     expect(after).toEqual(expect.objectContaining({ status: 'pending', received_amount: 0, deposits: [] }));
     expect(webhooksOf(rx, s.session_id)).toEqual([]);
@@ -147,9 +168,10 @@ describe('Solana listener on the LiteSVM RPC harness', () => {
     await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
     const ata = await sol.associatedTokenAddress(s.address, usdc.mint);
     const cursors = await Promise.all([s.address, ata].map((a) => t.node.rt.store.get<any>('listener_cursors', `solana:testnet:${a}`)));
-    for (const c of cursors) expect(c).toEqual(expect.objectContaining({ chain: 'solana', network: 'testnet', signature: expect.any(String) }));
+    for (const c of cursors)
+      expect(c).toEqual(expect.objectContaining({ chain: 'solana', network: 'testnet', signature: expect.any(String) }));
     await morePasses(3);
-    expect((await depositsOf(t, s.session_id))).toHaveLength(1);
+    expect(await depositsOf(t, s.session_id)).toHaveLength(1);
     expect((await getSession(t, m, s.session_id)).deposits).toHaveLength(1);
   });
 
@@ -159,16 +181,50 @@ describe('Solana listener on the LiteSVM RPC harness', () => {
     try {
       const owner = (await sol.newWallet(0n)).address;
       const id = `${sessionIdAt(Date.now())}nobatch000000000`;
-      await store.write([{ op: 'insert', coll: 'payment_sessions', doc: { id, chain: 'solana', network: 'testnet', token: 'USDC', address: owner, expires_at: new Date(Date.now() + 3_600_000).toISOString() } }]);
+      await store.write([
+        {
+          op: 'insert',
+          coll: 'payment_sessions',
+          doc: {
+            id,
+            chain: 'solana',
+            network: 'testnet',
+            token: 'USDC',
+            address: owner,
+            expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+          },
+        },
+      ]);
       const sent: SessionMsg[] = [];
-      const inbox = new DepositInbox(store, { send: async (_id, msg) => { sent.push(msg); return { session: {} as any, events: [], changed: true, credit: 'credited' }; }, log: { warn: () => undefined } });
+      const inbox = new DepositInbox(store, {
+        send: async (_id, msg) => {
+          sent.push(msg);
+          return { session: {} as any, events: [], changed: true, credit: 'credited' };
+        },
+        log: { warn: () => undefined },
+      });
       const book = new SessionAddressBook(store, 'solana', { keepAfterExpiryMs: 0 });
-      const scanner = new SolanaRailListener({ network: 'testnet', rpcUrl: sol.url, usdcMint: usdc.mint, commitment: 'confirmed', store, book, inbox, batchSize: 1, log: { info: () => undefined, warn: () => undefined, error: () => undefined } });
+      const scanner = new SolanaRailListener({
+        network: 'testnet',
+        rpcUrl: sol.url,
+        usdcMint: usdc.mint,
+        commitment: 'confirmed',
+        store,
+        book,
+        inbox,
+        batchSize: 1,
+        log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+      });
       const sig = await sol.transferToken(payer, owner, usdc.mint, 1_250_000n);
       sol.advanceSlots(2);
       const stats = await scanner.pass();
       expect(stats).toEqual(expect.objectContaining({ watched: 1, polled: 1, failed: 0, deposits: 1 }));
-      expect(sent).toEqual([{ type: 'credit', deposit: expect.objectContaining({ key: expect.stringContaining(sig), amount_subunits: '1250000', token: 'USDC' }) }]);
+      expect(sent).toEqual([
+        {
+          type: 'credit',
+          deposit: expect.objectContaining({ key: expect.stringContaining(sig), amount_subunits: '1250000', token: 'USDC' }),
+        },
+      ]);
       expect((await scanner.pass()).deposits).toBe(0);
     } finally {
       await store.close();

@@ -34,15 +34,23 @@ describe('SQLite group commit', () => {
     const results = await Promise.allSettled([
       store.write([{ op: 'insert', coll: 'things', doc: { id: 'a', slug: 'a' } }]),
       // two ops, the second breaks a unique index: neither lands
-      store.write([{ op: 'insert', coll: 'things', doc: { id: 'b', slug: 'b' } }, { op: 'insert', coll: 'things', doc: { id: 'b2', slug: 'taken' } }]),
+      store.write([
+        { op: 'insert', coll: 'things', doc: { id: 'b', slug: 'b' } },
+        { op: 'insert', coll: 'things', doc: { id: 'b2', slug: 'taken' } },
+      ]),
       store.write([{ op: 'cas', coll: 'things', doc: { id: 'taken', slug: 'taken' }, expected: 7 }]),
       store.write([{ op: 'insert', coll: 'things', doc: { id: 'c', slug: 'c' } }]),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
     expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateKeyError);
     expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(VersionConflictError);
-    for (const [id, present] of [['a', true], ['b', false], ['b2', false], ['c', true]] as const) {
-      expect(await other.get('things', id) !== null).toBe(present);
+    for (const [id, present] of [
+      ['a', true],
+      ['b', false],
+      ['b2', false],
+      ['c', true],
+    ] as const) {
+      expect((await other.get('things', id)) !== null).toBe(present);
     }
   });
 
@@ -76,16 +84,23 @@ describe('SQLite group commit', () => {
 
   it('any mix of good and bad writes in one turn keeps exactly the good ones (property)', async () => {
     let round = 0;
-    await fc.assert(fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 12 }), async (good) => {
-      round++;
-      const ids = good.map((_, i) => `r${round}-${i}`);
-      const results = await Promise.allSettled(good.map((ok, i) => store.write([
-        { op: 'insert', coll: 'things', doc: { id: ids[i], slug: ids[i] } },
-        ...(ok ? [] : [{ op: 'insert' as const, coll: 'things', doc: { id: `${ids[i]}-dup`, slug: ids[i] } }]),
-      ])));
-      expect(results.map((r) => r.status === 'fulfilled')).toEqual(good);
-      for (let i = 0; i < good.length; i++) expect((await other.get('things', ids[i])) !== null).toBe(good[i]);
-    }), { numRuns: 30 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 12 }), async (good) => {
+        round++;
+        const ids = good.map((_, i) => `r${round}-${i}`);
+        const results = await Promise.allSettled(
+          good.map((ok, i) =>
+            store.write([
+              { op: 'insert', coll: 'things', doc: { id: ids[i], slug: ids[i] } },
+              ...(ok ? [] : [{ op: 'insert' as const, coll: 'things', doc: { id: `${ids[i]}-dup`, slug: ids[i] } }]),
+            ]),
+          ),
+        );
+        expect(results.map((r) => r.status === 'fulfilled')).toEqual(good);
+        for (let i = 0; i < good.length; i++) expect((await other.get('things', ids[i])) !== null).toBe(good[i]);
+      }),
+      { numRuns: 30 },
+    );
   });
 
   it('two stores of one process on one file share the connection and its turn (no self-deadlock)', async () => {

@@ -9,15 +9,24 @@ import { MongoStore } from '../../lib/store/mongo.ts';
 import { DuplicateKeyError, VersionConflictError, type Store } from '../../lib/store/port.ts';
 import { tempDir } from '../helpers/node.ts';
 
-interface Adapter { name: string; open(): Promise<Store>; cleanup(): Promise<void> }
+interface Adapter {
+  name: string;
+  open(): Promise<Store>;
+  cleanup(): Promise<void>;
+}
 
 const adapters: Adapter[] = [];
 {
   let dir = '';
   adapters.push({
     name: 'sqlite',
-    async open() { dir = tempDir('store-'); return new SqliteStore(join(dir, 'test.db')); },
-    async cleanup() { rmSync(dir, { recursive: true, force: true }); },
+    async open() {
+      dir = tempDir('store-');
+      return new SqliteStore(join(dir, 'test.db'));
+    },
+    async cleanup() {
+      rmSync(dir, { recursive: true, force: true });
+    },
   });
 }
 if (process.env.MONGO_URL) {
@@ -28,7 +37,9 @@ if (process.env.MONGO_URL) {
       base.pathname = `/contract_${Date.now()}`;
       return new MongoStore(base.toString()).connect();
     },
-    async cleanup() { /* each run uses a fresh database */ },
+    async cleanup() {
+      /* each run uses a fresh database */
+    },
   });
 }
 
@@ -59,7 +70,10 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     await expect(store.write([{ op: 'insert', coll: 'things', doc: { id: 't1', owner: 'b' } }])).rejects.toBeInstanceOf(DuplicateKeyError);
     await expect(store.write([{ op: 'insert', coll: 'things', doc: { id: 't2', slug: 'x' } }])).rejects.toBeInstanceOf(DuplicateKeyError);
     // documents without the unique field do not collide
-    await store.write([{ op: 'insert', coll: 'things', doc: { id: 't3' } }, { op: 'insert', coll: 'things', doc: { id: 't4' } }]);
+    await store.write([
+      { op: 'insert', coll: 'things', doc: { id: 't3' } },
+      { op: 'insert', coll: 'things', doc: { id: 't4' } },
+    ]);
     expect(await store.count('things', {})).toBe(3);
   });
 
@@ -67,22 +81,28 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     await store.write([{ op: 'insert', coll: 'things', doc: { id: 'c', n: 0 } }]);
     const v1 = (await store.get('things', 'c'))!;
     await store.write([{ op: 'cas', coll: 'things', doc: { ...v1, n: 1 }, expected: v1.version! }]);
-    await expect(store.write([{ op: 'cas', coll: 'things', doc: { ...v1, n: 2 }, expected: v1.version! }])).rejects.toBeInstanceOf(VersionConflictError);
+    await expect(store.write([{ op: 'cas', coll: 'things', doc: { ...v1, n: 2 }, expected: v1.version! }])).rejects.toBeInstanceOf(
+      VersionConflictError,
+    );
     expect(await store.get('things', 'c')).toMatchObject({ n: 1, version: 2 });
   });
 
   it('commits all operations of a write or none', async () => {
     await store.write([{ op: 'insert', coll: 'things', doc: { id: 'a1', slug: 'taken' } }]);
-    await expect(store.write([
-      { op: 'insert', coll: 'things', doc: { id: 'a2' } },
-      { op: 'insert', coll: 'things', doc: { id: 'a3', slug: 'taken' } },
-    ])).rejects.toBeInstanceOf(DuplicateKeyError);
+    await expect(
+      store.write([
+        { op: 'insert', coll: 'things', doc: { id: 'a2' } },
+        { op: 'insert', coll: 'things', doc: { id: 'a3', slug: 'taken' } },
+      ]),
+    ).rejects.toBeInstanceOf(DuplicateKeyError);
     expect(await store.get('things', 'a2')).toBeNull();
     const a1 = (await store.get('things', 'a1'))!;
-    await expect(store.write([
-      { op: 'upsert', coll: 'things', doc: { id: 'a4' } },
-      { op: 'cas', coll: 'things', doc: { ...a1 }, expected: 99 },
-    ])).rejects.toBeInstanceOf(VersionConflictError);
+    await expect(
+      store.write([
+        { op: 'upsert', coll: 'things', doc: { id: 'a4' } },
+        { op: 'cas', coll: 'things', doc: { ...a1 }, expected: 99 },
+      ]),
+    ).rejects.toBeInstanceOf(VersionConflictError);
     expect(await store.get('things', 'a4')).toBeNull();
   });
 
@@ -96,15 +116,22 @@ describe.each(adapters)('store contract: $name', (adapter) => {
 
   it('finds with filters, sort, limit, cursor paging and case-insensitive text search', async () => {
     const docs = Array.from({ length: 25 }, (_, i) => ({
-      id: `p${String(i).padStart(2, '0')}`, owner: i % 2 ? 'odd' : 'even', created_at: `2026-01-01T00:00:${String(i).padStart(2, '0')}.000Z`,
-      name: i === 7 ? 'Blue WIDGET 100%' : `item ${i}`, flag: i % 5 === 0, nested: { level: i },
+      id: `p${String(i).padStart(2, '0')}`,
+      owner: i % 2 ? 'odd' : 'even',
+      created_at: `2026-01-01T00:00:${String(i).padStart(2, '0')}.000Z`,
+      name: i === 7 ? 'Blue WIDGET 100%' : `item ${i}`,
+      flag: i % 5 === 0,
+      nested: { level: i },
     }));
     await store.write(docs.map((doc) => ({ op: 'insert' as const, coll: 'things', doc })));
     expect(await store.count('things', { owner: 'odd' })).toBe(12);
     expect((await store.find('things', { flag: true })).map((d) => d.id)).toEqual(['p00', 'p05', 'p10', 'p15', 'p20']);
     expect((await store.find('things', { 'nested.level': { $gte: 22 } })).map((d) => d.id)).toEqual(['p22', 'p23', 'p24']);
     expect((await store.find('things', { id: { $in: ['p03', 'p01', 'zz'] } })).map((d) => d.id)).toEqual(['p01', 'p03']);
-    expect((await store.find('things', { owner: 'even' }, { sort: 'created_at', desc: true, limit: 2 })).map((d) => d.id)).toEqual(['p24', 'p22']);
+    expect((await store.find('things', { owner: 'even' }, { sort: 'created_at', desc: true, limit: 2 })).map((d) => d.id)).toEqual([
+      'p24',
+      'p22',
+    ]);
     const seen: string[] = [];
     let cursor = '';
     for (;;) {
@@ -114,14 +141,18 @@ describe.each(adapters)('store contract: $name', (adapter) => {
       cursor = page[page.length - 1].id;
     }
     expect(seen).toEqual(docs.map((d) => d.id));
-    expect((await store.find('things', {}, { text: { q: 'widget 100%', fields: ['name', 'description'] } })).map((d) => d.id)).toEqual(['p07']);
+    expect((await store.find('things', {}, { text: { q: 'widget 100%', fields: ['name', 'description'] } })).map((d) => d.id)).toEqual([
+      'p07',
+    ]);
     expect(await store.find('things', {}, { text: { q: '_', fields: ['name'] } })).toEqual([]);
     expect(await store.find('things', { missing: null }, { limit: 1 })).toHaveLength(1);
     expect(await store.count('things', { owner: { $ne: 'odd' } })).toBe(13);
   });
 
   it('treats a field holding null like a missing one, in equality, $ne and $exists', async () => {
-    await store.write([{ id: 'n1', tag: null }, { id: 'n2' }, { id: 'n3', tag: 'x' }].map((doc) => ({ op: 'insert' as const, coll: 'things', doc })));
+    await store.write(
+      [{ id: 'n1', tag: null }, { id: 'n2' }, { id: 'n3', tag: 'x' }].map((doc) => ({ op: 'insert' as const, coll: 'things', doc })),
+    );
     const ids = async (filter: Record<string, unknown>) => (await store.find('things', filter as never)).map((d) => d.id);
     expect(await ids({ tag: null })).toEqual(['n1', 'n2']);
     expect(await ids({ tag: { $exists: false } })).toEqual(['n1', 'n2']);
@@ -132,12 +163,16 @@ describe.each(adapters)('store contract: $name', (adapter) => {
   it('answers text searches the same with a text index as without, through every kind of write', async () => {
     const words = ['alpha', 'Bravo', 'charlie', 'DELTA', 'echo', 'foxtrot'];
     const docs = Array.from({ length: 2600 }, (_, i) => ({
-      id: `d${String(i).padStart(5, '0')}`, owner: i % 3 === 0 ? 'a' : 'b',
+      id: `d${String(i).padStart(5, '0')}`,
+      owner: i % 3 === 0 ? 'a' : 'b',
       name: `${words[i % 6]} item ${i}${i === 5 || i === 11 ? ' RareZebra' : ''}`,
       description: i % 7 === 0 ? `about ${words[(i + 1) % 6]} and 100%_off` : null,
     }));
     const both = (op: 'insert' | 'upsert', doc: Record<string, unknown> & { id: string }) =>
-      [{ op, coll: 'texted', doc: { ...doc } }, { op, coll: 'plain', doc: { ...doc } }] as never[];
+      [
+        { op, coll: 'texted', doc: { ...doc } },
+        { op, coll: 'plain', doc: { ...doc } },
+      ] as never[];
     for (let i = 0; i < docs.length; i += 500) await store.write(docs.slice(i, i + 500).flatMap((d) => both('insert', d)));
     const same = async (filter: Record<string, unknown>, q: string, fields: string[], limit?: number, desc = true) => {
       const opts = { desc, limit, text: { q, fields } };
@@ -164,7 +199,8 @@ describe.each(adapters)('store contract: $name', (adapter) => {
       { op: 'cas', coll: 'plain', doc: { ...p5, name: 'renamed' }, expected: p5.version! },
       ...both('upsert', { id: 'd00020', owner: 'a', name: 'now a RareZebra too', description: null }),
       ...both('upsert', { id: 'new1', owner: 'b', name: 'brand new rarezebra', description: 'x' }),
-      { op: 'delete', coll: 'texted', id: 'd00011' }, { op: 'delete', coll: 'plain', id: 'd00011' },
+      { op: 'delete', coll: 'texted', id: 'd00011' },
+      { op: 'delete', coll: 'plain', id: 'd00011' },
       ...both('insert', { id: 'gone', owner: 'a', name: 'expired rarezebra', expires_at: new Date(Date.now() - 1000).toISOString() }),
     ]);
     expect(await same({}, 'rarezebra', ['name'], 10)).toEqual(['new1', 'd00020']);
@@ -177,7 +213,10 @@ describe.each(adapters)('store contract: $name', (adapter) => {
   it('treats expired documents as absent and lets their id be reused', async () => {
     const past = new Date(Date.now() - 1000).toISOString();
     const future = new Date(Date.now() + 60_000).toISOString();
-    await store.write([{ op: 'insert', coll: 'leases', doc: { id: 'old', expires_at: past } }, { op: 'insert', coll: 'leases', doc: { id: 'live', expires_at: future } }]);
+    await store.write([
+      { op: 'insert', coll: 'leases', doc: { id: 'old', expires_at: past } },
+      { op: 'insert', coll: 'leases', doc: { id: 'live', expires_at: future } },
+    ]);
     expect(await store.get('leases', 'old')).toBeNull();
     expect(await store.get('leases', 'live')).not.toBeNull();
     expect((await store.find('leases', {})).map((d) => d.id)).toEqual(['live']);
@@ -191,14 +230,26 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     const now = new Date();
     const due = new Date(now.getTime() - 1000).toISOString();
     const later = new Date(now.getTime() + 3600_000).toISOString();
-    await store.write(Array.from({ length: 30 }, (_, i) => ({ op: 'insert' as const, coll: 'jobs', doc: { id: `j${i}`, status: i < 25 ? 'pending' : 'done', due_at: i < 20 || i >= 25 ? due : later } })));
-    const claims = await Promise.all(Array.from({ length: 6 }, () => store.claimDue('jobs', { dueField: 'due_at', filter: { status: 'pending' }, now, leaseMs: 60_000, limit: 5 })));
+    await store.write(
+      Array.from({ length: 30 }, (_, i) => ({
+        op: 'insert' as const,
+        coll: 'jobs',
+        doc: { id: `j${i}`, status: i < 25 ? 'pending' : 'done', due_at: i < 20 || i >= 25 ? due : later },
+      })),
+    );
+    const claims = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        store.claimDue('jobs', { dueField: 'due_at', filter: { status: 'pending' }, now, leaseMs: 60_000, limit: 5 }),
+      ),
+    );
     const ids = claims.flat().map((d) => d.id);
     expect(ids).toHaveLength(20);
     expect(new Set(ids).size).toBe(20);
     const claimed = (await store.get('jobs', 'j0'))!;
     expect(String(claimed.due_at) > now.toISOString()).toBe(true);
-    expect(await store.claimDue('jobs', { dueField: 'due_at', filter: { status: 'pending' }, now, leaseMs: 60_000, limit: 50 })).toEqual([]);
+    expect(await store.claimDue('jobs', { dueField: 'due_at', filter: { status: 'pending' }, now, leaseMs: 60_000, limit: 50 })).toEqual(
+      [],
+    );
   });
 
   it('counts in fixed windows', async () => {

@@ -34,8 +34,11 @@ export async function startReceiver(respond: Responder = () => 200, port = 0): P
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const r: Received = {
-        path: req.url ?? '', raw: Buffer.concat(chunks).toString('utf8'), headers: req.headers,
-        eventId: String(req.headers['x-service-event-id'] ?? ''), answered: 0,
+        path: req.url ?? '',
+        raw: Buffer.concat(chunks).toString('utf8'),
+        headers: req.headers,
+        eventId: String(req.headers['x-service-event-id'] ?? ''),
+        answered: 0,
       };
       const n = received.filter((x) => x.eventId === r.eventId).length + 1;
       received.push(r);
@@ -58,22 +61,34 @@ export async function startReceiver(respond: Responder = () => 200, port = 0): P
     received,
     forEvent: (id) => received.filter((r) => r.eventId === id),
     deliveredCount: (id) => received.filter((r) => r.eventId === id && r.answered >= 200 && r.answered < 300).length,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 let seq = 0;
 
 /** Commits an outbox row the way a session transition does; returns the event id. */
-export async function commitEvent(store: Store, merchantId: string, opts: { sessionId?: string; type?: WebhookEventType; amount?: number; now?: Date } = {}): Promise<{ id: string; sessionId: string }> {
+export async function commitEvent(
+  store: Store,
+  merchantId: string,
+  opts: { sessionId?: string; type?: WebhookEventType; amount?: number; now?: Date } = {},
+): Promise<{ id: string; sessionId: string }> {
   const sessionId = opts.sessionId ?? `ps_test${Date.now()}${seq++}`;
   const type = opts.type ?? 'payment_session.completed';
   const op = webhookEventOp({
-    merchant_id: merchantId, session_id: sessionId, event_type: type, status: type.split('.')[1],
-    amount: opts.amount ?? 12.5, currency: 'USDC', chain: 'ethereum', network: 'testnet', now: opts.now ?? new Date(),
+    merchant_id: merchantId,
+    session_id: sessionId,
+    event_type: type,
+    status: type.split('.')[1],
+    amount: opts.amount ?? 12.5,
+    currency: 'USDC',
+    chain: 'ethereum',
+    network: 'testnet',
+    now: opts.now ?? new Date(),
   });
   await store.write([op]);
   return { id: (op as { doc: { id: string } }).doc.id, sessionId };
@@ -83,11 +98,21 @@ export const getEvent = (store: Store, id: string) => store.get<DeliveryDoc>('we
 
 export { eventually as waitFor };
 
-export async function waitForEvent(store: Store, id: string, pred: (d: DeliveryDoc) => boolean, what = 'the event', timeoutMs = 30_000): Promise<DeliveryDoc> {
-  return eventually(what, async () => {
-    const d = await getEvent(store, id);
-    return d && pred(d) ? d : null;
-  }, timeoutMs);
+export async function waitForEvent(
+  store: Store,
+  id: string,
+  pred: (d: DeliveryDoc) => boolean,
+  what = 'the event',
+  timeoutMs = 30_000,
+): Promise<DeliveryDoc> {
+  return eventually(
+    what,
+    async () => {
+      const d = await getEvent(store, id);
+      return d && pred(d) ? d : null;
+    },
+    timeoutMs,
+  );
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -12,19 +12,32 @@ async function tryRegister(t: TestNode, webhookUrl: string) {
   await t.call('operators.trustDomain', { value: 'trusted.test' });
   const start = await t.request('POST', '/v1/merchants/email-verification', { body: { email } });
   const intent = start.body.registration_intent_id;
-  await t.request('POST', '/v1/merchants/email-verification/confirm', { body: { registration_intent_id: intent, code: await t.mailer.waitForCode(email) } });
+  await t.request('POST', '/v1/merchants/email-verification/confirm', {
+    body: { registration_intent_id: intent, code: await t.mailer.waitForCode(email) },
+  });
   const pow = await t.request('POST', '/v1/merchants/registration-proof-of-work', { body: { registration_intent_id: intent } });
   return t.request('POST', '/v1/merchants', {
     body: {
-      name: 'SSRF Shop', sandbox: true, registration_intent_id: intent, webhook_url: webhookUrl,
-      proof_of_work_challenge_id: pow.body.challenge_id, proof_of_work_nonce: solvePow(pow.body.challenge, pow.body.difficulty),
+      name: 'SSRF Shop',
+      sandbox: true,
+      registration_intent_id: intent,
+      webhook_url: webhookUrl,
+      proof_of_work_challenge_id: pow.body.challenge_id,
+      proof_of_work_nonce: solvePow(pow.body.challenge, pow.body.difficulty),
     },
   });
 }
 
 /** A TCP listener that only counts connections: proof that nothing was dialled. */
 async function tcpCounter() {
-  const c = { connections: 0, port: 0, server: net.createServer((s) => { c.connections++; s.destroy(); }) };
+  const c = {
+    connections: 0,
+    port: 0,
+    server: net.createServer((s) => {
+      c.connections++;
+      s.destroy();
+    }),
+  };
   await new Promise<void>((r) => c.server.listen(0, '127.0.0.1', r));
   c.port = (c.server.address() as AddressInfo).port;
   return c;
@@ -74,7 +87,12 @@ describe('webhook SSRF guard with WEBHOOK_ALLOW_PRIVATE off', () => {
       await before.stop();
 
       // 2. the same store, private targets disallowed: each delivery is refused before any connection
-      const t = await startTestNode({ DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'false', WEBHOOK_SCAN_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_MS: '100' });
+      const t = await startTestNode({
+        DATA_DIR: dataDir,
+        WEBHOOK_ALLOW_PRIVATE: 'false',
+        WEBHOOK_SCAN_INTERVAL_MS: '50',
+        WEBHOOK_RETRY_BASE_MS: '100',
+      });
       try {
         const events = [];
         for (const m of merchants) events.push(await commitEvent(t.node.rt.store, m.id));

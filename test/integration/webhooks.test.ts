@@ -19,9 +19,16 @@ describe('webhook delivery (one node, real HTTP receivers)', () => {
   };
   const store = () => t.node.rt.store;
   const nudge = (id: string) => t.node.broker.emit('webhooks.nudge', { event_id: id });
-  const audits = (eventId: string) => store().find<{ id: string; type: string; final?: boolean; manual?: boolean; http_status?: number }>('audit_events', { event_id: eventId }, { sort: 'created_at' });
+  const audits = (eventId: string) =>
+    store().find<{ id: string; type: string; final?: boolean; manual?: boolean; http_status?: number }>(
+      'audit_events',
+      { event_id: eventId },
+      { sort: 'created_at' },
+    );
 
-  beforeAll(async () => { t = await startTestNode(FAST); });
+  beforeAll(async () => {
+    t = await startTestNode(FAST);
+  });
   afterAll(async () => {
     await t.stop();
     await Promise.all(receivers.map((r) => r.close()));
@@ -41,8 +48,14 @@ describe('webhook delivery (one node, real HTTP receivers)', () => {
     // the body is exactly the WebhookEvent, serialized once; the signature covers those bytes
     expect(req.raw).toBe(JSON.stringify(row.body));
     expect(JSON.parse(req.raw)).toEqual({
-      event_type: 'payment_session.completed', session_id: ev.sessionId, status: 'completed', amount: 12.5,
-      currency: 'USDC', chain: 'ethereum', network: 'testnet', timestamp: row.body.timestamp,
+      event_type: 'payment_session.completed',
+      session_id: ev.sessionId,
+      status: 'completed',
+      amount: 12.5,
+      currency: 'USDC',
+      chain: 'ethereum',
+      network: 'testnet',
+      timestamp: row.body.timestamp,
     });
     expect(row.body.timestamp).toMatch(/^\d+$/);
     const header = String(req.headers['x-service-signature']);
@@ -50,7 +63,9 @@ describe('webhook delivery (one node, real HTTP receivers)', () => {
     expect(verifyWebhook(req.raw, header, m.webhookSecret)).toBe(true);
     expect(stripe.webhooks.constructEvent(req.raw, header, m.webhookSecret)).toEqual(JSON.parse(req.raw));
     expect(() => verifyWebhook(req.raw.replace('12.5', '1250'), header, m.webhookSecret)).toThrow(/no v1 signature matches/);
-    expect(() => stripe.webhooks.constructEvent(req.raw.replace('12.5', '1250'), header, m.webhookSecret)).toThrow(Stripe.errors.StripeSignatureVerificationError);
+    expect(() => stripe.webhooks.constructEvent(req.raw.replace('12.5', '1250'), header, m.webhookSecret)).toThrow(
+      Stripe.errors.StripeSignatureVerificationError,
+    );
 
     expect(row.attempts).toHaveLength(1);
     expect(row.attempts[0]).toMatchObject({ status: 200, error: null });
@@ -77,27 +92,40 @@ describe('webhook delivery (one node, real HTTP receivers)', () => {
     const ev = await commitEvent(store(), m.id, { type: 'payment_session.partial_paid' });
     nudge(ev.id);
     const row = await waitForEvent(store(), ev.id, (d) => d.status === 'delivered');
-    expect(row.attempts.map((a) => [a.status, a.error])).toEqual([[500, 'http_error'], [200, null]]);
+    expect(row.attempts.map((a) => [a.status, a.error])).toEqual([
+      [500, 'http_error'],
+      [200, null],
+    ]);
     expect(row.attempts.every((a) => typeof a.latency_ms === 'number' && a.latency_ms >= 0)).toBe(true);
     expect(rx.forEvent(ev.id)).toHaveLength(2);
     // both requests carry the same event id; each attempt is signed afresh
     expect(rx.forEvent(ev.id).map((r) => r.headers['x-service-event-id'])).toEqual([ev.id, ev.id]);
     for (const r of rx.forEvent(ev.id)) expect(verifyWebhook(r.raw, String(r.headers['x-service-signature']), m.webhookSecret)).toBe(true);
     const audit = await audits(ev.id);
-    expect(audit.map((a) => [a.type, a.final])).toEqual([['payment_session.webhook.failed', false], ['payment_session.webhook.delivered', undefined]]);
+    expect(audit.map((a) => [a.type, a.final])).toEqual([
+      ['payment_session.webhook.failed', false],
+      ['payment_session.webhook.delivered', undefined],
+    ]);
 
     const log = await t.request('GET', `/v1/payment_sessions/${ev.sessionId}/webhooks`, { key: m.apiKey });
     expect(log.status).toBe(200);
     expect(log.body).toEqual({
       session_id: ev.sessionId,
-      events: [{
-        event_id: ev.id, event_type: 'payment_session.partial_paid', status: 'delivered', body: row.body, created_at: row.created_at,
-        delivered_at: row.delivered_at, next_attempt_at: null,
-        attempts: [
-          { at: expect.any(String), status: 500, latency_ms: expect.any(Number), error: 'http_error' },
-          { at: expect.any(String), status: 200, latency_ms: expect.any(Number), error: null },
-        ],
-      }],
+      events: [
+        {
+          event_id: ev.id,
+          event_type: 'payment_session.partial_paid',
+          status: 'delivered',
+          body: row.body,
+          created_at: row.created_at,
+          delivered_at: row.delivered_at,
+          next_attempt_at: null,
+          attempts: [
+            { at: expect.any(String), status: 500, latency_ms: expect.any(Number), error: 'http_error' },
+            { at: expect.any(String), status: 200, latency_ms: expect.any(Number), error: null },
+          ],
+        },
+      ],
     });
     expect(log.text).not.toContain('nope'); // the receiver's answer body is never kept
   });
@@ -110,7 +138,10 @@ describe('webhook delivery (one node, real HTTP receivers)', () => {
     nudge(ev.id);
     const row = await waitForEvent(store(), ev.id, (d) => d.attempts.length >= 2);
     expect(row.status).toBe('pending');
-    expect(row.attempts.slice(0, 2).map((a) => [a.status, a.error])).toEqual([[302, 'redirect'], [302, 'redirect']]);
+    expect(row.attempts.slice(0, 2).map((a) => [a.status, a.error])).toEqual([
+      [302, 'redirect'],
+      [302, 'redirect'],
+    ]);
     expect(internal.received).toHaveLength(0);
     const audit = await audits(ev.id);
     expect(audit[0]).toMatchObject({ type: 'payment_session.webhook.failed', http_status: 302, final: false });
@@ -184,7 +215,10 @@ describe('webhook delivery (one node, real HTTP receivers)', () => {
       ]);
       expect(rx.forEvent(ev.id)).toHaveLength(2);
       const audit = await audits(ev.id);
-      expect(audit.map((a) => [a.type, a.manual])).toEqual([['payment_session.webhook.delivered', false], ['payment_session.webhook.delivered', true]]);
+      expect(audit.map((a) => [a.type, a.manual])).toEqual([
+        ['payment_session.webhook.delivered', false],
+        ['payment_session.webhook.delivered', true],
+      ]);
     });
 
     it('a failed event gets a new attempt; a pending event in back-off is tried now', async () => {
@@ -197,21 +231,29 @@ describe('webhook delivery (one node, real HTTP receivers)', () => {
       await waitForEvent(store(), a.id, (d) => d.attempts.length >= 1);
       await waitForEvent(store(), b.id, (d) => d.attempts.length >= 1);
       // a: as if its 72 h were over; b: far in its back-off
-      for (const [id, patch] of [[a.id, { status: 'failed', next_attempt_at: null }], [b.id, { next_attempt_at: '2999-01-01T00:00:00.000Z' }]] as const) {
+      for (const [id, patch] of [
+        [a.id, { status: 'failed', next_attempt_at: null }],
+        [b.id, { next_attempt_at: '2999-01-01T00:00:00.000Z' }],
+      ] as const) {
         await waitFor('a quiet row', async () => {
           const d = (await getEvent(store(), id))!;
           if (d.lease_until && d.lease_until > new Date().toISOString()) return false;
           try {
             await store().write([{ op: 'cas', coll: 'webhook_events', doc: { ...d, ...patch }, expected: d.version! }]);
             return true;
-          } catch { return false; }
+          } catch {
+            return false;
+          }
         });
       }
       failing = false;
       const before = rx.forEvent(a.id).length + rx.forEvent(b.id).length;
       const res = await t.request('POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, { key: m.apiKey });
       expect(res.status).toBe(200);
-      expect(res.body.events.map((e: { event_id: string; status: string }) => [e.event_id, e.status])).toEqual([[a.id, 'delivered'], [b.id, 'delivered']]);
+      expect(res.body.events.map((e: { event_id: string; status: string }) => [e.event_id, e.status])).toEqual([
+        [a.id, 'delivered'],
+        [b.id, 'delivered'],
+      ]);
       for (const e of res.body.events) expect(e.attempts.at(-1)).toMatchObject({ status: 200, error: null, manual: true });
       expect(rx.forEvent(a.id).length + rx.forEvent(b.id).length).toBe(before + 2);
     });
@@ -232,7 +274,10 @@ describe('webhook delivery (one node, real HTTP receivers)', () => {
       expect(ea.attempts).toHaveLength(1);
       expect(eb).toMatchObject({ status: 'delivered', next_attempt_at: null });
       expect(eb.attempts.at(-1)).toMatchObject({ status: 503, error: 'http_error', manual: true });
-      const unknown = await t.request('POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, { key: m.apiKey, body: { event_id: 'evt_nope' } });
+      const unknown = await t.request('POST', `/v1/payment_sessions/${sessionId}/webhook/retry`, {
+        key: m.apiKey,
+        body: { event_id: 'evt_nope' },
+      });
       expect(unknown.status).toBe(404);
     });
 
@@ -249,7 +294,10 @@ describe('webhook delivery (one node, real HTTP receivers)', () => {
       const anon = await t.request('POST', `/v1/payment_sessions/${ev.sessionId}/webhook/retry`);
       expect(anon.status).toBe(401);
       expect(anon.body).toEqual({ code: 7, message: 'missing or invalid authorization header' });
-      const bad = await t.request('POST', `/v1/payment_sessions/${ev.sessionId}/webhook/retry`, { key: m.apiKey, body: { everything: true } });
+      const bad = await t.request('POST', `/v1/payment_sessions/${ev.sessionId}/webhook/retry`, {
+        key: m.apiKey,
+        body: { everything: true },
+      });
       expect(bad.status).toBe(400);
       expect(bad.body.code).toBe(3);
       expect(rx.forEvent(ev.id)).toHaveLength(n);

@@ -24,14 +24,36 @@ describe('EIP-3009 on TestUSDC (Hardhat)', () => {
     const outside = Wallet.createRandom();
     await usdc.mint(outside.address, 5_000_000n);
     const payTo = node.accounts[3].address;
-    const challenge = buildChallenge({ id: 'x402_chain1', network: 'testnet', amount_subunits: '1250000', asset: usdc.address, pay_to: payTo, resource: '/r' });
+    const challenge = buildChallenge({
+      id: 'x402_chain1',
+      network: 'testnet',
+      amount_subunits: '1250000',
+      asset: usdc.address,
+      pay_to: payTo,
+      resource: '/r',
+    });
     const block = await node.provider.getBlock('latest');
-    const header = await signEip3009Proof(outside, challenge, { chainId: node.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: block!.timestamp });
+    const header = await signEip3009Proof(outside, challenge, {
+      chainId: node.chainId,
+      tokenName: 'Test USD Coin',
+      tokenVersion: '2',
+      nowSeconds: block!.timestamp,
+    });
     const proof = decodeProof(header) as Extract<Proof, { kind: 'eip3009' }>;
     const token = new Contract(usdc.address, usdc.contract.interface, node.wallet(5));
     const separator: string = await token.DOMAIN_SEPARATOR();
-    expect(separator).toBe(TypedDataEncoder.hashDomain({ name: 'Test USD Coin', version: '2', chainId: node.chainId, verifyingContract: usdc.address }));
-    const terms = { id: 'x402_chain1', chain: 'ethereum' as const, network: 'testnet', token: 'USDC', asset: usdc.address, pay_to: payTo, amount_subunits: '1250000' };
+    expect(separator).toBe(
+      TypedDataEncoder.hashDomain({ name: 'Test USD Coin', version: '2', chainId: node.chainId, verifyingContract: usdc.address }),
+    );
+    const terms = {
+      id: 'x402_chain1',
+      chain: 'ethereum' as const,
+      network: 'testnet',
+      token: 'USDC',
+      asset: usdc.address,
+      pay_to: payTo,
+      amount_subunits: '1250000',
+    };
     expect(verifyEip3009(proof, terms, separator, block!.timestamp).payer).toBe(outside.address);
     const a = proof.authorization;
     const { v, r, s } = splitSignature(proof.signature);
@@ -62,9 +84,30 @@ describe('Solana memo transfer with the gas wallet as fee payer (LiteSVM)', () =
     await sol.createAssociatedTokenAccount(merchant, mint.mint);
     const conn = new Connection(sol.url, 'confirmed');
     const { blockhash } = await conn.getLatestBlockhash();
-    const challenge = buildChallenge({ id: 'x402_sol1', network: 'testnet', amount_subunits: '2000000', asset: mint.mint, pay_to: merchant, resource: '/r' });
-    const proof = decodeProof(buildSolanaProof(payer, challenge, { feePayer: gas.publicKey.toBase58(), recentBlockhash: blockhash })) as Extract<Proof, { kind: 'solana' }>;
-    const { tx } = verifySolana(proof, { id: 'x402_sol1', chain: 'solana', network: 'testnet', token: 'USDC', asset: mint.mint, pay_to: merchant, amount_subunits: '2000000' }, gas.publicKey.toBase58());
+    const challenge = buildChallenge({
+      id: 'x402_sol1',
+      network: 'testnet',
+      amount_subunits: '2000000',
+      asset: mint.mint,
+      pay_to: merchant,
+      resource: '/r',
+    });
+    const proof = decodeProof(
+      buildSolanaProof(payer, challenge, { feePayer: gas.publicKey.toBase58(), recentBlockhash: blockhash }),
+    ) as Extract<Proof, { kind: 'solana' }>;
+    const { tx } = verifySolana(
+      proof,
+      {
+        id: 'x402_sol1',
+        chain: 'solana',
+        network: 'testnet',
+        token: 'USDC',
+        asset: mint.mint,
+        pay_to: merchant,
+        amount_subunits: '2000000',
+      },
+      gas.publicKey.toBase58(),
+    );
     tx.sign([gas]);
     const sig = await conn.sendRawTransaction(tx.serialize());
     expect(await sol.tokenBalance(merchant, mint.mint)).toBe(2_000_000n);

@@ -33,14 +33,30 @@ beforeAll(async () => {
   usdc = await chain.deployTestUsdc();
   sol = await startSolanaRpc();
   mint = await sol.createMint();
-  t = await startTestNode({
-    ETHEREUM_TESTNET_RPC_URL: chain.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address, ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-    SOLANA_TESTNET_RPC_URL: sol.url, SOLANA_TESTNET_USDC_MINT: mint.mint, RATE_LIMIT_PER_MINUTE: '100000', CHAIN_POLL_INTERVAL_MS: '60000',
-  }, { now: () => new Date(Date.now() + skewMs) });
+  t = await startTestNode(
+    {
+      ETHEREUM_TESTNET_RPC_URL: chain.url,
+      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+      SOLANA_TESTNET_RPC_URL: sol.url,
+      SOLANA_TESTNET_USDC_MINT: mint.mint,
+      RATE_LIMIT_PER_MINUTE: '100000',
+      CHAIN_POLL_INTERVAL_MS: '60000',
+    },
+    { now: () => new Date(Date.now() + skewMs) },
+  );
   m = await registerMerchant(t);
   const opts = { serviceUrl: t.url, apiKey: m.apiKey, description: 'one report' };
-  const payEth = requirePayment({ ...opts, amount_subunits: '1250000', paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' } });
-  const paySol = requirePayment({ ...opts, amount_subunits: '2000000', paymentMethod: { chain: 'solana', network: 'testnet', token: 'USDC' } });
+  const payEth = requirePayment({
+    ...opts,
+    amount_subunits: '1250000',
+    paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
+  });
+  const paySol = requirePayment({
+    ...opts,
+    amount_subunits: '2000000',
+    paymentMethod: { chain: 'solana', network: 'testnet', token: 'USDC' },
+  });
   server = createServer((req, res) => {
     const pay = req.url?.startsWith('/sol') ? paySol : payEth;
     pay(req, res, () => {
@@ -71,7 +87,7 @@ async function challengeFor(path: string) {
   const r = await fetch(`${base}${path}`);
   expect(r.status).toBe(402);
   expect(r.headers.get('payment-required')).toBe(r.headers.get('x-payment-required'));
-  const body = await r.json() as { fee_payer: string; error: string };
+  const body = (await r.json()) as { fee_payer: string; error: string };
   return { challenge: decodeChallenge(r.headers.get('payment-required'))!, fee_payer: body.fee_payer, body };
 }
 
@@ -84,13 +100,37 @@ describe('EIP-3009 authorization signed by an outside key (Hardhat)', () => {
   });
   const sign = async (c: ReturnType<typeof decodeChallenge>) => {
     const block = await chain.provider.getBlock('latest');
-    return signEip3009Proof(outside, c!, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) });
+    return signEip3009Proof(outside, c!, {
+      chainId: chain.chainId,
+      tokenName: 'Test USD Coin',
+      tokenVersion: '2',
+      nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)),
+    });
   };
 
   it('402 with the spec challenge, then the paid retry is settled on chain and served once', async () => {
     const { challenge } = await challengeFor('/report?id=1');
-    expect(Object.keys(challenge).sort()).toEqual(['amount', 'asset', 'description', 'maxAmountRequired', 'memo', 'network', 'payTo', 'recipient', 'resource', 'scheme', 'version']);
-    expect(challenge).toMatchObject({ scheme: 'exact', network: 'testnet', amount: '1250000', asset: usdc.address, payTo: ethWallet.address, resource: '/report?id=1' });
+    expect(Object.keys(challenge).sort()).toEqual([
+      'amount',
+      'asset',
+      'description',
+      'maxAmountRequired',
+      'memo',
+      'network',
+      'payTo',
+      'recipient',
+      'resource',
+      'scheme',
+      'version',
+    ]);
+    expect(challenge).toMatchObject({
+      scheme: 'exact',
+      network: 'testnet',
+      amount: '1250000',
+      asset: usdc.address,
+      payTo: ethWallet.address,
+      resource: '/report?id=1',
+    });
     const proof = await sign(challenge);
     const paid = await fetch(`${base}/report?id=1`, { headers: { 'X-Service-Payment': proof } });
     expect(paid.status).toBe(200);
@@ -102,7 +142,7 @@ describe('EIP-3009 authorization signed by an outside key (Hardhat)', () => {
 
     const replay = await fetch(`${base}/report?id=1`, { headers: { 'X-Service-Payment': proof } });
     expect(replay.status).toBe(402);
-    expect((await replay.json() as { error: string }).error).toMatch(/^already_redeemed/);
+    expect(((await replay.json()) as { error: string }).error).toMatch(/^already_redeemed/);
     expect(await usdc.balanceOf(ethWallet.address)).toBe(1_250_000n);
   });
 
@@ -110,7 +150,9 @@ describe('EIP-3009 authorization signed by an outside key (Hardhat)', () => {
     const before = await usdc.balanceOf(ethWallet.address);
     const { challenge } = await challengeFor('/report?id=2');
     const proof = await sign(challenge);
-    const answers = await Promise.all(Array.from({ length: 6 }, () => fetch(`${base}/report?id=2`, { headers: { 'X-Service-Payment': proof } })));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => fetch(`${base}/report?id=2`, { headers: { 'X-Service-Payment': proof } })),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([200, 402, 402, 402, 402, 402]);
     expect(await usdc.balanceOf(ethWallet.address)).toBe(before + 1_250_000n);
   });
@@ -119,21 +161,26 @@ describe('EIP-3009 authorization signed by an outside key (Hardhat)', () => {
     const { challenge } = await challengeFor('/report?id=3');
     const proof = await sign(challenge);
     const other = await fetch(`${base}/report?id=4`, { headers: { 'X-Service-Payment': proof } });
-    expect((await other.json() as { error: string }).error).toMatch(/^wrong_resource/);
+    expect(((await other.json()) as { error: string }).error).toMatch(/^wrong_resource/);
     // an authorization field beyond uint256 is bad input (400), not a server error
     const raw = decodeHeader(proof)! as { payload: { authorization: Record<string, string> } };
     raw.payload.authorization.validBefore = '9'.repeat(78);
-    const huge = await t.request('POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof: Buffer.from(JSON.stringify(raw)).toString('base64'), resource: '/report?id=3' } });
+    const huge = await t.request('POST', '/v1/x402/redeem', {
+      key: m.apiKey,
+      body: { proof: Buffer.from(JSON.stringify(raw)).toString('base64'), resource: '/report?id=3' },
+    });
     expect([huge.status, huge.body.code]).toEqual([400, 3]);
     const cheap = await sign({ ...challenge, amount: '1' });
-    expect((await (await fetch(`${base}/report?id=3`, { headers: { 'X-Service-Payment': cheap } })).json() as { error: string }).error).toMatch(/^wrong_amount/);
+    expect(
+      ((await (await fetch(`${base}/report?id=3`, { headers: { 'X-Service-Payment': cheap } })).json()) as { error: string }).error,
+    ).toMatch(/^wrong_amount/);
     const { challenge: late } = await challengeFor('/report?id=5');
     const lateProof = await sign(late);
     skewMs = 6 * 60_000; // past the 5-minute challenge lifetime
     try {
       const r = await fetch(`${base}/report?id=5`, { headers: { 'X-Service-Payment': lateProof } });
       expect(r.status).toBe(402);
-      expect((await r.json() as { error: string }).error).toMatch(/^challenge_expired/);
+      expect(((await r.json()) as { error: string }).error).toMatch(/^challenge_expired/);
     } finally {
       skewMs = 0;
     }
@@ -146,13 +193,24 @@ describe('EIP-3009 refusals that need the chain', () => {
     const broke = Wallet.createRandom();
     const { challenge } = await challengeFor('/report?id=6');
     const now = Math.floor(Date.now() / 1000);
-    const stale = await signEip3009Proof(broke, challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: now - 3600, validForSeconds: 60 });
+    const stale = await signEip3009Proof(broke, challenge, {
+      chainId: chain.chainId,
+      tokenName: 'Test USD Coin',
+      tokenVersion: '2',
+      nowSeconds: now - 3600,
+      validForSeconds: 60,
+    });
     const r1 = await fetch(`${base}/report?id=6`, { headers: { 'X-Service-Payment': stale } });
-    expect((await r1.json() as { error: string }).error).toMatch(/^authorization_expired/);
-    const unfunded = await signEip3009Proof(broke, challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: now });
+    expect(((await r1.json()) as { error: string }).error).toMatch(/^authorization_expired/);
+    const unfunded = await signEip3009Proof(broke, challenge, {
+      chainId: chain.chainId,
+      tokenName: 'Test USD Coin',
+      tokenVersion: '2',
+      nowSeconds: now,
+    });
     const r2 = await fetch(`${base}/report?id=6`, { headers: { 'X-Service-Payment': unfunded } });
     expect(r2.status).toBe(402);
-    expect((await r2.json() as { error: string }).error).toMatch(/^settlement_failed/);
+    expect(((await r2.json()) as { error: string }).error).toMatch(/^settlement_failed/);
     // the challenge is still open: a funded payer can still pay it
     await usdc.mint(broke.address, 1_250_000n);
     expect((await fetch(`${base}/report?id=6`, { headers: { 'X-Service-Payment': unfunded } })).status).toBe(200);
@@ -163,10 +221,19 @@ describe('EIP-3009 refusals that need the chain', () => {
     await usdc.mint(payer.address, 1_250_000n);
     const { challenge } = await challengeFor('/report?id=7');
     const block = await chain.provider.getBlock('latest');
-    const proof = await signEip3009Proof(payer, challenge, { chainId: chain.chainId, tokenName: 'Test USD Coin', tokenVersion: '2', nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) });
+    const proof = await signEip3009Proof(payer, challenge, {
+      chainId: chain.chainId,
+      tokenName: 'Test USD Coin',
+      tokenVersion: '2',
+      nowSeconds: Math.max(block!.timestamp, Math.floor(Date.now() / 1000)),
+    });
     const r = await fetch(`${base}/report?id=7`, { headers: { 'PAYMENT-SIGNATURE': proof } });
     expect(r.status).toBe(200);
-    expect(decodeHeader(r.headers.get('payment-response'))).toMatchObject({ success: true, challenge_id: challenge.memo, payer: payer.address });
+    expect(decodeHeader(r.headers.get('payment-response'))).toMatchObject({
+      success: true,
+      challenge_id: challenge.memo,
+      payer: payer.address,
+    });
     expect(await usdc.balanceOf(payer.address)).toBe(0n);
   });
 });
@@ -213,28 +280,52 @@ describe('payingFetch with an agent wallet', () => {
     expect(a).toMatchObject({ status: 'pending', target: ethWallet.address, settlement: { status: 'settled', execution: 'ledger' } });
     const replay = await fetch(`${base}/agent/report`, { headers: { 'X-Service-Payment': a.spend_reference } });
     expect(replay.status).toBe(402);
-    expect((await replay.json() as { error: string }).error).toMatch(/^already_redeemed/);
+    expect(((await replay.json()) as { error: string }).error).toMatch(/^already_redeemed/);
   });
 
   it('concurrent redeems of one agent proof: exactly one is served', async () => {
     const { challenge } = await challengeFor('/agent/concurrent');
     const a = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
-      key: m.apiKey, body: { target: challenge.payTo, amount: 1.25, amount_subunits: '1250000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: challenge.memo },
+      key: m.apiKey,
+      body: {
+        target: challenge.payTo,
+        amount: 1.25,
+        amount_subunits: '1250000',
+        token_symbol: 'USDC',
+        chain: 'ethereum',
+        network: 'testnet',
+        reference: challenge.memo,
+      },
     });
     expect(a.body.spend_reference).toBeDefined();
-    const answers = await Promise.all(Array.from({ length: 5 }, () => fetch(`${base}/agent/concurrent`, { headers: { 'X-Service-Payment': a.body.spend_reference } })));
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => fetch(`${base}/agent/concurrent`, { headers: { 'X-Service-Payment': a.body.spend_reference } })),
+    );
     expect(answers.map((x) => x.status).sort()).toEqual([200, 402, 402, 402, 402]);
   });
 
-  const payChallenge = (c: ReturnType<typeof decodeChallenge>) => t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
-    key: m.apiKey, body: { target: c!.payTo, amount: 1.25, amount_subunits: '1250000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: c!.memo },
-  });
+  const payChallenge = (c: ReturnType<typeof decodeChallenge>) =>
+    t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
+      key: m.apiKey,
+      body: {
+        target: c!.payTo,
+        amount: 1.25,
+        amount_subunits: '1250000',
+        token_symbol: 'USDC',
+        chain: 'ethereum',
+        network: 'testnet',
+        reference: c!.memo,
+      },
+    });
 
   it('an agent proof paid before the challenge expired is served after it; an approval after expiry pays nothing', async () => {
     const { challenge } = await challengeFor('/agent/slow');
     const paid = await payChallenge(challenge);
     expect(paid.body).toMatchObject({ status: 'pending', settlement: { status: 'settled' } });
-    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: { ...POLICY, limits: { 'ethereum:testnet:USDC': { approval_above_subunits: '1000000' } } } });
+    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, {
+      key: m.apiKey,
+      body: { ...POLICY, limits: { 'ethereum:testnet:USDC': { approval_above_subunits: '1000000' } } },
+    });
     const { challenge: gated } = await challengeFor('/agent/gated');
     const waiting = await payChallenge(gated);
     expect(waiting.body).toMatchObject({ status: 'approval_required', reason: 'approval_threshold' });
@@ -243,7 +334,9 @@ describe('payingFetch with an agent wallet', () => {
     try {
       const late = await fetch(`${base}/agent/slow`, { headers: { 'X-Service-Payment': paid.body.spend_reference } });
       expect(late.status).toBe(200);
-      const approved = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/${waiting.body.id}/approve`, { key: m.apiKey });
+      const approved = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts/${waiting.body.id}/approve`, {
+        key: m.apiKey,
+      });
       expect(approved.body).toMatchObject({ status: 'denied', reason: 'challenge_closed' });
       expect(approved.body.ledger_entry_id).toBeUndefined();
       expect(await balanceOf(t, m, agent.id)).toBe(before);
@@ -258,9 +351,22 @@ describe('payingFetch with an agent wallet', () => {
     await fund(t, m, second, 5_000_000n);
     await t.request('PUT', `/v1/agent-wallets/${second.id}/policy`, { key: m.apiKey, body: POLICY });
     const { challenge } = await challengeFor('/agent/once');
-    const [a, b] = await Promise.all([agent, second].map((w) => t.request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, {
-      key: m.apiKey, body: { target: challenge.payTo, amount: 1.25, amount_subunits: '1250000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: challenge.memo },
-    })));
+    const [a, b] = await Promise.all(
+      [agent, second].map((w) =>
+        t.request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, {
+          key: m.apiKey,
+          body: {
+            target: challenge.payTo,
+            amount: 1.25,
+            amount_subunits: '1250000',
+            token_symbol: 'USDC',
+            chain: 'ethereum',
+            network: 'testnet',
+            reference: challenge.memo,
+          },
+        }),
+      ),
+    );
     expect([a.body.status, b.body.status].sort()).toEqual(['denied', 'pending']);
     const [paid, refused] = a.body.status === 'pending' ? [a, b] : [b, a];
     expect(refused.body).toMatchObject({ reason: 'challenge_closed' });
@@ -270,18 +376,39 @@ describe('payingFetch with an agent wallet', () => {
     await fund(t, m, third, 5_000_000n);
     await t.request('PUT', `/v1/agent-wallets/${third.id}/policy`, { key: m.apiKey, body: POLICY });
     const again = await t.request('POST', `/v1/agent-wallets/${third.id}/spend-attempts`, {
-      key: m.apiKey, body: { target: challenge.payTo, amount: 1.25, amount_subunits: '1250000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: challenge.memo },
+      key: m.apiKey,
+      body: {
+        target: challenge.payTo,
+        amount: 1.25,
+        amount_subunits: '1250000',
+        token_symbol: 'USDC',
+        chain: 'ethereum',
+        network: 'testnet',
+        reference: challenge.memo,
+      },
     });
     expect(again.body).toMatchObject({ status: 'denied', reason: 'challenge_closed' });
     expect(await balanceOf(t, m, third.id)).toBe(5_000_000n);
     const wrong = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
-      key: m.apiKey, body: { target: challenge.payTo, amount: 1, amount_subunits: '1000000', token_symbol: 'USDC', chain: 'ethereum', network: 'testnet', reference: challenge.memo },
+      key: m.apiKey,
+      body: {
+        target: challenge.payTo,
+        amount: 1,
+        amount_subunits: '1000000',
+        token_symbol: 'USDC',
+        chain: 'ethereum',
+        network: 'testnet',
+        reference: challenge.memo,
+      },
     });
     expect([wrong.status, wrong.body.code]).toEqual([400, 3]);
   });
 
   it('payingFetch names the API domain it pays, so a policy allowing that domain lets it pay', async () => {
-    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: { ...POLICY, allowed_api_domains: ['127.0.0.1'] } });
+    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, {
+      key: m.apiKey,
+      body: { ...POLICY, allowed_api_domains: ['127.0.0.1'] },
+    });
     try {
       const r = await payingFetch(m.apiKey, agent.id, { serviceUrl: t.url })(`${base}/agent/allowed-domain`);
       expect(r.status).toBe(200);
@@ -293,7 +420,10 @@ describe('payingFetch with an agent wallet', () => {
   });
 
   it('a policy that denies: payingFetch throws with the reason, nothing is paid', async () => {
-    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: { ...POLICY, allowed_api_domains: ['elsewhere.example'] } });
+    await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, {
+      key: m.apiKey,
+      body: { ...POLICY, allowed_api_domains: ['elsewhere.example'] },
+    });
     const paying = payingFetch(m.apiKey, agent.id, { serviceUrl: t.url });
     await expect(paying(`${base}/agent/other`)).rejects.toThrow(/denied: api_domain_not_allowed/);
   });

@@ -6,7 +6,10 @@ import { SqliteStore } from '../../lib/store/sqlite.ts';
 import type { Doc } from '../../lib/store/port.ts';
 import { tempDir } from '../helpers/node.ts';
 
-interface Counter extends Doc { n: number; log: number[] }
+interface Counter extends Doc {
+  n: number;
+  log: number[];
+}
 type Msg = { add: number; slow?: boolean };
 
 const counter: ActorBehavior<Counter, Msg, number> = {

@@ -19,10 +19,15 @@ const PHRASE = 'test test test test test test test test test test test junk';
 
 describe('Ethereum derivation through libsecp256k1', () => {
   it('equals ethers HDNodeWallet for random mnemonics and indexes (property)', () => {
-    fc.assert(fc.property(fc.uint8Array({ minLength: 16, maxLength: 16 }), fc.integer({ min: 0, max: 2 ** 31 - 1 }), (entropy, index) => {
-      const phrase = Mnemonic.fromEntropy(entropy).phrase;
-      expect(new AddressDeriver(phrase).ethereum(index)).toBe(HDNodeWallet.fromPhrase(phrase, undefined, `m/44'/60'/0'/0/${index}`).address);
-    }), { numRuns: 25 });
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 16, maxLength: 16 }), fc.integer({ min: 0, max: 2 ** 31 - 1 }), (entropy, index) => {
+        const phrase = Mnemonic.fromEntropy(entropy).phrase;
+        expect(new AddressDeriver(phrase).ethereum(index)).toBe(
+          HDNodeWallet.fromPhrase(phrase, undefined, `m/44'/60'/0'/0/${index}`).address,
+        );
+      }),
+      { numRuns: 25 },
+    );
   });
 });
 
@@ -57,10 +62,12 @@ describe('address pool', () => {
       const a = new AddressPool(new AddressIndexAllocator(store), workers, { blockSize: 7, lowWater: 3 });
       const b = new AddressPool(new AddressIndexAllocator(store), workers, { blockSize: 5, lowWater: 2 });
       await a.warm('ethereum');
-      const got = await Promise.all(Array.from({ length: 60 }, async (_, i) => {
-        const chain: AddressChain = i % 3 === 0 ? 'solana' : 'ethereum';
-        return { chain, ...(await (i % 2 ? a : b).take(chain)) };
-      }));
+      const got = await Promise.all(
+        Array.from({ length: 60 }, async (_, i) => {
+          const chain: AddressChain = i % 3 === 0 ? 'solana' : 'ethereum';
+          return { chain, ...(await (i % 2 ? a : b).take(chain)) };
+        }),
+      );
       taken.push(...got);
       await Promise.all([a.stop(), b.stop()]);
       await store.close();
@@ -74,7 +81,11 @@ describe('address pool', () => {
   });
 
   it('a failing reservation reaches the caller instead of hanging', async () => {
-    const broken = { reserve: async () => { throw new Error('store down'); } } as unknown as AddressIndexAllocator;
+    const broken = {
+      reserve: async () => {
+        throw new Error('store down');
+      },
+    } as unknown as AddressIndexAllocator;
     const pool = new AddressPool(broken, workers, { blockSize: 4 });
     await expect(pool.take('ethereum')).rejects.toThrow('store down');
   });

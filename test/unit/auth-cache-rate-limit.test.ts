@@ -25,24 +25,30 @@ describe('auth cache', () => {
   });
 
   it('never stores a lookup that began before an invalidation (any interleaving)', () => {
-    fc.assert(fc.property(fc.array(fc.constantFrom('begin', 'finish', 'drop', 'clear'), { maxLength: 30 }), (steps) => {
-      const c = new AuthCache<number>({ ttlMs: 60_000 });
-      let started: number | null = null;
-      let value = 0;
-      let stale = false;
-      for (const s of steps) {
-        if (s === 'begin') { started = c.generation; value++; stale = false; }
-        if ((s === 'drop' || s === 'clear') && started !== null) stale = true;
-        if (s === 'drop') c.dropMerchant('m');
-        if (s === 'clear') c.clear();
-        if (s === 'finish' && started !== null) {
-          c.set('k', 'm', value, started);
-          expect(c.get('k')).toBe(stale ? undefined : value);
-          c.clear();
-          started = null;
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('begin', 'finish', 'drop', 'clear'), { maxLength: 30 }), (steps) => {
+        const c = new AuthCache<number>({ ttlMs: 60_000 });
+        let started: number | null = null;
+        let value = 0;
+        let stale = false;
+        for (const s of steps) {
+          if (s === 'begin') {
+            started = c.generation;
+            value++;
+            stale = false;
+          }
+          if ((s === 'drop' || s === 'clear') && started !== null) stale = true;
+          if (s === 'drop') c.dropMerchant('m');
+          if (s === 'clear') c.clear();
+          if (s === 'finish' && started !== null) {
+            c.set('k', 'm', value, started);
+            expect(c.get('k')).toBe(stale ? undefined : value);
+            c.clear();
+            started = null;
+          }
         }
-      }
-    }));
+      }),
+    );
   });
 
   it('drops everything when another process wrote, and caches nothing with a TTL of 0', () => {
@@ -76,13 +82,19 @@ describe('rate limits in the store', () => {
   it('counts every request exactly, per window, even all in one turn', async () => {
     const results = await Promise.allSettled(Array.from({ length: 12 }, () => limitInStore(store, 'merchant', 'mer_x', 10, t0)));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
-    expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 429, message: 'rate limit of 10 requests per minute exceeded, retry later' });
+    expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({
+      code: 429,
+      message: 'rate limit of 10 requests per minute exceeded, retry later',
+    });
     await expect(limitInStore(store, 'merchant', 'mer_x', 10, new Date('2026-01-01T00:01:00Z'))).resolves.toBeUndefined();
     expect(RATE_LIMITS.merchant.key('mer_x')).toBe('rate:mer_x');
   });
 
-  it('limitInStore answers the scope\'s 429', async () => {
+  it("limitInStore answers the scope's 429", async () => {
     for (let i = 0; i < 2; i++) await limitInStore(store, 'demo', 'client', 2, t0);
-    await expect(limitInStore(store, 'demo', 'client', 2, t0)).rejects.toMatchObject({ code: 429, message: expect.stringMatching(/at most 2 a minute/) });
+    await expect(limitInStore(store, 'demo', 'client', 2, t0)).rejects.toMatchObject({
+      code: 429,
+      message: expect.stringMatching(/at most 2 a minute/),
+    });
   });
 });

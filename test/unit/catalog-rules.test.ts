@@ -3,14 +3,32 @@ import fc from 'fast-check';
 import { buildRails, railKey, type Rail } from '../../config/rails.ts';
 import { newId } from '../../lib/core/ids.ts';
 import {
-  archiveOutcome, checkoutMethods, checkPriceTerms, decodeCursor, deleteOutcome, encodeCursor, knownRails,
-  parseLimit, patchOutcome, publishOutcome, sameAmount, searchText, type Kind, type Status,
+  archiveOutcome,
+  checkoutMethods,
+  checkPriceTerms,
+  decodeCursor,
+  deleteOutcome,
+  encodeCursor,
+  knownRails,
+  parseLimit,
+  patchOutcome,
+  publishOutcome,
+  sameAmount,
+  searchText,
+  type Kind,
+  type Status,
 } from '../../lib/catalog/rules.ts';
 
 const KINDS: Kind[] = ['store', 'product', 'plan', 'price'];
 const STATUSES: Status[] = ['draft', 'published', 'archived'];
-const testnetOnly = buildRails({ ethereum: { testnet: { rpcUrl: 'x' }, mainnet: { rpcUrl: '' } }, solana: { testnet: { rpcUrl: 'x' }, mainnet: { rpcUrl: '' } } });
-const withEthMainnet = buildRails({ ethereum: { testnet: { rpcUrl: 'x' }, mainnet: { rpcUrl: 'x' } }, solana: { testnet: { rpcUrl: 'x' }, mainnet: { rpcUrl: '' } } });
+const testnetOnly = buildRails({
+  ethereum: { testnet: { rpcUrl: 'x' }, mainnet: { rpcUrl: '' } },
+  solana: { testnet: { rpcUrl: 'x' }, mainnet: { rpcUrl: '' } },
+});
+const withEthMainnet = buildRails({
+  ethereum: { testnet: { rpcUrl: 'x' }, mainnet: { rpcUrl: 'x' } },
+  solana: { testnet: { rpcUrl: 'x' }, mainnet: { rpcUrl: '' } },
+});
 const known = knownRails();
 
 describe('catalog state table', () => {
@@ -72,9 +90,13 @@ describe('price terms against the rail list', () => {
   it('returns the decimals of the token on its rails', () => {
     expect(ok({ amount_subunits: '2500000', currency_or_token: 'USDC' })).toEqual({ decimals: 6 });
     expect(ok({ amount_subunits: '1000000000000000000', currency_or_token: 'ETH' })).toEqual({ decimals: 18 });
-    expect(ok({ amount_subunits: '100000', currency_or_token: 'SOL', allowed_payment_methods: ['solana:testnet:SOL'] })).toEqual({ decimals: 9 });
+    expect(ok({ amount_subunits: '100000', currency_or_token: 'SOL', allowed_payment_methods: ['solana:testnet:SOL'] })).toEqual({
+      decimals: 9,
+    });
     // a known rail that is not enabled may be listed (the checkout intersects with enabled rails)
-    expect(ok({ amount_subunits: '2500000', currency_or_token: 'USDC', allowed_payment_methods: ['solana:mainnet:USDC'] })).toEqual({ decimals: 6 });
+    expect(ok({ amount_subunits: '2500000', currency_or_token: 'USDC', allowed_payment_methods: ['solana:mainnet:USDC'] })).toEqual({
+      decimals: 6,
+    });
   });
 
   it('refuses what cannot be paid, with a message naming the fix', () => {
@@ -84,13 +106,22 @@ describe('price terms against the rail list', () => {
       [{ amount_subunits: '0', currency_or_token: 'USDC' }, /positive integer .*\(6 decimals\).*"1000000" for 1 USDC/],
       [{ amount_subunits: '007', currency_or_token: 'USDC' }, /without leading zeros/],
       [{ amount_subunits: '1.5', currency_or_token: 'USDC' }, /digits only/],
-      [{ amount_subunits: '9999', currency_or_token: 'USDC' }, /9999 \(0\.009999 USDC\) is below the minimum of ethereum:testnet:USDC: 10000 \(0\.01 USDC\)/],
+      [
+        { amount_subunits: '9999', currency_or_token: 'USDC' },
+        /9999 \(0\.009999 USDC\) is below the minimum of ethereum:testnet:USDC: 10000 \(0\.01 USDC\)/,
+      ],
       [{ amount_subunits: String(2n ** 256n), currency_or_token: 'USDC' }, /too large/],
       [{ amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: [] }, /must not be empty/],
-      [{ amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['tron:mainnet:USDC'] }, /'tron:mainnet:USDC' is not a known rail/],
+      [
+        { amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['tron:mainnet:USDC'] },
+        /'tron:mainnet:USDC' is not a known rail/,
+      ],
       [{ amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['ethereum:devnet:USDC'] }, /not a known rail/],
       [{ amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['USDC'] }, /not a known rail/],
-      [{ amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['ethereum:testnet:ETH'] }, /is for ETH, but currency_or_token is USDC/],
+      [
+        { amount_subunits: '1000000', currency_or_token: 'USDC', allowed_payment_methods: ['ethereum:testnet:ETH'] },
+        /is for ETH, but currency_or_token is USDC/,
+      ],
     ];
     for (const [terms, message] of cases) {
       const got = ok(terms);
@@ -99,48 +130,100 @@ describe('price terms against the rail list', () => {
   });
 
   it('refuses a token whose rails disagree on decimals unless the methods pick rails that agree', () => {
-    const odd: Rail[] = [...testnetOnly, { chain: 'bsc' as Rail['chain'], network: 'testnet', token: 'USDC', display_name: 'USDC on BSC', decimals: 18, kind: 'bep20', min_amount: '0.01' }];
+    const odd: Rail[] = [
+      ...testnetOnly,
+      {
+        chain: 'bsc' as Rail['chain'],
+        network: 'testnet',
+        token: 'USDC',
+        display_name: 'USDC on BSC',
+        decimals: 18,
+        kind: 'bep20',
+        min_amount: '0.01',
+      },
+    ];
     const got = checkPriceTerms({ amount_subunits: '2500000', currency_or_token: 'USDC' }, [...known, odd[odd.length - 1]], odd);
     expect('error' in got && got.error).toMatch(/different decimals \(6, 18\)/);
-    expect(checkPriceTerms({ amount_subunits: '2500000', currency_or_token: 'USDC', allowed_payment_methods: ['solana:testnet:USDC'] }, [...known, odd[odd.length - 1]], odd)).toEqual({ decimals: 6 });
+    expect(
+      checkPriceTerms(
+        { amount_subunits: '2500000', currency_or_token: 'USDC', allowed_payment_methods: ['solana:testnet:USDC'] },
+        [...known, odd[odd.length - 1]],
+        odd,
+      ),
+    ).toEqual({ decimals: 6 });
   });
 });
 
 describe('checkout payment methods', () => {
-  it('price list (or every rail of the token) ∩ enabled ∩ the merchant\'s network (sandbox testnet, live mainnet), in rail-list order', () => {
+  it("price list (or every rail of the token) ∩ enabled ∩ the merchant's network (sandbox testnet, live mainnet), in rail-list order", () => {
     expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC' }, withEthMainnet, false)).toEqual(['ethereum:mainnet:USDC']);
-    expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC' }, withEthMainnet, true)).toEqual(['ethereum:testnet:USDC', 'solana:testnet:USDC']);
-    expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC', allowed_payment_methods: ['ethereum:mainnet:USDC'] }, withEthMainnet, true)).toEqual([]);
-    expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC', allowed_payment_methods: ['solana:mainnet:USDC', 'solana:testnet:USDC'] }, withEthMainnet, false)).toEqual([]);
-    expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC', allowed_payment_methods: ['ethereum:testnet:USDC'] }, withEthMainnet, false)).toEqual([]);
+    expect(checkoutMethods({ amount_subunits: '1', currency_or_token: 'USDC' }, withEthMainnet, true)).toEqual([
+      'ethereum:testnet:USDC',
+      'solana:testnet:USDC',
+    ]);
+    expect(
+      checkoutMethods(
+        { amount_subunits: '1', currency_or_token: 'USDC', allowed_payment_methods: ['ethereum:mainnet:USDC'] },
+        withEthMainnet,
+        true,
+      ),
+    ).toEqual([]);
+    expect(
+      checkoutMethods(
+        { amount_subunits: '1', currency_or_token: 'USDC', allowed_payment_methods: ['solana:mainnet:USDC', 'solana:testnet:USDC'] },
+        withEthMainnet,
+        false,
+      ),
+    ).toEqual([]);
+    expect(
+      checkoutMethods(
+        { amount_subunits: '1', currency_or_token: 'USDC', allowed_payment_methods: ['ethereum:testnet:USDC'] },
+        withEthMainnet,
+        false,
+      ),
+    ).toEqual([]);
   });
 
   it('property: the result is always enabled rails of the token, within the list, testnet-only for sandbox and mainnet-only for live', () => {
     const keys = known.map(railKey);
-    fc.assert(fc.property(
-      fc.constantFrom('USDC', 'ETH', 'SOL'), fc.option(fc.subarray(keys, { minLength: 1 }), { nil: null }), fc.boolean(), fc.constantFrom(testnetOnly, withEthMainnet),
-      (token, list, sandbox, enabled) => {
-        const got = checkoutMethods({ amount_subunits: '1', currency_or_token: token, allowed_payment_methods: list }, enabled, sandbox);
-        const enabledKeys = enabled.map(railKey);
-        for (const k of got) {
-          expect(enabledKeys).toContain(k);
-          expect(k.endsWith(`:${token}`)).toBe(true);
-          if (list) expect(list).toContain(k);
-          expect(k.split(':')[1]).toBe(sandbox ? 'testnet' : 'mainnet');
-        }
-        expect(new Set(got).size).toBe(got.length);
-      },
-    ));
+    fc.assert(
+      fc.property(
+        fc.constantFrom('USDC', 'ETH', 'SOL'),
+        fc.option(fc.subarray(keys, { minLength: 1 }), { nil: null }),
+        fc.boolean(),
+        fc.constantFrom(testnetOnly, withEthMainnet),
+        (token, list, sandbox, enabled) => {
+          const got = checkoutMethods({ amount_subunits: '1', currency_or_token: token, allowed_payment_methods: list }, enabled, sandbox);
+          const enabledKeys = enabled.map(railKey);
+          for (const k of got) {
+            expect(enabledKeys).toContain(k);
+            expect(k.endsWith(`:${token}`)).toBe(true);
+            if (list) expect(list).toContain(k);
+            expect(k.split(':')[1]).toBe(sandbox ? 'testnet' : 'mainnet');
+          }
+          expect(new Set(got).size).toBe(got.length);
+        },
+      ),
+    );
   });
 });
 
 describe('paging and search helpers', () => {
   it('cursors round-trip real ids and refuse anything else', () => {
-    fc.assert(fc.property(fc.constantFrom('store', 'prod', 'plan', 'price'), fc.integer({ min: 0, max: 2 ** 40 }), (prefix, ms) => {
-      const id = newId(prefix, ms);
-      expect(decodeCursor(encodeCursor(id))).toBe(id);
-    }));
-    for (const bad of ['', 'abc', '////', Buffer.from('c1:DROP TABLE').toString('base64url'), Buffer.from('c2:prod_01m80cr1t33t1q2czpnpkpmabg').toString('base64url'), 'x'.repeat(300)]) {
+    fc.assert(
+      fc.property(fc.constantFrom('store', 'prod', 'plan', 'price'), fc.integer({ min: 0, max: 2 ** 40 }), (prefix, ms) => {
+        const id = newId(prefix, ms);
+        expect(decodeCursor(encodeCursor(id))).toBe(id);
+      }),
+    );
+    for (const bad of [
+      '',
+      'abc',
+      '////',
+      Buffer.from('c1:DROP TABLE').toString('base64url'),
+      Buffer.from('c2:prod_01m80cr1t33t1q2czpnpkpmabg').toString('base64url'),
+      'x'.repeat(300),
+    ]) {
       expect(decodeCursor(bad)).toBeNull();
     }
   });

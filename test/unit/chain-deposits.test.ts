@@ -22,15 +22,40 @@ const T0 = Date.parse('2026-03-01T00:00:00.000Z');
 
 function sessionState(id: string): PaymentSessionState {
   const at = new Date(T0).toISOString();
-  return decideSession(null, {
-    type: 'create',
-    session: {
-      id, merchant_id: 'mer_a', demo: false, sandbox: true, environment: 'sandbox', method_id: 0, chain: 'ethereum', network: 'testnet',
-      token: 'USDC', decimals: 6, expected_subunits: '5000000', received_subunits: '0', address: '0xAbC', address_index: 1, key_fingerprint: 'f',
-      status: 'pending', metadata: {}, expires_at: new Date(T0 + 3_600_000).toISOString(), expiry_due_at: null, completed_at: null, expired_at: null,
-      created_at: at, updated_at: at, deposits: [], events: [],
+  return decideSession(
+    null,
+    {
+      type: 'create',
+      session: {
+        id,
+        merchant_id: 'mer_a',
+        demo: false,
+        sandbox: true,
+        environment: 'sandbox',
+        method_id: 0,
+        chain: 'ethereum',
+        network: 'testnet',
+        token: 'USDC',
+        decimals: 6,
+        expected_subunits: '5000000',
+        received_subunits: '0',
+        address: '0xAbC',
+        address_index: 1,
+        key_fingerprint: 'f',
+        status: 'pending',
+        metadata: {},
+        expires_at: new Date(T0 + 3_600_000).toISOString(),
+        expiry_due_at: null,
+        completed_at: null,
+        expired_at: null,
+        created_at: at,
+        updated_at: at,
+        deposits: [],
+        events: [],
+      },
     },
-  }, new Date(T0)).state!;
+    new Date(T0),
+  ).state!;
 }
 
 /** a session actor in memory: the real transition function, messages applied in arrival order */
@@ -44,7 +69,9 @@ function fakeActor() {
     /** the next credit is held until the returned function is called (a slow delivery) */
     holdNextCredit(): () => void {
       let open!: () => void;
-      gate = new Promise((r) => { open = r; });
+      gate = new Promise((r) => {
+        open = r;
+      });
       return open;
     },
     send: async (id: string, msg: SessionMsg): Promise<SessionReply> => {
@@ -63,13 +90,34 @@ function fakeActor() {
   };
 }
 
-const target: WatchedAddress = { session_id: 'ps_1', address: '0xAbC', network: 'testnet', token: 'USDC', expires_ms: T0 + 3_600_000, until_ms: T0 + 90_000_000, created_ms: T0, seq: 1 };
+const target: WatchedAddress = {
+  session_id: 'ps_1',
+  address: '0xAbC',
+  network: 'testnet',
+  token: 'USDC',
+  expires_ms: T0 + 3_600_000,
+  until_ms: T0 + 90_000_000,
+  created_ms: T0,
+  seq: 1,
+};
 
 function found(over: Partial<FoundDeposit> = {}): FoundDeposit {
   return {
-    chain: 'ethereum', network: 'testnet', tx_hash: '0xaa', index: 0, to_address: '0xAbC', from_address: '0xF00', account: null,
-    token: 'USDC', token_contract: '0xUSDC', amount_subunits: '5000000', block_number: 10, block_hash: '0xb10', block_time_ms: T0 + 1000,
-    confirmations: 1, ...over,
+    chain: 'ethereum',
+    network: 'testnet',
+    tx_hash: '0xaa',
+    index: 0,
+    to_address: '0xAbC',
+    from_address: '0xF00',
+    account: null,
+    token: 'USDC',
+    token_contract: '0xUSDC',
+    amount_subunits: '5000000',
+    block_number: 10,
+    block_hash: '0xb10',
+    block_time_ms: T0 + 1000,
+    confirmations: 1,
+    ...over,
   };
 }
 
@@ -88,9 +136,10 @@ describe('deposit inbox', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const inboxWith = (actor: ReturnType<typeof fakeActor>) => new DepositInbox(store, { send: actor.send, now: () => new Date(now), log: { warn: () => undefined } });
+  const inboxWith = (actor: ReturnType<typeof fakeActor>) =>
+    new DepositInbox(store, { send: actor.send, now: () => new Date(now), log: { warn: () => undefined } });
 
-  it('classifies: the session\'s token on its network is paid; everything else is an orphan', () => {
+  it("classifies: the session's token on its network is paid; everything else is an orphan", () => {
     expect(classify(found(), target)).toEqual({ status: 'seen', reason: null });
     expect(classify(found(), undefined)).toEqual({ status: 'orphan', reason: 'unknown_address' });
     expect(classify(found({ network: 'mainnet' }), target)).toEqual({ status: 'orphan', reason: 'wrong_network' });
@@ -106,12 +155,21 @@ describe('deposit inbox', () => {
     actor.states.set('ps_1', sessionState('ps_1'));
     const inbox = inboxWith(actor);
     const doc = await inbox.record(found(), target);
-    expect(doc).toEqual(expect.objectContaining({ id: depositKey(found()), status: 'seen', delivered: false, detected_at: new Date(T0 + 1000).toISOString() }));
+    expect(doc).toEqual(
+      expect.objectContaining({
+        id: depositKey(found()),
+        status: 'seen',
+        delivered: false,
+        detected_at: new Date(T0 + 1000).toISOString(),
+      }),
+    );
     expect(actor.log).toEqual([]);
     expect(await inbox.deliver(doc!.id, doc!)).toBe(true);
     expect(await inbox.record(found(), target)).toBeNull();
     const stored = await store.get<DepositDoc>('deposits', doc!.id);
-    expect(stored).toEqual(expect.objectContaining({ status: 'credited', delivered: true, next_delivery_at: null, credit_result: 'credited' }));
+    expect(stored).toEqual(
+      expect.objectContaining({ status: 'credited', delivered: true, next_delivery_at: null, credit_result: 'credited' }),
+    );
     expect(actor.states.get('ps_1')!.status).toBe('completed');
     expect(actor.log).toHaveLength(1);
   });
@@ -121,7 +179,15 @@ describe('deposit inbox', () => {
     const inbox = inboxWith(actor);
     expect(await inbox.record(found({ token: null, token_contract: '0xOTHER' }), target)).toBeNull();
     const stored = await store.get<DepositDoc>('deposits', depositKey(found()));
-    expect(stored).toEqual(expect.objectContaining({ status: 'orphan', orphan_reason: 'wrong_token', session_id: 'ps_1', delivered: true, next_delivery_at: null }));
+    expect(stored).toEqual(
+      expect.objectContaining({
+        status: 'orphan',
+        orphan_reason: 'wrong_token',
+        session_id: 'ps_1',
+        delivered: true,
+        next_delivery_at: null,
+      }),
+    );
     expect(await inbox.redeliverDue('ethereum')).toBe(0);
     expect(actor.log).toEqual([]);
   });
@@ -135,13 +201,16 @@ describe('deposit inbox', () => {
         if (down) throw new Error('no session-actors node');
         return actor.send(id, msg);
       },
-      now: () => new Date(now), log: { warn: () => undefined },
+      now: () => new Date(now),
+      log: { warn: () => undefined },
     });
     actor.states.set('ps_1', sessionState('ps_1'));
     const doc = await flaky.record(found(), target);
     expect(await flaky.deliver(doc!.id, doc!)).toBe(false);
     const failed = await store.get<DepositDoc>('deposits', doc!.id);
-    expect(failed).toEqual(expect.objectContaining({ status: 'seen', delivered: false, delivery_attempts: 1, last_error: 'no session-actors node' }));
+    expect(failed).toEqual(
+      expect.objectContaining({ status: 'seen', delivered: false, delivery_attempts: 1, last_error: 'no session-actors node' }),
+    );
     expect(Date.parse(failed!.next_delivery_at!)).toBeGreaterThan(now);
     expect(await flaky.redeliverDue('ethereum')).toBe(0); // not due yet
     down = false;
@@ -157,7 +226,9 @@ describe('deposit inbox', () => {
     const inbox = inboxWith(actor);
     const doc = await inbox.record(found(), target);
     expect(await inbox.deliver(doc!.id, doc!)).toBe(true);
-    expect(await store.get<DepositDoc>('deposits', doc!.id)).toEqual(expect.objectContaining({ status: 'orphan', orphan_reason: 'unknown_address', delivered: true }));
+    expect(await store.get<DepositDoc>('deposits', doc!.id)).toEqual(
+      expect.objectContaining({ status: 'orphan', orphan_reason: 'unknown_address', delivered: true }),
+    );
   });
 
   it('a revert racing an in-flight credit: the session ends with the deposit taken back', async () => {
@@ -198,7 +269,9 @@ describe('deposit inbox', () => {
     const s = actor.states.get('ps_1')!;
     expect(s.status).toBe('completed');
     expect(s.deposits).toEqual([expect.objectContaining({ key: first!.id, reverted: false, block_number: 11 })]);
-    expect(await store.get<DepositDoc>('deposits', first!.id)).toEqual(expect.objectContaining({ status: 'credited', block_hash: '0xb11' }));
+    expect(await store.get<DepositDoc>('deposits', first!.id)).toEqual(
+      expect.objectContaining({ status: 'credited', block_hash: '0xb11' }),
+    );
   });
 });
 
@@ -261,7 +334,13 @@ describe('session address book', () => {
   });
 
   const put = (id: string, address: string, expiresMs: number, chain = 'ethereum') =>
-    store.write([{ op: 'insert', coll: 'payment_sessions', doc: { id, chain, network: 'testnet', token: 'USDC', address, expires_at: new Date(expiresMs).toISOString() } }]);
+    store.write([
+      {
+        op: 'insert',
+        coll: 'payment_sessions',
+        doc: { id, chain, network: 'testnet', token: 'USDC', address, expires_at: new Date(expiresMs).toISOString() },
+      },
+    ]);
 
   it('sessionIdAt matches the time part of session ids', () => {
     expect(sessionIdAt(0)).toBe('ps_0000000000');
@@ -292,7 +371,12 @@ describe('session address book', () => {
   it('numbers every address it learns (incremental refresh or full reload), keeping the number of one it knew', async () => {
     const wall = Date.now();
     const now = wall;
-    const book = new SessionAddressBook(store, 'ethereum', { keepAfterExpiryMs: 60_000, now: () => new Date(now), overlapMs: 5000, fullReloadMs: 60_000 });
+    const book = new SessionAddressBook(store, 'ethereum', {
+      keepAfterExpiryMs: 60_000,
+      now: () => new Date(now),
+      overlapMs: 5000,
+      fullReloadMs: 60_000,
+    });
     await put(`${sessionIdAt(wall - 1000)}aaaaaaaaaaaaaaaa`, '0xA1', now + 3_600_000);
     await book.refresh();
     expect(book.get('0xA1')!.seq).toBe(1);
@@ -311,7 +395,12 @@ describe('session address book', () => {
     }
     expect(book.get('0xA1')!.seq).toBe(1);
     expect(book.get('0xB2')!.seq).toBe(2);
-    expect(book.entries().filter((e) => e.seq > 1).map((e) => e.address)).toEqual(['0xB2']);
+    expect(
+      book
+        .entries()
+        .filter((e) => e.seq > 1)
+        .map((e) => e.address),
+    ).toEqual(['0xB2']);
   });
 });
 
@@ -322,23 +411,49 @@ describe('Ethereum backfill window', () => {
   const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
   const calls = { headers: 0, logs: [] as Array<[number, number]>, full: 0 };
   const chain: BackfillChain = {
-    network: 'testnet', usdc,
+    network: 'testnet',
+    usdc,
     block: async (n, full) => {
       if (full) calls.full++;
       else calls.headers++;
-      return n >= 0 && n < 100 ? { number: `0x${n.toString(16)}`, hash: hash(n), parentHash: hash(n - 1), timestamp: `0x${(1000 + 12 * n).toString(16)}`, transactions: [] } : null;
+      return n >= 0 && n < 100
+        ? {
+            number: `0x${n.toString(16)}`,
+            hash: hash(n),
+            parentHash: hash(n - 1),
+            timestamp: `0x${(1000 + 12 * n).toString(16)}`,
+            transactions: [],
+          }
+        : null;
     },
     logs: async (filter, from, to) => {
       calls.logs.push([from, to]);
       expect(filter.topics?.[2]).toEqual([addressTopic(bob)]);
       return 40 >= from && 40 <= to
-        ? [{ address: usdc, topics: [TRANSFER_TOPIC, addressTopic(usdc), addressTopic(bob)], data: `0x${(5n).toString(16).padStart(64, '0')}`, blockNumber: 40, blockHash: hash(40), transactionHash: hash(999), index: 3 }]
+        ? [
+            {
+              address: usdc,
+              topics: [TRANSFER_TOPIC, addressTopic(usdc), addressTopic(bob)],
+              data: `0x${5n.toString(16).padStart(64, '0')}`,
+              blockNumber: 40,
+              blockHash: hash(40),
+              transactionHash: hash(999),
+              index: 3,
+            },
+          ]
         : [];
     },
     receipt: async () => null,
   };
   const entry = (createdS: number | null, token = 'USDC'): WatchedAddress => ({
-    session_id: 'ps_x', address: bob, network: 'testnet', token, expires_ms: Infinity, until_ms: Infinity, created_ms: createdS === null ? null : createdS * 1000, seq: 1,
+    session_id: 'ps_x',
+    address: bob,
+    network: 'testnet',
+    token,
+    expires_ms: Infinity,
+    until_ms: Infinity,
+    created_ms: createdS === null ? null : createdS * 1000,
+    seq: 1,
   });
   const limits = { marginMs: 24_000, maxBlocks: 50, maxEthBlocks: 10, topicMax: 500, parallel: 4 };
   beforeEach(() => {
@@ -349,11 +464,16 @@ describe('Ethereum backfill window', () => {
 
   it('starts at the first processed block at or after created_at − margin and finds the missed transfer', async () => {
     // created at the time of block 42, margin 2 blocks: the window is 40..90
-    const { found, stats } = await findMissedDeposits(chain, [entry(1000 + 12 * 42)], { block: 90, hashes: [] }, 95, { ...limits, maxBlocks: 60 });
+    const { found, stats } = await findMissedDeposits(chain, [entry(1000 + 12 * 42)], { block: 90, hashes: [] }, 95, {
+      ...limits,
+      maxBlocks: 60,
+    });
     expect([stats.from, stats.to]).toEqual([40, 90]);
     expect(calls.logs).toEqual([[40, 90]]);
     expect(calls.headers).toBeLessThanOrEqual(8); // a binary search, not a walk
-    expect(found).toEqual([expect.objectContaining({ tx_hash: hash(999), index: 3, token: 'USDC', amount_subunits: '5', block_number: 40, confirmations: 56 })]);
+    expect(found).toEqual([
+      expect.objectContaining({ tx_hash: hash(999), index: 3, token: 'USDC', amount_subunits: '5', block_number: 40, confirmations: 56 }),
+    ]);
     expect(calls.full).toBe(0); // no ETH session: no full block reads
   });
 
@@ -362,7 +482,10 @@ describe('Ethereum backfill window', () => {
     expect([old.stats.from, old.stats.to, old.stats.eth_from]).toEqual([41, 90, 81]);
     expect(calls.full).toBe(10);
     expect(old.found).toEqual([]);
-    const kept: Array<[number, string, number]> = [[89, hash(89), 1000 + 12 * 89], [90, hash(90), 1000 + 12 * 90]];
+    const kept: Array<[number, string, number]> = [
+      [89, hash(89), 1000 + 12 * 89],
+      [90, hash(90), 1000 + 12 * 90],
+    ];
     calls.headers = 0;
     const fresh = await findMissedDeposits(chain, [entry(1000 + 12 * 99)], { block: 90, hashes: kept }, 95, limits);
     expect(fresh.stats.from).toBe(91);
@@ -370,4 +493,3 @@ describe('Ethereum backfill window', () => {
     expect(calls.headers).toBe(0); // the cursor's block time was kept: no RPC for a fresh session
   });
 });
-

@@ -17,7 +17,9 @@ describe('chain keys', () => {
       expect(keys.address({ role: 'deposit', chain: 'solana', index: i })).toBe(sessions.solana(i));
     }
     // Hardhat's account 0 is m/44'/60'/0'/0/0 of this mnemonic
-    expect(new Wallet(Buffer.from(keys.privateKey({ role: 'deposit', chain: 'ethereum', index: 0 })).toString('hex')).address).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266');
+    expect(new Wallet(Buffer.from(keys.privateKey({ role: 'deposit', chain: 'ethereum', index: 0 })).toString('hex')).address).toBe(
+      '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+    );
   });
 
   it('puts wallets and gas wallets on their own accounts, one gas wallet per network', () => {
@@ -38,7 +40,11 @@ describe('chain keys', () => {
 
   it('signs an Ethereum legacy transaction that recovers to the key address', async () => {
     const ref = gasWalletRef('ethereum', 'testnet');
-    const { raw, hash } = signTransaction(keys, { chain: 'ethereum', key: ref, tx: { chainId: 31337, nonce: 4, to: sessions.ethereum(1), value: '1000', data: '0x', gasLimit: '21000', gasPrice: '2000000000' } });
+    const { raw, hash } = signTransaction(keys, {
+      chain: 'ethereum',
+      key: ref,
+      tx: { chainId: 31337, nonce: 4, to: sessions.ethereum(1), value: '1000', data: '0x', gasLimit: '21000', gasPrice: '2000000000' },
+    });
     const { Transaction } = await import('ethers');
     const tx = Transaction.from(raw);
     expect(tx.from).toBe(keys.address(ref));
@@ -51,7 +57,9 @@ describe('chain keys', () => {
 describe('RPC error text', () => {
   it('never carries the RPC URL (a provider key lives in it)', async () => {
     const { rpcErrorText } = await import('../../lib/chains/clients.ts');
-    const e = new Error('request timeout (url="https://eth-mainnet.example.com/v2/SECRETKEY123", code=TIMEOUT) and wss://sol.example/k?api-key=abc');
+    const e = new Error(
+      'request timeout (url="https://eth-mainnet.example.com/v2/SECRETKEY123", code=TIMEOUT) and wss://sol.example/k?api-key=abc',
+    );
     const text = rpcErrorText(e);
     expect(text).not.toMatch(/SECRETKEY123|api-key=abc|example/);
     expect(text).toContain('<rpc url>');

@@ -25,9 +25,16 @@ describe('client address for per-client limits', () => {
 
   it('property: every address of one /64 shares a bucket', () => {
     const group = fc.integer({ min: 0, max: 0xffff }).map((n) => n.toString(16));
-    fc.assert(fc.property(fc.array(group, { minLength: 4, maxLength: 4 }), fc.array(group, { minLength: 4, maxLength: 4 }), fc.array(group, { minLength: 4, maxLength: 4 }), (prefix, a, b) => {
-      expect(clientBucket([...prefix, ...a].join(':'))).toBe(clientBucket([...prefix, ...b].join(':')));
-    }));
+    fc.assert(
+      fc.property(
+        fc.array(group, { minLength: 4, maxLength: 4 }),
+        fc.array(group, { minLength: 4, maxLength: 4 }),
+        fc.array(group, { minLength: 4, maxLength: 4 }),
+        (prefix, a, b) => {
+          expect(clientBucket([...prefix, ...a].join(':'))).toBe(clientBucket([...prefix, ...b].join(':')));
+        },
+      ),
+    );
   });
 
   it('refuses a malformed TRUSTED_PROXIES entry', () => {

@@ -39,17 +39,32 @@ describe('due scanner', () => {
     }
     return ids;
   }
-  const scanner = (handle: DueScannerOptions<Doc>['handle'], o: Partial<DueScannerOptions<Doc>> = {}) => new DueScanner<Doc>({
-    name: 'test', store, coll: COLL, dueField: 'due_at', filter: { state: 'open' }, leaseMs: 60_000, intervalMs: 3_600_000,
-    now: () => new Date(now), handle, log: { warn: () => undefined }, ...o,
-  });
+  const scanner = (handle: DueScannerOptions<Doc>['handle'], o: Partial<DueScannerOptions<Doc>> = {}) =>
+    new DueScanner<Doc>({
+      name: 'test',
+      store,
+      coll: COLL,
+      dueField: 'due_at',
+      filter: { state: 'open' },
+      leaseMs: 60_000,
+      intervalMs: 3_600_000,
+      now: () => new Date(now),
+      handle,
+      log: { warn: () => undefined },
+      ...o,
+    });
 
   it('claims only due rows matching the filter, in batches until drained, each once per lease', async () => {
     const due = await seed(7, T0 - 1000);
     await seed(2, T0 + 10_000); // not due yet
     await seed(2, T0 - 1000, 'closed'); // filtered out
     const seen: string[] = [];
-    const s = scanner(async (row) => { seen.push(row.id); }, { batch: 3 });
+    const s = scanner(
+      async (row) => {
+        seen.push(row.id);
+      },
+      { batch: 3 },
+    );
     expect(await s.scanOnce()).toBe(7);
     expect(seen.sort()).toEqual([...due].sort());
     expect(await s.scanOnce()).toBe(0); // leased
@@ -90,15 +105,20 @@ describe('due scanner', () => {
   it('the overlap guard keeps one scan at a time; scanOnce during a scan waits and scans again', async () => {
     await seed(3, T0 - 1);
     let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
     let active = 0;
     let maxActive = 0;
-    const s = scanner(async () => {
-      active++;
-      maxActive = Math.max(maxActive, active);
-      await gate;
-      active--;
-    }, { parallel: 1 });
+    const s = scanner(
+      async () => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        await gate;
+        active--;
+      },
+      { parallel: 1 },
+    );
     const first = s.scanOnce();
     const second = s.scanOnce();
     expect(s.isRunning).toBe(true);
@@ -123,12 +143,22 @@ describe('due scanner', () => {
     await seed(2, T0 - 1);
     const seen: string[] = [];
     let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
-    const s = scanner(async (row) => { seen.push(row.id); await gate; }, { intervalMs: 5 });
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const s = scanner(
+      async (row) => {
+        seen.push(row.id);
+        await gate;
+      },
+      { intervalMs: 5 },
+    );
     s.start();
     while (seen.length < 2) await new Promise((r) => setTimeout(r, 5));
     let stopped = false;
-    const stopping = s.stop().then(() => { stopped = true; });
+    const stopping = s.stop().then(() => {
+      stopped = true;
+    });
     await new Promise((r) => setImmediate(r));
     expect(stopped).toBe(false); // still waiting for the handlers
     release();

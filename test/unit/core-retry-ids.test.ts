@@ -23,27 +23,58 @@ describe('retryOnConflict', () => {
 
   it('concurrent read-modify-write steps all land exactly once', async () => {
     await store.write([{ op: 'insert', coll: 'test_counters', doc: { id: 'c', n: 0 } }]);
-    const bump = () => retryOnConflict(async () => {
-      const doc = (await store.get<Doc & { n: number }>('test_counters', 'c'))!;
-      await new Promise((r) => setImmediate(r)); // let the others read the same version
-      await store.write([{ op: 'cas', coll: 'test_counters', doc: { ...doc, n: doc.n + 1 }, expected: doc.version! }]);
-    }, { attempts: 200 });
+    const bump = () =>
+      retryOnConflict(
+        async () => {
+          const doc = (await store.get<Doc & { n: number }>('test_counters', 'c'))!;
+          await new Promise((r) => setImmediate(r)); // let the others read the same version
+          await store.write([{ op: 'cas', coll: 'test_counters', doc: { ...doc, n: doc.n + 1 }, expected: doc.version! }]);
+        },
+        { attempts: 200 },
+      );
     await Promise.all(Array.from({ length: 20 }, bump));
     expect((await store.get<Doc & { n: number }>('test_counters', 'c'))!.n).toBe(20);
   });
 
-  it('other errors pass at once; a race lost every time is a 409 (or the caller\'s error)', async () => {
+  it("other errors pass at once; a race lost every time is a 409 (or the caller's error)", async () => {
     let calls = 0;
-    await expect(retryOnConflict(async () => { calls++; throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      retryOnConflict(async () => {
+        calls++;
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(calls).toBe(1);
     calls = 0;
-    const lost = retryOnConflict(async () => { calls++; throw new VersionConflictError('x', 'y'); }, { attempts: 3, maxPauseMs: () => 0 });
+    const lost = retryOnConflict(
+      async () => {
+        calls++;
+        throw new VersionConflictError('x', 'y');
+      },
+      { attempts: 3, maxPauseMs: () => 0 },
+    );
     await expect(lost).rejects.toBeInstanceOf(ServiceError);
     await expect(lost).rejects.toMatchObject({ code: 409 });
     expect(calls).toBe(3);
-    await expect(retryOnConflict(async () => { throw new VersionConflictError('x', 'y'); }, { attempts: 2, maxPauseMs: () => 0, exhausted: () => new Error('mine') })).rejects.toThrow('mine');
+    await expect(
+      retryOnConflict(
+        async () => {
+          throw new VersionConflictError('x', 'y');
+        },
+        { attempts: 2, maxPauseMs: () => 0, exhausted: () => new Error('mine') },
+      ),
+    ).rejects.toThrow('mine');
     let n = 0;
-    expect(await retryOnConflict(async (attempt) => { n = attempt; if (attempt < 4) throw new Error('retry me'); return 'ok'; }, { retryOn: (e) => (e as Error).message === 'retry me', maxPauseMs: () => 0 })).toBe('ok');
+    expect(
+      await retryOnConflict(
+        async (attempt) => {
+          n = attempt;
+          if (attempt < 4) throw new Error('retry me');
+          return 'ok';
+        },
+        { retryOn: (e) => (e as Error).message === 'retry me', maxPauseMs: () => 0 },
+      ),
+    ).toBe('ok');
     expect(n).toBe(4);
   });
 });
@@ -57,15 +88,18 @@ describe('id registry', () => {
   });
 
   it('ids carry their registered prefix and sort by creation time', () => {
-    fc.assert(fc.property(fc.constantFrom(...prefixes), fc.integer({ min: 0, max: 2 ** 40 }), (prefix, ms) => {
-      const a = newId(prefix, ms);
-      const b = newId(prefix, ms + 1);
-      expect(isId(a, prefix)).toBe(true);
-      expect(idPrefix(a)).toBe(prefix);
-      expect(a < b).toBe(true);
-      for (const other of prefixes) if (other !== prefix) expect(isId(a, other)).toBe(false);
-    }));
-    for (const bad of ['', 'ps_', 'ps_short', 'zz_0123456789abcdefghjkmnpqrs', 'PS_0123456789abcdefghjkmnpqrs']) expect(idPrefix(bad)).toBeNull();
+    fc.assert(
+      fc.property(fc.constantFrom(...prefixes), fc.integer({ min: 0, max: 2 ** 40 }), (prefix, ms) => {
+        const a = newId(prefix, ms);
+        const b = newId(prefix, ms + 1);
+        expect(isId(a, prefix)).toBe(true);
+        expect(idPrefix(a)).toBe(prefix);
+        expect(a < b).toBe(true);
+        for (const other of prefixes) if (other !== prefix) expect(isId(a, other)).toBe(false);
+      }),
+    );
+    for (const bad of ['', 'ps_', 'ps_short', 'zz_0123456789abcdefghjkmnpqrs', 'PS_0123456789abcdefghjkmnpqrs'])
+      expect(idPrefix(bad)).toBeNull();
   });
 
   it('ids of the same millisecond keep their order but are not guessable from each other (fresh randomness, no +1)', () => {

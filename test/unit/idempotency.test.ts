@@ -17,10 +17,11 @@ describe('Idempotency.run', () => {
   afterEach(() => store.close());
 
   const req = (payload: unknown): IdempotencyRequest => ({ scope: 'test', key: 'k-1', payload, now: new Date() });
-  const winner = (r: IdempotencyRequest) => idem.run(r, async () => {
-    await store.write([{ op: 'insert', coll: 'merchants', doc: { id: 'mer_a' } }, idem.record(r, { id: 'mer_a' })]);
-    return { id: 'mer_a' };
-  });
+  const winner = (r: IdempotencyRequest) =>
+    idem.run(r, async () => {
+      await store.write([{ op: 'insert', coll: 'merchants', doc: { id: 'mer_a' } }, idem.record(r, { id: 'mer_a' })]);
+      return { id: 'mer_a' };
+    });
 
   it('replays the winner when the loser lost a compare-and-set race on what both meant to change', async () => {
     const r = req({ name: 'A' });
@@ -38,7 +39,9 @@ describe('Idempotency.run', () => {
       throw new VersionConflictError('registration_intents', 'ri_1');
     });
     await expect(other).rejects.toMatchObject({ code: 409, message: 'idempotency key was already used with a different payload' });
-    const bare = new Idempotency(store).run({ ...req({ name: 'C' }), key: 'k-2' }, async () => { throw new VersionConflictError('x', 'y'); });
+    const bare = new Idempotency(store).run({ ...req({ name: 'C' }), key: 'k-2' }, async () => {
+      throw new VersionConflictError('x', 'y');
+    });
     await expect(bare).rejects.toBeInstanceOf(VersionConflictError);
   });
 

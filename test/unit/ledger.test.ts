@@ -2,10 +2,32 @@
 import { SqliteStore } from '../../lib/store/sqlite.ts';
 import { COLLECTIONS } from '../../lib/store/collections.ts';
 import {
-  ACCOUNTS, TRANSFERS, WALLET_TXS, LedgerBatch, LedgerError, TransferMismatchError, accountId, balance, balances,
-  checkStoredLedger, commitWithRetry, isLedgerError, parseAccountId, payoutOps, postPendingOps, settlementOps,
-  settlementPostOps, settlementReversalOps, transferOps, voidPendingOps, walletAccount, walletOfAccount, walletTxId,
-  type LedgerAccount, type WalletTxRow, type TransferSpec,
+  ACCOUNTS,
+  TRANSFERS,
+  WALLET_TXS,
+  LedgerBatch,
+  LedgerError,
+  TransferMismatchError,
+  accountId,
+  balance,
+  balances,
+  checkStoredLedger,
+  commitWithRetry,
+  isLedgerError,
+  parseAccountId,
+  payoutOps,
+  postPendingOps,
+  settlementOps,
+  settlementPostOps,
+  settlementReversalOps,
+  transferOps,
+  voidPendingOps,
+  walletAccount,
+  walletOfAccount,
+  walletTxId,
+  type LedgerAccount,
+  type WalletTxRow,
+  type TransferSpec,
 } from '../../lib/ledger/index.ts';
 
 const ASSET = 'ethereum:testnet:USDC';
@@ -60,7 +82,7 @@ describe('ledger', () => {
     await commit(settlementPostOps(store, 'd1', { tx_hash: '0xsweep' }));
     expect(await balance(store, W, ASSET)).toMatchObject({ available: 1000n, pending: 0n });
     expect(await settlementPostOps(store, 'd1')).toEqual([]);
-    expect((await store.get(TRANSFERS, 'set:d1'))).toMatchObject({ status: 'posted', tx_hash: '0xsweep' });
+    expect(await store.get(TRANSFERS, 'set:d1')).toMatchObject({ status: 'posted', tx_hash: '0xsweep' });
 
     await commit(payoutOps(store, { payoutId: 'po_1', walletId: W, asset: ASSET, amount: '600' }));
     expect(await balance(store, W, ASSET)).toMatchObject({ available: 400n });
@@ -73,7 +95,10 @@ describe('ledger', () => {
     await commit(payoutOps(store, { payoutId: 'po_2', walletId: W, asset: ASSET, amount: '1000' }));
     await commit(postPendingOps(store, 'po_2', { tx_hash: '0xpay' }));
     expect(await balance(store, W, ASSET)).toMatchObject({ available: 0n });
-    expect(await store.get<LedgerAccount>(ACCOUNTS, accountId('sys:payouts', ASSET))).toMatchObject({ credits_posted: '1000', credits_pending: '0' });
+    expect(await store.get<LedgerAccount>(ACCOUNTS, accountId('sys:payouts', ASSET))).toMatchObject({
+      credits_posted: '1000',
+      credits_pending: '0',
+    });
   });
 
   it('refuses to overdraw a wallet, counting reservations; simulated and on-chain money stay apart', async () => {
@@ -83,9 +108,13 @@ describe('ledger', () => {
     expect(isLedgerError(err, 'insufficient_funds')).toBe(true);
     expect(err.message).toBe('insufficient available balance');
     // simulated money does not fund an on-chain payout
-    await expect(payoutOps(store, { payoutId: 'po_2', walletId: W, asset: ASSET, amount: '1' })).rejects.toMatchObject({ code: 'insufficient_funds' });
+    await expect(payoutOps(store, { payoutId: 'po_2', walletId: W, asset: ASSET, amount: '1' })).rejects.toMatchObject({
+      code: 'insufficient_funds',
+    });
     await commit(payoutOps(store, { payoutId: 'po_3', walletId: W, asset: ASSET, amount: '300', simulated: true }));
-    await expect(payoutOps(store, { payoutId: 'po_4', walletId: W, asset: ASSET, amount: '201', simulated: true })).rejects.toMatchObject({ code: 'insufficient_funds' });
+    await expect(payoutOps(store, { payoutId: 'po_4', walletId: W, asset: ASSET, amount: '201', simulated: true })).rejects.toMatchObject({
+      code: 'insufficient_funds',
+    });
     expect((await balance(store, W, ASSET)).available).toBe(200n);
   });
 
@@ -137,9 +166,24 @@ describe('ledger', () => {
   it('several transfers on one account in one batch are one compare-and-set', async () => {
     const b = new LedgerBatch(store);
     for (let i = 0; i < 3; i++) {
-      await b.transfer({ id: `t${i}`, kind: 'deposit', asset: ASSET, amount: '10', debit_account: accountId('sys:chain', ASSET), credit_account: walletAccount(W, ASSET) });
+      await b.transfer({
+        id: `t${i}`,
+        kind: 'deposit',
+        asset: ASSET,
+        amount: '10',
+        debit_account: accountId('sys:chain', ASSET),
+        credit_account: walletAccount(W, ASSET),
+      });
     }
-    await b.transfer({ id: 'p1', kind: 'payout', asset: ASSET, amount: '25', pending: true, debit_account: walletAccount(W, ASSET), credit_account: accountId('sys:payouts', ASSET) });
+    await b.transfer({
+      id: 'p1',
+      kind: 'payout',
+      asset: ASSET,
+      amount: '25',
+      pending: true,
+      debit_account: walletAccount(W, ASSET),
+      credit_account: accountId('sys:payouts', ASSET),
+    });
     await b.post('p1');
     const ops = b.ops();
     expect(ops.filter((o) => o.coll === ACCOUNTS)).toHaveLength(3);
@@ -149,18 +193,38 @@ describe('ledger', () => {
   });
 
   it('rejects malformed transfers', async () => {
-    const base: TransferSpec = { id: 'x', kind: 'deposit', asset: ASSET, amount: '1', debit_account: accountId('sys:chain', ASSET), credit_account: walletAccount(W, ASSET) };
-    for (const bad of [{ amount: '0' }, { amount: '-1' }, { amount: '1.5' }, { amount: '01' }, { credit_account: walletAccount(W, 'solana:testnet:USDC') }, { credit_account: base.debit_account }, { kind: 'gift' }]) {
+    const base: TransferSpec = {
+      id: 'x',
+      kind: 'deposit',
+      asset: ASSET,
+      amount: '1',
+      debit_account: accountId('sys:chain', ASSET),
+      credit_account: walletAccount(W, ASSET),
+    };
+    for (const bad of [
+      { amount: '0' },
+      { amount: '-1' },
+      { amount: '1.5' },
+      { amount: '01' },
+      { credit_account: walletAccount(W, 'solana:testnet:USDC') },
+      { credit_account: base.debit_account },
+      { kind: 'gift' },
+    ]) {
       await expect(transferOps(store, { ...base, ...bad } as TransferSpec)).rejects.toMatchObject({ code: 'invalid_transfer' });
     }
   });
 
   it('concurrent payouts on one wallet never overdraw it (compare-and-set and retry)', async () => {
     await commit(deposit('d1', '1000', true));
-    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => commitWithRetry(store, () =>
-      payoutOps(store, { payoutId: `po_${i}`, walletId: W, asset: ASSET, amount: '150', simulated: true }))));
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        commitWithRetry(store, () => payoutOps(store, { payoutId: `po_${i}`, walletId: W, asset: ASSET, amount: '150', simulated: true })),
+      ),
+    );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(6);
-    expect(results.filter((r) => r.status === 'rejected').every((r) => isLedgerError((r as PromiseRejectedResult).reason, 'insufficient_funds'))).toBe(true);
+    expect(
+      results.filter((r) => r.status === 'rejected').every((r) => isLedgerError((r as PromiseRejectedResult).reason, 'insufficient_funds')),
+    ).toBe(true);
     expect((await balance(store, W, ASSET)).available).toBe(100n);
     expect((await checkStoredLedger(store)).ok).toBe(true);
   });

@@ -33,16 +33,20 @@ describe('money', () => {
   });
 
   it('round-trips any amount of subunits (property)', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 30n }), fc.integer({ min: 0, max: 18 }), (units, decimals) => {
-      expect(toSubunits(fromSubunits(units, decimals), decimals)).toBe(units);
-    }));
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 30n }), fc.integer({ min: 0, max: 18 }), (units, decimals) => {
+        expect(toSubunits(fromSubunits(units, decimals), decimals)).toBe(units);
+      }),
+    );
   });
 
   it('reads every JSON number with at most `decimals` places exactly as its text says (property)', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 10 ** 9 }), fc.integer({ min: 0, max: 6 }), (n, places) => {
-      const text = (n / 10 ** places).toFixed(places);
-      const value = Number(text);
-      expect(fromSubunits(toSubunits(value, 6), 6)).toBe(decimalText(text));
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10 ** 9 }), fc.integer({ min: 0, max: 6 }), (n, places) => {
+        const text = (n / 10 ** places).toFixed(places);
+        const value = Number(text);
+        expect(fromSubunits(toSubunits(value, 6), 6)).toBe(decimalText(text));
+      }),
+    );
   });
 });

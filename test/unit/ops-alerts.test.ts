@@ -8,7 +8,15 @@ import { alertmanagerBody, nextAttemptAt } from '../../lib/ops/alerts/delivery.t
 import { KeyedHasher } from '../../lib/ops/hash.ts';
 
 const cfg = loadConfig({}).alerts;
-const base = { alert_id: 'alt_01jabcdefghjkmnpqrstvwxyz0', alert_type: 'limit_violation' as const, severity: 'P3' as const, window_start: '2026-01-01T00:00:00.000Z', window_end: '2026-01-01T00:10:00.000Z', count: 1, threshold: 0 };
+const base = {
+  alert_id: 'alt_01jabcdefghjkmnpqrstvwxyz0',
+  alert_type: 'limit_violation' as const,
+  severity: 'P3' as const,
+  window_start: '2026-01-01T00:00:00.000Z',
+  window_end: '2026-01-01T00:10:00.000Z',
+  count: 1,
+  threshold: 0,
+};
 
 describe('alert rules', () => {
   it('has the spec starter thresholds by default', () => {
@@ -44,17 +52,25 @@ describe('alert rules', () => {
     expect(exceeds(rate, 9, 9)).toBe(false); // below min attempts
     expect(exceeds(rate, 5, 10)).toBe(false); // exactly 50%
     expect(exceeds(rate, 6, 11)).toBe(true);
-    fc.assert(fc.property(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 10, max: 1000 }), (f, t) => {
-      fc.pre(f <= t);
-      expect(exceeds(rate, f, t)).toBe(f * 2 > t);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 10, max: 1000 }), (f, t) => {
+        fc.pre(f <= t);
+        expect(exceeds(rate, f, t)).toBe(f * 2 > t);
+      }),
+    );
   });
 
   it('keys each type by its subject', () => {
-    expect(plan({ kind: 'registration', ok: true, source: 's1', agent_id: 'u1' }, cfg).checks.map((c) => c.key)).toEqual(['source:s1', 'agent:u1']);
-    expect(plan({ kind: 'simulate', merchant_id: 'demo', session_id: 'ps_1', non_demo: false }, cfg).checks.map((c) => c.key)).toEqual(['session:ps_1']);
-    expect(plan({ kind: 'simulate', merchant_id: 'mer_1', session_id: 'ps_1', non_demo: true }, cfg).checks.map((c) => `${c.rule}:${c.key}`))
-      .toEqual(['simulate_calls:merchant:mer_1', 'simulate_calls:merchant:mer_1', 'non_demo_simulate:merchant:mer_1']);
+    expect(plan({ kind: 'registration', ok: true, source: 's1', agent_id: 'u1' }, cfg).checks.map((c) => c.key)).toEqual([
+      'source:s1',
+      'agent:u1',
+    ]);
+    expect(plan({ kind: 'simulate', merchant_id: 'demo', session_id: 'ps_1', non_demo: false }, cfg).checks.map((c) => c.key)).toEqual([
+      'session:ps_1',
+    ]);
+    expect(
+      plan({ kind: 'simulate', merchant_id: 'mer_1', session_id: 'ps_1', non_demo: true }, cfg).checks.map((c) => `${c.rule}:${c.key}`),
+    ).toEqual(['simulate_calls:merchant:mer_1', 'simulate_calls:merchant:mer_1', 'non_demo_simulate:merchant:mer_1']);
     expect(plan({ kind: 'webhook_attempt', ok: true, merchant_id: 'mer_1' }, cfg).checks).toEqual([]);
   });
 
@@ -69,7 +85,11 @@ describe('alert rules', () => {
 
 describe('alert payload', () => {
   it('has exactly the spec fields', () => {
-    const p = buildAlertPayload(base, { merchant_id: 'mer_01jabcdefghjkmnpqrstvwxyz0', route: 'POST /v1/payment_sessions', extra: 'x' } as never);
+    const p = buildAlertPayload(base, {
+      merchant_id: 'mer_01jabcdefghjkmnpqrstvwxyz0',
+      route: 'POST /v1/payment_sessions',
+      extra: 'x',
+    } as never);
     expect(Object.keys(p).sort()).toEqual([...ALERT_PAYLOAD_FIELDS].sort());
     expect(p.merchant_id).toBe('mer_01jabcdefghjkmnpqrstvwxyz0');
     expect(p.route).toBe('POST /v1/payment_sessions');
@@ -84,22 +104,48 @@ describe('alert payload', () => {
     'Bearer usr_abcdefghijklmnopqrstuvwxyz0123',
   ];
 
-  it('leaves out values that are not of their field\'s shape or look like secrets, naming them', () => {
+  it("leaves out values that are not of their field's shape or look like secrets, naming them", () => {
     for (const secret of secrets) {
-      const p = buildAlertPayload(base, { merchant_id: secret, merchant_name: secret, session_id: secret, route: secret, last_error_code: secret, request_id: secret, body_hash: secret, agent_id: secret });
+      const p = buildAlertPayload(base, {
+        merchant_id: secret,
+        merchant_name: secret,
+        session_id: secret,
+        route: secret,
+        last_error_code: secret,
+        request_id: secret,
+        body_hash: secret,
+        agent_id: secret,
+      });
       expect(JSON.stringify(p)).not.toContain(secret);
-      expect(p.redacted_fields).toEqual(expect.arrayContaining(['merchant_id', 'merchant_name', 'session_id', 'route', 'last_error_code', 'request_id', 'body_hash', 'agent_id']));
+      expect(p.redacted_fields).toEqual(
+        expect.arrayContaining([
+          'merchant_id',
+          'merchant_name',
+          'session_id',
+          'route',
+          'last_error_code',
+          'request_id',
+          'body_hash',
+          'agent_id',
+        ]),
+      );
       expect(looksSecret(secret)).toBe(true);
     }
   });
 
   it('never carries any string it was given in a field that does not allow it (property)', () => {
-    fc.assert(fc.property(fc.string({ minLength: 8 }), fc.constantFrom('merchant_id', 'session_id', 'delivery_id', 'route', 'chain', 'last_error_code', 'source_ip_hash'), (value, field) => {
-      const p = buildAlertPayload(base, { [field]: value });
-      const kept = (p as unknown as Record<string, unknown>)[field];
-      expect(kept === null || kept === value).toBe(true);
-      expect(Object.keys(p).length).toBe(ALERT_PAYLOAD_FIELDS.length);
-    }));
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 8 }),
+        fc.constantFrom('merchant_id', 'session_id', 'delivery_id', 'route', 'chain', 'last_error_code', 'source_ip_hash'),
+        (value, field) => {
+          const p = buildAlertPayload(base, { [field]: value });
+          const kept = (p as unknown as Record<string, unknown>)[field];
+          expect(kept === null || kept === value).toBe(true);
+          expect(Object.keys(p).length).toBe(ALERT_PAYLOAD_FIELDS.length);
+        },
+      ),
+    );
   });
 
   it('keyed hashes differ per key and are not a plain SHA-256', () => {
@@ -114,8 +160,19 @@ describe('alert payload', () => {
 describe('alert delivery formats', () => {
   it('Alertmanager v2: labels of low cardinality, the rest as annotations, endsAt after the window', () => {
     const p = buildAlertPayload(base, { merchant_id: 'mer_01jabcdefghjkmnpqrstvwxyz0', environment: 'sandbox' });
-    const [a] = alertmanagerBody(p, 3_600_000) as Array<{ labels: Record<string, string>; annotations: Record<string, string>; endsAt: string }>;
-    expect(a.labels).toEqual({ alertname: 'limit_violation', alert_type: 'limit_violation', severity: 'P3', service: 'stablecoin-payment-service', alert_id: base.alert_id, environment: 'sandbox' });
+    const [a] = alertmanagerBody(p, 3_600_000) as Array<{
+      labels: Record<string, string>;
+      annotations: Record<string, string>;
+      endsAt: string;
+    }>;
+    expect(a.labels).toEqual({
+      alertname: 'limit_violation',
+      alert_type: 'limit_violation',
+      severity: 'P3',
+      service: 'stablecoin-payment-service',
+      alert_id: base.alert_id,
+      environment: 'sandbox',
+    });
     expect(a.annotations.merchant_id).toBe('mer_01jabcdefghjkmnpqrstvwxyz0');
     expect(a.endsAt).toBe('2026-01-01T01:10:00.000Z');
   });

@@ -16,15 +16,25 @@ const SENDER = '0x00000000000000000000000000000000000000aa';
 function fakeDriver(delays: number[], signed: { count: number }): TxDriver {
   let k = 0;
   return {
-    chain: 'ethereum', network: 'testnet',
+    chain: 'ethereum',
+    network: 'testnet',
     addresses: () => ({ from: SENDER, to: '0x00000000000000000000000000000000000000bb' }),
     chainNonce: async () => 0,
     async sign(_intent, nonce) {
       signed.count++;
       await new Promise((r) => setTimeout(r, delays[k++ % delays.length]));
-      return { raw: `raw:${nonce}`, hash: `hash:${nonce}:${Math.random()}`, signed_at: new Date().toISOString(), gas_price: '1', gas_limit: '21000', value: '1' };
+      return {
+        raw: `raw:${nonce}`,
+        hash: `hash:${nonce}:${Math.random()}`,
+        signed_at: new Date().toISOString(),
+        gas_price: '1',
+        gas_limit: '21000',
+        value: '1',
+      };
     },
-    resign: async () => { throw new Error('not used'); },
+    resign: async () => {
+      throw new Error('not used');
+    },
     send: async () => undefined,
     check: async () => ({ state: 'pending' }),
   };
@@ -44,32 +54,58 @@ describe('outbox nonce allocation', () => {
 
   it('gives every distinct transaction of a sender one row and the nonces 0..n-1', async () => {
     let run = 0;
-    await fc.assert(fc.asyncProperty(
-      fc.array(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 12 }),
-      fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 8 }),
-      async (ids, delays) => {
-        run++;
-        const signed = { count: 0 };
-        const driver = fakeDriver(delays, signed);
-        const nodes = [0, 1].map(() => new Broadcaster({ store, driver: () => driver, pollIntervalMs: 1000, rebroadcastMs: 1000, bumpAfterMs: 1000, log: { warn: () => undefined } }));
-        // each run starts the sender's nonce afresh (its rows have their own ids)
-        await store.write([{ op: 'upsert', coll: 'chain_nonces', doc: { id: `ethereum:testnet:${SENDER}`, next: 0, updated_at: '' } }]);
-        const results = await Promise.all(ids.map((i, n) => nodes[n % 2]!.create({
-          id: `r${run}:t${i}`, chain: 'ethereum', network: 'testnet', purpose: 'test',
-          intent: { chain: 'ethereum', kind: 'native', from: { role: 'gas', chain: 'ethereum', index: 0 }, to: '0x00000000000000000000000000000000000000bb', value: '1' },
-        })));
-        const distinct = new Set(ids);
-        const rows = (await store.find<ChainTxDoc>(CHAIN_TXS, {})).filter((d) => d.id.startsWith(`r${run}:`));
-        expect(rows).toHaveLength(distinct.size);
-        expect(rows.map((r) => r.nonce).sort((a, b) => a! - b!)).toEqual([...Array(distinct.size).keys()]);
-        // every caller of one id sees the same row, and its bytes carry its nonce
-        for (const [n, res] of results.entries()) {
-          const row = rows.find((r) => r.id === `r${run}:t${ids[n]}`)!;
-          expect(res.doc.tx_hash).toBe(row.tx_hash);
-          expect(row.attempts[0]!.raw).toBe(`raw:${row.nonce}`);
-        }
-        expect(signed.count).toBeGreaterThanOrEqual(distinct.size);
-      },
-    ), { numRuns: 40 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 8 }),
+        async (ids, delays) => {
+          run++;
+          const signed = { count: 0 };
+          const driver = fakeDriver(delays, signed);
+          const nodes = [0, 1].map(
+            () =>
+              new Broadcaster({
+                store,
+                driver: () => driver,
+                pollIntervalMs: 1000,
+                rebroadcastMs: 1000,
+                bumpAfterMs: 1000,
+                log: { warn: () => undefined },
+              }),
+          );
+          // each run starts the sender's nonce afresh (its rows have their own ids)
+          await store.write([{ op: 'upsert', coll: 'chain_nonces', doc: { id: `ethereum:testnet:${SENDER}`, next: 0, updated_at: '' } }]);
+          const results = await Promise.all(
+            ids.map((i, n) =>
+              nodes[n % 2]!.create({
+                id: `r${run}:t${i}`,
+                chain: 'ethereum',
+                network: 'testnet',
+                purpose: 'test',
+                intent: {
+                  chain: 'ethereum',
+                  kind: 'native',
+                  from: { role: 'gas', chain: 'ethereum', index: 0 },
+                  to: '0x00000000000000000000000000000000000000bb',
+                  value: '1',
+                },
+              }),
+            ),
+          );
+          const distinct = new Set(ids);
+          const rows = (await store.find<ChainTxDoc>(CHAIN_TXS, {})).filter((d) => d.id.startsWith(`r${run}:`));
+          expect(rows).toHaveLength(distinct.size);
+          expect(rows.map((r) => r.nonce).sort((a, b) => a! - b!)).toEqual([...Array(distinct.size).keys()]);
+          // every caller of one id sees the same row, and its bytes carry its nonce
+          for (const [n, res] of results.entries()) {
+            const row = rows.find((r) => r.id === `r${run}:t${ids[n]}`)!;
+            expect(res.doc.tx_hash).toBe(row.tx_hash);
+            expect(row.attempts[0]!.raw).toBe(`raw:${row.nonce}`);
+          }
+          expect(signed.count).toBeGreaterThanOrEqual(distinct.size);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 });

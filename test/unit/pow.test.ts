@@ -16,11 +16,14 @@ describe('proof of work (sha256-leading-zero-bits-v1)', () => {
   });
 
   it('accepts a solved nonce and refuses empty, oversized or wrong ones (property)', () => {
-    fc.assert(fc.property(fc.string({ minLength: 1, maxLength: 40 }), fc.integer({ min: 0, max: 10 }), (challenge, difficulty) => {
-      const nonce = solvePow(challenge, difficulty);
-      expect(verifyPow(challenge, nonce, difficulty)).toBe(true);
-      expect(powBits(challenge, nonce)).toBeGreaterThanOrEqual(difficulty);
-    }), { numRuns: 50 });
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 40 }), fc.integer({ min: 0, max: 10 }), (challenge, difficulty) => {
+        const nonce = solvePow(challenge, difficulty);
+        expect(verifyPow(challenge, nonce, difficulty)).toBe(true);
+        expect(powBits(challenge, nonce)).toBeGreaterThanOrEqual(difficulty);
+      }),
+      { numRuns: 50 },
+    );
     expect(verifyPow('c', '', 0)).toBe(false);
     expect(verifyPow('c', 'x'.repeat(257), 0)).toBe(false);
     const c = 'challenge';

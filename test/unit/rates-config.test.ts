@@ -8,7 +8,12 @@ describe('loadRatesConfig', () => {
     expect(sourcesFor(c, 'USDC:USD')).toEqual(['chainlink', 'http', 'static']);
     expect(c.static).toEqual({});
     expect(c.httpUrl).toBe('');
-    expect(c.chainlinkFeeds['ETH:USD']).toEqual({ chain: 'ethereum', network: 'mainnet', address: '0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419', maxAgeS: null });
+    expect(c.chainlinkFeeds['ETH:USD']).toEqual({
+      chain: 'ethereum',
+      network: 'mainnet',
+      address: '0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419',
+      maxAgeS: null,
+    });
     expect([c.cacheTtlMs, c.maxAgeMs, c.refuseAgeMs]).toEqual([60_000, 3_600_000, 90_000_000]);
   });
 
@@ -46,14 +51,46 @@ describe('loadRatesConfig', () => {
 
 describe('completion rate on the session actor', () => {
   const t0 = new Date('2026-01-01T00:00:00.000Z');
-  const base = (): PaymentSessionState => decideSession(null, { type: 'create', session: {
-    id: 'ps_r', merchant_id: 'mer_x', demo: false, sandbox: true, environment: 'sandbox', method_id: 0, chain: 'ethereum', network: 'testnet',
-    token: 'USDC', decimals: 6, expected_subunits: '1000000', received_subunits: '0', address: '0xabc', address_index: 0, key_fingerprint: 'f',
-    status: 'pending', metadata: {}, expires_at: '2026-01-01T01:00:00.000Z', expiry_due_at: null, completed_at: null, expired_at: null,
-    created_at: t0.toISOString(), updated_at: t0.toISOString(), deposits: [], events: [],
-  } }, t0).state!;
+  const base = (): PaymentSessionState =>
+    decideSession(
+      null,
+      {
+        type: 'create',
+        session: {
+          id: 'ps_r',
+          merchant_id: 'mer_x',
+          demo: false,
+          sandbox: true,
+          environment: 'sandbox',
+          method_id: 0,
+          chain: 'ethereum',
+          network: 'testnet',
+          token: 'USDC',
+          decimals: 6,
+          expected_subunits: '1000000',
+          received_subunits: '0',
+          address: '0xabc',
+          address_index: 0,
+          key_fingerprint: 'f',
+          status: 'pending',
+          metadata: {},
+          expires_at: '2026-01-01T01:00:00.000Z',
+          expiry_due_at: null,
+          completed_at: null,
+          expired_at: null,
+          created_at: t0.toISOString(),
+          updated_at: t0.toISOString(),
+          deposits: [],
+          events: [],
+        },
+      },
+      t0,
+    ).state!;
   const rateAt = (rate: string) => ({ base: 'USDC', quote: 'USD', rate, source: 'static', as_of: t0.toISOString(), stale: false });
-  const credit = (key: string, amount: string) => ({ type: 'credit' as const, deposit: { key, tx_hash: key, index: 0, amount_subunits: amount, token: 'USDC', confirmations: 1, detected_at: t0.toISOString() } });
+  const credit = (key: string, amount: string) => ({
+    type: 'credit' as const,
+    deposit: { key, tx_hash: key, index: 0, amount_subunits: amount, token: 'USDC', confirmations: 1, detected_at: t0.toISOString() },
+  });
 
   it('records the rate at completion, drops it when a revert reopens, and records the new one at the next completion', async () => {
     let current = '0.999';
@@ -87,7 +124,9 @@ describe('completion rate on the session actor', () => {
     const none = await paymentSessionBehaviorWithRates(async () => null).handle(base(), credit('a', '1000000'), t0);
     expect(none.state!.status).toBe('completed');
     expect(none.state!.completion_rate).toBeUndefined();
-    const failing = await paymentSessionBehaviorWithRates(async () => { throw new Error('store down'); }).handle(base(), credit('a', '1000000'), t0);
+    const failing = await paymentSessionBehaviorWithRates(async () => {
+      throw new Error('store down');
+    }).handle(base(), credit('a', '1000000'), t0);
     expect(failing.state!.status).toBe('completed');
     expect(failing.state!.completion_rate).toBeUndefined();
   });

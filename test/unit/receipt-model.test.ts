@@ -4,15 +4,50 @@ import { fiatValue, receiptData, NoReceiptError } from '../../lib/receipts/model
 import type { DepositRecord, PaymentSessionState } from '../../actors/payment-session.ts';
 
 const dep = (over: Partial<DepositRecord>): DepositRecord => ({
-  key: 'k', tx_hash: '0xaa', index: 0, amount_subunits: '1', token: 'USDC', confirmations: 1, block_number: 1, block_hash: null,
-  detected_at: '2026-01-01T00:00:00.000Z', credited_at: '2026-01-01T00:00:01.000Z', late: false, counted: true, reverted: false,
-  reverted_at: null, simulated: false, ...over,
+  key: 'k',
+  tx_hash: '0xaa',
+  index: 0,
+  amount_subunits: '1',
+  token: 'USDC',
+  confirmations: 1,
+  block_number: 1,
+  block_hash: null,
+  detected_at: '2026-01-01T00:00:00.000Z',
+  credited_at: '2026-01-01T00:00:01.000Z',
+  late: false,
+  counted: true,
+  reverted: false,
+  reverted_at: null,
+  simulated: false,
+  ...over,
 });
 const session = (over: Partial<PaymentSessionState>): PaymentSessionState => ({
-  id: 'ps_x', merchant_id: 'mer_x', demo: false, sandbox: true, environment: 'sandbox', method_id: 0, chain: 'ethereum', network: 'testnet',
-  token: 'USDC', decimals: 6, expected_subunits: '1000000', received_subunits: '0', address: '0xabc', address_index: 0, key_fingerprint: 'f',
-  status: 'pending', metadata: {}, expires_at: '2026-01-01T01:00:00.000Z', expiry_due_at: null, completed_at: null, expired_at: null,
-  created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', deposits: [], events: [], ...over,
+  id: 'ps_x',
+  merchant_id: 'mer_x',
+  demo: false,
+  sandbox: true,
+  environment: 'sandbox',
+  method_id: 0,
+  chain: 'ethereum',
+  network: 'testnet',
+  token: 'USDC',
+  decimals: 6,
+  expected_subunits: '1000000',
+  received_subunits: '0',
+  address: '0xabc',
+  address_index: 0,
+  key_fingerprint: 'f',
+  status: 'pending',
+  metadata: {},
+  expires_at: '2026-01-01T01:00:00.000Z',
+  expiry_due_at: null,
+  completed_at: null,
+  expired_at: null,
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+  deposits: [],
+  events: [],
+  ...over,
 });
 
 describe('fiatValue', () => {
@@ -26,17 +61,24 @@ describe('fiatValue', () => {
   });
 
   it('equals the rounded exact rational for any amount and rate (property)', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 30n }), fc.integer({ min: 0, max: 18 }), fc.bigInt({ min: 1n, max: 10n ** 12n }), fc.integer({ min: 0, max: 8 }),
-      (units, decimals, rateUnits, rateDecimals) => {
-        const s = rateUnits.toString().padStart(rateDecimals + 1, '0');
-        const rate = rateDecimals ? `${s.slice(0, -rateDecimals)}.${s.slice(-rateDecimals)}` : s;
-        // exact: units × rateUnits / 10^(decimals + rateDecimals), in cents, half up
-        const num = units * rateUnits * 100n;
-        const den = 10n ** BigInt(decimals + rateDecimals);
-        const cents = (2n * num + den) / (2n * den);
-        const want = `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
-        expect(fiatValue(units.toString(), decimals, rate)).toBe(want);
-      }));
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 10n ** 30n }),
+        fc.integer({ min: 0, max: 18 }),
+        fc.bigInt({ min: 1n, max: 10n ** 12n }),
+        fc.integer({ min: 0, max: 8 }),
+        (units, decimals, rateUnits, rateDecimals) => {
+          const s = rateUnits.toString().padStart(rateDecimals + 1, '0');
+          const rate = rateDecimals ? `${s.slice(0, -rateDecimals)}.${s.slice(-rateDecimals)}` : s;
+          // exact: units × rateUnits / 10^(decimals + rateDecimals), in cents, half up
+          const num = units * rateUnits * 100n;
+          const den = 10n ** BigInt(decimals + rateDecimals);
+          const cents = (2n * num + den) / (2n * den);
+          const want = `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
+          expect(fiatValue(units.toString(), decimals, rate)).toBe(want);
+        },
+      ),
+    );
   });
 });
 
@@ -47,10 +89,18 @@ describe('receiptData', () => {
   });
 
   it('lists counted deposits only, with marks and exact amounts', () => {
-    const r = receiptData(session({
-      status: 'expired', received_subunits: '1000001', expired_at: '2026-01-01T01:00:00.000Z',
-      deposits: [dep({ amount_subunits: '1000001', late: true, credited_at: '2026-01-01T02:00:00.000Z' }), dep({ key: 'x', counted: false, tx_hash: '0xbb' })],
-    }), 'Shop');
+    const r = receiptData(
+      session({
+        status: 'expired',
+        received_subunits: '1000001',
+        expired_at: '2026-01-01T01:00:00.000Z',
+        deposits: [
+          dep({ amount_subunits: '1000001', late: true, credited_at: '2026-01-01T02:00:00.000Z' }),
+          dep({ key: 'x', counted: false, tx_hash: '0xbb' }),
+        ],
+      }),
+      'Shop',
+    );
     expect(r.marks).toEqual(['OVERPAID by 0.000001 USDC', 'LATE: money arrived after the session expired']);
     expect(r.received_amount).toBe('1.000001');
     expect(r.deposits).toHaveLength(1);
@@ -60,11 +110,17 @@ describe('receiptData', () => {
   });
 
   it('values the received amount at the recorded completion rate', () => {
-    const r = receiptData(session({
-      status: 'completed', received_subunits: '2500000', expected_subunits: '2500000', completed_at: '2026-01-01T00:05:00.000Z',
-      deposits: [dep({ amount_subunits: '2500000' })],
-      completion_rate: { base: 'USDC', quote: 'USD', rate: '0.99985', source: 'chainlink', as_of: '2026-01-01T00:04:00.000Z' },
-    } as Partial<PaymentSessionState>), 'Shop');
+    const r = receiptData(
+      session({
+        status: 'completed',
+        received_subunits: '2500000',
+        expected_subunits: '2500000',
+        completed_at: '2026-01-01T00:05:00.000Z',
+        deposits: [dep({ amount_subunits: '2500000' })],
+        completion_rate: { base: 'USDC', quote: 'USD', rate: '0.99985', source: 'chainlink', as_of: '2026-01-01T00:04:00.000Z' },
+      } as Partial<PaymentSessionState>),
+      'Shop',
+    );
     expect(r.fiat).toEqual({ quote: 'USD', rate: '0.99985', value: '2.50', source: 'chainlink', as_of: '2026-01-01 00:04:00 UTC' });
     expect(r.marks).toEqual([]);
   });

@@ -6,13 +6,16 @@ const bufferEncode = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8').toSt
 const json = fc.dictionary(fc.string({ unit: 'grapheme' }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 6 });
 
 it('encodeHeader is exactly base64 of the UTF-8 JSON, and decodeHeader reads it back (also as base64url)', () => {
-  fc.assert(fc.property(json, (v) => {
-    const h = encodeHeader(v);
-    expect(h).toBe(bufferEncode(v));
-    const back = JSON.parse(JSON.stringify(v));
-    expect(decodeHeader(h)).toEqual(back);
-    expect(decodeHeader(Buffer.from(JSON.stringify(v), 'utf8').toString('base64url'))).toEqual(back);
-  }), { numRuns: 300 });
+  fc.assert(
+    fc.property(json, (v) => {
+      const h = encodeHeader(v);
+      expect(h).toBe(bufferEncode(v));
+      const back = JSON.parse(JSON.stringify(v));
+      expect(decodeHeader(h)).toEqual(back);
+      expect(decodeHeader(Buffer.from(JSON.stringify(v), 'utf8').toString('base64url'))).toEqual(back);
+    }),
+    { numRuns: 300 },
+  );
 });
 
 it('a large value survives the round trip', () => {
@@ -21,12 +24,25 @@ it('a large value survives the round trip', () => {
 });
 
 it('anything that is not base64 JSON of an object is null', () => {
-  for (const bad of [undefined, null, '', '   ', 'not base64!', '%%%', bufferEncode([1, 2]), bufferEncode('str'), bufferEncode(null), 'abcde', 'a'.repeat(70_000), Buffer.from('{"a":').toString('base64')]) {
+  for (const bad of [
+    undefined,
+    null,
+    '',
+    '   ',
+    'not base64!',
+    '%%%',
+    bufferEncode([1, 2]),
+    bufferEncode('str'),
+    bufferEncode(null),
+    'abcde',
+    'a'.repeat(70_000),
+    Buffer.from('{"a":').toString('base64'),
+  ]) {
     expect(decodeHeader(bad)).toBeNull();
   }
 });
 
-it('decodeChallenge keeps only the spec\'s string fields and needs a memo', () => {
+it("decodeChallenge keeps only the spec's string fields and needs a memo", () => {
   const raw = { ...Object.fromEntries(CHALLENGE_FIELDS.map((f) => [f, `v-${f}`])), extra: 'dropped', amount: 5 };
   const c = decodeChallenge(encodeHeader(raw))!;
   expect(Object.keys(c).sort()).toEqual(CHALLENGE_FIELDS.filter((f) => f !== 'amount').sort());

@@ -19,7 +19,10 @@ function fakeFetch(answers: Array<number | 'throw' | { status: number; retryAfte
     const a = answers[Math.min(calls.length - 1, answers.length - 1)];
     if (a === 'throw') throw new TypeError('fetch failed');
     const { status, retryAfter } = typeof a === 'number' ? { status: a, retryAfter: undefined } : a;
-    return new Response(JSON.stringify(status < 300 ? { ok: true } : { code: status === 429 ? 4 : 1, message: 'x' }), { status, headers: retryAfter ? { 'Retry-After': retryAfter } : {} });
+    return new Response(JSON.stringify(status < 300 ? { ok: true } : { code: status === 429 ? 4 : 1, message: 'x' }), {
+      status,
+      headers: retryAfter ? { 'Retry-After': retryAfter } : {},
+    });
   };
   return { calls, fn: fn as typeof fetch };
 }
@@ -48,40 +51,62 @@ describe('retryingFetch', () => {
     expect(plain.calls).toHaveLength(1);
     const keyed = fakeFetch([{ status: 429, retryAfter: '0' }, 502, 201]);
     const body = JSON.stringify({ amount: 1 });
-    const r2 = await retryingFetch(keyed.fn, opts)(new Request('http://x/v1/payment_sessions', { method: 'POST', body, headers: { 'Idempotency-Key': 'k1' } }));
+    const r2 = await retryingFetch(
+      keyed.fn,
+      opts,
+    )(new Request('http://x/v1/payment_sessions', { method: 'POST', body, headers: { 'Idempotency-Key': 'k1' } }));
     expect(r2.status).toBe(201);
     expect(keyed.calls).toHaveLength(3);
     for (const c of keyed.calls) expect(await c.text()).toBe(body);
     const failing = fakeFetch(['throw']);
-    await expect(retryingFetch(failing.fn, opts)(new Request('http://x/v1/payment_sessions/ps_1/simulate', { method: 'POST' }))).rejects.toBeInstanceOf(NetworkError);
+    await expect(
+      retryingFetch(failing.fn, opts)(new Request('http://x/v1/payment_sessions/ps_1/simulate', { method: 'POST' })),
+    ).rejects.toBeInstanceOf(NetworkError);
     expect(failing.calls).toHaveLength(1);
   });
   it('maps envelopes to typed errors', () => {
     expect(PaymentsError.from(429, { code: 4, message: 'slow down' })).toBeInstanceOf(RateLimitedError);
-    expect(PaymentsError.from(409, { code: 5, message: 'c' })).toMatchObject({ constructor: ConflictError, code: 5, status: 409, message: 'c' });
+    expect(PaymentsError.from(409, { code: 5, message: 'c' })).toMatchObject({
+      constructor: ConflictError,
+      code: 5,
+      status: 409,
+      message: 'c',
+    });
     expect(PaymentsError.from(502, 'gateway')).toMatchObject({ code: 0, status: 502, message: 'HTTP 502' });
   });
 });
 
 describe('webhook signatures', () => {
   it('the SDK verifies what the service signs and the service verifies what the SDK signs (several secrets, any body)', () => {
-    fc.assert(fc.property(
-      fc.string({ unit: 'grapheme', maxLength: 200 }), fc.array(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1_600_000_000, max: 2_000_000_000 }),
-      (body, secrets, t) => {
-        const now = new Date(t * 1000);
-        const byService = serviceSign(body, secrets, t);
-        expect(sdkSign(body, secrets, t)).toBe(byService);
-        for (const s of secrets) expect(verifyWebhook(body, byService, [s], { now })).toBe(true);
-        expect(serviceVerify(Buffer.from(body), sdkSign(body, secrets, t), secrets[secrets.length - 1], { now })).toBe(true);
-        expect(isValidWebhook(`${body}x`, byService, secrets, { now })).toBe(false);
-      },
-    ), { numRuns: 100 });
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 200 }),
+        fc.array(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 3 }),
+        fc.integer({ min: 1_600_000_000, max: 2_000_000_000 }),
+        (body, secrets, t) => {
+          const now = new Date(t * 1000);
+          const byService = serviceSign(body, secrets, t);
+          expect(sdkSign(body, secrets, t)).toBe(byService);
+          for (const s of secrets) expect(verifyWebhook(body, byService, [s], { now })).toBe(true);
+          expect(serviceVerify(Buffer.from(body), sdkSign(body, secrets, t), secrets[secrets.length - 1], { now })).toBe(true);
+          expect(isValidWebhook(`${body}x`, byService, secrets, { now })).toBe(false);
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
   it('refuses with a reason: tolerance (default 300 s), missing or malformed header, wrong secret', () => {
     const t = 1_700_000_000;
     const h = sdkSign('{"a":1}', 'sec', t);
     expect(verifyWebhook('{"a":1}', h, 'sec', { now: new Date((t + 300) * 1000) })).toBe(true);
-    const reason = (f: () => unknown) => { try { f(); return 'none'; } catch (e) { return (e as WebhookVerificationError).reason; } };
+    const reason = (f: () => unknown) => {
+      try {
+        f();
+        return 'none';
+      } catch (e) {
+        return (e as WebhookVerificationError).reason;
+      }
+    };
     expect(reason(() => verifyWebhook('{"a":1}', h, 'sec', { now: new Date((t + 301) * 1000) }))).toBe('timestamp_outside_tolerance');
     expect(reason(() => verifyWebhook('{"a":1}', h, 'sec', 60))).toBe('timestamp_outside_tolerance');
     expect(reason(() => verifyWebhook('{"a":1}', undefined, 'sec'))).toBe('missing_header');
@@ -114,7 +139,8 @@ describe('proof of work', () => {
 
 describe('parseSse', () => {
   it('parses messages split across chunks, with comments, CRLF, multi-line data and persistent ids', async () => {
-    const text = 'retry: 2000\n: hello\n\nid: 1\nevent: a\ndata: {"x":\ndata: 1}\n\r\n: keep-alive\n\nevent: b\ndata: two\r\n\r\nid: 3\ndata: three\n\n';
+    const text =
+      'retry: 2000\n: hello\n\nid: 1\nevent: a\ndata: {"x":\ndata: 1}\n\r\n: keep-alive\n\nevent: b\ndata: two\r\n\r\nid: 3\ndata: three\n\n';
     const bytes = new TextEncoder().encode(text);
     const body = new ReadableStream<Uint8Array>({
       start(c) {
@@ -132,6 +158,8 @@ describe('parseSse', () => {
   });
 });
 
-it('the SDK\'s generated types match openapi.json (npm run generate -w @stablecoin-payments/sdk)', () => {
-  expect(() => execFileSync(process.execPath, ['sdk/scripts/generate-types.ts', '--check'], { encoding: 'utf8', stdio: 'pipe' })).not.toThrow();
+it("the SDK's generated types match openapi.json (npm run generate -w @stablecoin-payments/sdk)", () => {
+  expect(() =>
+    execFileSync(process.execPath, ['sdk/scripts/generate-types.ts', '--check'], { encoding: 'utf8', stdio: 'pipe' }),
+  ).not.toThrow();
 });

@@ -36,7 +36,9 @@ describe('secrets at rest', () => {
   });
 
   it('keeps .env, data and node_modules out of the image and runs it as a non-root user', () => {
-    const ignore = readFileSync('.dockerignore', 'utf8').split('\n').map((l) => l.trim());
+    const ignore = readFileSync('.dockerignore', 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
     for (const entry of ['.env', '.env*', 'data/', 'node_modules/', 'test/']) expect(ignore).toContain(entry);
     const dockerfile = readFileSync('Dockerfile', 'utf8');
     expect(dockerfile).toMatch(/^USER node$/m);

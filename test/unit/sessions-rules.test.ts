@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { buildRails, type Rail } from '../../config/rails.ts';
 import {
-  PolicyRefusal, checkAmountLimit, checkNetworkAccess, checkoutReference, decideCreateBody, decideDemo, needsKyc,
+  PolicyRefusal,
+  checkAmountLimit,
+  checkNetworkAccess,
+  checkoutReference,
+  decideCreateBody,
+  decideDemo,
+  needsKyc,
   type CreateBody,
 } from '../../lib/sessions/policy.ts';
 import { DailyVolume, nextVolume } from '../../lib/sessions/volume.ts';
@@ -20,10 +26,14 @@ import { openStore, type Store } from '../../lib/store/index.ts';
 import { tempDir } from '../helpers/node.ts';
 import type { PaymentSessionState } from '../../actors/payment-session.ts';
 
-const rails = buildRails({ ethereum: { testnet: { rpcUrl: '' }, mainnet: { rpcUrl: 'http://x' } }, solana: { testnet: { rpcUrl: '' }, mainnet: { rpcUrl: '' } } });
+const rails = buildRails({
+  ethereum: { testnet: { rpcUrl: '' }, mainnet: { rpcUrl: 'http://x' } },
+  solana: { testnet: { rpcUrl: '' }, mainnet: { rpcUrl: '' } },
+});
 const ETH_USDC = { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' };
 const body = (over: Partial<CreateBody> = {}): CreateBody => ({ amount: 12.5, expires_in: '15m', paymentMethod: ETH_USDC, ...over });
-const rail = (chain: string, network: string, token: string) => rails.find((r) => r.chain === chain && r.network === network && r.token === token)!;
+const rail = (chain: string, network: string, token: string) =>
+  rails.find((r) => r.chain === chain && r.network === network && r.token === token)!;
 const message = (f: () => unknown) => {
   try {
     f();
@@ -44,9 +54,15 @@ describe('creation policy', () => {
 
   it('refuses in the documented order, each with what to change', () => {
     // several faults at once: the first check in the order answers
-    expect(message(() => decideCreateBody(body({ paymentMethod: { ...ETH_USDC, methodID: 1 }, amount: -1, expires_in: 'x' }), rails))).toMatch(/methodID 1/);
-    expect(message(() => decideCreateBody(body({ paymentMethod: { ...ETH_USDC, token: 'DOGE' }, amount: -1 }), rails))).toMatch(/no enabled rail/);
-    expect(message(() => decideCreateBody(body({ expires_in: '8d', amount: 0.0000001 }), rails))).toMatch(/expires_in must be between 10s and 7d/);
+    expect(
+      message(() => decideCreateBody(body({ paymentMethod: { ...ETH_USDC, methodID: 1 }, amount: -1, expires_in: 'x' }), rails)),
+    ).toMatch(/methodID 1/);
+    expect(message(() => decideCreateBody(body({ paymentMethod: { ...ETH_USDC, token: 'DOGE' }, amount: -1 }), rails))).toMatch(
+      /no enabled rail/,
+    );
+    expect(message(() => decideCreateBody(body({ expires_in: '8d', amount: 0.0000001 }), rails))).toMatch(
+      /expires_in must be between 10s and 7d/,
+    );
     expect(message(() => decideCreateBody(body({ amount: 0.0000001 }), rails))).toMatch(/more decimal places/);
     expect(message(() => decideCreateBody(body({ amount: 0.001 }), rails))).toMatch(/below the minimum of 0.01/);
     expect(message(() => decideCreateBody(body({ metadata: { big: 'x'.repeat(5000) } }), rails))).toMatch(/larger than 4KB/);
@@ -61,15 +77,27 @@ describe('creation policy', () => {
     expect(needsKyc(main, true)).toBe(false);
     expect(needsKyc(rail('ethereum', 'testnet', 'USDC'), false)).toBe(false);
     expect(() => checkNetworkAccess(main, false, 'verified')).not.toThrow();
-    for (const [sandbox, kyc] of [[true, 'verified'], [false, 'none'], [false, undefined]] as const) {
+    for (const [sandbox, kyc] of [
+      [true, 'verified'],
+      [false, 'none'],
+      [false, undefined],
+    ] as const) {
       let err: unknown;
-      try { checkNetworkAccess(main, sandbox, kyc); } catch (e) { err = e; }
+      try {
+        checkNetworkAccess(main, sandbox, kyc);
+      } catch (e) {
+        err = e;
+      }
       expect(err).toBeInstanceOf(PolicyRefusal);
       expect(err).toMatchObject({ code: 403, outcome: 'mainnet_kyc_required', rail: main });
     }
     // live merchants are paid on mainnet only: a testnet rail is refused, without an abuse signal
     let live: unknown;
-    try { checkNetworkAccess(rail('ethereum', 'testnet', 'USDC'), false, 'verified'); } catch (e) { live = e; }
+    try {
+      checkNetworkAccess(rail('ethereum', 'testnet', 'USDC'), false, 'verified');
+    } catch (e) {
+      live = e;
+    }
     expect(live).toMatchObject({ code: 403 });
     expect(live).not.toBeInstanceOf(PolicyRefusal);
     expect(() => checkNetworkAccess(rail('ethereum', 'testnet', 'USDC'), true, undefined)).not.toThrow();
@@ -79,10 +107,12 @@ describe('creation policy', () => {
   });
 
   it('caps with more decimals than the token round down', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 20n }), fc.integer({ min: 1, max: 12 }), (units, extra) => {
-      const text = `${units}.${'9'.repeat(extra)}`;
-      expect(floorSubunits(text, 0)).toBe(units);
-    }));
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 20n }), fc.integer({ min: 1, max: 12 }), (units, extra) => {
+        const text = `${units}.${'9'.repeat(extra)}`;
+        expect(floorSubunits(text, 0)).toBe(units);
+      }),
+    );
     expect(floorSubunits('1.23456789', 6)).toBe(1_234_567n);
   });
 
@@ -107,10 +137,26 @@ describe('creation policy', () => {
   it('a new session is pending with nothing received and the allocated address', () => {
     const now = new Date('2026-03-01T00:00:00.000Z');
     const req = decideCreateBody(body(), rails);
-    const s = newSessionState({ merchant_id: 'mer_x', sandbox: true, demo: false, environment: 'sandbox' }, req, { address: '0xA', index: 4, fingerprint: 'ff' }, now, 'ps_1');
+    const s = newSessionState(
+      { merchant_id: 'mer_x', sandbox: true, demo: false, environment: 'sandbox' },
+      req,
+      { address: '0xA', index: 4, fingerprint: 'ff' },
+      now,
+      'ps_1',
+    );
     expect(s).toMatchObject({
-      id: 'ps_1', status: 'pending', received_subunits: '0', expected_subunits: '12500000', address: '0xA', address_index: 4,
-      key_fingerprint: 'ff', expires_at: '2026-03-01T00:15:00.000Z', chain: 'ethereum', network: 'testnet', token: 'USDC', decimals: 6,
+      id: 'ps_1',
+      status: 'pending',
+      received_subunits: '0',
+      expected_subunits: '12500000',
+      address: '0xA',
+      address_index: 4,
+      key_fingerprint: 'ff',
+      expires_at: '2026-03-01T00:15:00.000Z',
+      chain: 'ethereum',
+      network: 'testnet',
+      token: 'USDC',
+      decimals: 6,
     });
   });
 });
@@ -144,11 +190,18 @@ describe('idempotency key rule (every create)', () => {
 
 describe('daily volume', () => {
   it('the pure step: within the cap adds, past it refuses, releases never go below 0', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 12n }), fc.bigInt({ min: 1n, max: 10n ** 12n }), fc.bigInt({ min: 0n, max: 10n ** 12n }), (used, delta, limit) => {
-      const added = nextVolume(used, delta, limit, true);
-      expect(added === null ? used + delta > limit : added === used + delta).toBe(true);
-      expect(nextVolume(used, -delta, limit, false)).toBe(used - delta < 0n ? 0n : used - delta);
-    }));
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 10n ** 12n }),
+        fc.bigInt({ min: 1n, max: 10n ** 12n }),
+        fc.bigInt({ min: 0n, max: 10n ** 12n }),
+        (used, delta, limit) => {
+          const added = nextVolume(used, delta, limit, true);
+          expect(added === null ? used + delta > limit : added === used + delta).toBe(true);
+          expect(nextVolume(used, -delta, limit, false)).toBe(used - delta < 0n ? 0n : used - delta);
+        },
+      ),
+    );
   });
 
   describe('on a store', () => {

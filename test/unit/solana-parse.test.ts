@@ -5,16 +5,16 @@ import {
   keyToString,
   type ParsedTransactionLike,
   type TokenBalanceLike,
-} from "../../lib/chains/solana/parse.ts";
+} from '../../lib/chains/solana/parse.ts';
 
-const PAYER = "8wmfVcbxU4ENc1jEk5nNfsgN4S4wasfxeeLLod1Gnj5e";
-const PAYER_ATA = "7QE29swx1A4KVMqUNzxLrM7wpuTrFLd3hcQZnCsjnLi4";
-const SESSION = "6ZCVNjZ2Seq8os52Yas6RRpvgJZcZnFsAQEKPveEdkWx";
-const SESSION_ATA = "B55MR4EkrYCHUMPJ22oqZgYQ8jiTMLJTUQg7ZZ6fpHPM";
-const OTHER = "H2TUQN9SyQixN9oE67gk9wk3DviNKPbFn137KZwBgcuk";
-const USDC = "BK5FDKXRxtntc65PHwG9dSMNz2VgWPgjkE3Bjxfh1DFa";
-const FAKE_MINT = "241eQpxPLeUZwEi3KwiKMdMdAxtA4r8vMPGYjfpRipni";
-const SIG = "T7D46VQdrmWi5JXv9k11HyJGFjdffc3pNef9FEmbYDwmMSx6TGsxkvLrzKMMqejWAffqwW894w1yKuzULfwnd3Q";
+const PAYER = '8wmfVcbxU4ENc1jEk5nNfsgN4S4wasfxeeLLod1Gnj5e';
+const PAYER_ATA = '7QE29swx1A4KVMqUNzxLrM7wpuTrFLd3hcQZnCsjnLi4';
+const SESSION = '6ZCVNjZ2Seq8os52Yas6RRpvgJZcZnFsAQEKPveEdkWx';
+const SESSION_ATA = 'B55MR4EkrYCHUMPJ22oqZgYQ8jiTMLJTUQg7ZZ6fpHPM';
+const OTHER = 'H2TUQN9SyQixN9oE67gk9wk3DviNKPbFn137KZwBgcuk';
+const USDC = 'BK5FDKXRxtntc65PHwG9dSMNz2VgWPgjkE3Bjxfh1DFa';
+const FAKE_MINT = '241eQpxPLeUZwEi3KwiKMdMdAxtA4r8vMPGYjfpRipni';
+const SIG = 'T7D46VQdrmWi5JXv9k11HyJGFjdffc3pNef9FEmbYDwmMSx6TGsxkvLrzKMMqejWAffqwW894w1yKuzULfwnd3Q';
 
 const tb = (accountIndex: number, owner: string, amount: string, mint = USDC, programId = TOKEN_PROGRAM_ID): TokenBalanceLike => ({
   accountIndex,
@@ -25,27 +25,29 @@ const tb = (accountIndex: number, owner: string, amount: string, mint = USDC, pr
 });
 
 /** A USDC payment PAYER → SESSION whose ATA is created in the same transaction (as wallets do). */
-function splPayment(overrides: Partial<NonNullable<ParsedTransactionLike["meta"]>> = {}): ParsedTransactionLike {
+function splPayment(overrides: Partial<NonNullable<ParsedTransactionLike['meta']>> = {}): ParsedTransactionLike {
   return {
     slot: 447552004,
     blockTime: 1795309594,
     transaction: {
       signatures: [SIG],
       message: {
-        accountKeys: [PAYER, PAYER_ATA, SESSION_ATA, "11111111111111111111111111111111", SESSION, USDC, TOKEN_PROGRAM_ID].map((pubkey, i) => ({
-          pubkey,
-          signer: i === 0,
-          writable: i < 3,
-          source: "transaction",
-        })) as never,
+        accountKeys: [PAYER, PAYER_ATA, SESSION_ATA, '11111111111111111111111111111111', SESSION, USDC, TOKEN_PROGRAM_ID].map(
+          (pubkey, i) => ({
+            pubkey,
+            signer: i === 0,
+            writable: i < 3,
+            source: 'transaction',
+          }),
+        ) as never,
       },
     },
     meta: {
       err: null,
       preBalances: [2000000000, 2039280, 0, 1, 0, 1461600, 1141440],
       postBalances: [1997955720, 2039280, 2039280, 1, 0, 1461600, 1141440],
-      preTokenBalances: [tb(1, PAYER, "10000000")],
-      postTokenBalances: [tb(1, PAYER, "7500000"), tb(2, SESSION, "2500000")],
+      preTokenBalances: [tb(1, PAYER, '10000000')],
+      postTokenBalances: [tb(1, PAYER, '7500000'), tb(2, SESSION, '2500000')],
       ...overrides,
     },
   };
@@ -55,7 +57,7 @@ function solPayment(lamportsPaid: number): ParsedTransactionLike {
   return {
     slot: 447552005,
     blockTime: 1795309595,
-    transaction: { signatures: ["sig-sol"], message: { accountKeys: [PAYER, SESSION, "11111111111111111111111111111111"] } },
+    transaction: { signatures: ['sig-sol'], message: { accountKeys: [PAYER, SESSION, '11111111111111111111111111111111'] } },
     meta: {
       err: null,
       preBalances: [1997955720, 5, 1],
@@ -66,8 +68,8 @@ function solPayment(lamportsPaid: number): ParsedTransactionLike {
   };
 }
 
-describe("extractSolanaDeposits", () => {
-  test("SPL: credits the owner of the token account, from zero when the account is new", () => {
+describe('extractSolanaDeposits', () => {
+  test('SPL: credits the owner of the token account, from zero when the account is new', () => {
     expect(extractSolanaDeposits(splPayment(), { owners: new Set([SESSION]), mints: new Set([USDC]) })).toEqual([
       {
         signature: SIG,
@@ -78,31 +80,31 @@ describe("extractSolanaDeposits", () => {
         mint: USDC,
         account: SESSION_ATA,
         tokenProgram: TOKEN_PROGRAM_ID,
-        amount: "2500000",
+        amount: '2500000',
       },
     ]);
   });
 
-  test("SPL: an existing token account is credited with the difference", () => {
+  test('SPL: an existing token account is credited with the difference', () => {
     const tx = splPayment({
-      preTokenBalances: [tb(1, PAYER, "10000000"), tb(2, SESSION, "1000000")],
-      postTokenBalances: [tb(1, PAYER, "7500000"), tb(2, SESSION, "3500000")],
+      preTokenBalances: [tb(1, PAYER, '10000000'), tb(2, SESSION, '1000000')],
+      postTokenBalances: [tb(1, PAYER, '7500000'), tb(2, SESSION, '3500000')],
     });
-    expect(extractSolanaDeposits(tx, { owners: new Set([SESSION]) }).map((d) => d.amount)).toEqual(["2500000"]);
+    expect(extractSolanaDeposits(tx, { owners: new Set([SESSION]) }).map((d) => d.amount)).toEqual(['2500000']);
   });
 
-  test("SPL: the mint and the token program are checked", () => {
+  test('SPL: the mint and the token program are checked', () => {
     const wrongMint = splPayment({
-      preTokenBalances: [tb(1, PAYER, "10000000", FAKE_MINT)],
-      postTokenBalances: [tb(1, PAYER, "7500000", FAKE_MINT), tb(2, SESSION, "2500000", FAKE_MINT)],
+      preTokenBalances: [tb(1, PAYER, '10000000', FAKE_MINT)],
+      postTokenBalances: [tb(1, PAYER, '7500000', FAKE_MINT), tb(2, SESSION, '2500000', FAKE_MINT)],
     });
     expect(extractSolanaDeposits(wrongMint, { owners: new Set([SESSION]), mints: new Set([USDC]) })).toEqual([]);
     // without a mint filter, the deposit is reported with its mint for the caller to judge
     expect(extractSolanaDeposits(wrongMint, { owners: new Set([SESSION]) })[0]!.mint).toBe(FAKE_MINT);
 
     const wrongProgram = splPayment({
-      preTokenBalances: [tb(1, PAYER, "10000000", USDC, TOKEN_2022_PROGRAM_ID)],
-      postTokenBalances: [tb(1, PAYER, "7500000", USDC, TOKEN_2022_PROGRAM_ID), tb(2, SESSION, "2500000", USDC, TOKEN_2022_PROGRAM_ID)],
+      preTokenBalances: [tb(1, PAYER, '10000000', USDC, TOKEN_2022_PROGRAM_ID)],
+      postTokenBalances: [tb(1, PAYER, '7500000', USDC, TOKEN_2022_PROGRAM_ID), tb(2, SESSION, '2500000', USDC, TOKEN_2022_PROGRAM_ID)],
     });
     expect(extractSolanaDeposits(wrongProgram, { owners: new Set([SESSION]), mints: new Set([USDC]) })).toEqual([]);
     expect(
@@ -113,14 +115,14 @@ describe("extractSolanaDeposits", () => {
       }).map((d) => d.tokenProgram),
     ).toEqual([TOKEN_2022_PROGRAM_ID]);
 
-    const noProgramId = splPayment({ postTokenBalances: [{ ...tb(2, SESSION, "2500000"), programId: undefined }] });
+    const noProgramId = splPayment({ postTokenBalances: [{ ...tb(2, SESSION, '2500000'), programId: undefined }] });
     expect(extractSolanaDeposits(noProgramId, { owners: new Set([SESSION]) })).toEqual([]);
   });
 
-  test("SOL: a watched address whose balance went up", () => {
+  test('SOL: a watched address whose balance went up', () => {
     expect(extractSolanaDeposits(solPayment(123_456_789), { owners: new Set([SESSION]) })).toEqual([
       {
-        signature: "sig-sol",
+        signature: 'sig-sol',
         slot: 447552005,
         blockTime: 1795309595,
         index: 1,
@@ -128,56 +130,56 @@ describe("extractSolanaDeposits", () => {
         mint: null,
         account: SESSION,
         tokenProgram: null,
-        amount: "123456789",
+        amount: '123456789',
       },
     ]);
   });
 
-  test("a watched address that paid (balance down) or is not watched is not a deposit", () => {
+  test('a watched address that paid (balance down) or is not watched is not a deposit', () => {
     expect(extractSolanaDeposits(solPayment(10), { owners: new Set([PAYER]) })).toEqual([]);
     expect(extractSolanaDeposits(solPayment(10), { owners: new Set([OTHER]) })).toEqual([]);
     // the paying side of an SPL transfer is not a deposit either
     expect(extractSolanaDeposits(splPayment(), { owners: new Set([PAYER]) })).toEqual([]);
   });
 
-  test("a failed transaction, or one without meta, pays nothing", () => {
+  test('a failed transaction, or one without meta, pays nothing', () => {
     const failed = splPayment({ err: { InstructionError: [1, { Custom: 1 }] } });
     expect(extractSolanaDeposits(failed, { owners: new Set([SESSION]) })).toEqual([]);
     expect(extractSolanaDeposits({ ...splPayment(), meta: null }, { owners: new Set([SESSION]) })).toEqual([]);
   });
 
-  test("sol/tokens switches, predicate owners, several deposits sorted by index", () => {
+  test('sol/tokens switches, predicate owners, several deposits sorted by index', () => {
     const tx = splPayment({
       preBalances: [2000000000, 2039280, 0, 1, 0, 1461600, 1141440],
       postBalances: [1990000000, 2039280, 2039280, 1, 7000000, 1461600, 1141440],
     });
     const all = extractSolanaDeposits(tx, { owners: (a) => a === SESSION });
     expect(all.map((d) => [d.index, d.mint, d.amount])).toEqual([
-      [2, USDC, "2500000"],
-      [4, null, "7000000"],
+      [2, USDC, '2500000'],
+      [4, null, '7000000'],
     ]);
     expect(extractSolanaDeposits(tx, { owners: new Set([SESSION]), sol: false }).map((d) => d.index)).toEqual([2]);
     expect(extractSolanaDeposits(tx, { owners: new Set([SESSION]), tokens: false }).map((d) => d.index)).toEqual([4]);
   });
 
-  test("accepts web3.js shapes: PublicKey objects as account keys, digit strings and bigints as balances", () => {
+  test('accepts web3.js shapes: PublicKey objects as account keys, digit strings and bigints as balances', () => {
     const pk = (s: string) => ({ toBase58: () => s });
     const tx: ParsedTransactionLike = {
       slot: 9,
-      transaction: { signatures: ["s"], message: { accountKeys: [{ pubkey: pk(PAYER) }, { pubkey: pk(SESSION) }] } },
-      meta: { err: null, preBalances: ["100", 0n], postBalances: ["50", 40n] },
+      transaction: { signatures: ['s'], message: { accountKeys: [{ pubkey: pk(PAYER) }, { pubkey: pk(SESSION) }] } },
+      meta: { err: null, preBalances: ['100', 0n], postBalances: ['50', 40n] },
     };
     expect(extractSolanaDeposits(tx, { owners: new Set([SESSION]) })).toEqual([
-      expect.objectContaining({ index: 1, owner: SESSION, amount: "40", blockTime: null, mint: null }),
+      expect.objectContaining({ index: 1, owner: SESSION, amount: '40', blockTime: null, mint: null }),
     ]);
-    expect(keyToString(pk("abc"))).toBe("abc");
+    expect(keyToString(pk('abc'))).toBe('abc');
   });
 
-  test("amounts beyond 2^53 stay exact (digit strings)", () => {
+  test('amounts beyond 2^53 stay exact (digit strings)', () => {
     const tx = splPayment({
       preTokenBalances: [],
-      postTokenBalances: [tb(2, SESSION, "18446744073709551615")],
+      postTokenBalances: [tb(2, SESSION, '18446744073709551615')],
     });
-    expect(extractSolanaDeposits(tx, { owners: new Set([SESSION]) })[0]!.amount).toBe("18446744073709551615");
+    expect(extractSolanaDeposits(tx, { owners: new Set([SESSION]) })[0]!.amount).toBe('18446744073709551615');
   });
 });

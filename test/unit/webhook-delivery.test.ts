@@ -1,5 +1,14 @@
 import fc from 'fast-check';
-import { applyAttempt, applySkip, baseDelayMs, nextAttemptAt, presentEvent, RETRY_WINDOW_MULTIPLIER, type DeliveryDoc, type LoggedAttempt } from '../../lib/webhooks/delivery.ts';
+import {
+  applyAttempt,
+  applySkip,
+  baseDelayMs,
+  nextAttemptAt,
+  presentEvent,
+  RETRY_WINDOW_MULTIPLIER,
+  type DeliveryDoc,
+  type LoggedAttempt,
+} from '../../lib/webhooks/delivery.ts';
 import type { WebhookEventDoc } from '../../lib/webhooks/event.ts';
 import { webhookEventOp } from '../../lib/webhooks/event.ts';
 
@@ -10,13 +19,25 @@ const noJitter = () => 0.5;
 
 function row(now = T0): DeliveryDoc {
   const op = webhookEventOp({
-    merchant_id: 'mer_1', session_id: 'ps_1', event_type: 'payment_session.completed', status: 'completed',
-    amount: 1, currency: 'USDC', chain: 'ethereum', network: 'testnet', now,
+    merchant_id: 'mer_1',
+    session_id: 'ps_1',
+    event_type: 'payment_session.completed',
+    status: 'completed',
+    amount: 1,
+    currency: 'USDC',
+    chain: 'ethereum',
+    network: 'testnet',
+    now,
   });
   return { ...(op as unknown as { doc: WebhookEventDoc }).doc, version: 1 } as DeliveryDoc;
 }
 
-const fail = (at: Date, status: number | null = 500): LoggedAttempt => ({ at: at.toISOString(), status, latency_ms: 3, error: status === null ? 'connection_refused' : 'http_error' });
+const fail = (at: Date, status: number | null = 500): LoggedAttempt => ({
+  at: at.toISOString(),
+  status,
+  latency_ms: 3,
+  error: status === null ? 'connection_refused' : 'http_error',
+});
 const ok = (at: Date): LoggedAttempt => ({ at: at.toISOString(), status: 200, latency_ms: 3, error: null });
 
 describe('webhook retry schedule', () => {
@@ -27,12 +48,14 @@ describe('webhook retry schedule', () => {
 
   it('scales with the base and jitters by at most ±20 %', () => {
     expect(baseDelayMs(3, 100)).toBe(400);
-    fc.assert(fc.property(fc.integer({ min: 1, max: 20 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (n, r) => {
-      const at = nextAttemptAt(T0, n, T0, BASE, () => r)!.getTime() - T0.getTime();
-      const d = baseDelayMs(n, BASE);
-      expect(at).toBeGreaterThanOrEqual(Math.floor(d * 0.8));
-      expect(at).toBeLessThanOrEqual(Math.ceil(d * 1.2));
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 20 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (n, r) => {
+        const at = nextAttemptAt(T0, n, T0, BASE, () => r)!.getTime() - T0.getTime();
+        const d = baseDelayMs(n, BASE);
+        expect(at).toBeGreaterThanOrEqual(Math.floor(d * 0.8));
+        expect(at).toBeLessThanOrEqual(Math.ceil(d * 1.2));
+      }),
+    );
   });
 
   it('never schedules beyond 72 h after the event; at or after the end there is no next attempt', () => {
@@ -113,8 +136,14 @@ describe('applyAttempt', () => {
     const doc = applyAttempt(row(), { ...fail(T0, 302), error: 'redirect', manual: true }, false, T0, BASE, noJitter).doc;
     const shown = presentEvent(doc);
     expect(shown).toEqual({
-      event_id: doc.id, event_type: 'payment_session.completed', status: 'pending', body: doc.body, created_at: T0.toISOString(), delivered_at: null,
-      next_attempt_at: doc.next_attempt_at, attempts: [{ at: T0.toISOString(), status: 302, latency_ms: 3, error: 'redirect', manual: true }],
+      event_id: doc.id,
+      event_type: 'payment_session.completed',
+      status: 'pending',
+      body: doc.body,
+      created_at: T0.toISOString(),
+      delivered_at: null,
+      next_attempt_at: doc.next_attempt_at,
+      attempts: [{ at: T0.toISOString(), status: 302, latency_ms: 3, error: 'redirect', manual: true }],
     });
   });
 });

@@ -21,7 +21,11 @@ hkjOPQQDAgNJADBGAiEAsB1Iyb/WKaBFEI6nqj6zRZpJph3G2lrKAcwsgmrIkrsC
 IQCmkiK+Cbk1RzAAkHnUK3tfQrzqUdlK+TYF9bAG1MR9Sw==
 -----END CERTIFICATE-----`;
 
-interface Seen { host?: string; body: string; headers: http.IncomingHttpHeaders }
+interface Seen {
+  host?: string;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+}
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -32,23 +36,37 @@ async function listen<S extends http.Server | net.Server>(server: S): Promise<{ 
   return { server, port: (server.address() as AddressInfo).port };
 }
 
-async function receiver(handler: Handler = (_q, s) => { s.writeHead(200); s.end('ok'); }) {
+async function receiver(
+  handler: Handler = (_q, s) => {
+    s.writeHead(200);
+    s.end('ok');
+  },
+) {
   const seen: Seen[] = [];
-  const { port } = await listen(http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => { body += c; });
-    req.on('end', () => {
-      seen.push({ host: req.headers.host, body, headers: req.headers });
-      handler(req, res);
-    });
-  }));
+  const { port } = await listen(
+    http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        seen.push({ host: req.headers.host, body, headers: req.headers });
+        handler(req, res);
+      });
+    }),
+  );
   return { port, seen };
 }
 
 /** A plain TCP listener that only counts connections: proves nothing was dialled. */
 async function tcpCounter() {
   const counter = { connections: 0, port: 0 };
-  const { port } = await listen(net.createServer((s) => { counter.connections++; s.destroy(); }));
+  const { port } = await listen(
+    net.createServer((s) => {
+      counter.connections++;
+      s.destroy();
+    }),
+  );
   counter.port = port;
   return counter;
 }
@@ -58,7 +76,15 @@ const open: DialOptions = { allowPrivate: true, timeoutMs: 2000 };
 const BODY = '{"event_type":"payment_session.completed"}';
 
 afterAll(async () => {
-  await Promise.all(servers.map((s) => new Promise((r) => { (s as http.Server).closeAllConnections?.(); s.close(() => r(null)); })));
+  await Promise.all(
+    servers.map(
+      (s) =>
+        new Promise((r) => {
+          (s as http.Server).closeAllConnections?.();
+          s.close(() => r(null));
+        }),
+    ),
+  );
 });
 
 describe('webhook dialer: SSRF guard on the address actually connected', () => {
@@ -84,12 +110,19 @@ describe('webhook dialer: SSRF guard on the address actually connected', () => {
   });
 
   it('refuses a host when ANY of its addresses is private (no DNS-rebinding pick)', async () => {
-    const resolve = async () => [{ address: '93.184.216.34', family: 4 }, { address: '127.0.0.1', family: 4 }];
+    const resolve = async () => [
+      { address: '93.184.216.34', family: 4 },
+      { address: '127.0.0.1', family: 4 },
+    ];
     expect(await vetTarget(new URL('https://mixed.example/'), { allowPrivate: false, resolve })).toEqual({ error: 'blocked_address' });
     const mapped = async () => [{ address: '::ffff:169.254.169.254', family: 6 }];
-    expect(await vetTarget(new URL('https://mapped.example/'), { allowPrivate: false, resolve: mapped })).toEqual({ error: 'blocked_address' });
+    expect(await vetTarget(new URL('https://mapped.example/'), { allowPrivate: false, resolve: mapped })).toEqual({
+      error: 'blocked_address',
+    });
     const pub = async () => [{ address: '93.184.216.34', family: 4 }];
-    expect(await vetTarget(new URL('https://public.example/'), { allowPrivate: false, resolve: pub })).toEqual({ addresses: [{ address: '93.184.216.34', family: 4 }] });
+    expect(await vetTarget(new URL('https://public.example/'), { allowPrivate: false, resolve: pub })).toEqual({
+      addresses: [{ address: '93.184.216.34', family: 4 }],
+    });
   });
 
   it('refuses plain http unless private targets are allowed, credentials in the URL, and unresolvable hosts', async () => {
@@ -97,7 +130,9 @@ describe('webhook dialer: SSRF guard on the address actually connected', () => {
     expect((await postWebhook('https://user:pw@93.184.216.34/hook', BODY, {}, strict)).error).toBe('invalid_url');
     expect((await postWebhook('not a url', BODY, {}, strict)).error).toBe('invalid_url');
     expect((await postWebhook('ftp://93.184.216.34/', BODY, {}, open)).error).toBe('blocked_url');
-    const nx = async () => { throw Object.assign(new Error('nx'), { code: 'ENOTFOUND' }); };
+    const nx = async () => {
+      throw Object.assign(new Error('nx'), { code: 'ENOTFOUND' });
+    };
     expect((await postWebhook('https://nx.invalid/', BODY, {}, { ...strict, resolve: nx })).error).toBe('dns_error');
   });
 
@@ -115,12 +150,17 @@ describe('webhook dialer: SSRF guard on the address actually connected', () => {
   it('over https: TLS SNI and certificate check use the original host name', async () => {
     let sni: string | false | null | undefined;
     let host: string | undefined;
-    const { port } = await listen(https.createServer({ key: KEY, cert: CERT }, (req, res) => {
-      sni = (req.socket as import('node:tls').TLSSocket).servername;
-      host = req.headers.host;
-      req.resume();
-      req.on('end', () => { res.writeHead(204); res.end(); });
-    }));
+    const { port } = await listen(
+      https.createServer({ key: KEY, cert: CERT }, (req, res) => {
+        sni = (req.socket as import('node:tls').TLSSocket).servername;
+        host = req.headers.host;
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(204);
+          res.end();
+        });
+      }),
+    );
     const resolve = async () => [{ address: '127.0.0.1', family: 4 }];
     const r = await postWebhook(`https://hooks.example:${port}/in`, BODY, {}, { ...open, resolve, ca: CERT });
     expect(r).toMatchObject({ ok: true, status: 204 });
@@ -135,7 +175,10 @@ describe('webhook dialer: SSRF guard on the address actually connected', () => {
 describe('webhook dialer: answers', () => {
   it('a 3xx is a failure and the redirect is not followed', async () => {
     const target = await receiver();
-    const redirector = await receiver((_q, s) => { s.writeHead(302, { Location: `http://127.0.0.1:${target.port}/internal` }); s.end(); });
+    const redirector = await receiver((_q, s) => {
+      s.writeHead(302, { Location: `http://127.0.0.1:${target.port}/internal` });
+      s.end();
+    });
     const r = await postWebhook(`http://127.0.0.1:${redirector.port}/hook`, BODY, {}, open);
     expect(r).toMatchObject({ ok: false, status: 302, error: 'redirect' });
     expect(redirector.seen).toHaveLength(1);
@@ -143,15 +186,25 @@ describe('webhook dialer: answers', () => {
   });
 
   it('only 2xx is success', async () => {
-    for (const [code, error] of [[500, 'http_error'], [404, 'http_error'], [304, 'redirect'], [201, null]] as const) {
-      const rx = await receiver((_q, s) => { s.writeHead(code); s.end(); });
+    for (const [code, error] of [
+      [500, 'http_error'],
+      [404, 'http_error'],
+      [304, 'redirect'],
+      [201, null],
+    ] as const) {
+      const rx = await receiver((_q, s) => {
+        s.writeHead(code);
+        s.end();
+      });
       const r = await postWebhook(`http://127.0.0.1:${rx.port}/`, BODY, {}, open);
       expect(r).toMatchObject({ ok: code >= 200 && code < 300, status: code, error });
     }
   });
 
   it('a receiver that never answers times out at the deadline', async () => {
-    const rx = await receiver(() => { /* never answers */ });
+    const rx = await receiver(() => {
+      /* never answers */
+    });
     const t0 = Date.now();
     const r = await postWebhook(`http://127.0.0.1:${rx.port}/`, BODY, {}, { ...open, timeoutMs: 300 });
     expect(r).toMatchObject({ ok: false, status: null, error: 'timeout' });
@@ -173,11 +226,16 @@ describe('webhook dialer: answers', () => {
       const pump = () => {
         while (sent < 64 * 1024 * 1024) {
           sent += chunk.length;
-          if (!res.write(chunk)) { res.once('drain', pump); return; }
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
         }
         res.end();
       };
-      res.on('close', () => { finished = res.writableFinished; });
+      res.on('close', () => {
+        finished = res.writableFinished;
+      });
       pump();
     });
     const r = await postWebhook(`http://127.0.0.1:${rx.port}/`, BODY, {}, { ...open, maxResponseBytes: 16 * 1024 });

@@ -7,8 +7,14 @@ import { isValidWebhook, verifyWebhook, WebhookVerificationError } from '../../l
 const SECRET = 'whsec_0123456789abcdefghijklmnopqrstuv';
 const OLD = 'whsec_previous_secret_value_abcdef';
 const BODY = JSON.stringify({
-  event_type: 'payment_session.completed', session_id: 'ps_1', status: 'completed', amount: 12.5,
-  currency: 'USDC', chain: 'ethereum', network: 'testnet', timestamp: '1700000000',
+  event_type: 'payment_session.completed',
+  session_id: 'ps_1',
+  status: 'completed',
+  amount: 12.5,
+  currency: 'USDC',
+  chain: 'ethereum',
+  network: 'testnet',
+  timestamp: '1700000000',
 });
 const T = 1_700_000_000;
 const at = (unix: number) => new Date(unix * 1000);
@@ -93,20 +99,26 @@ describe('verifyWebhook', () => {
   });
 
   it('property: a signed body verifies, and any changed byte or secret does not', () => {
-    fc.assert(fc.property(
-      fc.string({ unit: 'grapheme', maxLength: 200 }), fc.string({ minLength: 1, maxLength: 64 }), fc.nat(), fc.integer({ min: 0, max: 2 ** 40 }),
-      (body, secret, pos, t) => {
-        const h = signatureHeader(body, [secret], t);
-        expect(verifyWebhook(body, h, secret, { now: at(t) })).toBe(true);
-        const bytes = Buffer.from(body, 'utf8');
-        if (bytes.length > 0) {
-          const changed = Buffer.from(bytes);
-          changed[pos % changed.length] ^= 1;
-          expect(isValidWebhook(changed, h, secret, { now: at(t) })).toBe(false);
-        }
-        expect(isValidWebhook(body, h, `${secret}x`, { now: at(t) })).toBe(false);
-      },
-    ), { numRuns: 300 });
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 200 }),
+        fc.string({ minLength: 1, maxLength: 64 }),
+        fc.nat(),
+        fc.integer({ min: 0, max: 2 ** 40 }),
+        (body, secret, pos, t) => {
+          const h = signatureHeader(body, [secret], t);
+          expect(verifyWebhook(body, h, secret, { now: at(t) })).toBe(true);
+          const bytes = Buffer.from(body, 'utf8');
+          if (bytes.length > 0) {
+            const changed = Buffer.from(bytes);
+            changed[pos % changed.length] ^= 1;
+            expect(isValidWebhook(changed, h, secret, { now: at(t) })).toBe(false);
+          }
+          expect(isValidWebhook(body, h, `${secret}x`, { now: at(t) })).toBe(false);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -123,7 +135,9 @@ describe('third-party verifier: the stripe package accepts our header', () => {
   it('stripe rejects a tampered body, a wrong secret and an old timestamp', () => {
     const t = now();
     const header = signatureHeader(BODY, [SECRET], t);
-    expect(() => stripe.webhooks.constructEvent(BODY.replace('ps_1', 'ps_2'), header, SECRET)).toThrow(Stripe.errors.StripeSignatureVerificationError);
+    expect(() => stripe.webhooks.constructEvent(BODY.replace('ps_1', 'ps_2'), header, SECRET)).toThrow(
+      Stripe.errors.StripeSignatureVerificationError,
+    );
     expect(() => stripe.webhooks.constructEvent(BODY, header, OLD)).toThrow(Stripe.errors.StripeSignatureVerificationError);
     const stale = signatureHeader(BODY, [SECRET], t - 301);
     expect(() => stripe.webhooks.constructEvent(BODY, stale, SECRET)).toThrow(/tolerance/i);

@@ -21,7 +21,18 @@ const { default: prettier } = await import('eslint-config-prettier');
 const { default: globals } = await import('globals');
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', 'data/**', 'coverage/**', 'dist/**', 'sdk/dist/**', '**/*.d.ts', 'openapi.json', 'sdk/src/generated/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      'data/**',
+      'coverage/**',
+      'dist/**',
+      'sdk/dist/**',
+      '**/*.d.ts',
+      'openapi.json',
+      'sdk/src/generated/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -32,7 +43,10 @@ export default tseslint.config(
     rules: {
       // a cycle is a layering bug: lib/ never imports services/, domains import core, not the other way
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
-      '@typescript-eslint/no-unused-vars': ['error', { args: 'after-used', argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { args: 'after-used', argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
       // the store and the broker hand out untyped JSON; `any` is kept to tests and narrow adapters
       '@typescript-eslint/no-explicit-any': 'off',
       // Moleculer's `this` in service schemas and mixins is typed by the schema, not by a class
@@ -49,10 +63,13 @@ export default tseslint.config(
     files: ['services/**/*.ts', 'mixins/**/*.ts'],
     ignores: ['services/api.service.ts'],
     rules: {
-      'no-restricted-syntax': ['error', {
-        selector: "TSAsExpression > MemberExpression.expression[property.name='meta']",
-        message: 'read ctx.meta through requestMeta(ctx) / merchantCaller(ctx) / clientHash(ctx) from lib/core/request-meta.ts',
-      }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "TSAsExpression > MemberExpression.expression[property.name='meta']",
+          message: 'read ctx.meta through requestMeta(ctx) / merchantCaller(ctx) / clientHash(ctx) from lib/core/request-meta.ts',
+        },
+      ],
     },
   },
   {

@@ -14,9 +14,15 @@ export function configuredDrivers(config: Pick<Config, 'chains'>, signer: Signer
     let d: TxDriver | null = null;
     const cfg = (config.chains as Record<string, Record<string, Config['chains']['ethereum']['testnet']> | undefined>)[chain]?.[network];
     if (cfg?.rpcUrl) {
-      d = chain === 'ethereum'
-        ? new EthereumTxDriver({ network, provider: () => ethProvider(cfg.rpcUrl), signer, confirmations: Math.max(1, cfg.confirmations) })
-        : new SolanaTxDriver({ network, connection: () => solConnection(cfg.rpcUrl), signer, commitment: cfg.commitment });
+      d =
+        chain === 'ethereum'
+          ? new EthereumTxDriver({
+              network,
+              provider: () => ethProvider(cfg.rpcUrl),
+              signer,
+              confirmations: Math.max(1, cfg.confirmations),
+            })
+          : new SolanaTxDriver({ network, connection: () => solConnection(cfg.rpcUrl), signer, commitment: cfg.commitment });
     }
     cache.set(key, d);
     return d;

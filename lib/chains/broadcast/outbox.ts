@@ -62,9 +62,22 @@ export class Broadcaster {
     this.o = o;
     this.hooks = { ...(o.hooks ?? {}) };
     this.scanner = new DueScanner<ChainTxDoc>({
-      name: 'broadcaster', store: o.store, coll: CHAIN_TXS, dueField: 'next_check_at',
-      filter: { status: { $in: ['signed', 'sent'] } }, leaseMs: o.leaseMs ?? 30_000, intervalMs: o.pollIntervalMs,
-      now: () => this.now(), log: o.log, handle: (row) => this.step(row).then(() => undefined, (e) => { throw new Error(errText(e)); }),
+      name: 'broadcaster',
+      store: o.store,
+      coll: CHAIN_TXS,
+      dueField: 'next_check_at',
+      filter: { status: { $in: ['signed', 'sent'] } },
+      leaseMs: o.leaseMs ?? 30_000,
+      intervalMs: o.pollIntervalMs,
+      now: () => this.now(),
+      log: o.log,
+      handle: (row) =>
+        this.step(row).then(
+          () => undefined,
+          (e) => {
+            throw new Error(errText(e));
+          },
+        ),
     });
   }
 
@@ -131,17 +144,38 @@ export class Broadcaster {
         // the chain's count covers transactions sent from this address outside the service
         nonce = Math.max(stored?.next ?? 0, await driver.chainNonce(from));
         const next: NonceDoc = { id: key, next: nonce + 1, updated_at: this.now().toISOString() };
-        ops.push(stored ? { op: 'cas', coll: CHAIN_NONCES, doc: next, expected: stored.version! } : { op: 'insert', coll: CHAIN_NONCES, doc: next });
+        ops.push(
+          stored
+            ? { op: 'cas', coll: CHAIN_NONCES, doc: next, expected: stored.version! }
+            : { op: 'insert', coll: CHAIN_NONCES, doc: next },
+        );
       }
       const signed = await driver.sign(spec.intent, nonce);
       const at = this.now().toISOString();
       const doc: ChainTxDoc = {
-        id: spec.id, chain: spec.chain, network: spec.network, purpose: spec.purpose, ref: spec.ref ?? null, intent: spec.intent,
-        from_address: from, to_address: to, status: 'signed', nonce, attempts: [signed], tx_hash: signed.hash,
-        broadcasts: 0, last_broadcast_at: null, last_error: null,
+        id: spec.id,
+        chain: spec.chain,
+        network: spec.network,
+        purpose: spec.purpose,
+        ref: spec.ref ?? null,
+        intent: spec.intent,
+        from_address: from,
+        to_address: to,
+        status: 'signed',
+        nonce,
+        attempts: [signed],
+        tx_hash: signed.hash,
+        broadcasts: 0,
+        last_broadcast_at: null,
+        last_error: null,
         // the creating node sends at once; another node takes over if it does not
         next_check_at: new Date(this.now().getTime() + this.o.pollIntervalMs).toISOString(),
-        block_number: null, fee_subunits: null, failure_reason: null, created_at: at, updated_at: at, final_at: null,
+        block_number: null,
+        fee_subunits: null,
+        failure_reason: null,
+        created_at: at,
+        updated_at: at,
+        final_at: null,
       };
       ops.push({ op: 'insert', coll: CHAIN_TXS, doc });
       if (extra) ops.push(...(await extra()));
@@ -201,21 +235,38 @@ export class Broadcaster {
       const r = await this.broadcast(doc, latest.raw);
       // after any send the chain decides: a refused re-send of bytes that already landed is normal
       return this.save(doc, {
-        status: 'sent', broadcasts: doc.broadcasts + 1, last_broadcast_at: this.now().toISOString(),
-        last_error: r.error, next_check_at: this.dueIn(this.o.pollIntervalMs),
+        status: 'sent',
+        broadcasts: doc.broadcasts + 1,
+        last_broadcast_at: this.now().toISOString(),
+        last_error: r.error,
+        next_check_at: this.dueIn(this.o.pollIntervalMs),
       });
     }
     if (doc.status !== 'sent') return doc;
     const check = await driver.check(doc);
     if (check.state === 'confirmed' || check.state === 'failed') {
-      return this.finish(doc, check.state === 'confirmed'
-        ? { status: 'confirmed', tx_hash: check.hash, block_number: check.block, fee_subunits: check.fee, failure_reason: null }
-        : { status: 'failed', tx_hash: check.hash ?? doc.tx_hash, block_number: check.block, fee_subunits: check.fee, failure_reason: check.reason });
+      return this.finish(
+        doc,
+        check.state === 'confirmed'
+          ? { status: 'confirmed', tx_hash: check.hash, block_number: check.block, fee_subunits: check.fee, failure_reason: null }
+          : {
+              status: 'failed',
+              tx_hash: check.hash ?? doc.tx_hash,
+              block_number: check.block,
+              fee_subunits: check.fee,
+              failure_reason: check.reason,
+            },
+      );
     }
     if (check.state === 'expired') {
       // a co-signed transaction carries someone else's signature over their blockhash: it cannot be re-signed
       if (doc.attempts.length >= (this.o.maxSolanaAttempts ?? 5) || doc.intent.kind === 'cosign') {
-        return this.finish(doc, { status: 'failed', failure_reason: 'the transaction did not land before its blockhash expired', fee_subunits: null, block_number: null });
+        return this.finish(doc, {
+          status: 'failed',
+          failure_reason: 'the transaction did not land before its blockhash expired',
+          fee_subunits: null,
+          block_number: null,
+        });
       }
       const next = await driver.resign(doc);
       return this.save(doc, { status: 'signed', attempts: [...doc.attempts, next], tx_hash: next.hash, next_check_at: this.dueIn(0) });
@@ -227,11 +278,21 @@ export class Broadcaster {
       const saved = await this.save(doc, { attempts: [...doc.attempts, next], tx_hash: next.hash });
       if (!saved) return null;
       const r = await this.broadcast(saved, next.raw);
-      return this.save(saved, { broadcasts: saved.broadcasts + 1, last_broadcast_at: this.now().toISOString(), last_error: r.error, next_check_at: this.dueIn(this.o.pollIntervalMs) });
+      return this.save(saved, {
+        broadcasts: saved.broadcasts + 1,
+        last_broadcast_at: this.now().toISOString(),
+        last_error: r.error,
+        next_check_at: this.dueIn(this.o.pollIntervalMs),
+      });
     }
     if (!check.landed && (!doc.last_broadcast_at || now - Date.parse(doc.last_broadcast_at) >= this.o.rebroadcastMs)) {
       const r = await this.broadcast(doc, latest.raw);
-      return this.save(doc, { broadcasts: doc.broadcasts + 1, last_broadcast_at: this.now().toISOString(), last_error: r.error, next_check_at: this.dueIn(this.o.pollIntervalMs) });
+      return this.save(doc, {
+        broadcasts: doc.broadcasts + 1,
+        last_broadcast_at: this.now().toISOString(),
+        last_error: r.error,
+        next_check_at: this.dueIn(this.o.pollIntervalMs),
+      });
     }
     return this.save(doc, { next_check_at: this.dueIn(this.o.pollIntervalMs) });
   }
@@ -240,7 +301,13 @@ export class Broadcaster {
   private async finish(doc: ChainTxDoc, changes: Partial<ChainTxDoc>): Promise<ChainTxDoc | null> {
     let current = doc;
     for (let attempt = 1; ; attempt++) {
-      const final: ChainTxDoc = { ...current, ...changes, next_check_at: null, final_at: this.now().toISOString(), updated_at: this.now().toISOString() };
+      const final: ChainTxDoc = {
+        ...current,
+        ...changes,
+        next_check_at: null,
+        final_at: this.now().toISOString(),
+        updated_at: this.now().toISOString(),
+      };
       const hook = this.hooks[current.purpose];
       const extra = hook ? await hook(final) : [];
       try {

@@ -11,7 +11,16 @@ export const CHAIN_NONCES = 'chain_nonces';
 /** What to send. */
 export type TxIntent =
   /** ETH. deduct_fee: send value − gas × gas price (a sweep that empties its address) */
-  | { chain: 'ethereum'; kind: 'native'; from: KeyRef; to: string; value: string; deduct_fee?: boolean; gas_limit?: string; gas_price?: string }
+  | {
+      chain: 'ethereum';
+      kind: 'native';
+      from: KeyRef;
+      to: string;
+      value: string;
+      deduct_fee?: boolean;
+      gas_limit?: string;
+      gas_price?: string;
+    }
   /** an ERC-20 transfer(to, amount); gas_limit and gas_price may be pinned (a sweep topped up for exactly them) */
   | { chain: 'ethereum'; kind: 'erc20'; from: KeyRef; token: string; to: string; amount: string; gas_limit?: string; gas_price?: string }
   /** SOL; the fee payer signs too (the gas wallet), so `from` may send everything it holds */
@@ -26,7 +35,16 @@ export type TxIntent =
    * signer position; the first, the fee payer's, empty). It cannot be signed again: when its blockhash
    * expires it fails.
    */
-  | { chain: 'solana'; kind: 'cosign'; fee_payer: KeyRef; message: string; signatures: string[]; from_address: string; to_address: string; /** our signing key: the fee payer */ from: KeyRef };
+  | {
+      chain: 'solana';
+      kind: 'cosign';
+      fee_payer: KeyRef;
+      message: string;
+      signatures: string[];
+      from_address: string;
+      to_address: string;
+      /** our signing key: the fee payer */ from: KeyRef;
+    };
 
 export interface TxAttempt {
   /** Ethereum: 0x hex; Solana: base64 wire bytes */

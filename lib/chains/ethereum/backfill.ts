@@ -66,9 +66,20 @@ export interface BackfillStats {
 export function transferDeposit(network: string, usdc: string | null, t: Erc20Transfer, blockTimeS: number, head: number): FoundDeposit {
   const isUsdc = usdc !== null && t.token === usdc;
   return {
-    chain: 'ethereum', network, tx_hash: t.transactionHash, index: t.logIndex, to_address: t.to, from_address: t.from,
-    account: null, token: isUsdc ? 'USDC' : null, token_contract: t.token, amount_subunits: t.amount,
-    block_number: t.blockNumber, block_hash: t.blockHash, block_time_ms: blockTimeS * 1000, confirmations: head - t.blockNumber + 1,
+    chain: 'ethereum',
+    network,
+    tx_hash: t.transactionHash,
+    index: t.logIndex,
+    to_address: t.to,
+    from_address: t.from,
+    account: null,
+    token: isUsdc ? 'USDC' : null,
+    token_contract: t.token,
+    amount_subunits: t.amount,
+    block_number: t.blockNumber,
+    block_hash: t.blockHash,
+    block_time_ms: blockTimeS * 1000,
+    confirmations: head - t.blockNumber + 1,
   };
 }
 
@@ -76,9 +87,20 @@ export function transferDeposit(network: string, usdc: string | null, t: Erc20Tr
 export function ethDeposit(network: string, tx: RawTx, block: RawBlock, head: number): FoundDeposit {
   const n = Number(block.number);
   return {
-    chain: 'ethereum', network, tx_hash: tx.hash, index: -1, to_address: getAddress(tx.to!), from_address: getAddress(tx.from),
-    account: null, token: 'ETH', token_contract: null, amount_subunits: BigInt(tx.value).toString(),
-    block_number: n, block_hash: block.hash, block_time_ms: Number(block.timestamp) * 1000, confirmations: head - n + 1,
+    chain: 'ethereum',
+    network,
+    tx_hash: tx.hash,
+    index: -1,
+    to_address: getAddress(tx.to!),
+    from_address: getAddress(tx.from),
+    account: null,
+    token: 'ETH',
+    token_contract: null,
+    amount_subunits: BigInt(tx.value).toString(),
+    block_number: n,
+    block_hash: block.hash,
+    block_time_ms: Number(block.timestamp) * 1000,
+    confirmations: head - n + 1,
   };
 }
 
@@ -116,7 +138,8 @@ export async function findMissedDeposits(
   const oldest = entries.reduce((m, e) => Math.min(m, e.created_ms ?? -Infinity), Infinity);
   const sinceS = (oldest - limits.marginMs) / 1000;
   let lo = lowest;
-  if ((await header(to)).time < sinceS) lo = to + 1; // every session is newer than the cursor's block
+  if ((await header(to)).time < sinceS)
+    lo = to + 1; // every session is newer than the cursor's block
   else if ((await header(lo)).time < sinceS) {
     let hi = to; // invariant: block lo is older than sinceS, block hi is not
     while (hi - lo > 1) {
@@ -165,7 +188,8 @@ export async function findMissedDeposits(
     });
     await forEachLimited(candidates, limits.parallel, async ({ tx, block }) => {
       const receipt = await chain.receipt(tx.hash);
-      if (!receipt || receipt.blockHash !== block.hash) throw new ChainMovedError(`receipt of ${tx.hash} is not in block ${Number(block.number)} (backfill)`);
+      if (!receipt || receipt.blockHash !== block.hash)
+        throw new ChainMovedError(`receipt of ${tx.hash} is not in block ${Number(block.number)} (backfill)`);
       if (Number(receipt.status) === 1) found.push(ethDeposit(chain.network, tx, block, head));
     });
   }

@@ -1,10 +1,10 @@
 // ERC-20 Transfer logs: the event topic, decoding, and eth_getLogs over bounded block ranges
 // that split in half when a provider says the range or the result set is too large.
 // Pure: no broker, no store; the provider is anything with ethers' getLogs shape.
-import { getAddress, id, zeroPadValue } from "ethers";
+import { getAddress, id, zeroPadValue } from 'ethers';
 
 /** keccak256("Transfer(address,address,uint256)") */
-export const TRANSFER_TOPIC: string = id("Transfer(address,address,uint256)");
+export const TRANSFER_TOPIC: string = id('Transfer(address,address,uint256)');
 
 /** A log as ethers v6 returns it (`index`, numbers) or as raw JSON-RPC returns it (`logIndex`, hex). */
 export interface LogLike {
@@ -37,8 +37,8 @@ export interface Erc20Transfer {
 }
 
 function toNumber(v: number | string | undefined, what: string): number {
-  if (typeof v === "number") return v;
-  if (typeof v === "string" && v.length > 0) return Number(BigInt(v));
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string' && v.length > 0) return Number(BigInt(v));
   throw new Error(`log without ${what}`);
 }
 
@@ -75,10 +75,10 @@ export function decodeTransferLog(log: LogLike): Erc20Transfer | null {
     from,
     to,
     amount: BigInt(log.data).toString(),
-    blockNumber: toNumber(log.blockNumber, "blockNumber"),
+    blockNumber: toNumber(log.blockNumber, 'blockNumber'),
     blockHash: log.blockHash,
     transactionHash: log.transactionHash,
-    logIndex: toNumber(log.index ?? log.logIndex, "logIndex"),
+    logIndex: toNumber(log.index ?? log.logIndex, 'logIndex'),
     removed: log.removed === true,
   };
 }
@@ -110,21 +110,21 @@ const RANGE_ERROR_PATTERNS: readonly RegExp[] = [
 
 function collectMessages(err: unknown, depth = 0): string[] {
   if (err === null || err === undefined || depth > 4) return [];
-  if (typeof err === "string") return [err];
-  if (typeof err !== "object") return [];
+  if (typeof err === 'string') return [err];
+  if (typeof err !== 'object') return [];
   const e = err as Record<string, unknown>;
   const out: string[] = [];
-  for (const k of ["message", "shortMessage", "body"]) {
-    if (typeof e[k] === "string") out.push(e[k] as string);
+  for (const k of ['message', 'shortMessage', 'body']) {
+    if (typeof e[k] === 'string') out.push(e[k] as string);
   }
-  for (const k of ["error", "info", "cause"]) out.push(...collectMessages(e[k], depth + 1));
+  for (const k of ['error', 'info', 'cause']) out.push(...collectMessages(e[k], depth + 1));
   return out;
 }
 
 function collectCodes(err: unknown, depth = 0): unknown[] {
-  if (err === null || typeof err !== "object" || depth > 4) return [];
+  if (err === null || typeof err !== 'object' || depth > 4) return [];
   const e = err as Record<string, unknown>;
-  return [e.code, ...["error", "info", "cause"].flatMap((k) => collectCodes(e[k], depth + 1))];
+  return [e.code, ...['error', 'info', 'cause'].flatMap((k) => collectCodes(e[k], depth + 1))];
 }
 
 /**

@@ -117,8 +117,15 @@ export class EthereumRailListener {
 
   constructor(opts: EthereumListenerOptions) {
     this.o = {
-      maxBlockRange: 500, keepBlocks: 128, startLookback: 64, topicFilterMax: 500, parallel: 8, rpcTimeoutMs: 30_000,
-      backfillMarginMs: 120_000, backfillMaxBlocks: 1000, backfillMaxEthBlocks: 150,
+      maxBlockRange: 500,
+      keepBlocks: 128,
+      startLookback: 64,
+      topicFilterMax: 500,
+      parallel: 8,
+      rpcTimeoutMs: 30_000,
+      backfillMarginMs: 120_000,
+      backfillMaxBlocks: 1000,
+      backfillMaxEthBlocks: 150,
       ...opts,
     } as EthereumRailListener['o'];
     this.network = opts.network;
@@ -188,12 +195,26 @@ export class EthereumRailListener {
     const head = await this.head();
     const target = head - Math.max(1, this.o.confirmations) + 1;
     const stats: EthPassStats = {
-      head, target, cursor: -1, blocks: 0, logs: 0, deposits: 0, reverted: 0, fork: null, backfill: null, backfills: { ...this.backfills },
+      head,
+      target,
+      cursor: -1,
+      blocks: 0,
+      logs: 0,
+      deposits: 0,
+      reverted: 0,
+      fork: null,
+      backfill: null,
+      backfills: { ...this.backfills },
     };
     let cursor = await this.loadCursor();
     if (!cursor) {
       cursor = await this.saveCursor({
-        id: this.cursorId, chain: 'ethereum', network: this.network, block: Math.max(-1, target - this.o.startLookback), hashes: [], updated_at: '',
+        id: this.cursorId,
+        chain: 'ethereum',
+        network: this.network,
+        block: Math.max(-1, target - this.o.startLookback),
+        hashes: [],
+        updated_at: '',
       });
     }
     if (!Number.isInteger(cursor.block) || cursor.block < -1) cursor = { ...cursor, block: -1 };
@@ -226,7 +247,8 @@ export class EthereumRailListener {
         break;
       }
     }
-    if (keep === 0) this.log.error(`ethereum ${this.network}: reorg deeper than the ${kept.length} kept blocks; rescanning from block ${fork + 1}`);
+    if (keep === 0)
+      this.log.error(`ethereum ${this.network}: reorg deeper than the ${kept.length} kept blocks; rescanning from block ${fork + 1}`);
     else this.log.warn(`ethereum ${this.network}: reorg; blocks above ${fork} left the canonical chain`);
     // the store first: deposits above the fork are reverted before the cursor moves back
     const reverted = await this.o.inbox.revertAbove('ethereum', this.network, fork);
@@ -242,21 +264,34 @@ export class EthereumRailListener {
     const fresh = this.o.book.entries().filter((e) => e.seq > this.backfilledSeq);
     if (fresh.length > 0) {
       const p = await this.rpc();
-      const { found, stats: b } = await findMissedDeposits({
-        network: this.network, usdc: this.usdc,
-        block: (n, full) => this.block(n, full),
-        logs: (filter, from, to) => getLogsChunked(p, filter, from, to, { maxBlockRange: this.o.maxBlockRange }),
-        receipt: async (hash) => (await p.send('eth_getTransactionReceipt', [hash])) as { status?: string; blockHash?: string } | null,
-      }, fresh, cursor, head, {
-        marginMs: this.o.backfillMarginMs, maxBlocks: this.o.backfillMaxBlocks, maxEthBlocks: this.o.backfillMaxEthBlocks,
-        topicMax: this.o.topicFilterMax, parallel: this.o.parallel,
-      });
+      const { found, stats: b } = await findMissedDeposits(
+        {
+          network: this.network,
+          usdc: this.usdc,
+          block: (n, full) => this.block(n, full),
+          logs: (filter, from, to) => getLogsChunked(p, filter, from, to, { maxBlockRange: this.o.maxBlockRange }),
+          receipt: async (hash) => (await p.send('eth_getTransactionReceipt', [hash])) as { status?: string; blockHash?: string } | null,
+        },
+        fresh,
+        cursor,
+        head,
+        {
+          marginMs: this.o.backfillMarginMs,
+          maxBlocks: this.o.backfillMaxBlocks,
+          maxEthBlocks: this.o.backfillMaxEthBlocks,
+          topicMax: this.o.topicFilterMax,
+          parallel: this.o.parallel,
+        },
+      );
       const recorded = await this.recordAndDeliver(found);
       stats.backfill = b;
       this.backfills.runs++;
       this.backfills.deposits += found.length;
       stats.backfills = { ...this.backfills };
-      if (recorded > 0) this.log.warn(`ethereum ${this.network}: backfill found ${recorded} deposit(s) in blocks ${b.from}..${b.to} to addresses learned late`);
+      if (recorded > 0)
+        this.log.warn(
+          `ethereum ${this.network}: backfill found ${recorded} deposit(s) in blocks ${b.from}..${b.to} to addresses learned late`,
+        );
     }
     this.backfilledSeq = upTo;
   }
@@ -297,7 +332,9 @@ export class EthereumRailListener {
       let filter: LogFilter | null = null;
       if (watched.length <= this.o.topicFilterMax) filter = { topics: [TRANSFER_TOPIC, null, watched.map((w) => addressTopic(w.address))] };
       else if (this.usdc) filter = { address: this.usdc, topics: [TRANSFER_TOPIC] };
-      const logs: LogLike[] = filter ? await getLogsChunked(await this.rpc(), filter, from, to, { maxBlockRange: this.o.maxBlockRange }) : [];
+      const logs: LogLike[] = filter
+        ? await getLogsChunked(await this.rpc(), filter, from, to, { maxBlockRange: this.o.maxBlockRange })
+        : [];
       stats.logs += logs.length;
       for (const log of logs) {
         const t = decodeTransferLog(log);
@@ -316,7 +353,10 @@ export class EthereumRailListener {
         }
       }
       await forEachLimited(candidates, this.o.parallel, async ({ tx, block, n }) => {
-        const receipt = (await (await this.rpc()).send('eth_getTransactionReceipt', [tx.hash])) as { status?: string; blockHash?: string } | null;
+        const receipt = (await (await this.rpc()).send('eth_getTransactionReceipt', [tx.hash])) as {
+          status?: string;
+          blockHash?: string;
+        } | null;
         if (!receipt || receipt.blockHash !== block.hash) throw new ChainMovedError(`receipt of ${tx.hash} is not in block ${n}`);
         if (Number(receipt.status) !== 1) return;
         found.push(ethDeposit(this.network, tx, block, head));

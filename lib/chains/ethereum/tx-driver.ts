@@ -94,10 +94,26 @@ export class EthereumTxDriver implements TxDriver {
       data = ERC20.encodeFunctionData('transfer', [getAddress(intent.to), BigInt(intent.amount)]);
     }
     const { raw, hash } = await this.o.signer.sign({
-      chain: 'ethereum', key: intent.from,
-      tx: { chainId: await this.id(), nonce, to, value: value.toString(), data, gasLimit: gasLimit.toString(), gasPrice: gasPrice.toString() },
+      chain: 'ethereum',
+      key: intent.from,
+      tx: {
+        chainId: await this.id(),
+        nonce,
+        to,
+        value: value.toString(),
+        data,
+        gasLimit: gasLimit.toString(),
+        gasPrice: gasPrice.toString(),
+      },
     });
-    return { raw, hash, signed_at: (this.o.now?.() ?? new Date()).toISOString(), gas_price: gasPrice.toString(), gas_limit: gasLimit.toString(), value: value.toString() };
+    return {
+      raw,
+      hash,
+      signed_at: (this.o.now?.() ?? new Date()).toISOString(),
+      gas_price: gasPrice.toString(),
+      gas_limit: gasLimit.toString(),
+      value: value.toString(),
+    };
   }
 
   async sign(intent: TxIntent, nonce: number | null): Promise<TxAttempt> {
@@ -132,9 +148,8 @@ export class EthereumTxDriver implements TxDriver {
     const head = await p.getBlockNumber();
     const depthBlock = head - this.o.confirmations + 1;
     // read first: a nonce used at depth was used by a transaction whose receipt exists by now
-    const usedAtDepth = depthBlock >= 0 && doc.nonce !== null
-      ? (await p.getTransactionCount(getAddress(doc.from_address), depthBlock)) > doc.nonce
-      : false;
+    const usedAtDepth =
+      depthBlock >= 0 && doc.nonce !== null ? (await p.getTransactionCount(getAddress(doc.from_address), depthBlock)) > doc.nonce : false;
     for (const a of [...doc.attempts].reverse()) {
       const r = await p.getTransactionReceipt(a.hash);
       if (!r) continue;
@@ -146,7 +161,8 @@ export class EthereumTxDriver implements TxDriver {
       if (r.status === 1) return { state: 'confirmed', hash: a.hash, block: r.blockNumber, fee };
       return { state: 'failed', reason: 'the transaction reverted on chain', hash: a.hash, block: r.blockNumber, fee };
     }
-    if (usedAtDepth) return { state: 'failed', reason: `nonce ${doc.nonce} was used by another transaction`, hash: null, block: null, fee: null };
+    if (usedAtDepth)
+      return { state: 'failed', reason: `nonce ${doc.nonce} was used by another transaction`, hash: null, block: null, fee: null };
     return { state: 'pending' };
   }
 }

@@ -16,9 +16,15 @@ export interface ShallowTransfer {
   block_time: string | null;
 }
 
-export async function transfersAboveCursor(provider: JsonRpcProvider, o: {
-  address: string; usdcContract: string; cursorBlock: number; maxBlocks?: number;
-}): Promise<ShallowTransfer[]> {
+export async function transfersAboveCursor(
+  provider: JsonRpcProvider,
+  o: {
+    address: string;
+    usdcContract: string;
+    cursorBlock: number;
+    maxBlocks?: number;
+  },
+): Promise<ShallowTransfer[]> {
   const head = await provider.getBlockNumber();
   const from = Math.max(o.cursorBlock + 1, head - (o.maxBlocks ?? 64) + 1, 0);
   if (from > head) return [];
@@ -32,11 +38,23 @@ export async function transfersAboveCursor(provider: JsonRpcProvider, o: {
     return times.get(n)!;
   };
   if (o.usdcContract) {
-    const logs = await provider.getLogs({ address: o.usdcContract, topics: [TRANSFER_TOPIC, null, addressTopic(o.address)], fromBlock: from, toBlock: head });
+    const logs = await provider.getLogs({
+      address: o.usdcContract,
+      topics: [TRANSFER_TOPIC, null, addressTopic(o.address)],
+      fromBlock: from,
+      toBlock: head,
+    });
     for (const log of logs) {
       const t = decodeTransferLog(log as never);
       if (!t) continue;
-      out.push({ tx_hash: t.transactionHash, token: 'USDC', amount_subunits: t.amount, block_number: t.blockNumber, confirmations: head - t.blockNumber + 1, block_time: await blockTime(t.blockNumber) });
+      out.push({
+        tx_hash: t.transactionHash,
+        token: 'USDC',
+        amount_subunits: t.amount,
+        block_number: t.blockNumber,
+        confirmations: head - t.blockNumber + 1,
+        block_time: await blockTime(t.blockNumber),
+      });
     }
   }
   const target = o.address.toLowerCase();
@@ -46,7 +64,14 @@ export async function transfersAboveCursor(provider: JsonRpcProvider, o: {
     times.set(n, new Date(b.timestamp * 1000).toISOString());
     for (const tx of b.prefetchedTransactions) {
       if (tx.to?.toLowerCase() === target && tx.value > 0n) {
-        out.push({ tx_hash: tx.hash, token: 'ETH', amount_subunits: tx.value.toString(), block_number: n, confirmations: head - n + 1, block_time: times.get(n)! });
+        out.push({
+          tx_hash: tx.hash,
+          token: 'ETH',
+          amount_subunits: tx.value.toString(),
+          block_number: n,
+          confirmations: head - n + 1,
+          block_time: times.get(n)!,
+        });
       }
     }
   }

@@ -24,7 +24,11 @@
  */
 import { Connection, PublicKey, type Finality, type ConfirmedSignatureInfo } from '@solana/web3.js';
 import {
-  ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID, extractSolanaDeposits, keyToString,
+  ASSOCIATED_TOKEN_PROGRAM_ID,
+  TOKEN_2022_PROGRAM_ID,
+  TOKEN_PROGRAM_ID,
+  extractSolanaDeposits,
+  keyToString,
   type ParsedTransactionLike,
 } from './parse.ts';
 import { DepositInbox, type DepositDoc, type FoundDeposit } from '../deposit-inbox.ts';
@@ -76,7 +80,11 @@ export interface SolPassStats {
 
 const PAGE = 1000;
 
-interface AddressNews { address: string; cursor: SolCursorDoc | null; sigs: ConfirmedSignatureInfo[] }
+interface AddressNews {
+  address: string;
+  cursor: SolCursorDoc | null;
+  sigs: ConfirmedSignatureInfo[];
+}
 const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID]);
 
 export class SolanaRailListener {
@@ -137,8 +145,13 @@ export class SolanaRailListener {
 
   private async saveCursor(address: string, prev: SolCursorDoc | null, newest: ConfirmedSignatureInfo): Promise<void> {
     const doc: SolCursorDoc = {
-      id: this.cursorId(address), chain: 'solana', network: this.network, address,
-      signature: newest.signature, slot: newest.slot, updated_at: this.now().toISOString(),
+      id: this.cursorId(address),
+      chain: 'solana',
+      network: this.network,
+      address,
+      signature: newest.signature,
+      slot: newest.slot,
+      updated_at: this.now().toISOString(),
     };
     try {
       if (prev) await this.o.store.write([{ op: 'cas', coll: CURSORS, doc, expected: prev.version! }]);
@@ -159,16 +172,23 @@ export class SolanaRailListener {
    * The first page of new signatures of many addresses in JSON-RPC batch requests (raw fetch: web3.js
    * 1.x has no public batch call for this method). null for an address whose call failed.
    */
-  private async firstPages(addresses: Array<{ address: string; cursor: SolCursorDoc | null }>): Promise<Array<ConfirmedSignatureInfo[] | null>> {
+  private async firstPages(
+    addresses: Array<{ address: string; cursor: SolCursorDoc | null }>,
+  ): Promise<Array<ConfirmedSignatureInfo[] | null>> {
     if (!this.batching) {
       return Promise.all(addresses.map(({ address, cursor }) => this.newSignaturesPage(address, cursor).catch(() => null)));
     }
     const body = addresses.map(({ address, cursor }) => ({
-      jsonrpc: '2.0', id: ++this.rpcId, method: 'getSignaturesForAddress',
+      jsonrpc: '2.0',
+      id: ++this.rpcId,
+      method: 'getSignaturesForAddress',
       params: [address, { limit: PAGE, commitment: this.finality, ...(cursor ? { until: cursor.signature } : {}) }],
     }));
     const res = await fetch(this.o.rpcUrl, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
     });
     const json = (await res.json().catch(() => null)) as Array<{ id: number; result?: ConfirmedSignatureInfo[]; error?: unknown }> | null;
     if (!Array.isArray(json)) {
@@ -185,7 +205,9 @@ export class SolanaRailListener {
 
   private newSignaturesPage(address: string, cursor: SolCursorDoc | null, before?: string): Promise<ConfirmedSignatureInfo[]> {
     return this.conn.getSignaturesForAddress(
-      new PublicKey(address), { limit: PAGE, ...(cursor ? { until: cursor.signature } : {}), ...(before ? { before } : {}) }, this.finality,
+      new PublicKey(address),
+      { limit: PAGE, ...(cursor ? { until: cursor.signature } : {}), ...(before ? { before } : {}) },
+      this.finality,
     );
   }
 
@@ -250,23 +272,28 @@ export class SolanaRailListener {
     if (!holding) return stats;
     stats.polled = due.length;
     stats.failed = failedOwners.size;
-    if (failedOwners.size) this.log.warn(`solana ${this.network}: ${failedOwners.size} addresses could not be asked for signatures; retried next pass`);
+    if (failedOwners.size)
+      this.log.warn(`solana ${this.network}: ${failedOwners.size} addresses could not be asked for signatures; retried next pass`);
 
     // 2. the owners with something new: read, record, deliver, then move their cursors
     const seen = new Set<string>();
-    await forEachLimited([...news.entries()].filter(([e]) => !failedOwners.has(e)), this.o.parallel ?? 16, async ([entry, lists]) => {
-      if (!holding) return;
-      try {
-        await this.processOwner(lists, slotNow, seen, stats);
-      } catch (e) {
-        if (e instanceof CursorLostError) {
-          holding = false;
-          throw e;
+    await forEachLimited(
+      [...news.entries()].filter(([e]) => !failedOwners.has(e)),
+      this.o.parallel ?? 16,
+      async ([entry, lists]) => {
+        if (!holding) return;
+        try {
+          await this.processOwner(lists, slotNow, seen, stats);
+        } catch (e) {
+          if (e instanceof CursorLostError) {
+            holding = false;
+            throw e;
+          }
+          stats.failed++;
+          this.log.warn(`solana ${this.network}: reading deposits of ${entry.address} failed, retried next pass:`, (e as Error).message);
         }
-        stats.failed++;
-        this.log.warn(`solana ${this.network}: reading deposits of ${entry.address} failed, retried next pass:`, (e as Error).message);
-      }
-    });
+      },
+    );
     return stats;
   }
 
@@ -290,10 +317,19 @@ export class SolanaRailListener {
       for (const d of deps) {
         const isUsdc = d.mint !== null && this.mint !== null && d.mint === this.mint.toBase58() && d.tokenProgram === TOKEN_PROGRAM_ID;
         const found: FoundDeposit = {
-          chain: 'solana', network: this.network, tx_hash: d.signature, index: d.index, to_address: d.owner,
-          from_address: payer ? keyToString(payer) : null, account: d.account,
-          token: d.mint === null ? 'SOL' : isUsdc ? 'USDC' : null, token_contract: d.mint, amount_subunits: d.amount,
-          block_number: d.slot, block_hash: null, block_time_ms: d.blockTime !== null ? d.blockTime * 1000 : null,
+          chain: 'solana',
+          network: this.network,
+          tx_hash: d.signature,
+          index: d.index,
+          to_address: d.owner,
+          from_address: payer ? keyToString(payer) : null,
+          account: d.account,
+          token: d.mint === null ? 'SOL' : isUsdc ? 'USDC' : null,
+          token_contract: d.mint,
+          amount_subunits: d.amount,
+          block_number: d.slot,
+          block_hash: null,
+          block_time_ms: d.blockTime !== null ? d.blockTime * 1000 : null,
           confirmations: Math.max(1, slotNow - d.slot + 1),
         };
         const doc = await this.o.inbox.record(found, this.o.book.get(d.owner));

@@ -13,10 +13,10 @@
 // account keys: unique within the transaction, stable on every replay.
 // Pure: no I/O.
 
-export const SYSTEM_PROGRAM_ID = "11111111111111111111111111111111";
-export const TOKEN_PROGRAM_ID = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
-export const TOKEN_2022_PROGRAM_ID = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
-export const ASSOCIATED_TOKEN_PROGRAM_ID = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
+export const SYSTEM_PROGRAM_ID = '11111111111111111111111111111111';
+export const TOKEN_PROGRAM_ID = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+export const TOKEN_2022_PROGRAM_ID = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+export const ASSOCIATED_TOKEN_PROGRAM_ID = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
 
 /** A public key as JSON-RPC (string) or web3.js (PublicKey) gives it. */
 export type KeyLike = string | { toBase58(): string };
@@ -82,15 +82,15 @@ export interface ExtractDepositsOptions {
 const DEFAULT_TOKEN_PROGRAMS: ReadonlySet<string> = new Set([TOKEN_PROGRAM_ID]);
 
 export function keyToString(key: AccountKeyLike): string {
-  if (typeof key === "string") return key;
-  if ("pubkey" in key) return keyToString(key.pubkey);
+  if (typeof key === 'string') return key;
+  if ('pubkey' in key) return keyToString(key.pubkey);
   return key.toBase58();
 }
 
 function toBigInt(v: number | string | bigint | undefined): bigint | null {
   if (v === undefined) return null;
-  if (typeof v === "bigint") return v;
-  if (typeof v === "number") return Number.isSafeInteger(v) && v >= 0 ? BigInt(v) : null;
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? BigInt(v) : null;
   return /^\d+$/.test(v) ? BigInt(v) : null;
 }
 
@@ -100,8 +100,7 @@ export function extractSolanaDeposits(tx: ParsedTransactionLike, options: Extrac
   if (!meta || (meta.err !== null && meta.err !== undefined)) return [];
   const signature = tx.transaction.signatures[0];
   if (!signature) return [];
-  const isOwner =
-    typeof options.owners === "function" ? options.owners : (a: string) => (options.owners as ReadonlySet<string>).has(a);
+  const isOwner = typeof options.owners === 'function' ? options.owners : (a: string) => (options.owners as ReadonlySet<string>).has(a);
   const tokenPrograms = options.tokenProgramIds ?? DEFAULT_TOKEN_PROGRAMS;
   const keys = tx.transaction.message.accountKeys.map(keyToString);
   const blockTime = tx.blockTime ?? null;

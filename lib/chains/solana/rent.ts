@@ -7,11 +7,19 @@ import { fromSubunits } from '../../core/money.ts';
 import type { SolanaTxDriver } from './tx-driver.ts';
 
 /** the reason the chain would refuse this SOL transfer, or null */
-export async function solRentRefusal(driver: SolanaTxDriver, from: string, to: string, lamports: bigint, what: 'payout' | 'custody move' = 'payout'): Promise<string | null> {
+export async function solRentRefusal(
+  driver: SolanaTxDriver,
+  from: string,
+  to: string,
+  lamports: bigint,
+  what: 'payout' | 'custody move' = 'payout',
+): Promise<string | null> {
   const min = await driver.rentExemptMinimum();
   const left = (await driver.lamports(from)) - lamports;
   const hint = what === 'payout' ? 'pay out everything or leave at least that' : 'waiting until the sending address holds more SOL';
-  if (left > 0n && left < min) return `the ${what} would leave the wallet below Solana's rent-exempt minimum of ${fromSubunits(min, 9)} SOL: ${hint}`;
-  if (lamports < min && (await driver.lamports(to)) === 0n) return `a new Solana account must receive at least ${fromSubunits(min, 9)} SOL (rent-exempt minimum)`;
+  if (left > 0n && left < min)
+    return `the ${what} would leave the wallet below Solana's rent-exempt minimum of ${fromSubunits(min, 9)} SOL: ${hint}`;
+  if (lamports < min && (await driver.lamports(to)) === 0n)
+    return `a new Solana account must receive at least ${fromSubunits(min, 9)} SOL (rent-exempt minimum)`;
   return null;
 }

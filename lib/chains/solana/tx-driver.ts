@@ -23,13 +23,21 @@ type SolIntent = Extract<TxIntent, { chain: 'solana' }>;
 const RANK = { processed: 0, confirmed: 1, finalized: 2 } as const;
 
 /** SPL Token TransferChecked (instruction 12): amount u64 LE, decimals u8 */
-function transferChecked(source: PublicKey, mint: PublicKey, dest: PublicKey, owner: PublicKey, amount: bigint, decimals: number): TransactionInstruction {
+function transferChecked(
+  source: PublicKey,
+  mint: PublicKey,
+  dest: PublicKey,
+  owner: PublicKey,
+  amount: bigint,
+  decimals: number,
+): TransactionInstruction {
   const data = Buffer.alloc(10);
   data.writeUInt8(12, 0);
   data.writeBigUInt64LE(amount, 1);
   data.writeUInt8(decimals, 9);
   return new TransactionInstruction({
-    programId: new PublicKey(TOKEN_PROGRAM_ID), data,
+    programId: new PublicKey(TOKEN_PROGRAM_ID),
+    data,
     keys: [
       { pubkey: source, isSigner: false, isWritable: true },
       { pubkey: mint, isSigner: false, isWritable: false },
@@ -42,7 +50,8 @@ function transferChecked(source: PublicKey, mint: PublicKey, dest: PublicKey, ow
 /** Associated Token Account CreateIdempotent (instruction 1): nothing happens when it exists */
 function createAtaIdempotent(payer: PublicKey, ata: PublicKey, owner: PublicKey, mint: PublicKey): TransactionInstruction {
   return new TransactionInstruction({
-    programId: new PublicKey(ASSOCIATED_TOKEN_PROGRAM_ID), data: Buffer.from([1]),
+    programId: new PublicKey(ASSOCIATED_TOKEN_PROGRAM_ID),
+    data: Buffer.from([1]),
     keys: [
       { pubkey: payer, isSigner: true, isWritable: true },
       { pubkey: ata, isSigner: false, isWritable: true },
@@ -95,13 +104,20 @@ export class SolanaTxDriver implements TxDriver {
     const tx = new Transaction({ feePayer: new PublicKey(feePayer), blockhash, lastValidBlockHeight });
     tx.add(...this.instructions(i));
     const message = tx.compileMessage();
-    const refs = new Map<string, KeyRef>([[feePayer, i.fee_payer], [this.o.signer.address(i.from), i.from]]);
+    const refs = new Map<string, KeyRef>([
+      [feePayer, i.fee_payer],
+      [this.o.signer.address(i.from), i.from],
+    ]);
     const signers = message.accountKeys.slice(0, message.header.numRequiredSignatures).map((k) => {
       const ref = refs.get(k.toBase58());
       if (!ref) throw new Error(`no key for required signer ${k.toBase58()}`);
       return ref;
     });
-    const { raw, hash } = await this.o.signer.sign({ chain: 'solana', keys: signers, message: Buffer.from(message.serialize()).toString('base64') });
+    const { raw, hash } = await this.o.signer.sign({
+      chain: 'solana',
+      keys: signers,
+      message: Buffer.from(message.serialize()).toString('base64'),
+    });
     return { raw, hash, signed_at: (this.o.now?.() ?? new Date()).toISOString(), blockhash, last_valid_height: lastValidBlockHeight };
   }
 
@@ -116,7 +132,12 @@ export class SolanaTxDriver implements TxDriver {
     const others = i.signatures.slice(1).map((s) => Buffer.from(s, 'base64'));
     const wire = Buffer.concat([Buffer.from([1 + others.length]), own, ...others, message]);
     const height = await this.o.connection().getBlockHeight('confirmed');
-    return { raw: wire.toString('base64'), hash: encodeBase58(own), signed_at: (this.o.now?.() ?? new Date()).toISOString(), last_valid_height: height + 150 };
+    return {
+      raw: wire.toString('base64'),
+      hash: encodeBase58(own),
+      signed_at: (this.o.now?.() ?? new Date()).toISOString(),
+      last_valid_height: height + 150,
+    };
   }
 
   private rentMin: bigint | null = null;
@@ -157,10 +178,18 @@ export class SolanaTxDriver implements TxDriver {
       const s = value[k];
       if (!s) continue;
       const level = s.confirmationStatus ?? 'processed';
-      if (RANK[level] < RANK[this.o.commitment === 'processed' ? 'confirmed' : this.o.commitment]) return { state: 'pending', landed: true };
+      if (RANK[level] < RANK[this.o.commitment === 'processed' ? 'confirmed' : this.o.commitment])
+        return { state: 'pending', landed: true };
       const tx = await conn.getTransaction(sigs[k]!, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
       const fee = tx?.meta ? String(tx.meta.fee) : null;
-      if (s.err) return { state: 'failed', reason: `the transaction failed on chain: ${JSON.stringify(s.err).slice(0, 200)}`, hash: sigs[k]!, block: s.slot, fee };
+      if (s.err)
+        return {
+          state: 'failed',
+          reason: `the transaction failed on chain: ${JSON.stringify(s.err).slice(0, 200)}`,
+          hash: sigs[k]!,
+          block: s.slot,
+          fee,
+        };
       return { state: 'confirmed', hash: sigs[k]!, block: s.slot, fee: fee ?? '0' };
     }
     const last = doc.attempts[doc.attempts.length - 1]!;

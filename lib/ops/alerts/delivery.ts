@@ -42,12 +42,14 @@ export function alertmanagerBody(p: AlertPayload, renotifyMs: number): unknown[]
     annotations[k] = Array.isArray(v) ? v.join(',') : String(v);
   }
   annotations.summary = `${p.alert_type} (${p.severity}): ${p.count} against a threshold of ${p.threshold}`;
-  return [{
-    labels,
-    annotations,
-    startsAt: p.window_start,
-    endsAt: new Date(Date.parse(p.window_end) + renotifyMs).toISOString(),
-  }];
+  return [
+    {
+      labels,
+      annotations,
+      startsAt: p.window_start,
+      endsAt: new Date(Date.parse(p.window_end) + renotifyMs).toISOString(),
+    },
+  ];
 }
 
 export interface AlertSender {
@@ -60,16 +62,26 @@ export function httpAlertSender(cfg: AlertsConfig): AlertSender {
       const opts = { allowPrivate: true, allowHttp: true, timeoutMs: cfg.timeoutMs };
       if (row.destination === 'alertmanager') {
         const body = JSON.stringify(alertmanagerBody(row.payload, cfg.renotifyMs));
-        return postWebhook(`${cfg.alertmanagerUrl}/api/v2/alerts`, body, { 'Content-Type': 'application/json', 'User-Agent': ALERT_USER_AGENT }, opts);
+        return postWebhook(
+          `${cfg.alertmanagerUrl}/api/v2/alerts`,
+          body,
+          { 'Content-Type': 'application/json', 'User-Agent': ALERT_USER_AGENT },
+          opts,
+        );
       }
       const raw = JSON.stringify(row.payload);
-      return postWebhook(cfg.webhookUrl, raw, {
-        'Content-Type': 'application/json',
-        'User-Agent': ALERT_USER_AGENT,
-        [EVENT_HEADER]: `alert.${row.payload.alert_type}`,
-        [EVENT_ID_HEADER]: row.id,
-        [SIGNATURE_HEADER]: signatureHeader(raw, [cfg.webhookSecret], Math.floor(now.getTime() / 1000)),
-      }, opts);
+      return postWebhook(
+        cfg.webhookUrl,
+        raw,
+        {
+          'Content-Type': 'application/json',
+          'User-Agent': ALERT_USER_AGENT,
+          [EVENT_HEADER]: `alert.${row.payload.alert_type}`,
+          [EVENT_ID_HEADER]: row.id,
+          [SIGNATURE_HEADER]: signatureHeader(raw, [cfg.webhookSecret], Math.floor(now.getTime() / 1000)),
+        },
+        opts,
+      );
     },
   };
 }
@@ -87,19 +99,27 @@ export const deliveryLeaseMs = (timeoutMs: number) => timeoutMs * 2 + 5_000;
  * Sends one claimed row (the due-scanner claimed it, so no other node does now) and records the outcome
  * by compare-and-set on the claimed version.
  */
-export async function deliverOne(store: Store, sender: AlertSender, row: AlertDeliveryDoc, now: () => Date, log?: { warn(...a: unknown[]): void }): Promise<void> {
+export async function deliverOne(
+  store: Store,
+  sender: AlertSender,
+  row: AlertDeliveryDoc,
+  now: () => Date,
+  log?: { warn(...a: unknown[]): void },
+): Promise<void> {
   const at = now();
   const result = await sender.send(row, at);
   const attempts = row.attempts + 1;
   const next = result.ok ? null : nextAttemptAt({ created_at: row.created_at, attempts }, at);
   const doc: AlertDeliveryDoc = {
-    ...row, attempts,
+    ...row,
+    attempts,
     status: result.ok ? 'delivered' : next === null ? 'failed' : 'pending',
     next_attempt_at: next,
     last_error: result.ok ? null : `${result.error}${result.status ? ` ${result.status}` : ''}`,
     delivered_at: result.ok ? at.toISOString() : null,
   };
-  if (!result.ok) log?.warn(`alert ${row.alert_id} to ${row.destination} failed (${doc.last_error}); ${next ? `retry at ${next}` : 'giving up'}`);
+  if (!result.ok)
+    log?.warn(`alert ${row.alert_id} to ${row.destination} failed (${doc.last_error}); ${next ? `retry at ${next}` : 'giving up'}`);
   try {
     await store.write([{ op: 'cas', coll: ALERT_DELIVERIES, doc, expected: row.version! }]);
   } catch (e) {

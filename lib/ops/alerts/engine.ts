@@ -103,10 +103,13 @@ export class AlertEngine {
     const at = now.toISOString();
     const p = plan(obs, this.d.config);
     if (p.events.length > 0) {
-      await store.write(p.events.map((e) => ({
-        op: 'insert' as const, coll: WINDOW_EVENTS,
-        doc: { id: newId('owe', now.getTime()), counter: e.counter, at, expires_at: new Date(now.getTime() + e.keepMs).toISOString() },
-      })));
+      await store.write(
+        p.events.map((e) => ({
+          op: 'insert' as const,
+          coll: WINDOW_EVENTS,
+          doc: { id: newId('owe', now.getTime()), counter: e.counter, at, expires_at: new Date(now.getTime() + e.keepMs).toISOString() },
+        })),
+      );
     }
     const raised: RaisedAlert[] = [];
     const seen = new Set<string>();
@@ -129,46 +132,96 @@ export class AlertEngine {
     const at = now.toISOString();
     const stateId = `${check.type}|${check.key}`;
     const merchantId = ctx.merchant_id ?? null;
-    const merchantName = merchantId && ctx.merchant_name === undefined && this.d.merchantName ? await this.d.merchantName(merchantId) : ctx.merchant_name;
+    const merchantName =
+      merchantId && ctx.merchant_name === undefined && this.d.merchantName ? await this.d.merchantName(merchantId) : ctx.merchant_name;
     for (let attempt = 0; ; attempt++) {
       const state = await store.get<StateDoc>(ALERT_STATE, stateId);
-      const current = state && sameAlert(state.last_seen_at, now, Math.max(state.window_ms, check.windowMs))
-        ? await store.get<AlertDoc>(ALERTS, state.alert_id) : null;
+      const current =
+        state && sameAlert(state.last_seen_at, now, Math.max(state.window_ms, check.windowMs))
+          ? await store.get<AlertDoc>(ALERTS, state.alert_id)
+          : null;
       const ops: WriteOp[] = [];
       let alert: AlertDoc;
       let notify: boolean;
       if (current && state) {
         notify = renotifyDue(state.last_notified_at, now, config.renotifyMs);
-        const payload = buildAlertPayload({
-          alert_id: current.id, alert_type: check.type, severity: SEVERITY[check.type],
-          window_start: current.payload.window_start, window_end: at, count: Math.max(count, current.payload.count), threshold: check.threshold,
-        }, { ...ctx, merchant_name: merchantName });
+        const payload = buildAlertPayload(
+          {
+            alert_id: current.id,
+            alert_type: check.type,
+            severity: SEVERITY[check.type],
+            window_start: current.payload.window_start,
+            window_end: at,
+            count: Math.max(count, current.payload.count),
+            threshold: check.threshold,
+          },
+          { ...ctx, merchant_name: merchantName },
+        );
         alert = { ...current, payload, updated_at: at, notifications: current.notifications + (notify ? 1 : 0) };
         const windowMs = Math.max(state.window_ms, check.windowMs);
         ops.push(
-          { op: 'cas', coll: ALERT_STATE, doc: { ...state, last_seen_at: at, last_notified_at: notify ? at : state.last_notified_at, expires_at: expiry(now, windowMs) }, expected: state.version! },
+          {
+            op: 'cas',
+            coll: ALERT_STATE,
+            doc: { ...state, last_seen_at: at, last_notified_at: notify ? at : state.last_notified_at, expires_at: expiry(now, windowMs) },
+            expected: state.version!,
+          },
           { op: 'cas', coll: ALERTS, doc: alert, expected: current.version! },
         );
       } else {
         notify = true;
         const id = newId('alt', now.getTime());
-        const payload = buildAlertPayload({
-          alert_id: id, alert_type: check.type, severity: SEVERITY[check.type],
-          window_start: windowStart, window_end: at, count, threshold: check.threshold,
-        }, { ...ctx, merchant_name: merchantName });
+        const payload = buildAlertPayload(
+          {
+            alert_id: id,
+            alert_type: check.type,
+            severity: SEVERITY[check.type],
+            window_start: windowStart,
+            window_end: at,
+            count,
+            threshold: check.threshold,
+          },
+          { ...ctx, merchant_name: merchantName },
+        );
         alert = {
-          id, alert_type: check.type, severity: SEVERITY[check.type], key: check.key, rule: check.rule,
-          merchant_id: payload.merchant_id, status: 'open', payload, notifications: 1, created_at: at, updated_at: at,
+          id,
+          alert_type: check.type,
+          severity: SEVERITY[check.type],
+          key: check.key,
+          rule: check.rule,
+          merchant_id: payload.merchant_id,
+          status: 'open',
+          payload,
+          notifications: 1,
+          created_at: at,
+          updated_at: at,
         };
-        const next: StateDoc = { id: stateId, alert_id: id, last_seen_at: at, last_notified_at: at, window_ms: check.windowMs, expires_at: expiry(now, check.windowMs) };
-        ops.push(state ? { op: 'cas', coll: ALERT_STATE, doc: next, expected: state.version! } : { op: 'insert', coll: ALERT_STATE, doc: next });
+        const next: StateDoc = {
+          id: stateId,
+          alert_id: id,
+          last_seen_at: at,
+          last_notified_at: at,
+          window_ms: check.windowMs,
+          expires_at: expiry(now, check.windowMs),
+        };
+        ops.push(
+          state ? { op: 'cas', coll: ALERT_STATE, doc: next, expected: state.version! } : { op: 'insert', coll: ALERT_STATE, doc: next },
+        );
         ops.push({ op: 'insert', coll: ALERTS, doc: alert });
       }
       if (notify) {
         for (const destination of this.destinations()) {
           const row: AlertDeliveryDoc = {
-            id: newId('ald', now.getTime()), alert_id: alert.id, destination, payload: alert.payload, status: 'pending',
-            next_attempt_at: at, attempts: 0, last_error: null, created_at: at, delivered_at: null,
+            id: newId('ald', now.getTime()),
+            alert_id: alert.id,
+            destination,
+            payload: alert.payload,
+            status: 'pending',
+            next_attempt_at: at,
+            attempts: 0,
+            last_error: null,
+            created_at: at,
+            delivered_at: null,
           };
           ops.push({ op: 'insert', coll: ALERT_DELIVERIES, doc: row });
         }

@@ -44,7 +44,10 @@ export function nodeAlerts(rt: Runtime): NodeAlerts {
         const raised = await engine.observe(obs, ctx);
         for (const r of raised) {
           // ids, type and counts only: the payload's other fields stay in the store and the destinations
-          if (r.notified) log?.warn(`alert ${r.alert.id} ${r.alert.alert_type} ${r.alert.severity} ${r.isNew ? 'raised' : 'still open'}: ${r.alert.payload.count} against ${r.alert.payload.threshold}`);
+          if (r.notified)
+            log?.warn(
+              `alert ${r.alert.id} ${r.alert.alert_type} ${r.alert.severity} ${r.isNew ? 'raised' : 'still open'}: ${r.alert.payload.count} against ${r.alert.payload.threshold}`,
+            );
         }
         return raised;
       } catch (e) {
@@ -94,13 +97,29 @@ export function requestContext(rt: Runtime, ctx: CtxLike, extra: AlertContext = 
  * merchant (or, without one, of the source). The alert is not awaited: it never delays the refusal;
  * a failure to store it is logged.
  */
-export function limitViolation(rt: Runtime, labels: AbuseLabels & { signal: 'limit_violation' }, at: {
-  merchant_id: string | null; ctx?: CtxLike; session_id?: string; log?: Logger;
-}): void {
+export function limitViolation(
+  rt: Runtime,
+  labels: AbuseLabels & { signal: 'limit_violation' },
+  at: {
+    merchant_id: string | null;
+    ctx?: CtxLike;
+    session_id?: string;
+    log?: Logger;
+  },
+): void {
   rt.metrics.signal(labels);
   const info = at.ctx ? requestContext(rt, at.ctx) : {};
-  void nodeAlerts(rt).report({ kind: 'limit', merchant_id: at.merchant_id, source: info.source_ip_hash ?? 'unknown' }, {
-    ...info, merchant_id: at.merchant_id, environment: labels.environment, chain: labels.chain || null, network: labels.network || null,
-    session_id: at.session_id ?? null, last_error_code: labels.outcome,
-  }, at.log);
+  void nodeAlerts(rt).report(
+    { kind: 'limit', merchant_id: at.merchant_id, source: info.source_ip_hash ?? 'unknown' },
+    {
+      ...info,
+      merchant_id: at.merchant_id,
+      environment: labels.environment,
+      chain: labels.chain || null,
+      network: labels.network || null,
+      session_id: at.session_id ?? null,
+      last_error_code: labels.outcome,
+    },
+    at.log,
+  );
 }

@@ -11,9 +11,28 @@
 import type { AlertType, Severity } from './rules.ts';
 
 export const ALERT_PAYLOAD_FIELDS = [
-  'alert_id', 'alert_type', 'severity', 'merchant_id', 'merchant_name', 'agent_id', 'environment', 'chain', 'network',
-  'route', 'window_start', 'window_end', 'count', 'threshold', 'request_id', 'session_id', 'delivery_id',
-  'source_ip_hash', 'user_agent_hash', 'body_hash', 'last_error_code', 'redacted_fields',
+  'alert_id',
+  'alert_type',
+  'severity',
+  'merchant_id',
+  'merchant_name',
+  'agent_id',
+  'environment',
+  'chain',
+  'network',
+  'route',
+  'window_start',
+  'window_end',
+  'count',
+  'threshold',
+  'request_id',
+  'session_id',
+  'delivery_id',
+  'source_ip_hash',
+  'user_agent_hash',
+  'body_hash',
+  'last_error_code',
+  'redacted_fields',
 ] as const;
 
 export interface AlertPayload {
@@ -75,17 +94,27 @@ const WITHHELD = /^[a-z0-9_.-]{1,48}$/;
  * more lower-case words (a BIP-39 seed phrase).
  */
 export function looksSecret(value: string): boolean {
-  return /service_sk_(live|test)_|whsec_|usr_[A-Za-z0-9]{16}|inv_[A-Za-z0-9]{16}|bearer\s|-----BEGIN|v1=[0-9a-f]{16}/i.test(value)
-    || /(0x)?[0-9a-fA-F]{40,}/.test(value)
-    || /[A-Za-z0-9+/_-]{40,}/.test(value)
-    || /(\b[a-z]{3,8}\b[\s,]+){11,}\b[a-z]{3,8}\b/.test(value);
+  return (
+    /service_sk_(live|test)_|whsec_|usr_[A-Za-z0-9]{16}|inv_[A-Za-z0-9]{16}|bearer\s|-----BEGIN|v1=[0-9a-f]{16}/i.test(value) ||
+    /(0x)?[0-9a-fA-F]{40,}/.test(value) ||
+    /[A-Za-z0-9+/_-]{40,}/.test(value) ||
+    /(\b[a-z]{3,8}\b[\s,]+){11,}\b[a-z]{3,8}\b/.test(value)
+  );
 }
 
 /** Builds the payload; every field is copied explicitly and checked. */
-export function buildAlertPayload(a: {
-  alert_id: string; alert_type: AlertType; severity: Severity;
-  window_start: string; window_end: string; count: number; threshold: number;
-}, ctx: AlertContext): AlertPayload {
+export function buildAlertPayload(
+  a: {
+    alert_id: string;
+    alert_type: AlertType;
+    severity: Severity;
+    window_start: string;
+    window_end: string;
+    count: number;
+    threshold: number;
+  },
+  ctx: AlertContext,
+): AlertPayload {
   const redacted = new Set<string>();
   const pick = (name: keyof AlertContext, re: RegExp): string | null => {
     const v = ctx[name];

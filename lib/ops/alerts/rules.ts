@@ -61,8 +61,15 @@ export interface Plan {
   checks: Check[];
 }
 
-const count = (type: AlertType, rule: string, key: string, counter: string, t: WindowThreshold): Check =>
-  ({ type, rule, key, mode: 'count', counter, threshold: t.count, windowMs: t.windowMs });
+const count = (type: AlertType, rule: string, key: string, counter: string, t: WindowThreshold): Check => ({
+  type,
+  rule,
+  key,
+  mode: 'count',
+  counter,
+  threshold: t.count,
+  windowMs: t.windowMs,
+});
 
 /** The counters an observation feeds and the checks it triggers. */
 export function plan(obs: Observation, cfg: AlertsConfig): Plan {
@@ -71,7 +78,10 @@ export function plan(obs: Observation, cfg: AlertsConfig): Plan {
     case 'registration': {
       if (!obs.ok) {
         const c = `reg_fail:src:${obs.source}`;
-        return { events: [{ counter: c, keepMs: cfg.failedRegistrations.windowMs }], checks: [count('registration_spike', 'failed_registrations', `source:${obs.source}`, c, cfg.failedRegistrations)] };
+        return {
+          events: [{ counter: c, keepMs: cfg.failedRegistrations.windowMs }],
+          checks: [count('registration_spike', 'failed_registrations', `source:${obs.source}`, c, cfg.failedRegistrations)],
+        };
       }
       const bySource = `reg_ok:src:${obs.source}`;
       const p: Plan = {
@@ -98,8 +108,15 @@ export function plan(obs: Observation, cfg: AlertsConfig): Plan {
         checks: [
           count('failed_webhook_flood', 'failures', key, failures, cfg.webhookFailures),
           {
-            type: 'failed_webhook_flood', rule: 'failure_rate', key, mode: 'rate', counter: failures, total: attempts,
-            minTotal: cfg.webhookRateMinAttempts, threshold: cfg.webhookFailureRate.count, windowMs: cfg.webhookFailureRate.windowMs,
+            type: 'failed_webhook_flood',
+            rule: 'failure_rate',
+            key,
+            mode: 'rate',
+            counter: failures,
+            total: attempts,
+            minTotal: cfg.webhookRateMinAttempts,
+            threshold: cfg.webhookFailureRate.count,
+            windowMs: cfg.webhookFailureRate.windowMs,
           },
         ],
       };

@@ -49,11 +49,7 @@ export const CATALOG_COLLECTIONS: CollectionSpec[] = [
   },
   {
     name: 'catalog_listings',
-    indexes: [
-      { fields: ['merchant_id', 'id'] },
-      { fields: ['sandbox', 'id'] },
-      { fields: ['store_id'] },
-    ],
+    indexes: [{ fields: ['merchant_id', 'id'] }, { fields: ['sandbox', 'id'] }, { fields: ['store_id'] }],
     textIndex: ['search'],
   },
   /** checkout snapshots; kept a week past their expiry so that a late session gets "expired", not "unknown" */

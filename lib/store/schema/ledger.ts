@@ -8,11 +8,16 @@ export const LEDGER_COLLECTIONS: CollectionSpec[] = [
   {
     name: 'wallets',
     indexes: [
-      { fields: ['merchant_id', 'id'] }, { fields: ['address'], unique: true }, { fields: ['default_key'], unique: true },
+      { fields: ['merchant_id', 'id'] },
+      { fields: ['address'], unique: true },
+      { fields: ['default_key'], unique: true },
       // one index sequence per chain, shared by its networks (the derivation path has no network)
       { fields: ['chain', 'derivation_index'], unique: true },
     ],
   },
   { name: 'payout_volume', expiresField: 'expires_at' },
-  { name: 'payouts', indexes: [{ fields: ['merchant_id', 'id'] }, { fields: ['wallet_id', 'id'] }, { fields: ['status', 'execution', 'next_attempt_at'] }] },
+  {
+    name: 'payouts',
+    indexes: [{ fields: ['merchant_id', 'id'] }, { fields: ['wallet_id', 'id'] }, { fields: ['status', 'execution', 'next_attempt_at'] }],
+  },
 ];

@@ -19,7 +19,15 @@ export const MERCHANT_COLLECTIONS: CollectionSpec[] = [
   /** id = sha256 of the bearer token of an operator-created user */
   { name: 'bearer_users', indexes: [{ fields: ['email'] }] },
   /** lib/core/audit.ts; sealed into per-merchant hash chains by lib/ops/audit-chain.ts (chain, seq) */
-  { name: 'audit_events', indexes: [{ fields: ['type', 'created_at'] }, { fields: ['merchant_id', 'created_at'] }, { fields: ['seal_due_at'] }, { fields: ['chain', 'seq'] }] },
+  {
+    name: 'audit_events',
+    indexes: [
+      { fields: ['type', 'created_at'] },
+      { fields: ['merchant_id', 'created_at'] },
+      { fields: ['seal_due_at'] },
+      { fields: ['chain', 'seq'] },
+    ],
+  },
   /** id = chain (merchant id or "platform"): the newest sealed row's seq and hash */
   { name: 'audit_heads' },
 ];

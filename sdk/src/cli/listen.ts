@@ -7,7 +7,12 @@
 import type { PaymentsClient, Event } from '../client.ts';
 import { EVENT_HEADER, EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../webhooks.ts';
 
-export interface Forwarded { event: Event; position: string; status: number | null; error?: string }
+export interface Forwarded {
+  event: Event;
+  position: string;
+  status: number | null;
+  error?: string;
+}
 
 /** The body the service signs and sends for an event of the API. */
 export function webhookBody(event: Event): string {
@@ -15,7 +20,12 @@ export function webhookBody(event: Event): string {
   return JSON.stringify(body);
 }
 
-export async function forward(url: string, event: Event, secret: string, fetchImpl: typeof fetch = fetch): Promise<{ status: number | null; error?: string }> {
+export async function forward(
+  url: string,
+  event: Event,
+  secret: string,
+  fetchImpl: typeof fetch = fetch,
+): Promise<{ status: number | null; error?: string }> {
   const raw = webhookBody(event);
   try {
     const res = await fetchImpl(url, {
@@ -39,13 +49,24 @@ export async function forward(url: string, event: Event, secret: string, fetchIm
   }
 }
 
-export async function listen(client: PaymentsClient, opts: {
-  forwardTo: string; secret: string; type?: string; lastEventId?: string; signal: AbortSignal;
-  onReady: () => void; onForwarded: (f: Forwarded) => void; onReconnect: (e: unknown) => void;
-}): Promise<void> {
+export async function listen(
+  client: PaymentsClient,
+  opts: {
+    forwardTo: string;
+    secret: string;
+    type?: string;
+    lastEventId?: string;
+    signal: AbortSignal;
+    onReady: () => void;
+    onForwarded: (f: Forwarded) => void;
+    onReconnect: (e: unknown) => void;
+  },
+): Promise<void> {
   let ready = false;
   const stream = client.events.stream({
-    type: opts.type, lastEventId: opts.lastEventId, signal: opts.signal,
+    type: opts.type,
+    lastEventId: opts.lastEventId,
+    signal: opts.signal,
     onConnect: () => {
       if (!ready) opts.onReady();
       ready = true;

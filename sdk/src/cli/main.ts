@@ -14,9 +14,23 @@ import { ask, closePrompts } from './prompt.ts';
 import { listen } from './listen.ts';
 import { trigger, TRIGGERABLE } from './trigger.ts';
 
-interface Globals { json?: boolean; profile: string; baseUrl?: string }
+interface Globals {
+  json?: boolean;
+  profile: string;
+  baseUrl?: string;
+}
 
-const SESSION_FIELDS = ['session_id', 'status', 'expected_amount', 'received_amount', 'currency', 'address', 'expires_at', 'payment_url', 'demo'];
+const SESSION_FIELDS = [
+  'session_id',
+  'status',
+  'expected_amount',
+  'received_amount',
+  'currency',
+  'address',
+  'expires_at',
+  'payment_url',
+  'demo',
+];
 const EXIT_HELP = `
 Exit codes: 0 ok, 1 unexpected error, 2 usage, 3 bad request (code 3), 4 missing or refused credentials (code 7),
 5 not found (code 2), 6 conflict (code 5), 7 rate limited (code 4), 8 service unavailable or unreachable.
@@ -33,7 +47,9 @@ function json(v: string): Record<string, unknown> {
   try {
     const parsed = JSON.parse(v) as unknown;
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-  } catch { /* below */ }
+  } catch {
+    /* below */
+  }
   throw new CliError('--metadata must be a JSON object');
 }
 
@@ -81,7 +97,8 @@ export function buildProgram(): Command {
     return new PaymentsClient({ baseUrl: baseUrl(), apiKey: key });
   };
 
-  program.command('login')
+  program
+    .command('login')
     .description('store an API key (read from stdin, not echoed) in the profile file, mode 0600')
     .option('--with-webhook-secret', 'also ask for the webhook secret that `listen` signs with')
     .action(async (o: { withWebhookSecret?: boolean }) => {
@@ -89,20 +106,33 @@ export function buildProgram(): Command {
       const webhookSecret = o.withWebhookSecret ? await ask('Webhook secret: ', { secret: true }) : undefined;
       closePrompts();
       const me = await new PaymentsClient({ baseUrl: baseUrl(), apiKey }).me();
-      const path = saveProfile(globals().profile, { base_url: baseUrl(), api_key: apiKey, merchant_id: me.id, ...(webhookSecret ? { webhook_secret: webhookSecret } : {}) });
-      out().print({ merchant_id: me.id, name: me.name, profile: globals().profile, config: path }, () => `Logged in as ${me.name} (${me.id}); credentials saved to ${path} (mode 0600)`);
+      const path = saveProfile(globals().profile, {
+        base_url: baseUrl(),
+        api_key: apiKey,
+        merchant_id: me.id,
+        ...(webhookSecret ? { webhook_secret: webhookSecret } : {}),
+      });
+      out().print(
+        { merchant_id: me.id, name: me.name, profile: globals().profile, config: path },
+        () => `Logged in as ${me.name} (${me.id}); credentials saved to ${path} (mode 0600)`,
+      );
     });
 
-  program.command('register')
+  program
+    .command('register')
     .description('register a sandbox merchant: email code (asked on stdin), proof of work, credentials saved to the profile')
     .requiredOption('--email <email>', 'your email address (a code is sent to it)')
-    .requiredOption('--name <name>', 'the merchant\'s display name')
+    .requiredOption('--name <name>', "the merchant's display name")
     .option('--webhook-url <url>', 'where webhooks are POSTed')
     .option('--invitation-token <token>', 'an invitation from an operator')
     .action(async (o: { email: string; name: string; webhookUrl?: string; invitationToken?: string }) => {
       const o2 = out();
       const merchant = await register({
-        baseUrl: baseUrl(), email: o.email, name: o.name, webhookUrl: o.webhookUrl, invitationToken: o.invitationToken,
+        baseUrl: baseUrl(),
+        email: o.email,
+        name: o.name,
+        webhookUrl: o.webhookUrl,
+        invitationToken: o.invitationToken,
         getCode: async ({ email }) => ask(`Enter the 6-digit code sent to ${email}: `),
         onStep: (step) => {
           if (step === 'proof_of_work') o2.info('Solving the proof of work on a worker thread…');
@@ -112,15 +142,25 @@ export function buildProgram(): Command {
       });
       closePrompts();
       const path = saveProfile(globals().profile, {
-        base_url: baseUrl(), api_key: merchant.api_key, merchant_id: merchant.id,
+        base_url: baseUrl(),
+        api_key: merchant.api_key,
+        merchant_id: merchant.id,
         ...(merchant.webhook_secret ? { webhook_secret: merchant.webhook_secret } : {}),
       });
-      const shown = { id: merchant.id, name: merchant.name, email: merchant.email, sandbox: merchant.sandbox, webhook_url: merchant.webhook_url ?? null, config: path };
+      const shown = {
+        id: merchant.id,
+        name: merchant.name,
+        email: merchant.email,
+        sandbox: merchant.sandbox,
+        webhook_url: merchant.webhook_url ?? null,
+        config: path,
+      };
       o2.print(shown, () => `${details(shown)}\nAPI key and webhook secret saved to ${path} (mode 0600); they are shown nowhere else.`);
     });
 
   const sessions = program.command('sessions').description('payment sessions');
-  sessions.command('create')
+  sessions
+    .command('create')
     .description('create a payment session')
     .requiredOption('--amount <amount>', 'amount in token units, e.g. 12.5', num)
     .option('--chain <chain>', 'chain', 'ethereum')
@@ -129,17 +169,37 @@ export function buildProgram(): Command {
     .option('--expires-in <duration>', 'lifetime such as 15m, 1h', '15m')
     .option('--metadata <json>', 'a JSON object kept on the session', json)
     .option('--idempotency-key <key>', 'makes a retry safe (one is generated otherwise)')
-    .action(async (o: { amount: number; chain: string; token: string; network: 'testnet' | 'mainnet'; expiresIn: string; metadata?: Record<string, unknown>; idempotencyKey?: string }) => {
-      const s = await client().sessions.create({
-        amount: o.amount, expires_in: o.expiresIn, paymentMethod: { methodID: 0, chain: o.chain, token: o.token, network: o.network }, ...(o.metadata ? { metadata: o.metadata } : {}),
-      }, { idempotencyKey: o.idempotencyKey });
+    .action(
+      async (o: {
+        amount: number;
+        chain: string;
+        token: string;
+        network: 'testnet' | 'mainnet';
+        expiresIn: string;
+        metadata?: Record<string, unknown>;
+        idempotencyKey?: string;
+      }) => {
+        const s = await client().sessions.create(
+          {
+            amount: o.amount,
+            expires_in: o.expiresIn,
+            paymentMethod: { methodID: 0, chain: o.chain, token: o.token, network: o.network },
+            ...(o.metadata ? { metadata: o.metadata } : {}),
+          },
+          { idempotencyKey: o.idempotencyKey },
+        );
+        out().print(s, () => details(summary(s)));
+      },
+    );
+  sessions
+    .command('get <session_id>')
+    .description('show a payment session')
+    .action(async (id: string) => {
+      const s = await client().sessions.get(id);
       out().print(s, () => details(summary(s)));
     });
-  sessions.command('get <session_id>').description('show a payment session').action(async (id: string) => {
-    const s = await client().sessions.get(id);
-    out().print(s, () => details(summary(s)));
-  });
-  sessions.command('list')
+  sessions
+    .command('list')
     .description('your payment sessions, newest first')
     .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'partial_paid', 'completed', 'expired']))
     .option('--limit <n>', 'page size, 1 to 100', num)
@@ -147,16 +207,22 @@ export function buildProgram(): Command {
     .action(async (o: { status?: 'pending' | 'partial_paid' | 'completed' | 'expired'; limit?: number; cursor?: string }) => {
       const page = await client().sessions.list({ status: o.status, limit: o.limit, cursor: o.cursor });
       const o2 = out();
-      o2.print(page, () => table(page.data.map(summary), ['session_id', 'status', 'expected_amount', 'received_amount', 'currency', 'expires_at']));
+      o2.print(page, () =>
+        table(page.data.map(summary), ['session_id', 'status', 'expected_amount', 'received_amount', 'currency', 'expires_at']),
+      );
       if (!o2.json && page.next_cursor) o2.info(`more: --cursor ${page.next_cursor}`);
     });
-  sessions.command('simulate <session_id>').description('complete a sandbox session without a chain transaction').action(async (id: string) => {
-    const s = await client().sessions.simulate(id);
-    out().print(s, () => details(summary(s)));
-  });
+  sessions
+    .command('simulate <session_id>')
+    .description('complete a sandbox session without a chain transaction')
+    .action(async (id: string) => {
+      const s = await client().sessions.simulate(id);
+      out().print(s, () => details(summary(s)));
+    });
 
   const events = program.command('events').description('your events (every webhook, whatever its delivery)');
-  events.command('list')
+  events
+    .command('list')
     .description('events, newest first')
     .option('--type <types>', 'only these event types, comma-separated')
     .option('--created-after <time>', 'only events created after this ISO time')
@@ -165,24 +231,39 @@ export function buildProgram(): Command {
     .action(async (o: { type?: string; createdAfter?: string; limit?: number; cursor?: string }) => {
       const page = await client().events.list({ type: o.type, created_after: o.createdAfter, limit: o.limit, cursor: o.cursor });
       const o2 = out();
-      o2.print(page, () => table(page.data.map((e) => ({ ...e, subject: eventSubject(e) })), ['id', 'event_type', 'subject', 'status', 'created_at']));
+      o2.print(page, () =>
+        table(
+          page.data.map((e) => ({ ...e, subject: eventSubject(e) })),
+          ['id', 'event_type', 'subject', 'status', 'created_at'],
+        ),
+      );
       if (!o2.json && page.next_cursor) o2.info(`more: --cursor ${page.next_cursor}`);
     });
-  events.command('get <event_id>').description('show one event').action(async (id: string) => {
-    const e = await client().events.get(id);
-    out().print(e, () => details(e as Record<string, unknown>));
-  });
-  events.command('resend <event_id>').description('deliver an event to your webhook_url again now').action(async (id: string) => {
-    const c = client();
-    const delivery = await c.events.resend(id).catch((e: unknown) => {
-      if (e instanceof Error && /cannot be resent/.test(e.message)) throw new CliError(e.message);
-      throw e;
+  events
+    .command('get <event_id>')
+    .description('show one event')
+    .action(async (id: string) => {
+      const e = await client().events.get(id);
+      out().print(e, () => details(e as Record<string, unknown>));
     });
-    const last = delivery.attempts[delivery.attempts.length - 1];
-    out().print(delivery, () => `${id}: ${delivery.status}; last attempt ${last ? `${last.status ?? last.error} at ${last.at}` : 'none'}`);
-  });
+  events
+    .command('resend <event_id>')
+    .description('deliver an event to your webhook_url again now')
+    .action(async (id: string) => {
+      const c = client();
+      const delivery = await c.events.resend(id).catch((e: unknown) => {
+        if (e instanceof Error && /cannot be resent/.test(e.message)) throw new CliError(e.message);
+        throw e;
+      });
+      const last = delivery.attempts[delivery.attempts.length - 1];
+      out().print(
+        delivery,
+        () => `${id}: ${delivery.status}; last attempt ${last ? `${last.status ?? last.error} at ${last.at}` : 'none'}`,
+      );
+    });
 
-  program.command('listen')
+  program
+    .command('listen')
     .description('stream your events and forward each, signed as in production, to a local URL')
     .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://localhost:4242/webhooks')
     .option('--type <types>', 'only these event types, comma-separated')
@@ -190,7 +271,8 @@ export function buildProgram(): Command {
     .action(async (o: { forwardTo: string; type?: string; lastEventId?: string }) => {
       const c = client();
       const secret = profile().webhook_secret;
-      if (!secret) throw new CliError('no webhook secret to sign with: set PAYMENTS_WEBHOOK_SECRET or run `payments login --with-webhook-secret`');
+      if (!secret)
+        throw new CliError('no webhook secret to sign with: set PAYMENTS_WEBHOOK_SECRET or run `payments login --with-webhook-secret`');
       const o2 = out();
       const controller = new AbortController();
       const stop = () => controller.abort();
@@ -198,13 +280,24 @@ export function buildProgram(): Command {
       process.once('SIGTERM', stop);
       try {
         await listen(c, {
-          forwardTo: o.forwardTo, secret, type: o.type, lastEventId: o.lastEventId, signal: controller.signal,
+          forwardTo: o.forwardTo,
+          secret,
+          type: o.type,
+          lastEventId: o.lastEventId,
+          signal: controller.signal,
           onReady: () => o2.info(`Ready: forwarding events to ${o.forwardTo} (Ctrl-C to stop)`),
           onReconnect: (e) => o2.info(`stream interrupted (${(e as Error).message}); reconnecting`),
-          onForwarded: (f) => o2.print(
-            { id: f.event.id, event_type: f.event.event_type, position: f.position, status: f.status, ...(f.error ? { error: f.error } : {}) },
-            () => `${new Date().toISOString()}  ${f.event.event_type}  ${f.event.id}  -> ${f.status ?? `failed (${f.error})`}`,
-          ),
+          onForwarded: (f) =>
+            o2.print(
+              {
+                id: f.event.id,
+                event_type: f.event.event_type,
+                position: f.position,
+                status: f.status,
+                ...(f.error ? { error: f.error } : {}),
+              },
+              () => `${new Date().toISOString()}  ${f.event.event_type}  ${f.event.id}  -> ${f.status ?? `failed (${f.error})`}`,
+            ),
         });
       } finally {
         process.off('SIGINT', stop);
@@ -212,7 +305,8 @@ export function buildProgram(): Command {
       }
     });
 
-  program.command('trigger <event_type>')
+  program
+    .command('trigger <event_type>')
     .description(`make a sandbox session (or payout) reach an event: ${TRIGGERABLE.join(', ')}`)
     .option('--amount <amount>', 'amount in token units', num, 1)
     .option('--chain <chain>', 'chain', 'ethereum')
@@ -225,7 +319,8 @@ export function buildProgram(): Command {
     });
 
   const payouts = program.command('payouts').description('payouts from your wallets');
-  payouts.command('create')
+  payouts
+    .command('create')
     .description('pay out from a wallet')
     .requiredOption('--wallet <wallet_id>', 'the wallet (see `payments wallets list`)')
     .requiredOption('--amount <amount>', 'amount in token units', num)
@@ -233,21 +328,62 @@ export function buildProgram(): Command {
     .requiredOption('--destination <address>', 'destination address')
     .option('--idempotency-key <key>', 'makes a retry safe (one is generated otherwise)')
     .action(async (o: { wallet: string; amount: number; token: string; destination: string; idempotencyKey?: string }) => {
-      const p = await client().payouts.create({ wallet_id: o.wallet, amount: o.amount, token: o.token, destination: o.destination }, { idempotencyKey: o.idempotencyKey });
-      out().print(p, () => details(p as unknown as Record<string, unknown>, ['id', 'status', 'amount', 'token', 'chain', 'network', 'destination', 'tx_hash', 'created_at']));
+      const p = await client().payouts.create(
+        { wallet_id: o.wallet, amount: o.amount, token: o.token, destination: o.destination },
+        { idempotencyKey: o.idempotencyKey },
+      );
+      out().print(p, () =>
+        details(p as unknown as Record<string, unknown>, [
+          'id',
+          'status',
+          'amount',
+          'token',
+          'chain',
+          'network',
+          'destination',
+          'tx_hash',
+          'created_at',
+        ]),
+      );
     });
-  payouts.command('get <payout_id>').description('show a payout').action(async (id: string) => {
-    const p = await client().payouts.get(id);
-    out().print(p, () => details(p as unknown as Record<string, unknown>, ['id', 'status', 'amount', 'token', 'chain', 'network', 'destination', 'tx_hash', 'failure_reason', 'created_at', 'completed_at']));
-  });
+  payouts
+    .command('get <payout_id>')
+    .description('show a payout')
+    .action(async (id: string) => {
+      const p = await client().payouts.get(id);
+      out().print(p, () =>
+        details(p as unknown as Record<string, unknown>, [
+          'id',
+          'status',
+          'amount',
+          'token',
+          'chain',
+          'network',
+          'destination',
+          'tx_hash',
+          'failure_reason',
+          'created_at',
+          'completed_at',
+        ]),
+      );
+    });
 
   const wallets = program.command('wallets').description('your wallets and balances');
-  wallets.command('list').description('your wallets').action(async () => {
-    const page = await client().wallets.list();
-    out().print(page, () => table(page.data.map((w) => ({ ...w, available: balancesText(w) })), ['id', 'type', 'chain', 'network', 'address', 'is_default', 'available']));
-  });
+  wallets
+    .command('list')
+    .description('your wallets')
+    .action(async () => {
+      const page = await client().wallets.list();
+      out().print(page, () =>
+        table(
+          page.data.map((w) => ({ ...w, available: balancesText(w) })),
+          ['id', 'type', 'chain', 'network', 'address', 'is_default', 'available'],
+        ),
+      );
+    });
 
-  program.command('rates')
+  program
+    .command('rates')
     .description('spot rates (exact decimals)')
     .option('--base <token>', 'only this token, e.g. ETH')
     .option('--quote <fiat>', 'fiat code, default USD')
@@ -256,9 +392,16 @@ export function buildProgram(): Command {
       out().print(r, () => table(r.data as unknown as Record<string, unknown>[], ['base', 'quote', 'rate', 'source', 'as_of', 'stale']));
     });
 
-  program.command('config').description('where the profile file is').action(() => {
-    out().print({ config: configPath(), profile: globals().profile, base_url: baseUrl(), api_key_set: Boolean(profile().api_key) }, () => `config file: ${configPath()}\nprofile: ${globals().profile}\nbase url: ${baseUrl()}\nAPI key: ${profile().api_key ? 'set' : 'not set'}`);
-  });
+  program
+    .command('config')
+    .description('where the profile file is')
+    .action(() => {
+      out().print(
+        { config: configPath(), profile: globals().profile, base_url: baseUrl(), api_key_set: Boolean(profile().api_key) },
+        () =>
+          `config file: ${configPath()}\nprofile: ${globals().profile}\nbase url: ${baseUrl()}\nAPI key: ${profile().api_key ? 'set' : 'not set'}`,
+      );
+    });
 
   return program;
 }
@@ -277,9 +420,11 @@ export async function run(argv: string[]): Promise<number> {
     const code = exitCodeOf(e);
     const json = process.argv.includes('--json');
     const err = e as { message?: string; code?: unknown; status?: unknown };
-    process.stderr.write(json
-      ? `${JSON.stringify({ error: { message: err.message, ...(typeof err.code === 'number' ? { code: err.code } : {}), ...(typeof err.status === 'number' ? { status: err.status } : {}) } })}\n`
-      : `Error: ${err.message ?? String(e)}\n`);
+    process.stderr.write(
+      json
+        ? `${JSON.stringify({ error: { message: err.message, ...(typeof err.code === 'number' ? { code: err.code } : {}), ...(typeof err.status === 'number' ? { status: err.status } : {}) } })}\n`
+        : `Error: ${err.message ?? String(e)}\n`,
+    );
     return code;
   } finally {
     closePrompts();

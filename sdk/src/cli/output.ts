@@ -35,12 +35,18 @@ export function exitCodeOf(e: unknown): number {
   if (e instanceof NetworkError) return EXIT.UNAVAILABLE;
   if (e instanceof PaymentsError) {
     switch (e.code) {
-      case 3: return EXIT.BAD_REQUEST;
-      case 7: return EXIT.AUTH;
-      case 2: return EXIT.NOT_FOUND;
-      case 5: return EXIT.CONFLICT;
-      case 4: return EXIT.RATE_LIMITED;
-      default: return e.status >= 500 || e.status === 0 ? EXIT.UNAVAILABLE : EXIT.BAD_REQUEST;
+      case 3:
+        return EXIT.BAD_REQUEST;
+      case 7:
+        return EXIT.AUTH;
+      case 2:
+        return EXIT.NOT_FOUND;
+      case 5:
+        return EXIT.CONFLICT;
+      case 4:
+        return EXIT.RATE_LIMITED;
+      default:
+        return e.status >= 500 || e.status === 0 ? EXIT.UNAVAILABLE : EXIT.BAD_REQUEST;
     }
   }
   return EXIT.ERROR;
@@ -68,7 +74,10 @@ export function table(rows: Row[], columns: string[]): string {
 export function details(obj: Row, keys?: string[]): string {
   const ks = keys ?? Object.keys(obj);
   const width = Math.max(...ks.map((k) => k.length));
-  return ks.filter((k) => obj[k] !== undefined).map((k) => `${k.padEnd(width)}  ${cell(obj[k])}`).join('\n');
+  return ks
+    .filter((k) => obj[k] !== undefined)
+    .map((k) => `${k.padEnd(width)}  ${cell(obj[k])}`)
+    .join('\n');
 }
 
 export interface Out {

@@ -15,7 +15,9 @@ export interface Profile {
   merchant_id?: string;
 }
 
-interface ConfigFile { profiles: Record<string, Profile> }
+interface ConfigFile {
+  profiles: Record<string, Profile>;
+}
 
 export const DEFAULT_BASE_URL = 'http://localhost:3000';
 

@@ -15,7 +15,13 @@ export const TRIGGERABLE = ['payment_session.completed', 'payment_session.expire
 /** a checksummed address nobody holds the key of; simulated payouts send nothing anyway */
 const ETHEREUM_SINK = '0x000000000000000000000000000000000000dEaD';
 
-async function waitForEvent(client: PaymentsClient, type: string, since: string, match: (e: Event) => boolean, timeoutMs: number): Promise<Event> {
+async function waitForEvent(
+  client: PaymentsClient,
+  type: string,
+  since: string,
+  match: (e: Event) => boolean,
+  timeoutMs: number,
+): Promise<Event> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const page = await client.events.list({ type, created_after: since, limit: 100 });
@@ -26,7 +32,11 @@ async function waitForEvent(client: PaymentsClient, type: string, since: string,
   }
 }
 
-export async function trigger(client: PaymentsClient, type: string, o: { amount: number; chain: string; token: string; destination?: string; info: (t: string) => void }): Promise<Event> {
+export async function trigger(
+  client: PaymentsClient,
+  type: string,
+  o: { amount: number; chain: string; token: string; destination?: string; info: (t: string) => void },
+): Promise<Event> {
   if (!(TRIGGERABLE as readonly string[]).includes(type)) {
     throw new CliError(`${type} cannot be triggered in sandbox (it needs a real chain); triggerable: ${TRIGGERABLE.join(', ')}`);
   }
@@ -47,7 +57,13 @@ export async function trigger(client: PaymentsClient, type: string, o: { amount:
   if (!wallet) throw new CliError(`no default ${o.chain} testnet wallet was funded`, EXIT.ERROR);
   const destination = o.destination ?? (o.chain === 'ethereum' ? ETHEREUM_SINK : undefined);
   if (!destination) throw new CliError('--destination is needed for a payout on this chain');
-  const payout = await client.payouts.create({ wallet_id: wallet.id, amount: o.amount, token: o.token, destination, metadata: { trigger: type } });
+  const payout = await client.payouts.create({
+    wallet_id: wallet.id,
+    amount: o.amount,
+    token: o.token,
+    destination,
+    metadata: { trigger: type },
+  });
   o.info(`payout ${payout.id} from ${wallet.id}: ${payout.status}`);
   return waitForEvent(client, type, since, (e) => (e as Record<string, unknown>).payout_id === payout.id, 30_000);
 }
