@@ -2,6 +2,7 @@
  * The registration flow on a cluster over a real NATS server: a gateway-only node, a node with the
  * merchant services, and a full node, sharing one store. Steps alternate between the two HTTP nodes.
  */
+import { eventually } from '../helpers/wait.ts';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
@@ -31,6 +32,11 @@ describe('onboarding on a cluster over NATS', () => {
     full = await startTestNode({ ...shared, NODE_ID: 'full' });
     // wait until the gateway sees the worker's services
     await gateway.node.broker.waitForServices(['merchants', 'merchant-actors', 'discovery'], 10_000);
+    // and until every caller knows both holders of merchant actors: Shard routing (one counting node per
+    // merchant) agrees only between callers that see the same nodes
+    const holders = (t: TestNode) => (t.node.broker.registry as unknown as { getActionEndpoints(a: string): { count(): number } | undefined })
+      .getActionEndpoints('merchant-actors.admit')?.count() ?? 0;
+    await eventually('both merchant-actor holders to be known everywhere', () => holders(gateway) === 2 && holders(full) === 2);
   });
 
   afterAll(async () => {
