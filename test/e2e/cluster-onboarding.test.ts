@@ -32,11 +32,11 @@ describe('onboarding on a cluster over NATS', () => {
     full = await startTestNode({ ...shared, NODE_ID: 'full' });
     // wait until the gateway sees the worker's services
     await gateway.node.broker.waitForServices(['merchants', 'merchant-actors', 'discovery'], 10_000);
-    // and until every caller knows both holders of merchant actors: Shard routing (one counting node per
-    // merchant) agrees only between callers that see the same nodes
+    // and until every caller knows both holders of merchant actors: Shard routing by id agrees only
+    // between callers that see the same nodes
     const holders = (t: TestNode) =>
       (t.node.broker.registry as unknown as { getActionEndpoints(a: string): { count(): number } | undefined })
-        .getActionEndpoints('merchant-actors.admit')
+        .getActionEndpoints('merchant-actors.send')
         ?.count() ?? 0;
     await eventually('both merchant-actor holders to be known everywhere', () => holders(gateway) === 2 && holders(full) === 2);
   });
