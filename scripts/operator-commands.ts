@@ -21,6 +21,16 @@ export interface OperatorCommand {
   params(args: Record<string, string | undefined>): Record<string, unknown>;
 }
 
+/** One filter argument read as a merchant id, an ISO time (since) or a type, as alerts and audit take it. */
+function byMerchantTimeOrType(a: Record<string, string | undefined>): Record<string, unknown> {
+  const f = a.filter;
+  const limit = a.limit ? Number(a.limit) : undefined;
+  if (!f || f === 'all') return { limit };
+  if (f.startsWith('mer_')) return { merchant_id: f, limit };
+  if (/^\d{4}-\d{2}-\d{2}/.test(f)) return { since: f, limit };
+  return { type: f, limit };
+}
+
 export const OPERATOR_COMMANDS: OperatorCommand[] = [
   {
     name: 'trust-email',
@@ -95,14 +105,7 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     optional: ['filter', 'limit'],
     description: 'operational alerts, newest first; filter: an alert type, a merchant id or an ISO time (since)',
     action: 'ops.alerts',
-    params: (a) => {
-      const f = a.filter;
-      const limit = a.limit ? Number(a.limit) : undefined;
-      if (!f || f === 'all') return { limit };
-      if (f.startsWith('mer_')) return { merchant_id: f, limit };
-      if (/^\d{4}-\d{2}-\d{2}/.test(f)) return { since: f, limit };
-      return { type: f, limit };
-    },
+    params: byMerchantTimeOrType,
   },
   {
     name: 'sessions',
@@ -122,14 +125,7 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     optional: ['filter', 'limit'],
     description: 'audit events, newest first; filter: a merchant id, an event type (or a prefix ending in "."), or an ISO time (since)',
     action: 'ops.audit',
-    params: (a) => {
-      const f = a.filter;
-      const limit = a.limit ? Number(a.limit) : undefined;
-      if (!f || f === 'all') return { limit };
-      if (f.startsWith('mer_')) return { merchant_id: f, limit };
-      if (/^\d{4}-\d{2}-\d{2}/.test(f)) return { since: f, limit };
-      return { type: f, limit };
-    },
+    params: byMerchantTimeOrType,
   },
   {
     name: 'audit-verify',

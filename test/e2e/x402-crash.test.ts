@@ -3,13 +3,13 @@
  * it broadcast waits to be mined. A new node over the same DATA_DIR finishes it: the same proof is then
  * served once, a replay is refused, and the money moved once on chain and once in the ledger.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Wallet, parseEther } from 'ethers';
 import { startTestNode, tempDir, http } from '../helpers/node.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
-import { freePort } from '../helpers/ports.ts';
+import { spawnNode as spawnChildNode } from '../helpers/child-node.ts';
 import { eventually } from '../helpers/wait.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
@@ -26,49 +26,19 @@ let dataDir: string;
 let m: RegisteredMerchant;
 const children: Child[] = [];
 
+/** A real `node index.ts` on the shared data dir and the local chain (test/helpers/child-node.ts). */
 async function spawnNode(env: Record<string, string>): Promise<Child> {
-  const port = await freePort();
-  let out = '';
-  const proc = spawn(process.execPath, ['index.ts'], {
-    cwd: process.cwd(),
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      POW_DIFFICULTY: '4',
-      ETHEREUM_TESTNET_RPC_URL: chain.url,
-      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      CHAIN_POLL_INTERVAL_MS: '60000',
-      BROADCAST_POLL_INTERVAL_MS: '200',
-      AGENTS_SCAN_INTERVAL_MS: '200',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const child = await spawnChildNode({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    ETHEREUM_TESTNET_RPC_URL: chain.url,
+    ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
+    ETHEREUM_TESTNET_CONFIRMATIONS: '1',
+    CHAIN_POLL_INTERVAL_MS: '60000',
+    BROADCAST_POLL_INTERVAL_MS: '200',
+    AGENTS_SCAN_INTERVAL_MS: '200',
+    ...env,
   });
-  proc.stdout!.on('data', (d) => {
-    out += d;
-  });
-  proc.stderr!.on('data', (d) => {
-    out += d;
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await eventually(
-    'the child node to answer',
-    async () => {
-      if (proc.exitCode !== null) throw new Error(`child node exited ${proc.exitCode}: ${out}`);
-      try {
-        return (await fetch(`${url}/v1/payment_methods`)).status === 200;
-      } catch {
-        return false;
-      }
-    },
-    60_000,
-    100,
-  );
-  const child = { proc, url };
   children.push(child);
   return child;
 }
