@@ -9,7 +9,7 @@
  *   checks the catalog checkout reference, reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and
  *   allocates the address.
  */
-import { ServiceError, badRequest, forbidden } from '../core/errors.ts';
+import { FieldChecks, REMEDIATION, ServiceError, badRequest, forbidden } from '../core/errors.ts';
 import { AmountError, checkAmountBound, floorSubunits, fromSubunits, toApiNumber, toSubunits } from '../core/money.ts';
 import { parseDuration } from '../core/duration.ts';
 import { networkRefusal } from '../core/environment.ts';
@@ -60,16 +60,22 @@ const refuse = (error: ServiceError, outcome: AbuseOutcome, rail: Rail) => new P
 
 export function parseExpiresIn(value: string, maxMs: number, maxText: string): number {
   const ms = parseDuration(value);
+  const details = {
+    field: 'expires_in',
+    remediation: `Send expires_in as a whole number and a unit, from 10s to ${maxText}, e.g. "15m" or "1h".`,
+  };
   if (ms === null)
     throw badRequest(
       `expires_in must be a duration such as 15m, 45m or 1h (a whole number followed by s, m, h or d), between 10s and ${maxText}`,
+      details,
     );
-  if (ms < EXPIRES_IN_MIN_MS || ms > maxMs) throw badRequest(`expires_in must be between 10s and ${maxText}; got ${value}`);
+  if (ms < EXPIRES_IN_MIN_MS || ms > maxMs) throw badRequest(`expires_in must be between 10s and ${maxText}; got ${value}`, details);
   return ms;
 }
 
 /** The amount in smallest units, checked against the rail's decimals and min_amount. */
-export function parseAmount(amount: number | string, rail: Rail): bigint {
+export function parseAmount(amount: number | string, rail: Rail, field = 'amount'): bigint {
+  const at = (remediation: string) => ({ field, remediation });
   let units: bigint;
   try {
     units = toSubunits(amount, rail.decimals);
@@ -82,14 +88,20 @@ export function parseAmount(amount: number | string, rail: Rail): bigint {
           : /maximum/.test(e.message)
             ? e.message
             : 'amount must be a positive decimal number',
+        at(
+          /decimal places/.test(e.message)
+            ? `Round ${field} to ${rail.decimals} decimal places, or send amount_subunits in smallest units.`
+            : `Send ${field} as a positive number of ${rail.token}.`,
+        ),
       );
     }
     throw e;
   }
-  if (units <= 0n) throw badRequest('amount must be greater than 0');
+  if (units <= 0n) throw badRequest('amount must be greater than 0', at(`Send ${field} greater than 0.`));
   if (units < toSubunits(rail.min_amount, rail.decimals)) {
     throw badRequest(
       `amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; send at least ${rail.min_amount}`,
+      at(`Send ${field} of at least ${rail.min_amount} ${rail.token} (min_amount in GET /v1/payment_methods).`),
     );
   }
   return units;
@@ -99,18 +111,28 @@ export function parseAmount(amount: number | string, rail: Rail): bigint {
 export function resolvePaymentMethod(body: CreateBody, rails: Rail[]): Rail {
   const [a, b] = [body.paymentMethod, body.payment_method];
   if (a && b && (a.methodID !== b.methodID || a.chain !== b.chain || a.network !== b.network || a.token !== b.token)) {
-    throw badRequest('send paymentMethod only (payment_method is its legacy name); the two differ');
+    throw badRequest('send paymentMethod only (payment_method is its legacy name); the two differ', {
+      field: 'payment_method',
+      remediation: 'Remove payment_method and send the rail in paymentMethod only.',
+    });
   }
   const pm = a ?? b;
-  if (!pm) throw badRequest('body.paymentMethod is required: {methodID, chain, token, network}');
+  const name = a ? 'paymentMethod' : 'payment_method';
+  if (!pm)
+    throw badRequest('body.paymentMethod is required: {methodID, chain, token, network}', {
+      field: 'paymentMethod',
+      remediation: `Add paymentMethod {methodID: 0, chain, token, network}. ${REMEDIATION.rails}`,
+    });
   if (pm.methodID === 1)
     throw badRequest(
       'methodID 1 (fiat) is not available: no fiat rail is enabled; use methodID 0 with a rail from GET /v1/payment_methods',
+      { field: `${name}.methodID`, remediation: `Set ${name}.methodID to 0 (on-chain crypto).` },
     );
   const rail = findRail(rails, pm.chain, pm.network, pm.token);
   if (!rail)
     throw badRequest(
       `no enabled rail is ${pm.chain}:${pm.network}:${pm.token}; choose a (chain, network, token) triple from GET /v1/payment_methods`,
+      { field: name, remediation: REMEDIATION.rails },
     );
   return rail;
 }
@@ -126,28 +148,64 @@ export interface CreateRequest {
 export function requestedAmount(body: Pick<CreateBody, 'amount' | 'amount_subunits'>, rail: Rail): bigint {
   if (body.amount_subunits === undefined) {
     if (body.amount === undefined)
-      throw badRequest('amount is required (token units), or amount_subunits (smallest units, a digit string)');
+      throw badRequest('amount is required (token units), or amount_subunits (smallest units, a digit string)', {
+        field: 'amount',
+        remediation: `Add amount in ${rail.token} (e.g. 12.5), or amount_subunits as a digit string of smallest units.`,
+      });
     return parseAmount(body.amount, rail);
   }
   const exact = BigInt(body.amount_subunits);
   if (body.amount !== undefined && parseAmount(body.amount, rail) !== exact) {
     throw badRequest(
       `amount and amount_subunits differ (${body.amount} ${rail.token} is not ${body.amount_subunits} smallest units); send one of them`,
+      { field: 'amount_subunits', remediation: 'Send only one of amount and amount_subunits.' },
     );
   }
-  return parseAmount(fromSubunits(exact, rail.decimals), rail);
+  return parseAmount(fromSubunits(exact, rail.decimals), rail, 'amount_subunits');
+}
+
+export function checkMetadataSize(metadata: Record<string, unknown>): void {
+  if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
+    throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`, {
+      field: 'metadata',
+      remediation: `Keep metadata under ${METADATA_MAX_BYTES} bytes of JSON: store ids and references, not documents.`,
+    });
+  }
+}
+
+/**
+ * The rules of a create body, each field checked on its own so that every refusal is listed at once (the
+ * first in the documented order leads); fields `checks` already holds refused are skipped.
+ */
+function checkCreateBody(body: CreateBody, rails: Rail[], checks: FieldChecks): CreateRequest {
+  const railField = body.paymentMethod === undefined && body.payment_method !== undefined ? 'payment_method' : 'paymentMethod';
+  const rail =
+    checks.refused('paymentMethod') || checks.refused('payment_method')
+      ? undefined
+      : checks.run(railField, () => resolvePaymentMethod(body, rails));
+  const expiresMs = checks.run('expires_in', () => parseExpiresIn(body.expires_in, EXPIRES_IN_MAX_MS, '7d'));
+  const expected = rail && !checks.refused('amount_subunits') ? checks.run('amount', () => requestedAmount(body, rail)) : undefined;
+  const metadata = body.metadata ?? {};
+  checks.run('metadata', () => checkMetadataSize(metadata));
+  checks.throwIfAny();
+  return { rail: rail!, expected: expected!, expiresMs: expiresMs!, metadata };
 }
 
 /** Everything a create body decides on its own: rail, duration, amount, metadata. */
 export function decideCreateBody(body: CreateBody, rails: Rail[]): CreateRequest {
-  const rail = resolvePaymentMethod(body, rails);
-  const expiresMs = parseExpiresIn(body.expires_in, EXPIRES_IN_MAX_MS, '7d');
-  const expected = requestedAmount(body, rail);
-  const metadata = body.metadata ?? {};
-  if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
-    throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`);
-  }
-  return { rail, expected, expiresMs, metadata };
+  return checkCreateBody(body, rails, new FieldChecks());
+}
+
+/**
+ * Throws the refusal of a body the schema refused (`schemaRefusal`), adding what the rules find wrong in
+ * its other fields, so that one answer lists every invalid field.
+ */
+export function refuseCreateBody(body: unknown, rails: Rail[], schemaRefusal: unknown): never {
+  const checks = new FieldChecks();
+  checks.add(schemaRefusal);
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) checkCreateBody(body as CreateBody, rails, checks);
+  checks.throwIfAny();
+  throw schemaRefusal;
 }
 
 /** Whether the KYC status must be read to decide (mainnet for a live merchant). */
@@ -160,11 +218,25 @@ export const needsKyc = (rail: Rail, sandbox: boolean): boolean => rail.network 
 export function checkNetworkAccess(rail: Rail, sandbox: boolean, kycStatus: string | null | undefined): void {
   const refusal = networkRefusal(sandbox, rail.network);
   // asking for mainnet without the right is an abuse signal; a live merchant asking for testnet is not
-  if (refusal) throw rail.network === 'mainnet' ? refuse(forbidden(refusal), 'mainnet_kyc_required', rail) : forbidden(refusal);
+  const field = 'paymentMethod.network';
+  if (refusal) {
+    const denied = forbidden(refusal, {
+      field,
+      remediation: sandbox
+        ? 'Set paymentMethod.network to testnet; mainnet needs a live merchant account (registered with a bearer token).'
+        : 'Set paymentMethod.network to mainnet, or use a sandbox merchant (a service_sk_test_ key) for testnet.',
+    });
+    throw rail.network === 'mainnet' ? refuse(denied, 'mainnet_kyc_required', rail) : denied;
+  }
   if (rail.network === 'mainnet' && kycStatus !== 'verified') {
     throw refuse(
       forbidden(
         'mainnet payment sessions require KYC verification of the merchant; complete KYC with the operator, or use network testnet',
+        {
+          field,
+          remediation:
+            'Ask the operator to verify your KYC (`npm run operator -- set-kyc <merchant_id> verified`), or set paymentMethod.network to testnet.',
+        },
       ),
       'mainnet_kyc_required',
       rail,
@@ -176,7 +248,10 @@ export function checkNetworkAccess(rail: Rail, sandbox: boolean, kycStatus: stri
 export function checkAmountLimit(expected: bigint, rail: Rail, limit: string | null): void {
   if (limit !== null && expected > floorSubunits(limit, rail.decimals)) {
     throw refuse(
-      badRequest(`amount exceeds the per-session limit of ${limit} ${rail.token}; lower the amount or split the payment`),
+      badRequest(`amount exceeds the per-session limit of ${limit} ${rail.token}; lower the amount or split the payment`, {
+        field: 'amount',
+        remediation: `Send amount of at most ${limit} ${rail.token} (the SESSION_AMOUNT_LIMIT setting), or split the payment.`,
+      }),
       'amount_limit_exceeded',
       rail,
     );
@@ -188,6 +263,10 @@ export function dailyVolumeRefusal(limitText: string, rail: Rail, leftSubunits: 
   return refuse(
     badRequest(
       `daily volume limit of ${limitText} ${rail.token} on ${rail.chain} ${rail.network} reached: ${toApiNumber(leftSubunits, rail.decimals)} ${rail.token} left today (UTC); lower the amount or try again tomorrow`,
+      {
+        field: 'amount',
+        remediation: `Send amount of at most ${toApiNumber(leftSubunits, rail.decimals)} ${rail.token} today, or wait for the next UTC day (the DAILY_VOLUME_LIMIT setting).`,
+      },
     ),
     'daily_volume_limit_exceeded',
     rail,
@@ -198,20 +277,31 @@ export function dailyVolumeRefusal(limitText: string, rail: Rail, leftSubunits: 
 export function checkoutReference(metadata: Record<string, unknown>): string | undefined {
   const ref = metadata.checkout_reference_id;
   if (ref === undefined) return undefined;
-  if (typeof ref !== 'string' || ref === '') throw badRequest('metadata.checkout_reference_id must be a non-empty string');
+  if (typeof ref !== 'string' || ref === '')
+    throw badRequest('metadata.checkout_reference_id must be a non-empty string', {
+      field: 'metadata.checkout_reference_id',
+      remediation: 'Set metadata.checkout_reference_id to the checkout_reference_id of a checkout intent, or leave it out.',
+    });
   return ref;
 }
 
 /** A demo body: a testnet rail (USDC preferred), an amount (default 1 USDC or 100 × the minimum) and a duration. */
 export function decideDemo(body: DemoBody, rails: Rail[]): CreateRequest {
   const network = body.network ?? 'testnet';
-  if (network !== 'testnet') throw badRequest('demo sessions use testnet rails only; set network to testnet');
+  if (network !== 'testnet')
+    throw badRequest('demo sessions use testnet rails only; set network to testnet', {
+      field: 'network',
+      remediation: 'Set network to testnet, or leave it out.',
+    });
   const candidates = rails.filter(
     (r) => r.network === 'testnet' && (!body.chain || r.chain === body.chain) && (!body.token || r.token === body.token),
   );
   const rail = candidates.find((r) => r.token === 'USDC') ?? candidates[0];
   if (!rail)
-    throw badRequest(`no testnet rail matches ${body.chain ?? '*'}:testnet:${body.token ?? '*'}; choose one from GET /v1/payment_methods`);
+    throw badRequest(`no testnet rail matches ${body.chain ?? '*'}:testnet:${body.token ?? '*'}; choose one from GET /v1/payment_methods`, {
+      field: body.chain !== undefined ? 'chain' : 'token',
+      remediation: REMEDIATION.rails,
+    });
   const expected =
     body.amount === undefined
       ? rail.token === 'USDC'
@@ -219,7 +309,10 @@ export function decideDemo(body: DemoBody, rails: Rail[]): CreateRequest {
         : toSubunits(rail.min_amount, rail.decimals) * 100n
       : parseAmount(body.amount, rail);
   if (expected > toSubunits(DEMO_AMOUNT_MAX, rail.decimals))
-    throw badRequest(`demo sessions take at most ${DEMO_AMOUNT_MAX} ${rail.token}`);
+    throw badRequest(`demo sessions take at most ${DEMO_AMOUNT_MAX} ${rail.token}`, {
+      field: 'amount',
+      remediation: `Send amount of at most ${DEMO_AMOUNT_MAX} ${rail.token}, or leave it out.`,
+    });
   const expiresMs = parseExpiresIn(body.expires_in ?? DEMO_DEFAULT_EXPIRES_IN, DEMO_EXPIRES_IN_MAX_MS, '1h');
   return { rail, expected, expiresMs, metadata: {} };
 }

@@ -1284,12 +1284,53 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /**
+         * @description The error envelope. code and message are the spec's (unchanged); the other fields say which input is at fault, what fixes it, which request it was and whether the same request may succeed later.
+         * @example {
+         *       "code": 3,
+         *       "message": "body.amount must be > 0",
+         *       "field": "amount",
+         *       "remediation": "Send amount > 0.",
+         *       "request_id": "req_01jd5k8w3h4q2x9y7z6v5t4s3r",
+         *       "retryable": false,
+         *       "errors": [
+         *         {
+         *           "field": "amount",
+         *           "message": "body.amount must be > 0"
+         *         },
+         *         {
+         *           "field": "paymentMethod.network",
+         *           "message": "body.paymentMethod.network must be one of \"testnet\", \"mainnet\""
+         *         }
+         *       ]
+         *     }
+         */
         Error: {
             /**
              * @description 1 internal, 2 not found, 3 bad request, 4 rate limited, 5 conflict, 7 credentials
              * @enum {integer}
              */
             code: 1 | 2 | 3 | 4 | 5 | 7;
+            /** @description what is wrong; for invalid input, the first problem */
+            message: string;
+            /**
+             * @description the first invalid input: a body or query field's path (names joined by dots, [i] for an array item: paymentMethod.chain, webhook_url, allowed_payment_methods[0]) or a header's name (Idempotency-Key, X-Merchant-Id, Last-Event-ID). Absent when no single input is at fault (credentials, a missing resource, a server error).
+             * @example paymentMethod.chain
+             */
+            field?: string;
+            /** @description one sentence saying what to do: the header, setting, command or value that fixes it (a 401 names X-API-Key) */
+            remediation: string;
+            /** @description equals the X-Request-Id header of the response; quote it to the operator */
+            request_id: string;
+            /** @description true only where the same request can succeed later unchanged: 429, 5xx (a rate with no fresh source included), a lost race; false where the request itself must change */
+            retryable: boolean;
+            /** @description every invalid input at once (validation failures); the first is the one message and field name */
+            errors?: components["schemas"]["FieldError"][];
+        };
+        /** @description One invalid input */
+        FieldError: {
+            /** @description its path, as Error.field; absent when the whole input is at fault */
+            field?: string;
             message: string;
         };
         /**
@@ -2466,6 +2507,7 @@ export interface components {
         /** @description Bad request, check the body (code 3) */
         BadRequest: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2475,6 +2517,7 @@ export interface components {
         /** @description Missing or invalid credentials (code 7) */
         Unauthorized: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2484,6 +2527,7 @@ export interface components {
         /** @description Insufficient credentials (code 7) */
         Forbidden: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2493,6 +2537,7 @@ export interface components {
         /** @description Not found (code 2) */
         NotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2502,6 +2547,7 @@ export interface components {
         /** @description Conflict (code 5) */
         Conflict: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2511,6 +2557,17 @@ export interface components {
         /** @description Rate limited (code 4). No X-RateLimit-* headers are sent. */
         RateLimited: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Internal error (code 1): nothing about the cause is sent; quote request_id to the operator. retryable is true. */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2520,7 +2577,10 @@ export interface components {
     };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The id of this request: the caller's X-Request-Id when it sent a sane one (1 to 128 letters, digits and . _ : @ + = / -, starting with a letter or digit), else a new req_… id. An error's request_id is the same value, and so is the id in the server's log line for the request. */
+        "X-Request-Id": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2539,6 +2599,7 @@ export interface operations {
             /** @description HTML page */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2546,6 +2607,7 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
         };
     };
     getCheckoutReceipt: {
@@ -2565,6 +2627,7 @@ export interface operations {
             /** @description The receipt */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description sha256 of the PDF bytes, quoted */
                     ETag?: string;
                     [name: string]: unknown;
@@ -2576,6 +2639,7 @@ export interface operations {
             /** @description Not modified */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description sha256 of the PDF bytes, quoted */
                     ETag?: string;
                     [name: string]: unknown;
@@ -2585,6 +2649,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getCheckoutStatus: {
@@ -2601,6 +2666,7 @@ export interface operations {
             /** @description Status */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2608,6 +2674,7 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
         };
     };
     getOpenapi: {
@@ -2622,6 +2689,7 @@ export interface operations {
             /** @description The OpenAPI 3.1 description */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2629,6 +2697,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
         };
     };
     getAgentSpendPolicy: {
@@ -2646,6 +2715,7 @@ export interface operations {
             /** @description The current policy */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2655,6 +2725,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     putAgentSpendPolicy: {
@@ -2676,6 +2747,7 @@ export interface operations {
             /** @description The new policy version */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2686,6 +2758,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listAgentSpendAttempts: {
@@ -2707,6 +2780,7 @@ export interface operations {
             /** @description A page */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2717,6 +2791,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createAgentSpendAttempt: {
@@ -2738,6 +2813,7 @@ export interface operations {
             /** @description An attempt with this reference already exists */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2747,6 +2823,7 @@ export interface operations {
             /** @description Recorded (any status) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     Location?: string;
                     [name: string]: unknown;
                 };
@@ -2759,6 +2836,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getAgentSpendAttempt: {
@@ -2777,6 +2855,7 @@ export interface operations {
             /** @description The attempt */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2786,6 +2865,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     approveAgentSpendAttempt: {
@@ -2804,6 +2884,7 @@ export interface operations {
             /** @description The decided attempt */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2814,6 +2895,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     denyAgentSpendAttempt: {
@@ -2832,6 +2914,7 @@ export interface operations {
             /** @description The denied attempt */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2842,6 +2925,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     evaluateAgentSpendAttempt: {
@@ -2863,6 +2947,7 @@ export interface operations {
             /** @description The decision */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2873,6 +2958,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listAuditEvents: {
@@ -2894,6 +2980,7 @@ export interface operations {
             /** @description A page of audit events */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2903,6 +2990,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createCheckoutIntent: {
@@ -2924,6 +3012,7 @@ export interface operations {
             /** @description The checkout intent */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2934,6 +3023,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     discoverProducts: {
@@ -2955,6 +3045,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2962,6 +3053,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
         };
     };
     discoverProduct: {
@@ -2979,6 +3071,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2986,6 +3079,7 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
         };
     };
     listEvents: {
@@ -3008,6 +3102,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3018,6 +3113,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getEvent: {
@@ -3035,6 +3131,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3045,6 +3142,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     streamEvents: {
@@ -3067,6 +3165,7 @@ export interface operations {
             /** @description The event stream */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3077,6 +3176,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getMe: {
@@ -3091,6 +3191,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3099,6 +3200,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     revokeCredentials: {
@@ -3117,6 +3219,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3126,6 +3229,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     rotateCredentials: {
@@ -3144,6 +3248,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3153,6 +3258,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     registerMerchant: {
@@ -3171,6 +3277,7 @@ export interface operations {
             /** @description Merchant created */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3181,6 +3288,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
         };
     };
     startEmailVerification: {
@@ -3199,6 +3307,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3207,6 +3316,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     confirmEmail: {
@@ -3225,6 +3335,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3233,6 +3344,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     issueProofOfWork: {
@@ -3251,6 +3363,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3259,6 +3372,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listPaymentMethods: {
@@ -3273,6 +3387,7 @@ export interface operations {
             /** @description Enabled rails */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3280,6 +3395,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listPaymentSessions: {
@@ -3299,6 +3415,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3308,6 +3425,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createPaymentSession: {
@@ -3329,6 +3447,7 @@ export interface operations {
             /** @description Created; Location names the session */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     Location?: string;
                     [name: string]: unknown;
                 };
@@ -3341,6 +3460,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getPaymentSession: {
@@ -3357,6 +3477,7 @@ export interface operations {
             /** @description The session */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3366,6 +3487,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getSessionDiagnostics: {
@@ -3383,6 +3505,7 @@ export interface operations {
             /** @description The findings */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3392,6 +3515,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getPaymentSessionReceipt: {
@@ -3411,6 +3535,7 @@ export interface operations {
             /** @description The receipt */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description sha256 of the PDF bytes, quoted */
                     ETag?: string;
                     [name: string]: unknown;
@@ -3422,6 +3547,7 @@ export interface operations {
             /** @description Not modified (If-None-Match matched the ETag) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description sha256 of the PDF bytes, quoted */
                     ETag?: string;
                     [name: string]: unknown;
@@ -3432,6 +3558,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     simulatePaymentSession: {
@@ -3448,6 +3575,7 @@ export interface operations {
             /** @description The completed session */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3459,6 +3587,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     retrySessionWebhooks: {
@@ -3480,6 +3609,7 @@ export interface operations {
             /** @description The session's delivery log */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3490,6 +3620,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getSessionWebhooks: {
@@ -3507,6 +3638,7 @@ export interface operations {
             /** @description The session's delivery log */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3516,6 +3648,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createDemoPaymentSession: {
@@ -3534,6 +3667,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     Location?: string;
                     [name: string]: unknown;
                 };
@@ -3543,6 +3677,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listPayouts: {
@@ -3561,6 +3696,7 @@ export interface operations {
             /** @description A page of payouts */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3570,6 +3706,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createPayout: {
@@ -3591,6 +3728,7 @@ export interface operations {
             /** @description Created (or the payout of a replayed Idempotency-Key) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -3605,6 +3743,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getPayout: {
@@ -3621,6 +3760,7 @@ export interface operations {
             /** @description The payout */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3630,6 +3770,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listPlans: {
@@ -3653,6 +3794,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3664,6 +3806,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createPlan: {
@@ -3687,6 +3830,7 @@ export interface operations {
             /** @description Created (or the original resource for a replayed Idempotency-Key) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -3701,6 +3845,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getPlan: {
@@ -3721,6 +3866,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3732,6 +3878,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     deletePlan: {
@@ -3752,6 +3899,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3764,6 +3912,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     updatePlan: {
@@ -3788,6 +3937,7 @@ export interface operations {
             /** @description Changed in place */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3797,6 +3947,7 @@ export interface operations {
             /** @description A new draft version */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -3811,6 +3962,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     archivePlan: {
@@ -3835,6 +3987,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3846,6 +3999,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     publishPlan: {
@@ -3870,6 +4024,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3882,6 +4037,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listPrices: {
@@ -3905,6 +4061,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3916,6 +4073,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createPrice: {
@@ -3939,6 +4097,7 @@ export interface operations {
             /** @description Created (or the original resource for a replayed Idempotency-Key) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -3953,6 +4112,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getPrice: {
@@ -3973,6 +4133,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3984,6 +4145,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     deletePrice: {
@@ -4004,6 +4166,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4016,6 +4179,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     updatePrice: {
@@ -4040,6 +4204,7 @@ export interface operations {
             /** @description Changed in place */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4049,6 +4214,7 @@ export interface operations {
             /** @description A new draft version */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -4063,6 +4229,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     archivePrice: {
@@ -4087,6 +4254,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4098,6 +4266,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     publishPrice: {
@@ -4122,6 +4291,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4134,6 +4304,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listProducts: {
@@ -4157,6 +4328,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4168,6 +4340,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createProduct: {
@@ -4191,6 +4364,7 @@ export interface operations {
             /** @description Created (or the original resource for a replayed Idempotency-Key) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -4205,6 +4379,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getProduct: {
@@ -4225,6 +4400,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4236,6 +4412,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     deleteProduct: {
@@ -4256,6 +4433,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4268,6 +4446,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     updateProduct: {
@@ -4292,6 +4471,7 @@ export interface operations {
             /** @description Changed in place */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4301,6 +4481,7 @@ export interface operations {
             /** @description A new draft version */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -4315,6 +4496,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     archiveProduct: {
@@ -4339,6 +4521,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4350,6 +4533,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     publishProduct: {
@@ -4374,6 +4558,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4386,6 +4571,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listRates: {
@@ -4405,6 +4591,7 @@ export interface operations {
             /** @description Rates */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4413,9 +4600,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
             /** @description No source has a fresh-enough rate (code 1); the message says which pair and why */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4436,12 +4625,14 @@ export interface operations {
             /** @description Faucets */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["FaucetList"];
                 };
             };
+            500: components["responses"]["InternalError"];
         };
     };
     dripFaucet: {
@@ -4460,6 +4651,7 @@ export interface operations {
             /** @description Sent (status sent or confirmed; failed with failure_reason when the chain refused it) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4470,9 +4662,11 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
             /** @description The development gas wallet cannot pay (code 1); the message names it */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4500,6 +4694,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4511,6 +4706,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createStore: {
@@ -4534,6 +4730,7 @@ export interface operations {
             /** @description Created (or the original resource for a replayed Idempotency-Key) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -4548,6 +4745,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getStore: {
@@ -4568,6 +4766,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4579,6 +4778,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     deleteStore: {
@@ -4599,6 +4799,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4611,6 +4812,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     updateStore: {
@@ -4635,6 +4837,7 @@ export interface operations {
             /** @description Changed in place */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4647,6 +4850,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     archiveStore: {
@@ -4671,6 +4875,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4682,6 +4887,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     publishStore: {
@@ -4706,6 +4912,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4718,6 +4925,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listWallets: {
@@ -4735,6 +4943,7 @@ export interface operations {
             /** @description A page of wallets */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4744,6 +4953,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createWallet: {
@@ -4762,6 +4972,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -4774,6 +4985,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getWallet: {
@@ -4790,6 +5002,7 @@ export interface operations {
             /** @description The wallet */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4799,6 +5012,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listWalletTransactions: {
@@ -4818,6 +5032,7 @@ export interface operations {
             /** @description A page of wallet transactions */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4828,6 +5043,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createX402Challenge: {
@@ -4846,6 +5062,7 @@ export interface operations {
             /** @description The challenge */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     Location?: string;
                     [name: string]: unknown;
                 };
@@ -4859,6 +5076,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getX402Challenge: {
@@ -4875,6 +5093,7 @@ export interface operations {
             /** @description The challenge */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4884,6 +5103,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     redeemX402Proof: {
@@ -4902,6 +5122,7 @@ export interface operations {
             /** @description Settled */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4911,6 +5132,7 @@ export interface operations {
             /** @description Settlement pending */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4922,6 +5144,7 @@ export interface operations {
             /** @description The proof does not pay; the message starts with the reason code */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4930,6 +5153,7 @@ export interface operations {
             };
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     receivePayoutEvent: {
