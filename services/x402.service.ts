@@ -21,7 +21,7 @@ import { buildChallenge, encodeHeader } from '../lib/x402/challenge.ts';
 import { ProofError } from '../lib/x402/proof.ts';
 import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
-import { gasWalletRef } from '../lib/chains/gas-wallet.ts';
+import { gasWalletRef } from '../lib/treasury/gas-wallet.ts';
 import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc } from '../lib/x402/redeem.ts';
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';

@@ -509,7 +509,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment session
-         * @description Creates a session for `amount` on the rail in `paymentMethod` (legacy name `payment_method` accepted) and returns it with a fresh deposit address. Rules: the rail must be enabled (GET /v1/payment_methods), matched on (chain, network, token); methodID 1 (fiat) is refused while no fiat rail exists; `amount` must not have more decimals than the token and must be at least the rail's min_amount; `expires_in` is a duration such as 15m, 45m, 1h (a whole number and one of s, m, h, d) between 10s and 7d; `metadata` is at most 4KB as JSON; a metadata.checkout_reference_id is checked against the catalog checkout. Sandbox merchants (service_sk_test_ keys) may use testnet rails only (403); mainnet sessions need the merchant's KYC to be verified (403). When configured, SESSION_AMOUNT_LIMIT caps one session and DAILY_VOLUME_LIMIT caps the merchant's session volume per rail and UTC day (400). Refusals change nothing.
+         * @description Creates a session for `amount` (tokens) or `price` (fiat, converted at a fresh rate and locked: see FiatPrice) on the rail in `paymentMethod` (legacy name `payment_method` accepted) and returns it with a fresh deposit address. Rules: the rail must be enabled (GET /v1/payment_methods), matched on (chain, network, token); methodID 1 (fiat) is refused while no fiat rail exists; `amount` must not have more decimals than the token and must be at least the rail's min_amount; `expires_in` is a duration such as 15m, 45m, 1h (a whole number and one of s, m, h, d) between 10s and 7d; `metadata` is at most 4KB as JSON; a metadata.checkout_reference_id is checked against the catalog checkout. Sandbox merchants (service_sk_test_ keys) may use testnet rails only (403); mainnet sessions need the merchant's KYC to be verified (403). When configured, SESSION_AMOUNT_LIMIT caps one session and DAILY_VOLUME_LIMIT caps the merchant's session volume per rail and UTC day (400). Refusals change nothing.
          */
         post: operations["createPaymentSession"];
         delete?: never;
@@ -2292,7 +2292,7 @@ export interface components {
             /** @enum {string} */
             network: "testnet" | "mainnet";
         };
-        /** @description paymentMethod (or its legacy name payment_method) is required as well, and one of amount or amount_subunits. */
+        /** @description paymentMethod (or its legacy name payment_method) is required as well, and exactly one of an amount in tokens (amount or amount_subunits) or a price in fiat (price). */
         CreatePaymentSessionRequest: {
             /** @description token units, e.g. 12.5 (USDC); at most the token's decimals; at least the rail's min_amount; at most 10^15. A number whose digits a JSON double cannot carry exactly is refused: send amount_subunits instead. One of amount and amount_subunits is required (both must agree). */
             amount?: number;
@@ -2313,6 +2313,7 @@ export interface components {
             metadata?: Record<string, unknown>;
             /** @description the amount exactly, in the token's smallest units (wei, lamports, USDC 6-decimal units); the way to send amounts with more digits than a JSON number carries (an 18-decimal ETH price, say) */
             amount_subunits?: string;
+            price?: components["schemas"]["FiatPrice"];
         };
         CreateDemoSessionRequest: {
             /**
@@ -2393,6 +2394,7 @@ export interface components {
                 network: "testnet" | "mainnet";
             };
             deposits?: components["schemas"]["PaymentSessionDeposit"][];
+            quote?: components["schemas"]["SessionQuote"];
             completion_rate?: components["schemas"]["RecordedRate"];
         };
         PaymentSessionList: {
@@ -2405,6 +2407,43 @@ export interface components {
             limit?: string;
             /** @enum {string} */
             status?: "pending" | "partial_paid" | "completed" | "expired";
+        };
+        /** @description A price in fiat instead of an amount in tokens. The service reads a fresh spot rate of the rail's token in this currency (GET /v1/rates; its sources and RATES_MAX_AGE), converts the price to the token's smallest units rounded UP (exact decimal arithmetic: never less than the price at that rate, at most one smallest unit more), and locks that amount for the session's life; the session's quote says how. Underpayment and overpayment are judged in tokens against that amount. No fresh rate: 503 (retryable true when a source is configured but has no fresh value; false when none is configured for the pair). The converted amount must reach the rail's min_amount (400). */
+        FiatPrice: {
+            /**
+             * @description a positive decimal string with at most the currency's minor-unit digits (2 for USD, EUR, GBP, CHF; 0 for JPY); at most 10^12
+             * @example 25.00
+             */
+            amount: string;
+            /**
+             * @description ISO 4217 code
+             * @enum {string}
+             */
+            currency: "USD" | "EUR" | "GBP" | "CHF" | "JPY";
+        };
+        /** @description How a session priced in fiat got its expected amount: expected_amount_subunits = ceil(amount × 10^decimals / rate), computed once at creation and locked. */
+        SessionQuote: {
+            /**
+             * @description the price's currency (ISO 4217)
+             * @example USD
+             */
+            currency: string;
+            /**
+             * @description the price, a decimal string with the currency's minor-unit digits
+             * @example 25.00
+             */
+            amount: string;
+            /**
+             * @description 1 token = rate units of currency, a decimal string, exactly as the source gave it
+             * @example 2500
+             */
+            rate: string;
+            /** @description the rate source: chainlink, http or static (see GET /v1/rates) */
+            source: string;
+            /** @description when the source observed the rate */
+            rate_as_of: components["schemas"]["Timestamp"];
+            /** @description when the amount was computed and locked */
+            quoted_at: components["schemas"]["Timestamp"];
         };
         /** @description The body POSTed to the merchant's webhook_url. Each webhook is an HTTP POST of a WebhookEvent (Content-Type application/json) to the merchant's webhook_url with the headers X-Service-Event (the event_type), X-Service-Event-Id (stable per event, the same on every attempt: de-duplicate on it) and X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by webhook_secret> (Stripe's scheme; during a webhook-secret rotation overlap one v1 entry per live secret). Verify against the raw body bytes, accept any matching v1, and refuse a t more than 300 s away from now. Only 2xx is success; redirects are not followed; each attempt times out after 10 s. Retries: 30 s, 1 min, 2 min, 5 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h (±20 % jitter) within 72 h of the event, then the event is failed. */
         WebhookEvent: {
@@ -3341,6 +3380,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            /** @description A price in fiat with no fresh rate of the rail's token in its currency (code 1): the message names the pair and why; retryable says whether sending the same request later can succeed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPaymentSession: {
