@@ -8,12 +8,13 @@ import type { Config } from '../../config/index.ts';
 import { newId } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
 import { Idempotency, type IdempotencyRequest } from '../core/idempotency.ts';
-import type { Store } from '../store/port.ts';
+import type { Doc, Store } from '../store/port.ts';
 import type { AddressChain } from '../addresses.ts';
 import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from '../../actors/payment-session.ts';
 import { ServiceError } from '../core/errors.ts';
 import { QuoteUnavailableError, quotePrice } from '../rates/quote.ts';
 import type { RatesEngine } from '../rates/engine.ts';
+import { checkRailPolicy, type RailPolicy } from '../merchants/rail-policy.ts';
 import {
   checkAmountLimit,
   checkNetworkAccess,
@@ -89,10 +90,13 @@ export class Sessions {
   /** The checks in the documented order; the catalog check fails closed (no catalog: 503). */
   private async decide(calls: SessionCalls, merchant: { merchant_id: string; sandbox: boolean }, body: CreateBody): Promise<CreateRequest> {
     const draft = decideCreateBody(body, this.o.config.rails);
-    const kyc = needsKyc(draft.rail, merchant.sandbox)
-      ? (await this.o.store.get<{ id: string; kyc_status?: string }>('merchants', merchant.merchant_id))?.kyc_status
-      : undefined;
-    checkNetworkAccess(draft.rail, merchant.sandbox, kyc);
+    const account = await this.o.store.get<Doc & { kyc_status?: string; rail_policy?: RailPolicy | null }>(
+      'merchants',
+      merchant.merchant_id,
+    );
+    // before a payable session exists: a rail outside the merchant's policy is refused (400 on paymentMethod)
+    checkRailPolicy(account?.rail_policy, draft.rail);
+    checkNetworkAccess(draft.rail, merchant.sandbox, needsKyc(draft.rail, merchant.sandbox) ? account?.kyc_status : undefined);
     // a rate is read only for a request that passed every other check of its own
     const req = await this.priced(draft);
     checkAmountLimit(req.expected, req.rail, this.o.config.sessionAmountLimit);

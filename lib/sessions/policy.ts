@@ -5,7 +5,8 @@
  *
  * Order on POST /v1/payment_sessions (after the body schema):
  *   paymentMethod (methodID 0 only) → rail (chain, network, token) → expires_in bounds → amount (decimals,
- *   min_amount) or price (currency, minor digits) → metadata size → sandbox/testnet → mainnet KYC → the
+ *   min_amount) or price (currency, minor digits) → metadata size → the merchant's rail policy
+ *   (lib/merchants/rail-policy.ts) → sandbox/testnet → mainnet KYC → the
  *   quote of a price (a fresh rate; then the amount's min_amount) → SESSION_AMOUNT_LIMIT; then the facade
  *   checks the catalog checkout reference, reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and
  *   allocates the address.

@@ -231,7 +231,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve a price into checkout fields
-         * @description No credentials, no body. Only when the price, its plan, its product and its store are all published (409 naming the one that is not). allowed_payment_methods = the price's methods (or every rail of its token) ∩ enabled rails ∩ testnet only for a sandbox merchant; when that is empty, 409 and nothing is created. Records a checkout snapshot valid for 30 minutes; the price, plan and product become checkout-referenced (immutable: a PATCH makes a new version). At most 300 intents per client and minute (429).
+         * @description No credentials, no body. Only when the price, its plan, its product and its store are all published (409 naming the one that is not). allowed_payment_methods = the price's methods (or every rail of its token) ∩ enabled rails ∩ testnet only for a sandbox merchant; when that is empty, 409 and nothing is created. The merchant's rail policy (PUT /v1/me/rail-policy) narrows it further; when it excludes every one of them, 400 (code 3, field paymentMethod, the message naming the rails) and nothing is created. Records a checkout snapshot valid for 30 minutes; the price, plan and product become checkout-referenced (immutable: a PATCH makes a new version). At most 300 intents per client and minute (429).
          */
         post: operations["createCheckoutIntent"];
         delete?: never;
@@ -394,6 +394,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/rail-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The merchant's rail policy
+         * @description The rails the merchant accepts (allowed_rails; null: no policy, every enabled rail) and the rails it can be paid on now (effective_rails: enabled, in its environment, allowed by the policy).
+         */
+        get: operations["getRailPolicy"];
+        /**
+         * Set the merchant's rail policy
+         * @description Replaces the merchant rail policy (the spec's planned rule). From then on, POST /v1/payment_sessions, checkout intents of the merchant's catalog prices and x402 challenges on a rail outside allowed_rails fail before a payable session exists: 400 (code 3) with field paymentMethod, the message naming the rail. A checkout intent offers only the price's methods the policy allows, and is refused when none is left. Every entry must be a rail the service knows, as <chain>:<network>:<token> (enabled or not: a mainnet rail may be named before it is configured); an unknown one is a 400 naming it (field allowed_rails[i]). allowed_rails null removes the policy (every enabled rail, the default). Sessions that already exist are unaffected. Each change writes an audit event merchant.rail_policy.set with the old and the new list, in the same write as the change.
+         */
+        put: operations["putRailPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/merchants": {
         parameters: {
             query?: never;
@@ -509,7 +533,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment session
-         * @description Creates a session for `amount` (tokens) or `price` (fiat, converted at a fresh rate and locked: see FiatPrice) on the rail in `paymentMethod` (legacy name `payment_method` accepted) and returns it with a fresh deposit address. Rules: the rail must be enabled (GET /v1/payment_methods), matched on (chain, network, token); methodID 1 (fiat) is refused while no fiat rail exists; `amount` must not have more decimals than the token and must be at least the rail's min_amount; `expires_in` is a duration such as 15m, 45m, 1h (a whole number and one of s, m, h, d) between 10s and 7d; `metadata` is at most 4KB as JSON; a metadata.checkout_reference_id is checked against the catalog checkout. Sandbox merchants (service_sk_test_ keys) may use testnet rails only (403); mainnet sessions need the merchant's KYC to be verified (403). When configured, SESSION_AMOUNT_LIMIT caps one session and DAILY_VOLUME_LIMIT caps the merchant's session volume per rail and UTC day (400). Refusals change nothing.
+         * @description Creates a session for `amount` (tokens) or `price` (fiat, converted at a fresh rate and locked: see FiatPrice) on the rail in `paymentMethod` (legacy name `payment_method` accepted) and returns it with a fresh deposit address. Rules: the rail must be enabled (GET /v1/payment_methods), matched on (chain, network, token); methodID 1 (fiat) is refused while no fiat rail exists; `amount` must not have more decimals than the token and must be at least the rail's min_amount; `expires_in` is a duration such as 15m, 45m, 1h (a whole number and one of s, m, h, d) between 10s and 7d; `metadata` is at most 4KB as JSON; a metadata.checkout_reference_id is checked against the catalog checkout. Sandbox merchants (service_sk_test_ keys) may use testnet rails only (403); mainnet sessions need the merchant's KYC to be verified (403). When configured, SESSION_AMOUNT_LIMIT caps one session and DAILY_VOLUME_LIMIT caps the merchant's session volume per rail and UTC day (400). A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3) with field paymentMethod naming the rail, before any address is assigned. Refusals change nothing.
          */
         post: operations["createPaymentSession"];
         delete?: never;
@@ -1193,7 +1217,7 @@ export interface paths {
         put?: never;
         /**
          * Create an x402 challenge for a resource
-         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m.
+         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored.
          */
         post: operations["createX402Challenge"];
         delete?: never;
@@ -1977,6 +2001,18 @@ export interface components {
             credential: "api_key" | "webhook_secret";
             /** @description false when there was no overlapping previous credential */
             revoked: boolean;
+        };
+        RailPolicyRequest: {
+            /** @description the rails the merchant accepts, as <chain>:<network>:<token> (GET /v1/payment_methods); null removes the policy. Empty is refused: omit the policy with null instead. */
+            allowed_rails: string[] | null;
+        };
+        RailPolicy: {
+            /** @description the policy, in the rail list's order; null: no policy (every enabled rail) */
+            allowed_rails: string[] | null;
+            /** @description the rails the merchant can be paid on now: enabled (GET /v1/payment_methods), in its environment (sandbox: testnet only; live: mainnet only) and allowed by the policy */
+            effective_rails: string[];
+            /** @description when the policy was last set; null without a policy */
+            updated_at: components["schemas"]["Timestamp"] | null;
         };
         WalletBalance: {
             /** @enum {string} */
@@ -3187,6 +3223,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RotateCredentialsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getRailPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RailPolicy"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    putRailPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RailPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RailPolicy"];
                 };
             };
             400: components["responses"]["BadRequest"];
