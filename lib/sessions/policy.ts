@@ -5,7 +5,9 @@
  *
  * Order on POST /v1/payment_sessions (after the body schema):
  *   paymentMethod (methodID 0 only) → rail (chain, network, token) → expires_in bounds → amount (decimals,
- *   min_amount) → metadata size → sandbox/testnet → mainnet KYC → SESSION_AMOUNT_LIMIT; then the facade
+ *   min_amount) or price (currency, minor digits) → metadata size → the merchant's rail policy
+ *   (lib/merchants/rail-policy.ts) → sandbox/testnet → mainnet KYC → the
+ *   quote of a price (a fresh rate; then the amount's min_amount) → SESSION_AMOUNT_LIMIT; then the facade
  *   checks the catalog checkout reference, reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and
  *   allocates the address.
  */
@@ -15,6 +17,7 @@ import { parseDuration } from '../core/duration.ts';
 import { networkRefusal } from '../core/environment.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseOutcome, AbuseSignal, Environment } from '../metrics.ts';
+import { FiatPriceError, parseFiatAmount, type FiatAmount, type SessionQuote } from '../rates/quote.ts';
 
 /** expires_in bounds (documented in the README and the OpenAPI description) */
 export const EXPIRES_IN_MIN_MS = 10_000;
@@ -30,6 +33,8 @@ export interface CreateBody {
   amount?: number;
   /** the exact amount in smallest units (additive; for amounts a JSON number cannot carry) */
   amount_subunits?: string;
+  /** a price in fiat (additive): the amount in tokens is quoted at a fresh rate and locked */
+  price?: { amount: string; currency: string };
   expires_in: string;
   paymentMethod?: PaymentMethodInput;
   payment_method?: PaymentMethodInput;
@@ -75,6 +80,31 @@ export function parseExpiresIn(value: string, maxMs: number, maxText: string): n
 
 /** The amount in smallest units, checked against the rail's decimals and min_amount. */
 export function parseAmount(amount: number | string, rail: Rail, field = 'amount'): bigint {
+  const units = tokenAmount(amount, rail, field);
+  checkMinimum(units, rail, undefined, field);
+  return units;
+}
+
+/** Refuses an amount below the rail's min_amount; `quoted` explains an amount converted from a price. */
+function checkMinimum(units: bigint, rail: Rail, quoted?: SessionQuote, field = 'amount'): void {
+  if (units < toSubunits(rail.min_amount, rail.decimals)) {
+    const what = quoted
+      ? `${quoted.amount} ${quoted.currency} is ${fromSubunits(units, rail.decimals)} ${rail.token} at ${quoted.rate} ${quoted.currency}/${rail.token}, which`
+      : 'amount';
+    throw badRequest(
+      `${what} is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; ${quoted ? 'raise the price' : `send at least ${rail.min_amount}`}`,
+      {
+        field: quoted ? 'price.amount' : field,
+        remediation: quoted
+          ? `Raise price.amount to at least the value of ${rail.min_amount} ${rail.token}.`
+          : `Send ${field} of at least ${rail.min_amount} ${rail.token} (min_amount in GET /v1/payment_methods).`,
+      },
+    );
+  }
+}
+
+/** Token units (a number or decimal string) to smallest units: decimals, sign and the global bound. */
+function tokenAmount(amount: number | string, rail: Rail, field = 'amount'): bigint {
   const at = (remediation: string) => ({ field, remediation });
   let units: bigint;
   try {
@@ -98,12 +128,6 @@ export function parseAmount(amount: number | string, rail: Rail, field = 'amount
     throw e;
   }
   if (units <= 0n) throw badRequest('amount must be greater than 0', at(`Send ${field} greater than 0.`));
-  if (units < toSubunits(rail.min_amount, rail.decimals)) {
-    throw badRequest(
-      `amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; send at least ${rail.min_amount}`,
-      at(`Send ${field} of at least ${rail.min_amount} ${rail.token} (min_amount in GET /v1/payment_methods).`),
-    );
-  }
   return units;
 }
 
@@ -142,16 +166,49 @@ export interface CreateRequest {
   expected: bigint;
   expiresMs: number;
   metadata: Record<string, unknown>;
+  /** the locked quote of a price in fiat: expected was converted from it */
+  quote?: SessionQuote;
+}
+
+/** A create body decided before any rate is read: a token amount, or a price in fiat still to be quoted. */
+export type CreateDraft = Omit<CreateRequest, 'expected' | 'quote'> &
+  ({ expected: bigint; price?: undefined } | { expected?: undefined; price: FiatAmount });
+
+/** The price of a create body in fiat: currency and minor digits checked, no rate read yet. */
+export function requestedPrice(price: { amount: string; currency: string }): FiatAmount {
+  try {
+    return parseFiatAmount(price.amount, price.currency);
+  } catch (e) {
+    if (e instanceof FiatPriceError) throw badRequest(e.message, { field: `price.${e.field}` });
+    throw e;
+  }
+}
+
+/** The amount a quote converted a price to, checked like a token amount (bound, min_amount). */
+export function quotedRequest(draft: Extract<CreateDraft, { price: FiatAmount }>, units: bigint, quote: SessionQuote): CreateRequest {
+  const { rail } = draft;
+  try {
+    checkAmountBound(units, rail.decimals);
+  } catch (e) {
+    if (e instanceof AmountError)
+      throw badRequest(`price.amount converts to more than the maximum of a session: ${e.message}`, { field: 'price.amount' });
+    throw e;
+  }
+  checkMinimum(units, rail, quote);
+  return { rail, expiresMs: draft.expiresMs, metadata: draft.metadata, expected: units, quote };
 }
 
 /** amount (token units) or amount_subunits (exact); both, when sent, must name the same amount. */
 export function requestedAmount(body: Pick<CreateBody, 'amount' | 'amount_subunits'>, rail: Rail): bigint {
   if (body.amount_subunits === undefined) {
     if (body.amount === undefined)
-      throw badRequest('amount is required (token units), or amount_subunits (smallest units, a digit string)', {
-        field: 'amount',
-        remediation: `Add amount in ${rail.token} (e.g. 12.5), or amount_subunits as a digit string of smallest units.`,
-      });
+      throw badRequest(
+        'amount is required (token units), or amount_subunits (smallest units, a digit string), or price (an amount in fiat: {amount: "25.00", currency: "USD"})',
+        {
+          field: 'amount',
+          remediation: `Add amount in ${rail.token} (e.g. 12.5), amount_subunits as a digit string of smallest units, or price {amount, currency}.`,
+        },
+      );
     return parseAmount(body.amount, rail);
   }
   const exact = BigInt(body.amount_subunits);
@@ -173,26 +230,41 @@ export function checkMetadataSize(metadata: Record<string, unknown>): void {
   }
 }
 
+/** amount (or amount_subunits) or price, exactly one: the token amount, or the price still to be quoted. */
+function requestedAmountOrPrice(body: CreateBody, rail: Rail): { expected: bigint } | { price: FiatAmount } {
+  if (body.price !== undefined && (body.amount !== undefined || body.amount_subunits !== undefined)) {
+    throw badRequest(
+      `send exactly one of amount and price: ${body.amount !== undefined ? 'amount' : 'amount_subunits'} names an amount of ${rail.token}, price an amount in fiat that is converted at a fresh rate`,
+      { field: 'price', remediation: 'Send either amount (or amount_subunits) in tokens, or price in fiat, not both.' },
+    );
+  }
+  return body.price !== undefined ? { price: requestedPrice(body.price) } : { expected: requestedAmount(body, rail) };
+}
+
 /**
  * The rules of a create body, each field checked on its own so that every refusal is listed at once (the
  * first in the documented order leads); fields `checks` already holds refused are skipped.
  */
-function checkCreateBody(body: CreateBody, rails: Rail[], checks: FieldChecks): CreateRequest {
+function checkCreateBody(body: CreateBody, rails: Rail[], checks: FieldChecks): CreateDraft {
   const railField = body.paymentMethod === undefined && body.payment_method !== undefined ? 'payment_method' : 'paymentMethod';
   const rail =
     checks.refused('paymentMethod') || checks.refused('payment_method')
       ? undefined
       : checks.run(railField, () => resolvePaymentMethod(body, rails));
   const expiresMs = checks.run('expires_in', () => parseExpiresIn(body.expires_in, EXPIRES_IN_MAX_MS, '7d'));
-  const expected = rail && !checks.refused('amount_subunits') ? checks.run('amount', () => requestedAmount(body, rail)) : undefined;
+  const amountField = body.price !== undefined ? 'price' : 'amount';
+  const amount =
+    rail && !checks.refused('amount_subunits') && !checks.refused('amount')
+      ? checks.run(amountField, () => requestedAmountOrPrice(body, rail))
+      : undefined;
   const metadata = body.metadata ?? {};
   checks.run('metadata', () => checkMetadataSize(metadata));
   checks.throwIfAny();
-  return { rail: rail!, expected: expected!, expiresMs: expiresMs!, metadata };
+  return { rail: rail!, expiresMs: expiresMs!, metadata, ...amount! } as CreateDraft;
 }
 
-/** Everything a create body decides on its own: rail, duration, amount, metadata. */
-export function decideCreateBody(body: CreateBody, rails: Rail[]): CreateRequest {
+/** Everything a create body decides on its own: rail, duration, amount or price, metadata. */
+export function decideCreateBody(body: CreateBody, rails: Rail[]): CreateDraft {
   return checkCreateBody(body, rails, new FieldChecks());
 }
 
