@@ -166,7 +166,7 @@ export function createApiService(rt: Runtime): ServiceSchema {
       // first thing for every request: its id (a sane X-Request-Id of the caller's, else a fresh one), sent
       // back on every answer and written in the request's one log line when it ends
       rootCallOptions(
-        this: { logger: { info(m: string): void; error(m: string): void } },
+        this: { logger: { info(m: string): void; warn(m: string): void; error(m: string): void } },
         options: Record<string, unknown>,
         req: Req,
         res: ServerResponse,
@@ -186,7 +186,8 @@ export function createApiService(rt: Runtime): ServiceSchema {
             ms: performance.now() - t0,
             finished: res.writableFinished,
           });
-          if (res.statusCode >= 500) logger.error(line);
+          if (res.statusCode >= 500 && res.statusCode !== 503) logger.error(line);
+          else if (res.statusCode === 503) logger.warn(line);
           else logger.info(line);
         });
       },
@@ -287,7 +288,10 @@ export function createApiService(rt: Runtime): ServiceSchema {
       /** moleculer-web's hook for a failed request: the cause of a 5xx is logged with the request id (the client sees only the id). */
       errorHandler(this: { logger: { error(m: string): void } }, req: Req, res: ServerResponse, err: unknown) {
         if (sendEnvelope(req, res, err) < 500) return;
-        const e = err as { name?: unknown; message?: unknown; stack?: unknown } | null;
+        const e = err as { name?: unknown; type?: unknown; message?: unknown; stack?: unknown } | null;
+        // a condition explained to the client (no fresh rate, a chain node down) is known, not a fault: its
+        // access line says enough; anything else is logged with its cause
+        if (e?.type === 'UNAVAILABLE_EXPLAINED') return;
         this.logger.error(
           `request error request_id=${requestIdOf(req)}: ${String(e?.name)}: ${String(e?.message)}\n${String(e?.stack ?? '')}`,
         );
