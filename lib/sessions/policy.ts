@@ -6,10 +6,10 @@
  * Order on POST /v1/payment_sessions (after the body schema):
  *   paymentMethod (methodID 0 only) → rail (chain, network, token) → expires_in bounds → amount (decimals,
  *   min_amount) or price (currency, minor digits) → metadata size → the merchant's rail policy
- *   (lib/merchants/rail-policy.ts) → sandbox/testnet → mainnet KYC → the
- *   quote of a price (a fresh rate; then the amount's min_amount) → SESSION_AMOUNT_LIMIT; then the facade
- *   checks the catalog checkout reference, reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and
- *   allocates the address.
+ *   (lib/merchants/rail-policy.ts) → sandbox/testnet → mainnet KYC → for an amount: SESSION_AMOUNT_LIMIT,
+ *   the catalog checkout reference; for a price: the checkout reference, the quote at a fresh rate
+ *   (lib/rates/quote.ts), the converted amount's min_amount, SESSION_AMOUNT_LIMIT; then the facade
+ *   reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and allocates the address.
  */
 import { ServiceError, badRequest, forbidden } from '../core/errors.ts';
 import { AmountError, checkAmountBound, floorSubunits, fromSubunits, toApiNumber, toSubunits } from '../core/money.ts';
