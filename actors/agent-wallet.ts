@@ -5,7 +5,7 @@
  * for an on-chain target, the payout that carries it out) and the updated window in one atomic write.
  */
 import { createHash } from 'node:crypto';
-import type { ActorBehavior, Decision } from './runtime.ts';
+import type { ActorBehavior, Decision } from '../lib/core/actor.ts';
 import type { Doc, Store, WriteOp } from '../lib/store/port.ts';
 import { conflict, notFound, ServiceError } from '../lib/core/errors.ts';
 import { IDEMPOTENCY_MISMATCH } from '../lib/core/errors.ts';

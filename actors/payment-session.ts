@@ -33,7 +33,7 @@
  *   and network once (ledger transfer keyed by the deposit key), and a revert takes it back, in the same
  *   atomic write (`sessionBehavior(settle)`, lib/wallets/settlement.ts).
  */
-import type { ActorBehavior, Decision } from './runtime.ts';
+import type { ActorBehavior, Decision } from '../lib/core/actor.ts';
 import type { Doc, WriteOp } from '../lib/store/port.ts';
 import type { Environment } from '../lib/metrics.ts';
 import { webhookEventOp, type WebhookEventType } from '../lib/webhooks/event.ts';

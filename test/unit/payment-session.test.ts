@@ -8,7 +8,7 @@ import {
   type SessionReply,
   type SessionStatus,
 } from '../../actors/payment-session.ts';
-import type { Decision } from '../../actors/runtime.ts';
+import type { Decision } from '../../lib/core/actor.ts';
 import type { WebhookEventDoc } from '../../lib/webhooks/event.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
