@@ -11,7 +11,7 @@
 import type { ServiceBroker, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
-import { OPEN_STATUSES, type PaymentSessionState, type SessionMsg } from '../actors/payment-session.ts';
+import { OPEN_STATUSES, type PaymentSessionState, type SessionMsg } from '../lib/sessions/payment-session.ts';
 
 const LEASE_MS = 60_000;
 

@@ -11,7 +11,7 @@ import { fromSubunits } from '../lib/core/money.ts';
 import { PAGE_HEADERS, renderCheckout } from '../lib/checkout/page.ts';
 import { buyerView } from '../lib/sessions/presenter.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
-import type { PaymentSessionState } from '../actors/payment-session.ts';
+import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 
 type Params = { params: { session_id: string } };
 

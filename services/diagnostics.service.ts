@@ -8,7 +8,7 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { forbidden, notFound } from '../lib/core/errors.ts';
-import type { PaymentSessionState } from '../actors/payment-session.ts';
+import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 import type { DepositDoc } from '../lib/chains/deposit-inbox.ts';
 import { CURSORS } from '../lib/chains/cursor.ts';
 import { LEASE_COLLECTION, type LeaseDoc } from '../lib/chains/lease.ts';

@@ -13,7 +13,7 @@ import { MailOutbox } from '../lib/onboarding/mail-outbox.ts';
 import { Onboarding, presentMerchant, type PresentedMerchant, type RegisterBody } from '../lib/onboarding/onboarding.ts';
 import { limitInStore } from '../lib/core/rate-limit.ts';
 import { keyHash, newApiKey, newWebhookSecret } from '../lib/auth.ts';
-import { type MerchantMsg, type MerchantReply, type MerchantState } from '../actors/merchant.ts';
+import { type MerchantMsg, type MerchantReply, type MerchantState } from '../lib/merchants/merchant.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 
 const ROTATION_OVERLAP_MS = 24 * 3600_000;

@@ -17,7 +17,7 @@ import { validate } from '../lib/validation.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { forbidden } from '../lib/core/errors.ts';
 import type { Doc, Filter } from '../lib/store/port.ts';
-import type { PaymentSessionState } from '../actors/payment-session.ts';
+import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 import { fromSubunits } from '../lib/core/money.ts';
 import { LEASE_COLLECTION, type LeaseDoc } from '../lib/chains/lease.ts';
 import { CURSORS } from '../lib/chains/cursor.ts';

@@ -9,7 +9,7 @@ import type { Runtime } from '../lib/runtime.ts';
 import { clientHash, requestMeta } from '../lib/core/request-meta.ts';
 import { conflict, notFound, rateLimited, unauthorized } from '../lib/core/errors.ts';
 import { NoReceiptError, ReceiptWorkers, etagOf, notModified, receiptFor } from '../lib/receipts/index.ts';
-import type { PaymentSessionState } from '../actors/payment-session.ts';
+import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 
 type Params = { params: { session_id: string } };
 

@@ -23,7 +23,7 @@ import { readAccess, simulateHidden } from '../lib/sessions/access.ts';
 import { listSessions, type SessionListQuery } from '../lib/sessions/list.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
-import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../actors/payment-session.ts';
+import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../lib/sessions/payment-session.ts';
 
 type SessionParams = { params: { session_id: string } };
 

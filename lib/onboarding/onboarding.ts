@@ -16,7 +16,7 @@ import type { Store, WriteOp } from '../store/port.ts';
 import type { Metrics } from '../metrics.ts';
 import { keyHash, newApiKey, newWebhookSecret } from '../auth.ts';
 import { checkWebhookUrl } from '../webhooks/net-guard.ts';
-import type { MerchantState } from '../../actors/merchant.ts';
+import type { MerchantState } from '../merchants/merchant.ts';
 import { isDisposableEmail } from './disposable.ts';
 import { isTrusted, normalizeEmail } from './trust.ts';
 import { POW_ALGORITHM } from './pow.ts';

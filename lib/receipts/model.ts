@@ -5,7 +5,7 @@
  */
 import { fromSubunits } from '../core/money.ts';
 import { explorerUrl } from '../addresses.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import type { PaymentSessionState } from '../sessions/payment-session.ts';
 import type { RecordedRate } from '../rates/types.ts';
 
 export interface ReceiptDeposit {

@@ -10,7 +10,7 @@ import type { Keyring } from '../core/keyring.ts';
 import { Idempotency, type IdempotencyRequest } from '../core/idempotency.ts';
 import type { Store } from '../store/port.ts';
 import type { AddressChain } from '../addresses.ts';
-import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from '../../actors/payment-session.ts';
+import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from './payment-session.ts';
 import {
   checkAmountLimit,
   checkNetworkAccess,

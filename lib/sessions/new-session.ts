@@ -7,7 +7,7 @@ import { newId } from '../core/ids.ts';
 import type { Environment } from '../metrics.ts';
 import type { Rail } from '../../config/rails.ts';
 import type { AddressChain } from '../addresses.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import type { PaymentSessionState } from './payment-session.ts';
 import type { CreateRequest } from './policy.ts';
 
 export interface AddressSource {

@@ -2,7 +2,7 @@
 import type { Config } from '../../config/index.ts';
 import { toApiNumber } from '../core/money.ts';
 import { explorerUrl, paymentUri, type AddressChain } from '../addresses.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import type { PaymentSessionState } from './payment-session.ts';
 
 /**
  * The spec's fields plus additive exact amounts and deposits. `processed` is the Ethereum block the

@@ -7,7 +7,7 @@ import {
   type SessionMsg,
   type SessionReply,
   type SessionStatus,
-} from '../../actors/payment-session.ts';
+} from '../../lib/sessions/payment-session.ts';
 import type { Decision } from '../../lib/core/actor.ts';
 import type { WebhookEventDoc } from '../../lib/webhooks/event.ts';
 

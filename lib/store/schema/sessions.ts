@@ -3,7 +3,7 @@ import type { CollectionSpec } from '../port.ts';
 
 export const SESSIONS_COLLECTIONS: CollectionSpec[] = [
   /**
-   * One document per payment session (the session actor's state, actors/payment-session.ts).
+   * One document per payment session (the session actor's state, lib/sessions/payment-session.ts).
    * address+chain+network is unique (no address is ever handed out twice) and is what the chain
    * listeners look deposits up by; expiry_due_at is the persisted due time the expiry scanner claims
    * (null once the session is terminal).
