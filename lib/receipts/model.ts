@@ -6,7 +6,7 @@
 import { fromSubunits } from '../core/money.ts';
 import { explorerUrl } from '../addresses.ts';
 import type { PaymentSessionState } from '../sessions/payment-session.ts';
-import type { RecordedRate } from '../rates/types.ts';
+import type { RecordedRate } from '../core/rate.ts';
 
 export interface ReceiptDeposit {
   /** null for a sandbox simulation */

@@ -38,7 +38,7 @@ import type { Doc, WriteOp } from '../store/port.ts';
 import type { Environment } from '../metrics.ts';
 import { webhookEventOp, type WebhookEventType } from '../webhooks/event.ts';
 import { toApiNumber } from '../core/money.ts';
-import type { RecordedRate } from '../rates/types.ts';
+import type { RecordedRate } from '../core/rate.ts';
 import { badRequest, notFound } from '../core/errors.ts';
 
 export type SessionStatus = 'pending' | 'partial_paid' | 'completed' | 'expired';
