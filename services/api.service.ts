@@ -13,7 +13,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import ApiGateway from 'moleculer-web';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
-import { ServiceError, toEnvelope, unauthorized } from '../lib/core/errors.ts';
+import { ServiceError, unauthorized } from '../lib/core/errors.ts';
+import { toEnvelope } from '../lib/http/envelope.ts';
 import { API_KEY_PATTERN, keyHash, resolveApiKey, resolveBearer } from '../lib/auth.ts';
 import { AuthCache } from '../lib/core/auth-cache.ts';
 import { limitInStore } from '../lib/core/rate-limit.ts';
