@@ -4,7 +4,7 @@
  * operator actions `status` and `poll`. Each chain supplies its scanner.
  */
 import type { ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { ListenerSet, type ListenerSetOptions, type Logger } from '../lib/chains/listener-service.ts';
 import type { SessionMsg, SessionReply } from '../lib/sessions/payment-session.ts';
 

@@ -4,7 +4,7 @@
  * tests). Period: SESSION_SCAN_INTERVAL_MS.
  */
 import type { ServiceBroker, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import type { DueScanner } from '../lib/core/due-scanner.ts';
 import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 import { sessionExpiryScanner } from '../lib/sessions/expiry.ts';

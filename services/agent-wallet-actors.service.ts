@@ -1,6 +1,6 @@
 /** Hosts the agent-wallet actors (lib/agents/agent-wallet.ts): one spend decision at a time per wallet. */
 import type { ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { actorHostMixin } from '../mixins/actor-host.mixin.ts';
 import { makeAgentWalletBehavior } from '../lib/agents/agent-wallet.ts';
 

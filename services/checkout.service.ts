@@ -5,7 +5,7 @@
  */
 import QRCode from 'qrcode';
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { notFound } from '../lib/core/errors.ts';
 import { fromSubunits } from '../lib/core/money.ts';
 import { PAGE_HEADERS, renderCheckout } from '../lib/checkout/page.ts';

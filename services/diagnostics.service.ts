@@ -5,7 +5,7 @@
  * decide. Only the owning merchant; any other session is 404, as on GET.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { forbidden, notFound } from '../lib/core/errors.ts';
 import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';

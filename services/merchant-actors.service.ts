@@ -5,7 +5,7 @@
  * gateway checks the key against the merchant it reads on every request.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { actorHostMixin } from '../mixins/actor-host.mixin.ts';
 import { merchantBehavior, type MerchantReply } from '../lib/merchants/merchant.ts';
 

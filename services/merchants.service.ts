@@ -4,15 +4,15 @@
  * user, the profile, and credential rotation through the merchant actor.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { clientHash, merchantCaller, requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { forbidden, notFound } from '../lib/core/errors.ts';
 import { MailOutbox } from '../lib/onboarding/mail-outbox.ts';
 import { Onboarding, presentMerchant, type PresentedMerchant, type RegisterBody } from '../lib/onboarding/onboarding.ts';
 import { limitInStore } from '../lib/core/rate-limit.ts';
-import { keyHash, newApiKey, newWebhookSecret } from '../lib/auth.ts';
+import { keyHash, newApiKey, newWebhookSecret } from '../lib/http/auth.ts';
 import { type MerchantMsg, type MerchantReply, type MerchantState } from '../lib/merchants/merchant.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 

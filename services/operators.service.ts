@@ -4,7 +4,7 @@
  * commands) and `scripts/operator.ts`; not exposed over HTTP.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { badRequest } from '../lib/core/errors.ts';
 import { randomToken } from '../lib/core/ids.ts';
 import { auditOp, type AuditDetail } from '../lib/core/audit.ts';

@@ -6,7 +6,7 @@
  * Counted deposits settle into the merchant's default wallet in the same write (lib/wallets/settlement.ts).
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { actorHostMixin } from '../mixins/actor-host.mixin.ts';
 import { sessionBehavior, type SessionReply } from '../lib/sessions/payment-session.ts';
 import { inboxResolver } from '../lib/chains/deposit-inbox.ts';

@@ -3,18 +3,18 @@
  * send back (lib/x402/redeem.ts). Runs the scanner that finishes settlements a redeem stopped waiting for.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import type { Doc } from '../lib/store/port.ts';
 import type { Caller } from './routes/types.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { badRequest, conflict, forbidden, notFound, unauthorized, ServiceError } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
 import { findRail, railKey } from '../config/rails.ts';
-import { loadSeedPhrase } from '../lib/addresses.ts';
+import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
 import { buildChallenge, encodeHeader } from '../lib/x402/challenge.ts';
@@ -25,7 +25,7 @@ import { gasWalletRef } from '../lib/treasury/gas-wallet.ts';
 import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc } from '../lib/x402/redeem.ts';
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
-import type { AbuseLabels } from '../lib/metrics.ts';
+import type { AbuseLabels } from '../lib/runtime/metrics.ts';
 
 type Http = { body?: unknown; params?: Record<string, string | undefined> };
 interface ChallengeBody {

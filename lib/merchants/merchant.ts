@@ -4,7 +4,7 @@
  */
 import type { ActorBehavior, Decision } from '../core/actor.ts';
 import type { Doc, WriteOp } from '../store/port.ts';
-import type { ApiKeyDoc } from '../auth.ts';
+import type { ApiKeyDoc } from '../http/auth.ts';
 import { forbidden, notFound } from '../core/errors.ts';
 import { auditOp } from '../core/audit.ts';
 

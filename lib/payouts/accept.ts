@@ -20,7 +20,7 @@ import { retryOnConflict } from '../core/retry.ts';
 import { findRail, railKey, type Rail } from '../../config/rails.ts';
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
 import { LedgerBatch, addPayout, balance, isLedgerError } from '../ledger/index.ts';
-import type { AbuseOutcome } from '../metrics.ts';
+import type { AbuseOutcome } from '../runtime/metrics.ts';
 import type { WalletDirectory } from '../wallets/directory.ts';
 import type { WalletDoc } from '../wallets/model.ts';
 import { checkDestination } from './destination.ts';

@@ -4,7 +4,7 @@
  * decimal text, never floating point), timestamps in UTC.
  */
 import { fromSubunits } from '../core/money.ts';
-import { explorerUrl } from '../addresses.ts';
+import { explorerUrl } from '../addresses/addresses.ts';
 import type { PaymentSessionState } from '../sessions/payment-session.ts';
 import type { RecordedRate } from '../core/rate.ts';
 

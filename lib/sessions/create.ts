@@ -9,7 +9,7 @@ import { newId } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
 import { Idempotency, type IdempotencyRequest } from '../core/idempotency.ts';
 import type { Store } from '../store/port.ts';
-import type { AddressChain } from '../addresses.ts';
+import type { AddressChain } from '../addresses/addresses.ts';
 import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from './payment-session.ts';
 import {
   checkAmountLimit,

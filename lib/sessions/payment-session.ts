@@ -35,7 +35,7 @@
  */
 import type { ActorBehavior, Decision } from '../core/actor.ts';
 import type { Doc, WriteOp } from '../store/port.ts';
-import type { Environment } from '../metrics.ts';
+import type { Environment } from '../runtime/metrics.ts';
 import { webhookEventOp, type WebhookEventType } from '../webhooks/event.ts';
 import { toApiNumber } from '../core/money.ts';
 import type { RecordedRate } from '../core/rate.ts';

@@ -1,7 +1,7 @@
 /**
  * The creation policy of payment sessions as pure decisions (no store, no broker): what a create or
  * demo body asks for, checked in the documented order, or a refusal that says what to change. A refusal
- * that is also an abuse signal carries its outcome, so the facade can count it (lib/metrics.ts).
+ * that is also an abuse signal carries its outcome, so the facade can count it (lib/runtime/metrics.ts).
  *
  * Order on POST /v1/payment_sessions (after the body schema):
  *   paymentMethod (methodID 0 only) → rail (chain, network, token) → expires_in bounds → amount (decimals,
@@ -14,7 +14,7 @@ import { AmountError, checkAmountBound, floorSubunits, fromSubunits, toApiNumber
 import { parseDuration } from '../core/duration.ts';
 import { networkRefusal } from '../core/environment.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
-import type { AbuseOutcome, AbuseSignal, Environment } from '../metrics.ts';
+import type { AbuseOutcome, AbuseSignal, Environment } from '../runtime/metrics.ts';
 
 /** expires_in bounds (documented in the README and the OpenAPI description) */
 export const EXPIRES_IN_MIN_MS = 10_000;

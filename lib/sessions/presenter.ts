@@ -1,7 +1,7 @@
 /** The PaymentSession as the API shows it, and the part of it a buyer may see (hosted checkout). */
 import type { Config } from '../../config/index.ts';
 import { toApiNumber } from '../core/money.ts';
-import { explorerUrl, paymentUri, type AddressChain } from '../addresses.ts';
+import { explorerUrl, paymentUri, type AddressChain } from '../addresses/addresses.ts';
 import type { PaymentSessionState } from './payment-session.ts';
 
 /**

@@ -21,7 +21,7 @@ export const SESSIONS_COLLECTIONS: CollectionSpec[] = [
     // set on demo sessions only (lib/sessions/new-session.ts): merchants' sessions are never purged
     expiresField: 'purge_at',
   },
-  /** id = chain: the next unreserved BIP-44 / SLIP-0010 address index (lib/addresses.ts) */
+  /** id = chain: the next unreserved BIP-44 / SLIP-0010 address index (lib/addresses/addresses.ts) */
   { name: 'address_indexes' },
   /** id = <merchant_id>:<chain>:<network>:<token>:<UTC day>: the day's session volume in smallest units (DAILY_VOLUME_LIMIT) */
   { name: 'session_volume', expiresField: 'expires_at' },
