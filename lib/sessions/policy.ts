@@ -10,7 +10,9 @@
  *   allocates the address.
  */
 import { ServiceError, badRequest, forbidden } from '../core/errors.ts';
-import { AmountError, checkAmountBound, floorSubunits, fromSubunits, toApiNumber, toSubunits } from '../core/money.ts';
+import { floorSubunits, fromSubunits, toApiNumber, toSubunits } from '../core/money.ts';
+import { parseAmount } from '../core/amount.ts';
+import { METADATA_MAX_BYTES } from '../core/metadata.ts';
 import { parseDuration } from '../core/duration.ts';
 import { networkRefusal } from '../core/environment.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
@@ -23,7 +25,6 @@ export const DEMO_EXPIRES_IN_MAX_MS = 3_600_000;
 export const DEMO_DEFAULT_EXPIRES_IN = '15m';
 /** demo sessions are for trying the flow: no amount beyond this many token units */
 export const DEMO_AMOUNT_MAX = 1000;
-export const METADATA_MAX_BYTES = 4096;
 
 export type PaymentMethodInput = { methodID: number; chain: string; token: string; network: string };
 export interface CreateBody {
@@ -66,33 +67,6 @@ export function parseExpiresIn(value: string, maxMs: number, maxText: string): n
     );
   if (ms < EXPIRES_IN_MIN_MS || ms > maxMs) throw badRequest(`expires_in must be between 10s and ${maxText}; got ${value}`);
   return ms;
-}
-
-/** The amount in smallest units, checked against the rail's decimals and min_amount. */
-export function parseAmount(amount: number | string, rail: Rail): bigint {
-  let units: bigint;
-  try {
-    units = toSubunits(amount, rail.decimals);
-    checkAmountBound(units, rail.decimals);
-  } catch (e) {
-    if (e instanceof AmountError) {
-      throw badRequest(
-        /decimal places/.test(e.message)
-          ? `amount has more decimal places than ${rail.token} on ${rail.chain} ${rail.network} allows (${rail.decimals}); round it to ${rail.decimals} decimals`
-          : /maximum/.test(e.message)
-            ? e.message
-            : 'amount must be a positive decimal number',
-      );
-    }
-    throw e;
-  }
-  if (units <= 0n) throw badRequest('amount must be greater than 0');
-  if (units < toSubunits(rail.min_amount, rail.decimals)) {
-    throw badRequest(
-      `amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; send at least ${rail.min_amount}`,
-    );
-  }
-  return units;
 }
 
 /** The rail a create body names (paymentMethod, or its legacy name payment_method). */
