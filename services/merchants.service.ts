@@ -5,6 +5,7 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
+import { ROTATION_OVERLAP_MS } from '../config/index.ts';
 import { clientHash, merchantCaller, requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/http/validation.ts';
@@ -15,8 +16,6 @@ import { limitInStore } from '../lib/core/rate-limit.ts';
 import { keyHash, newApiKey, newWebhookSecret } from '../lib/http/auth.ts';
 import { type MerchantMsg, type MerchantReply, type MerchantState } from '../lib/merchants/merchant.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
-
-const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
 type Body<T> = { body: T };
 
