@@ -34,7 +34,7 @@ export async function startNode(config: Config, opts: NodeOptions = {}): Promise
   ensureDataDir(config);
   const keyring = Keyring.load(config.dataDir);
   const metrics = new Metrics({ defaults: opts.defaultMetrics ?? true });
-  const store = instrumentStore(await openStore(config.storeUrl), metrics.storeOpDuration);
+  const store = instrumentStore(await openStore(config.storeUrl, { poolSize: config.storePoolSize }), metrics.storeOpDuration);
   const clusterKey = config.cluster.secret ? clusterKeyFrom(config.cluster.secret) : keyring.derive('cluster-transport');
   const broker = new ServiceBroker(brokerOptions(config, clusterKey));
   const rt: Runtime = {

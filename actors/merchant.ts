@@ -7,6 +7,7 @@ import type { Doc, WriteOp } from '../lib/store/port.ts';
 import type { ApiKeyDoc } from '../lib/auth.ts';
 import { forbidden, notFound } from '../lib/core/errors.ts';
 import { auditOp } from '../lib/core/audit.ts';
+import type { RailPolicy } from '../lib/merchants/rail-policy.ts';
 
 export type KycStatus = 'none' | 'pending' | 'verified' | 'rejected';
 
@@ -32,6 +33,8 @@ export interface MerchantState extends Doc {
   previous_api_key_expires_at: string | null;
   /** newest first: the active secret and, during a rotation overlap, the previous one */
   webhook_secrets: SealedSecret[];
+  /** the rails the merchant accepts (lib/merchants/rail-policy.ts); absent or null: every enabled rail */
+  rail_policy?: RailPolicy | null;
 }
 
 export type MerchantMsg =
@@ -40,7 +43,9 @@ export type MerchantMsg =
   | { type: 'rotate_webhook_secret'; sealed: string; overlap_until: string; by_key_id: string }
   | { type: 'revoke_previous'; credential: 'api_key' | 'webhook_secret'; by_key_id: string }
   | { type: 'set_kyc'; status: KycStatus }
-  | { type: 'set_rate_limit'; rate_limit_per_minute: number };
+  | { type: 'set_rate_limit'; rate_limit_per_minute: number }
+  /** canonical keys (lib/merchants/rail-policy.ts parseRailPolicy); null removes the policy */
+  | { type: 'set_rail_policy'; allowed_rails: string[] | null };
 
 export type MerchantReply = { merchant: MerchantState; revoked?: boolean };
 
@@ -116,6 +121,17 @@ export function decideMerchant(state: MerchantState | null, msg: MerchantMsg, no
         auditOp(
           'operator.rate_limit.set',
           { merchant_id: state.id, rate_limit_per_minute: msg.rate_limit_per_minute, previous: state.rate_limit_per_minute },
+          at,
+        ),
+      );
+      break;
+    // the merchant's own policy change: audited with what it replaced, in the same write
+    case 'set_rail_policy':
+      next.rail_policy = msg.allowed_rails ? { allowed_rails: msg.allowed_rails, updated_at: at } : null;
+      effects.push(
+        auditOp(
+          'merchant.rail_policy.set',
+          { merchant_id: state.id, allowed_rails: msg.allowed_rails, previous_allowed_rails: state.rail_policy?.allowed_rails ?? null },
           at,
         ),
       );

@@ -39,6 +39,7 @@ import type { Environment } from '../lib/metrics.ts';
 import { webhookEventOp, type WebhookEventType } from '../lib/webhooks/event.ts';
 import { toApiNumber } from '../lib/core/money.ts';
 import type { RecordedRate } from '../lib/rates/types.ts';
+import type { SessionQuote } from '../lib/rates/quote.ts';
 import { badRequest, notFound } from '../lib/core/errors.ts';
 
 export type SessionStatus = 'pending' | 'partial_paid' | 'completed' | 'expired';
@@ -138,6 +139,8 @@ export interface PaymentSessionState extends Doc {
   deposits: DepositRecord[];
   /** webhook events this session has written, oldest first */
   events: SessionEventRef[];
+  /** a session priced in fiat: the quote expected_subunits was converted at, locked for the session's life */
+  quote?: SessionQuote;
   /** the spot rate of the token when the session completed (lib/rates), when one was known; absent otherwise */
   completion_rate?: RecordedRate & { stale: boolean };
 }

@@ -24,6 +24,8 @@ export interface Config {
   publicUrl: string;
   dataDir: string;
   storeUrl: string;
+  /** PostgreSQL: connections in each node's pool (STORE_POOL_SIZE) */
+  storePoolSize: number;
   transporter: string;
   /** the cluster transport: NATS credentials and TLS, and the key that seals every packet between nodes */
   cluster: ClusterConfig;
@@ -191,6 +193,7 @@ export const SECRET_VARIABLES = [
   'NATS_PASSWORD',
   'NATS_TOKEN',
   'SMTP_URL',
+  'STORE_URL',
   'METRICS_TOKEN',
   'ALERT_WEBHOOK_SECRET',
 ] as const;
@@ -236,6 +239,23 @@ function commitment(v: string | undefined, network: 'TESTNET' | 'MAINNET'): Chai
   return c;
 }
 
+function storeUrl(env: Env, dataDir: string): string {
+  const url = env.STORE_URL || `sqlite:${resolve(dataDir, 'service.db')}`;
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/|mongodb(\+srv)?:\/\/)/.test(url))
+    throw new Error(
+      `STORE_URL must be sqlite:<path>, postgres://user:password@host:port/database or mongodb://…, got ${url.split(':')[0]}:…`,
+    );
+  if (/^postgres(ql)?:/.test(url)) {
+    const mode = new URL(url).searchParams.get('sslmode');
+    if (mode !== null && !['disable', 'prefer', 'require', 'verify-ca', 'verify-full'].includes(mode))
+      throw new Error(`STORE_URL: sslmode must be disable, prefer, require, verify-ca or verify-full, got ${mode}`);
+  }
+  const pool = env.STORE_POOL_SIZE;
+  if (pool !== undefined && pool !== '' && (!/^\d+$/.test(pool) || Number(pool) < 1 || Number(pool) > 1000))
+    throw new Error('STORE_POOL_SIZE must be an integer from 1 to 1000 (connections per node)');
+  return url;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000);
   const dataDir = resolve(env.DATA_DIR || './data');
@@ -255,7 +275,8 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '0.0.0.0',
     publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     dataDir,
-    storeUrl: env.STORE_URL || `sqlite:${resolve(dataDir, 'service.db')}`,
+    storeUrl: storeUrl(env, dataDir),
+    storePoolSize: int(env, 'STORE_POOL_SIZE', 10, 1),
     transporter: env.TRANSPORTER ?? '',
     cluster: {
       secret: env.CLUSTER_SECRET ?? '',

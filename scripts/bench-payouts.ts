@@ -24,7 +24,7 @@ import { api, CapturingMailer } from '../test/helpers/node.ts';
 import { solvePow } from '../lib/onboarding/pow.ts';
 import { loadSeedPhrase } from '../lib/addresses.ts';
 import { KeyDeriver } from '../lib/chains/keys.ts';
-import { gasWalletRef } from '../lib/chains/gas-wallet.ts';
+import { gasWalletRef } from '../lib/treasury/gas-wallet.ts';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../test/harness/hardhat-node.ts';
 import { percentile } from './bench-lib.ts';
 

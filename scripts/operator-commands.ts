@@ -2,7 +2,7 @@
 import type { ServiceBroker } from 'moleculer';
 import { loadConfig } from '../config/index.ts';
 import { startNode, type RunningNode } from '../app.ts';
-import { gasWalletLine, gasWalletWarning, type GasWalletInfo } from '../lib/chains/gas-wallet.ts';
+import { gasWalletLine, gasWalletWarning, type GasWalletInfo } from '../lib/treasury/gas-wallet.ts';
 import type { LedgerReport } from '../lib/ledger/check.ts';
 
 export interface OperatorCommand {

@@ -16,7 +16,7 @@ import { PoolSigner } from '../lib/chains/signer.ts';
 import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
 import { ethProvider, nativeBalance, tokenBalance } from '../lib/chains/clients.ts';
-import { NATIVE } from '../lib/chains/gas-wallet.ts';
+import { NATIVE } from '../lib/treasury/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { DEV_CHAIN_IDS, DripRefusal, faucetList, planDrip, type DripPlan } from '../lib/faucets/index.ts';
 import type { ChainTxDoc } from '../lib/chains/broadcast/types.ts';

@@ -15,6 +15,8 @@ import { limitInStore } from '../lib/core/rate-limit.ts';
 import { keyHash, newApiKey, newWebhookSecret } from '../lib/auth.ts';
 import { type MerchantMsg, type MerchantReply, type MerchantState } from '../actors/merchant.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
+import { parseRailPolicy, presentRailPolicy } from '../lib/merchants/rail-policy.ts';
+import { knownRails } from '../lib/catalog/rules.ts';
 
 const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
@@ -179,6 +181,24 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
             by_key_id: callerKeyId(ctx),
           });
           return { credential: 'webhook_secret', webhook_secret: secret, previous_webhook_secret_expires_at: overlapUntil };
+        },
+      },
+
+      /** GET /v1/me/rail-policy */
+      railPolicy: {
+        async handler(ctx: Context) {
+          return presentRailPolicy(await currentMerchant(ctx), rt.config.rails);
+        },
+      },
+
+      /** PUT /v1/me/rail-policy: replaces the policy (null removes it); audited with the one it replaced. */
+      setRailPolicy: {
+        async handler(ctx: Context<Body<unknown>>) {
+          const body = validate<{ allowed_rails: string[] | null }>('RailPolicyRequest', ctx.params.body);
+          const m = await currentMerchant(ctx);
+          const allowed = body.allowed_rails === null ? null : parseRailPolicy(body.allowed_rails, knownRails());
+          const reply = await callActor(ctx, m.id, { type: 'set_rail_policy', allowed_rails: allowed });
+          return presentRailPolicy(reply.merchant, rt.config.rails);
         },
       },
 

@@ -11,11 +11,11 @@ import { PoolSigner } from '../lib/chains/signer.ts';
 import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
 import { CHAIN_TXS } from '../lib/chains/broadcast/types.ts';
-import { GasWallets } from '../lib/chains/gas-wallet.ts';
+import { GasWallets } from '../lib/treasury/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
-import { SWEEPS, Sweeper } from '../lib/chains/sweeps.ts';
-import { PayoutExecutor } from '../lib/chains/payout-executor.ts';
-import { CustodyMover } from '../lib/chains/custody-mover.ts';
+import { SWEEPS, Sweeper } from '../lib/treasury/sweeps.ts';
+import { PayoutExecutor } from '../lib/treasury/payout-executor.ts';
+import { CustodyMover } from '../lib/treasury/custody-mover.ts';
 import { CUSTODY_MOVES } from '../lib/payouts/custody.ts';
 import { rpcErrorText } from '../lib/chains/clients.ts';
 

@@ -18,6 +18,7 @@ import { AddressPool } from '../lib/address-pool.ts';
 import { AddressDeriver, AddressIndexAllocator, loadSeedPhrase, type AddressChain } from '../lib/addresses.ts';
 import { PolicyRefusal, decideDemo, environmentOf, type CreateBody, type DemoBody } from '../lib/sessions/policy.ts';
 import { Sessions, type SessionCalls } from '../lib/sessions/create.ts';
+import { RatesEngine } from '../lib/rates/engine.ts';
 import { presentSession } from '../lib/sessions/presenter.ts';
 import { readAccess, simulateHidden } from '../lib/sessions/access.ts';
 import { listSessions, type SessionListQuery } from '../lib/sessions/list.ts';
@@ -29,7 +30,13 @@ type SessionParams = { params: { session_id: string } };
 
 export function createSessionsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
-  const sessions = new Sessions({ store, config, keyring: rt.keyring, now: () => rt.now() });
+  const sessions = new Sessions({
+    store,
+    config,
+    keyring: rt.keyring,
+    now: () => rt.now(),
+    rates: new RatesEngine(store, config, () => rt.now()),
+  });
   let workers: AddressWorkers;
   let pool: AddressPool;
   const present = (s: PaymentSessionState, processed?: number) => presentSession(s, config, processed);

@@ -6,9 +6,9 @@ import type { ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import { loadSeedPhrase } from '../lib/addresses.ts';
 import { KeyDeriver } from '../lib/chains/keys.ts';
-import { GasWallets } from '../lib/chains/gas-wallet.ts';
+import { GasWallets } from '../lib/treasury/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
-import { reconcile } from '../lib/chains/reconcile.ts';
+import { reconcile } from '../lib/treasury/reconcile.ts';
 
 export function createTreasuryService(rt: Runtime): ServiceSchema {
   let gas: GasWallets | null = null;

@@ -21,10 +21,11 @@ import { buildChallenge, encodeHeader } from '../lib/x402/challenge.ts';
 import { ProofError } from '../lib/x402/proof.ts';
 import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
-import { gasWalletRef } from '../lib/chains/gas-wallet.ts';
+import { gasWalletRef } from '../lib/treasury/gas-wallet.ts';
 import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc } from '../lib/x402/redeem.ts';
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
+import { checkRailPolicy, type RailPolicy } from '../lib/merchants/rail-policy.ts';
 import type { AbuseLabels } from '../lib/metrics.ts';
 
 type Http = { body?: unknown; params?: Record<string, string | undefined> };
@@ -141,7 +142,12 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const pm = b.paymentMethod;
           const rail = findRail(config.rails, pm.chain, pm.network, pm.token);
           if (!rail) throw badRequest(`(${pm.chain}, ${pm.network}, ${pm.token}) is not an enabled rail; see GET /v1/payment_methods`);
-          const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string }>('merchants', caller.merchant_id);
+          const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string; rail_policy?: RailPolicy | null }>(
+            'merchants',
+            caller.merchant_id,
+          );
+          // no challenge is payable on a rail the merchant's policy excludes
+          checkRailPolicy(merchant?.rail_policy, rail);
           if (rail.network === 'mainnet' && (merchant?.sandbox || merchant?.kyc_status !== 'verified')) {
             limitViolation(
               rt,

@@ -10,7 +10,8 @@ import { newId } from '../core/ids.ts';
 import { validate } from '../validation.ts';
 import { fromSubunits } from '../core/money.ts';
 import { findRail } from '../../config/rails.ts';
-import type { Filter, WriteOp } from '../store/port.ts';
+import type { Doc, Filter, WriteOp } from '../store/port.ts';
+import { allowedKeys, railPolicyRefusal, type RailPolicy } from '../merchants/rail-policy.ts';
 import { checkoutMethods, decodeCursor, encodeCursor, parseLimit, sameAmount } from './rules.ts';
 import {
   CHECKOUT_REFS,
@@ -179,13 +180,17 @@ export class CatalogBuyer {
       const store = await this.store.get<StoreRow>(COLL.store, product.store_id);
       if (!store || store.status !== 'published')
         throw conflict(`the store of price ${price.id} (${product.store_id}) is not published; the merchant must publish it`);
-      const methods = checkoutMethods(price, this.rt.config.rails, product.sandbox);
-      if (methods.length === 0) {
+      const offered = checkoutMethods(price, this.rt.config.rails, product.sandbox);
+      if (offered.length === 0) {
         const wanted = price.allowed_payment_methods ? price.allowed_payment_methods.join(', ') : `any ${price.currency_or_token} rail`;
         throw conflict(
           `price ${price.id} cannot be paid now: none of its payment methods (${wanted}) is an enabled rail${product.sandbox ? ' on testnet, and a sandbox merchant is paid on testnet only' : ' on mainnet, and a live merchant is paid on mainnet only'}`,
         );
       }
+      // the merchant's rail policy narrows what the price offers; nothing left: no payable checkout
+      const policy = (await this.store.get<Doc & { rail_policy?: RailPolicy | null }>('merchants', price.merchant_id))?.rail_policy;
+      const methods = allowedKeys(policy, offered);
+      if (methods.length === 0) throw railPolicyRefusal(offered, policy!);
       const now = this.rt.now();
       const ref: CheckoutRefRow = {
         id: newId('cref'),

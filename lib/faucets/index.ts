@@ -10,7 +10,7 @@ import type { Config } from '../../config/index.ts';
 import type { FaucetEntry } from '../../config/faucets.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import { toSubunits } from '../core/money.ts';
-import { gasWalletRef } from '../chains/gas-wallet.ts';
+import { gasWalletRef } from '../treasury/gas-wallet.ts';
 import type { TxIntent } from '../chains/broadcast/types.ts';
 
 /** Chain ids of local Ethereum development nodes: Hardhat and Anvil (31337), Ganache and geth --dev (1337). */

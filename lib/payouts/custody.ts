@@ -3,7 +3,7 @@
  * agent spend settled inside the ledger to one of them) settles in the ledger at once, but the tokens behind it still sit at the sending wallet's address. In the
  * same write as the transfer, a custody move is queued: an on-chain transfer of the same amount and token
  * from the sending wallet's address to the receiving wallet's, executed through the transaction outbox by
- * lib/chains/custody-mover.ts. Until it confirms, on-chain money out of the receiving wallet waits
+ * lib/treasury/custody-mover.ts. Until it confirms, on-chain money out of the receiving wallet waits
  * (`custodyInFlight`), and reconciliation counts it as in flight. Simulated money has no chain: no move.
  */
 import type { Doc, Store, WriteOp } from '../store/port.ts';

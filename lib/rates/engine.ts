@@ -27,12 +27,15 @@ interface CacheDoc extends Doc {
 export class RateUnavailableError extends Error {
   readonly base: string;
   readonly quote: string;
+  /** false when no source is configured for the pair at all: only a setting helps, not a retry */
+  readonly retryable: boolean;
   constructor(base: string, quote: string, reasons: string[]) {
     super(
       `no rate for ${base}/${quote} is available from a fresh-enough source${reasons.length ? ` (${reasons.join('; ')})` : ' (no source is configured for this pair)'}`,
     );
     this.base = base;
     this.quote = quote;
+    this.retryable = reasons.length > 0;
   }
 }
 

@@ -8,9 +8,13 @@ import type { Config } from '../../config/index.ts';
 import { newId } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
 import { Idempotency, type IdempotencyRequest } from '../core/idempotency.ts';
-import type { Store } from '../store/port.ts';
+import type { Doc, Store } from '../store/port.ts';
 import type { AddressChain } from '../addresses.ts';
 import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from '../../actors/payment-session.ts';
+import { ServiceError } from '../core/errors.ts';
+import { QuoteUnavailableError, quotePrice } from '../rates/quote.ts';
+import type { RatesEngine } from '../rates/engine.ts';
+import { checkRailPolicy, type RailPolicy } from '../merchants/rail-policy.ts';
 import {
   checkAmountLimit,
   checkNetworkAccess,
@@ -18,7 +22,9 @@ import {
   decideCreateBody,
   environmentOf,
   needsKyc,
+  quotedRequest,
   type CreateBody,
+  type CreateDraft,
   type CreateRequest,
 } from './policy.ts';
 import { DailyVolume } from './volume.ts';
@@ -35,6 +41,8 @@ export interface SessionCalls {
     chain: string;
     network: string;
     token: string;
+    /** a session priced in fiat: the price in its currency's minor units */
+    price?: { currency: string; amount_minor: string };
   }): Promise<unknown>;
   log: { warn(...args: unknown[]): void };
 }
@@ -44,6 +52,8 @@ export interface SessionsOptions {
   config: Pick<Config, 'rails' | 'sessionAmountLimit' | 'dailyVolumeLimit'>;
   keyring: Keyring;
   now: () => Date;
+  /** fresh spot rates, for prices in fiat */
+  rates: Pick<RatesEngine, 'rate'>;
 }
 
 export class Sessions {
@@ -79,11 +89,16 @@ export class Sessions {
 
   /** The checks in the documented order; the catalog check fails closed (no catalog: 503). */
   private async decide(calls: SessionCalls, merchant: { merchant_id: string; sandbox: boolean }, body: CreateBody): Promise<CreateRequest> {
-    const req = decideCreateBody(body, this.o.config.rails);
-    const kyc = needsKyc(req.rail, merchant.sandbox)
-      ? (await this.o.store.get<{ id: string; kyc_status?: string }>('merchants', merchant.merchant_id))?.kyc_status
-      : undefined;
-    checkNetworkAccess(req.rail, merchant.sandbox, kyc);
+    const draft = decideCreateBody(body, this.o.config.rails);
+    const account = await this.o.store.get<Doc & { kyc_status?: string; rail_policy?: RailPolicy | null }>(
+      'merchants',
+      merchant.merchant_id,
+    );
+    // before a payable session exists: a rail outside the merchant's policy is refused (400 on paymentMethod)
+    checkRailPolicy(account?.rail_policy, draft.rail);
+    checkNetworkAccess(draft.rail, merchant.sandbox, needsKyc(draft.rail, merchant.sandbox) ? account?.kyc_status : undefined);
+    // a rate is read only for a request that passed every other check of its own
+    const req = await this.priced(draft);
     checkAmountLimit(req.expected, req.rail, this.o.config.sessionAmountLimit);
     const ref = checkoutReference(req.metadata);
     if (ref !== undefined) {
@@ -94,9 +109,28 @@ export class Sessions {
         chain: req.rail.chain,
         network: req.rail.network,
         token: req.rail.token,
+        ...(draft.price ? { price: { currency: draft.price.currency, amount_minor: draft.price.minor.toString() } } : {}),
       });
     }
     return req;
+  }
+
+  /** A token amount as it is; a price in fiat quoted at a fresh rate of the rail's token (503 without one). */
+  private async priced(draft: CreateDraft): Promise<CreateRequest> {
+    if (draft.price === undefined) return draft;
+    const { rail, price } = draft;
+    try {
+      const { subunits, quote } = await quotePrice(this.o.rates, price, rail, this.o.now());
+      return quotedRequest(draft, subunits, quote);
+    } catch (e) {
+      if (!(e instanceof QuoteUnavailableError)) throw e;
+      throw new ServiceError(503, `cannot price ${price.currency} in ${rail.token}: ${e.message}`, 'UNAVAILABLE_EXPLAINED', {
+        retryable: e.retryable,
+        remediation: e.retryable
+          ? 'Send the same request again shortly, or send amount in tokens instead of price.'
+          : `Configure a rate source for ${rail.token}:${price.currency} (RATE_SOURCES, RATES_STATIC, RATES_HTTP_URL or RATES_CHAINLINK_FEEDS), or send amount in tokens instead of price.`,
+      });
+    }
   }
 
   /**

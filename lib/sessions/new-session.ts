@@ -55,6 +55,7 @@ export function newSessionState(
     key_fingerprint: address.fingerprint,
     status: 'pending',
     metadata: req.metadata,
+    ...(req.quote ? { quote: req.quote } : {}),
     expires_at: new Date(now.getTime() + req.expiresMs).toISOString(),
     expiry_due_at: null,
     completed_at: null,

@@ -5,7 +5,9 @@
  *
  * Order on POST /v1/payment_sessions (after the body schema):
  *   paymentMethod (methodID 0 only) → rail (chain, network, token) → expires_in bounds → amount (decimals,
- *   min_amount) → metadata size → sandbox/testnet → mainnet KYC → SESSION_AMOUNT_LIMIT; then the facade
+ *   min_amount) or price (currency, minor digits) → metadata size → the merchant's rail policy
+ *   (lib/merchants/rail-policy.ts) → sandbox/testnet → mainnet KYC → the
+ *   quote of a price (a fresh rate; then the amount's min_amount) → SESSION_AMOUNT_LIMIT; then the facade
  *   checks the catalog checkout reference, reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and
  *   allocates the address.
  */
@@ -15,6 +17,7 @@ import { parseDuration } from '../core/duration.ts';
 import { networkRefusal } from '../core/environment.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseOutcome, AbuseSignal, Environment } from '../metrics.ts';
+import { FiatPriceError, parseFiatAmount, type FiatAmount, type SessionQuote } from '../rates/quote.ts';
 
 /** expires_in bounds (documented in the README and the OpenAPI description) */
 export const EXPIRES_IN_MIN_MS = 10_000;
@@ -30,6 +33,8 @@ export interface CreateBody {
   amount?: number;
   /** the exact amount in smallest units (additive; for amounts a JSON number cannot carry) */
   amount_subunits?: string;
+  /** a price in fiat (additive): the amount in tokens is quoted at a fresh rate and locked */
+  price?: { amount: string; currency: string };
   expires_in: string;
   paymentMethod?: PaymentMethodInput;
   payment_method?: PaymentMethodInput;
@@ -70,6 +75,26 @@ export function parseExpiresIn(value: string, maxMs: number, maxText: string): n
 
 /** The amount in smallest units, checked against the rail's decimals and min_amount. */
 export function parseAmount(amount: number | string, rail: Rail): bigint {
+  const units = tokenAmount(amount, rail);
+  checkMinimum(units, rail);
+  return units;
+}
+
+/** Refuses an amount below the rail's min_amount; `quoted` explains an amount converted from a price. */
+function checkMinimum(units: bigint, rail: Rail, quoted?: SessionQuote): void {
+  if (units < toSubunits(rail.min_amount, rail.decimals)) {
+    const what = quoted
+      ? `${quoted.amount} ${quoted.currency} is ${fromSubunits(units, rail.decimals)} ${rail.token} at ${quoted.rate} ${quoted.currency}/${rail.token}, which`
+      : 'amount';
+    throw badRequest(
+      `${what} is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; ${quoted ? 'raise the price' : `send at least ${rail.min_amount}`}`,
+      { field: quoted ? 'price.amount' : 'amount' },
+    );
+  }
+}
+
+/** Token units (a number or decimal string) to smallest units: decimals, sign and the global bound. */
+function tokenAmount(amount: number | string, rail: Rail): bigint {
   let units: bigint;
   try {
     units = toSubunits(amount, rail.decimals);
@@ -87,11 +112,6 @@ export function parseAmount(amount: number | string, rail: Rail): bigint {
     throw e;
   }
   if (units <= 0n) throw badRequest('amount must be greater than 0');
-  if (units < toSubunits(rail.min_amount, rail.decimals)) {
-    throw badRequest(
-      `amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; send at least ${rail.min_amount}`,
-    );
-  }
   return units;
 }
 
@@ -120,13 +140,46 @@ export interface CreateRequest {
   expected: bigint;
   expiresMs: number;
   metadata: Record<string, unknown>;
+  /** the locked quote of a price in fiat: expected was converted from it */
+  quote?: SessionQuote;
+}
+
+/** A create body decided before any rate is read: a token amount, or a price in fiat still to be quoted. */
+export type CreateDraft = Omit<CreateRequest, 'expected' | 'quote'> &
+  ({ expected: bigint; price?: undefined } | { expected?: undefined; price: FiatAmount });
+
+/** The price of a create body in fiat: currency and minor digits checked, no rate read yet. */
+export function requestedPrice(price: { amount: string; currency: string }): FiatAmount {
+  try {
+    return parseFiatAmount(price.amount, price.currency);
+  } catch (e) {
+    if (e instanceof FiatPriceError) throw badRequest(e.message, { field: `price.${e.field}` });
+    throw e;
+  }
+}
+
+/** The amount a quote converted a price to, checked like a token amount (bound, min_amount). */
+export function quotedRequest(draft: Extract<CreateDraft, { price: FiatAmount }>, units: bigint, quote: SessionQuote): CreateRequest {
+  const { rail } = draft;
+  try {
+    checkAmountBound(units, rail.decimals);
+  } catch (e) {
+    if (e instanceof AmountError)
+      throw badRequest(`price.amount converts to more than the maximum of a session: ${e.message}`, { field: 'price.amount' });
+    throw e;
+  }
+  checkMinimum(units, rail, quote);
+  return { rail, expiresMs: draft.expiresMs, metadata: draft.metadata, expected: units, quote };
 }
 
 /** amount (token units) or amount_subunits (exact); both, when sent, must name the same amount. */
 export function requestedAmount(body: Pick<CreateBody, 'amount' | 'amount_subunits'>, rail: Rail): bigint {
   if (body.amount_subunits === undefined) {
     if (body.amount === undefined)
-      throw badRequest('amount is required (token units), or amount_subunits (smallest units, a digit string)');
+      throw badRequest(
+        'amount is required (token units), or amount_subunits (smallest units, a digit string), or price (an amount in fiat: {amount: "25.00", currency: "USD"})',
+        { field: 'amount' },
+      );
     return parseAmount(body.amount, rail);
   }
   const exact = BigInt(body.amount_subunits);
@@ -138,16 +191,22 @@ export function requestedAmount(body: Pick<CreateBody, 'amount' | 'amount_subuni
   return parseAmount(fromSubunits(exact, rail.decimals), rail);
 }
 
-/** Everything a create body decides on its own: rail, duration, amount, metadata. */
-export function decideCreateBody(body: CreateBody, rails: Rail[]): CreateRequest {
+/** Everything a create body decides on its own: rail, duration, amount or price, metadata. */
+export function decideCreateBody(body: CreateBody, rails: Rail[]): CreateDraft {
   const rail = resolvePaymentMethod(body, rails);
   const expiresMs = parseExpiresIn(body.expires_in, EXPIRES_IN_MAX_MS, '7d');
-  const expected = requestedAmount(body, rail);
+  if (body.price !== undefined && (body.amount !== undefined || body.amount_subunits !== undefined)) {
+    throw badRequest(
+      `send exactly one of amount and price: ${body.amount !== undefined ? 'amount' : 'amount_subunits'} names an amount of ${rail.token}, price an amount in fiat that is converted at a fresh rate`,
+      { field: 'price' },
+    );
+  }
+  const amount = body.price !== undefined ? { price: requestedPrice(body.price) } : { expected: requestedAmount(body, rail) };
   const metadata = body.metadata ?? {};
   if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
     throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`);
   }
-  return { rail, expected, expiresMs, metadata };
+  return { rail, expiresMs, metadata, ...amount };
 }
 
 /** Whether the KYC status must be read to decide (mainnet for a live merchant). */

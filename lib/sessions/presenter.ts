@@ -40,6 +40,7 @@ export function presentSession(s: PaymentSessionState, config: Pick<Config, 'cha
     expires_at: s.expires_at,
     ...(s.completed_at ? { completed_at: s.completed_at } : {}),
     ...(s.expired_at ? { expired_at: s.expired_at } : {}),
+    ...(s.quote ? { quote: s.quote } : {}),
     ...(s.completion_rate ? { completion_rate: s.completion_rate } : {}),
     created_at: s.created_at,
     updated_at: s.updated_at,

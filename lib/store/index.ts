@@ -1,16 +1,32 @@
-/** Opens the store named by STORE_URL: `sqlite:<path>` (embedded default) or `mongodb://…` (cluster). */
+/**
+ * Opens the store named by STORE_URL: `sqlite:<path>` (embedded default; several processes on one host),
+ * `postgres://…` / `postgresql://…` (the tested cluster store, nodes on several machines) or `mongodb://…`.
+ */
 import { SqliteStore } from './sqlite.ts';
+import { PostgresStore } from './postgres.ts';
 import { MongoStore } from './mongo.ts';
 import { COLLECTIONS } from './collections.ts';
 import type { Store } from './port.ts';
 
 export * from './port.ts';
 
-export async function openStore(url: string): Promise<Store> {
+export interface OpenOptions {
+  /** PostgreSQL: connections in the pool (STORE_POOL_SIZE) */
+  poolSize?: number;
+}
+
+export async function openStore(url: string, opts: OpenOptions = {}): Promise<Store> {
   let store: Store;
-  if (url.startsWith('mongodb://') || url.startsWith('mongodb+srv://')) store = await new MongoStore(url).connect();
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://'))
+    store = await new PostgresStore(url, { poolSize: opts.poolSize }).connect();
+  else if (url.startsWith('mongodb://') || url.startsWith('mongodb+srv://')) store = await new MongoStore(url).connect();
   else if (url.startsWith('sqlite:')) store = new SqliteStore(url.slice('sqlite:'.length));
-  else throw new Error(`STORE_URL must be sqlite:<path> or mongodb://…, got ${url.split(':')[0]}:…`);
-  await store.ensure(COLLECTIONS);
+  else throw new Error(`STORE_URL must be sqlite:<path>, postgres://… or mongodb://…, got ${url.split(':')[0]}:…`);
+  try {
+    await store.ensure(COLLECTIONS);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
   return store;
 }

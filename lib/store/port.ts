@@ -1,5 +1,5 @@
 /**
- * The store port: what every adapter (SQLite, MongoDB) must provide. The store is the truth;
+ * The store port: what every adapter (SQLite, PostgreSQL, MongoDB) must provide. The store is the truth;
  * in-memory actor state is only a cache of it. Documents are plain JSON objects with a string `id`
  * and an integer `version`; money and other big integers are kept as digit strings.
  */
@@ -86,6 +86,20 @@ export class VersionConflictError extends Error {
   }
 }
 
+/**
+ * The store cannot be reached (connection lost, server restarting, network cut): the operation changed
+ * nothing that was not rolled back, and the client may retry (503, retryable, in the error envelope).
+ */
+export class StoreUnavailableError extends Error {
+  readonly code = 503;
+  readonly type = 'STORE_UNAVAILABLE';
+  readonly retryable = true;
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 export interface ClaimOptions {
   /** field holding the due time as an ISO timestamp */
   dueField: string;
@@ -98,7 +112,7 @@ export interface ClaimOptions {
 }
 
 export interface Store {
-  readonly kind: 'sqlite' | 'mongodb';
+  readonly kind: 'sqlite' | 'postgres' | 'mongodb';
   /** creates collections and indexes; idempotent */
   ensure(specs: CollectionSpec[]): Promise<void>;
   get<T extends Doc = Doc>(coll: string, id: string): Promise<T | null>;
@@ -121,3 +135,4 @@ export interface Store {
 
 export const isDuplicate = (e: unknown): e is DuplicateKeyError => e instanceof DuplicateKeyError;
 export const isConflict = (e: unknown): e is VersionConflictError => e instanceof VersionConflictError;
+export const isUnavailable = (e: unknown): e is StoreUnavailableError => e instanceof StoreUnavailableError;

@@ -24,72 +24,13 @@ import {
   type Store,
   type WriteOp,
 } from './port.ts';
+import { ident, sqlite } from './sql/dialect.ts';
+import { Statements } from './sql/statements.ts';
+import { migrate } from './sql/migrations.ts';
 
-const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
-
-function ident(name: string): string {
-  if (!NAME.test(name)) throw new Error(`invalid collection name ${name}`);
-  return `"${name}"`;
-}
-
-/** the SQL expression of a field; identical text in indexes and queries so that the planner uses them */
-function col(field: string): string {
-  if (field === 'id') return 'id';
-  if (!PATH.test(field)) throw new Error(`invalid field ${field}`);
-  return `json_extract(data, '$.${field}')`;
-}
-
-function bind(v: unknown): SQLInputValue {
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  if (v === undefined) return null;
-  return v as SQLInputValue;
-}
-
-function where(filter: Filter, params: SQLInputValue[]): string {
-  const parts: string[] = [];
-  for (const [field, cond] of Object.entries(filter)) {
-    const c = col(field);
-    if (cond === null) parts.push(`${c} IS NULL`);
-    else if (typeof cond !== 'object') {
-      parts.push(`${c} = ?`);
-      params.push(bind(cond));
-    } else {
-      if (cond.$in) {
-        if (cond.$in.length === 0) parts.push('0');
-        else {
-          parts.push(`${c} IN (${cond.$in.map(() => '?').join(',')})`);
-          params.push(...cond.$in.map(bind));
-        }
-      }
-      if ('$ne' in cond) {
-        if (cond.$ne === null) parts.push(`${c} IS NOT NULL`);
-        else {
-          parts.push(`(${c} IS NULL OR ${c} <> ?)`);
-          params.push(bind(cond.$ne));
-        }
-      }
-      if (cond.$lt !== undefined) {
-        parts.push(`${c} < ?`);
-        params.push(bind(cond.$lt));
-      }
-      if (cond.$lte !== undefined) {
-        parts.push(`${c} <= ?`);
-        params.push(bind(cond.$lte));
-      }
-      if (cond.$gt !== undefined) {
-        parts.push(`${c} > ?`);
-        params.push(bind(cond.$gt));
-      }
-      if (cond.$gte !== undefined) {
-        parts.push(`${c} >= ?`);
-        params.push(bind(cond.$gte));
-      }
-      if (cond.$exists !== undefined) parts.push(`${c} IS ${cond.$exists ? 'NOT ' : ''}NULL`);
-    }
-  }
-  return parts.length ? parts.join(' AND ') : '1';
-}
+const sql = new Statements(sqlite);
+const col = (field: string) => sql.col(field);
+const bindAll = (params: unknown[]) => params as SQLInputValue[];
 
 /** the text a text index keeps for a document: its indexed string fields, lowercased */
 function textBody(doc: Record<string, unknown>, fields: string[]): string {
@@ -112,7 +53,7 @@ function isUniqueViolation(e: unknown): boolean {
 /** SQL texts kept prepared per connection; `$in` lists of many lengths could grow it without a bound */
 const STATEMENT_CACHE_MAX = 500;
 
-class Statements {
+class Prepared {
   private cache = new Map<string, StatementSync>();
   private db: DatabaseSync;
   constructor(db: DatabaseSync) {
@@ -153,12 +94,14 @@ interface Connection {
   refs: number;
   db: DatabaseSync;
   rdb: DatabaseSync;
-  w: Statements;
-  r: Statements;
+  w: Prepared;
+  r: Prepared;
   specs: Map<string, CollectionSpec>;
   text: Map<string, string[]>;
   /** the writes of this event-loop turn, committed together by the next check phase */
   group: Waiter[] | null;
+  /** the schema migrations have run on this connection */
+  migrated: boolean;
 }
 
 const OPEN = new Map<string, Connection>();
@@ -170,15 +113,26 @@ function connect(path: string, key: string | null): Connection {
   // SQLite's lower() folds ASCII only; text search lowercases like JavaScript (and MongoDB's /i) do
   const lowerText = (v: SQLInputValue) => (typeof v === 'string' ? v.toLowerCase() : v);
   db.function('lower_text', { deterministic: true }, lowerText);
-  db.exec('CREATE TABLE IF NOT EXISTS _counters (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires_at TEXT NOT NULL)');
+  db.exec(sql.createCounters);
   // two connections to ':memory:' would be two databases
   const rdb = path === ':memory:' ? db : new DatabaseSync(path, { readOnly: true });
   if (rdb !== db) {
     rdb.exec('PRAGMA busy_timeout = 10000;');
     rdb.function('lower_text', { deterministic: true }, lowerText);
   }
-  const w = new Statements(db);
-  return { key, refs: 1, db, rdb, w, r: rdb === db ? w : new Statements(rdb), specs: new Map(), text: new Map(), group: null };
+  const w = new Prepared(db);
+  return {
+    key,
+    refs: 1,
+    db,
+    rdb,
+    w,
+    r: rdb === db ? w : new Prepared(rdb),
+    specs: new Map(),
+    text: new Map(),
+    group: null,
+    migrated: false,
+  };
 }
 
 export interface SqliteOptions {
@@ -193,8 +147,8 @@ export class SqliteStore implements Store {
   private db: DatabaseSync;
   /** the reading connection: sees committed data only */
   private rdb: DatabaseSync;
-  private w: Statements;
-  private r: Statements;
+  private w: Prepared;
+  private r: Prepared;
   private specs: Map<string, CollectionSpec>;
   /** collections with a text index: their fields */
   private text: Map<string, string[]>;
@@ -262,17 +216,26 @@ export class SqliteStore implements Store {
 
   async ensure(specs: CollectionSpec[]): Promise<void> {
     this.commit(); // schema changes run outside the group transaction
+    if (!this.conn.migrated) {
+      // the write transaction is the lock: of several processes starting on one file, one migrates
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        await migrate(sqlite, {
+          exec: (text) => this.db.exec(text),
+          query: (text, params) => this.db.prepare(text).all(...bindAll(params)),
+        });
+        this.db.exec('COMMIT');
+      } catch (e) {
+        this.db.exec('ROLLBACK');
+        throw e;
+      }
+      this.conn.migrated = true;
+    }
     for (const spec of specs) {
       this.specs.set(spec.name, spec);
-      const t = ident(spec.name);
       if (spec.textIndex?.length) this.ensureTextTable(spec.name, spec.textIndex);
-      else this.db.exec(`CREATE TABLE IF NOT EXISTS ${t} (id TEXT PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0, data TEXT NOT NULL)`);
-      const indexes = [...(spec.indexes ?? [])];
-      if (spec.expiresField) indexes.push({ fields: [spec.expiresField] });
-      for (const ix of indexes) {
-        const name = `${spec.name}__${ix.fields.join('__').replace(/\./g, '_')}${ix.unique ? '__u' : ''}`;
-        this.db.exec(`CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${ident(name)} ON ${t} (${ix.fields.map(col).join(', ')})`);
-      }
+      else this.db.exec(sql.createTable(spec.name));
+      for (const ddl of sql.indexes(spec)) this.db.exec(ddl);
     }
   }
 
@@ -283,7 +246,7 @@ export class SqliteStore implements Store {
   private ensureTextTable(name: string, fields: string[]): void {
     const t = ident(name);
     const cols = this.db.prepare(`SELECT name FROM pragma_table_info(?)`).all(name) as Array<{ name: string }>;
-    const create = `CREATE TABLE ${t} (rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, version INTEGER NOT NULL DEFAULT 0, data TEXT NOT NULL)`;
+    const create = sql.createTable(name, 'rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, version INTEGER NOT NULL DEFAULT 0');
     if (cols.length === 0) this.db.exec(create);
     else if (!cols.some((c) => c.name === 'rid')) {
       // created before it had a text index: move the rows into the new shape
@@ -327,11 +290,8 @@ export class SqliteStore implements Store {
     if (doc) this.w.get(`INSERT INTO ${fts} (rowid, body) VALUES (?, ?)`).run(rid, textBody(doc, fields));
   }
 
-  private liveClause(coll: string, params: SQLInputValue[], now = new Date()): string {
-    const f = this.specs.get(coll)?.expiresField;
-    if (!f) return '1';
-    params.push(now.toISOString());
-    return `(${col(f)} IS NULL OR ${col(f)} > ?)`;
+  private expires(coll: string): string | undefined {
+    return this.specs.get(coll)?.expiresField;
   }
 
   private parse<T>(row: { data: string; version: number } | undefined): T | null {
@@ -341,12 +301,14 @@ export class SqliteStore implements Store {
     return doc as T;
   }
 
+  private rows<T>(q: { sql: string; params: unknown[] }): T[] {
+    const rows = this.r.get(q.sql).all(...bindAll(q.params)) as Array<{ data: string; version: number }>;
+    return rows.map((r) => this.parse<T>(r)!);
+  }
+
   async get<T extends Doc = Doc>(coll: string, id: string): Promise<T | null> {
-    const params: SQLInputValue[] = [id];
-    const live = this.liveClause(coll, params);
-    const row = this.r.get(`SELECT data, version FROM ${ident(coll)} WHERE id = ? AND ${live}`).get(...params) as
-      { data: string; version: number } | undefined;
-    return this.parse<T>(row);
+    const q = sql.get(coll, id, this.expires(coll));
+    return this.parse<T>(this.r.get(q.sql).get(...bindAll(q.params)) as { data: string; version: number } | undefined);
   }
 
   async findOne<T extends Doc = Doc>(coll: string, filter: Filter): Promise<T | null> {
@@ -354,33 +316,10 @@ export class SqliteStore implements Store {
     return doc ?? null;
   }
 
-  private select(coll: string, filter: Filter, opts: FindOptions, fields: string): { sql: string; params: SQLInputValue[] } {
-    const params: SQLInputValue[] = [];
-    let sql = `SELECT ${fields} FROM ${ident(coll)} WHERE ${where(filter, params)} AND ${this.liveClause(coll, params)}`;
-    if (opts.text && opts.text.q) {
-      const pattern = `%${opts.text.q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-      sql += ` AND (${opts.text.fields.map((f) => `lower_text(${col(f)}) LIKE ? ESCAPE '\\'`).join(' OR ')})`;
-      for (let i = 0; i < opts.text.fields.length; i++) params.push(pattern);
-    }
-    return { sql, params };
-  }
-
   async find<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     const indexed = this.text.get(coll);
     if (opts.text?.q && indexed && opts.text.fields.every((f) => indexed.includes(f))) return this.findText<T>(coll, filter, opts);
-    const { sql, params } = this.select(coll, filter, opts, 'data, version');
-    let full = `${sql} ORDER BY ${this.order(opts)}`;
-    if (opts.limit !== undefined) {
-      full += ' LIMIT ?';
-      params.push(opts.limit);
-    }
-    const rows = this.r.get(full).all(...params) as Array<{ data: string; version: number }>;
-    return rows.map((r) => this.parse<T>(r)!);
-  }
-
-  private order(opts: FindOptions): string {
-    const dir = opts.desc ? 'DESC' : 'ASC';
-    return opts.sort && opts.sort !== 'id' ? `${col(opts.sort)} ${dir}, id ${dir}` : `id ${dir}`;
+    return this.rows<T>(sql.find(coll, filter, opts, this.expires(coll)));
   }
 
   /**
@@ -391,86 +330,88 @@ export class SqliteStore implements Store {
    */
   private findText<T>(coll: string, filter: Filter, opts: FindOptions): T[] {
     const text = opts.text!;
-    const order = this.order(opts);
+    const order = sql.order(opts);
     const q = text.q.toLowerCase();
-    const pattern = `%${q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-    const like = `(${text.fields.map((f) => `lower_text(${col(f)}) LIKE ? ESCAPE '\\'`).join(' OR ')})`;
-    const likeParams = text.fields.map(() => pattern);
-    const base: SQLInputValue[] = [];
-    const cond = `${where(filter, base)} AND ${this.liveClause(coll, base)}`;
+    const likeParams: unknown[] = [];
+    const like = sql.textLike(text.fields, q, likeParams);
+    const base: unknown[] = [];
+    const cond = sql.condition(filter, {}, this.expires(coll), base);
     const t = ident(coll);
-    const parse = (rows: Array<{ data: string; version: number }>) => rows.map((r) => this.parse<T>(r)!);
     if (opts.limit !== undefined) {
-      const windowed = this.r
-        .get(
-          `SELECT data, version FROM (SELECT id, data, version FROM ${t} WHERE ${cond} ORDER BY ${order} LIMIT ?) WHERE ${like} ORDER BY ${order} LIMIT ?`,
-        )
-        .all(...base, TEXT_WINDOW, ...likeParams, opts.limit) as Array<{ data: string; version: number }>;
-      if (windowed.length >= opts.limit) return parse(windowed);
+      const windowed = this.rows<T>({
+        sql: `SELECT data, version FROM (SELECT id, data, version FROM ${t} WHERE ${cond} ORDER BY ${order} LIMIT ?) WHERE ${like} ORDER BY ${order} LIMIT ?`,
+        params: [...base, TEXT_WINDOW, ...likeParams, opts.limit],
+      });
+      if (windowed.length >= opts.limit) return windowed;
       const seen = Number(
-        (this.r.get(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${t} WHERE ${cond} LIMIT ?)`).get(...base, TEXT_WINDOW) as { n: number }).n,
+        (
+          this.r.get(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${t} WHERE ${cond} LIMIT ?)`).get(...bindAll(base), TEXT_WINDOW) as {
+            n: number;
+          }
+        ).n,
       );
-      if (seen < TEXT_WINDOW) return parse(windowed);
+      if (seen < TEXT_WINDOW) return windowed;
     }
     const fts = ident(`${coll}__text`);
     // the trigram index answers substrings of 3 or more characters; shorter ones scan its (small) text
     const short = [...q].length < 3;
     const candidates = short ? `SELECT rowid FROM ${fts} WHERE instr(body, ?) > 0` : `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?`;
-    const params: SQLInputValue[] = [...base, ...likeParams, short ? q : `"${q.replace(/"/g, '""')}"`];
-    let sql = `SELECT data, version FROM ${t} WHERE ${cond} AND ${like} AND rid IN (${candidates}) ORDER BY ${order}`;
-    if (opts.limit !== undefined) {
-      sql += ' LIMIT ?';
-      params.push(opts.limit);
-    }
-    return parse(this.r.get(sql).all(...params) as Array<{ data: string; version: number }>);
+    return this.rows<T>(
+      sql.find(coll, filter, opts, this.expires(coll), {
+        sql: `rid IN (${candidates})`,
+        params: [short ? q : `"${q.replace(/"/g, '""')}"`],
+      }),
+    );
   }
 
   async count(coll: string, filter: Filter): Promise<number> {
-    const { sql, params } = this.select(coll, filter, {}, 'COUNT(*) AS n');
-    return Number((this.r.get(sql).get(...params) as { n: number }).n);
+    const q = sql.count(coll, filter, this.expires(coll));
+    return Number((this.r.get(q.sql).get(...bindAll(q.params)) as { n: number }).n);
+  }
+
+  /** runs one statement on the writing connection, a unique violation as DuplicateKeyError */
+  private run<R>(coll: string, text: string, params: unknown[]): R[] {
+    try {
+      return this.w.get(text).all(...bindAll(params)) as R[];
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new DuplicateKeyError(coll, String((e as Error).message));
+      throw e;
+    }
   }
 
   private applyOne(op: WriteOp, now: string): void {
+    const texted = this.text.has(op.coll);
+    const rid = texted ? ['rid'] : [];
     switch (op.op) {
       case 'insert': {
-        const t = ident(op.coll);
-        const f = this.specs.get(op.coll)?.expiresField;
-        // an expired record no longer holds its key
-        const texted = this.text.has(op.coll);
+        const f = this.expires(op.coll);
         if (f) {
-          const gone = this.w
-            .get(`DELETE FROM ${t} WHERE id = ? AND ${col(f)} <= ?${texted ? ' RETURNING rid' : ''}`)
-            .all(op.doc.id, now) as Array<{ rid: number }>;
+          const gone = this.run<{ rid: number }>(op.coll, sql.deleteExpired(op.coll, f, rid), [op.doc.id, now]);
           for (const g of gone) this.reindex(op.coll, g.rid, null);
         }
         const version = op.doc.version ?? 1;
-        try {
-          const row = this.w
-            .get(`INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?)${texted ? ' RETURNING rid' : ''}`)
-            .all(op.doc.id, version, JSON.stringify({ ...op.doc, version })) as Array<{ rid: number }>;
-          if (texted) this.reindex(op.coll, row[0]?.rid, op.doc);
-        } catch (e) {
-          if (isUniqueViolation(e)) throw new DuplicateKeyError(op.coll, String((e as Error).message));
-          throw e;
-        }
+        const [row] = this.run<{ rid: number }>(op.coll, sql.insert(op.coll, rid), [
+          op.doc.id,
+          version,
+          sqlite.data({ ...op.doc, version }),
+        ]);
+        if (texted) this.reindex(op.coll, row?.rid, op.doc);
         op.doc.version = version;
         return;
       }
       case 'cas': {
         const version = op.expected + 1;
+        const params = [version, sqlite.data({ ...op.doc, version }), op.doc.id, op.expected];
         let changed: Array<{ rid?: number }>;
-        const texted = this.text.has(op.coll);
-        try {
-          const stmt = this.w.get(
-            `UPDATE ${ident(op.coll)} SET version = ?, data = ? WHERE id = ? AND version = ?${texted ? ' RETURNING rid' : ''}`,
-          );
-          const args = [version, JSON.stringify({ ...op.doc, version }), op.doc.id, op.expected] as SQLInputValue[];
-          changed = texted
-            ? (stmt.all(...args) as Array<{ rid: number }>)
-            : Array.from({ length: Number(stmt.run(...args).changes) }, () => ({}));
-        } catch (e) {
-          if (isUniqueViolation(e)) throw new DuplicateKeyError(op.coll, String((e as Error).message));
-          throw e;
+        if (texted) changed = this.run<{ rid: number }>(op.coll, sql.cas(op.coll, rid), params);
+        else {
+          // run() rather than all(): an UPDATE without RETURNING tells its changes
+          try {
+            changed = Array.from({ length: Number(this.w.get(sql.cas(op.coll)).run(...bindAll(params)).changes) }, () => ({}));
+          } catch (e) {
+            if (isUniqueViolation(e)) throw new DuplicateKeyError(op.coll, String((e as Error).message));
+            throw e;
+          }
         }
         if (changed.length !== 1) throw new VersionConflictError(op.coll, op.doc.id);
         if (texted) this.reindex(op.coll, changed[0].rid, op.doc);
@@ -478,29 +419,16 @@ export class SqliteStore implements Store {
         return;
       }
       case 'upsert': {
-        const t = ident(op.coll);
-        const row = this.w.get(`SELECT version FROM ${t} WHERE id = ?`).get(op.doc.id) as { version: number } | undefined;
-        const version = row ? Number(row.version) + 1 : 1;
-        const texted = this.text.has(op.coll);
-        try {
-          const rows = this.w
-            .get(
-              `INSERT INTO ${t} (id, version, data) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, data = excluded.data${texted ? ' RETURNING rid' : ''}`,
-            )
-            .all(op.doc.id, version, JSON.stringify({ ...op.doc, version })) as Array<{ rid: number }>;
-          if (texted) this.reindex(op.coll, rows[0]?.rid, op.doc);
-        } catch (e) {
-          if (isUniqueViolation(e)) throw new DuplicateKeyError(op.coll, String((e as Error).message));
-          throw e;
-        }
-        op.doc.version = version;
+        const [row] = this.run<{ version: number; rid?: number }>(op.coll, sql.upsert(op.coll, rid), [
+          op.doc.id,
+          sqlite.data({ ...op.doc, version: 1 }),
+        ]);
+        if (texted) this.reindex(op.coll, row.rid, op.doc);
+        op.doc.version = Number(row.version);
         return;
       }
       case 'delete': {
-        const texted = this.text.has(op.coll);
-        const gone = this.w.get(`DELETE FROM ${ident(op.coll)} WHERE id = ?${texted ? ' RETURNING rid' : ''}`).all(op.id) as Array<{
-          rid: number;
-        }>;
+        const gone = this.run<{ rid: number }>(op.coll, sql.delete(op.coll, rid), [op.id]);
         for (const g of gone) this.reindex(op.coll, g.rid, null);
         return;
       }
@@ -527,46 +455,25 @@ export class SqliteStore implements Store {
   }
 
   async claimDue<T extends Doc = Doc>(coll: string, opts: ClaimOptions): Promise<T[]> {
-    const nowIso = opts.now.toISOString();
-    const until = new Date(opts.now.getTime() + opts.leaseMs).toISOString();
-    const params: SQLInputValue[] = [nowIso];
-    const extra = where(opts.filter ?? {}, params);
-    params.push(opts.limit);
-    const dueCol = col(opts.dueField);
+    const until = new Date(opts.now.getTime() + opts.leaseMs);
+    const q = sql.claim(coll, opts.dueField, opts.filter ?? {}, opts.now, until, opts.limit);
+    // the claim changes the due field only: a text index keeps what it has
     return this.inGroup(() => {
-      const rows = this.w
-        .get(`SELECT data, version FROM ${ident(coll)} WHERE ${dueCol} <= ? AND ${extra} ORDER BY ${dueCol} LIMIT ?`)
-        .all(...params) as Array<{ data: string; version: number }>;
-      const out: T[] = [];
-      const texted = this.text.has(coll);
-      const upd = this.w.get(`UPDATE ${ident(coll)} SET version = ?, data = ? WHERE id = ?${texted ? ' RETURNING rid' : ''}`);
-      for (const r of rows) {
-        const doc = this.parse<T & Record<string, unknown>>(r)!;
-        (doc as Record<string, unknown>)[opts.dueField] = until;
-        doc.version = (doc.version ?? 0) + 1;
-        const changed = upd.all(doc.version, JSON.stringify(doc), doc.id) as Array<{ rid: number }>;
-        if (texted) this.reindex(coll, changed[0]?.rid, doc);
-        out.push(doc);
-      }
-      return out;
+      const rows = this.w.get(q.sql).all(...bindAll(q.params)) as Array<{ data: string; version: number }>;
+      return rows.map((r) => this.parse<T>(r)!);
     });
   }
 
   async increment(key: string, by: number, windowMs: number, now = new Date()): Promise<number> {
     const window = Math.floor(now.getTime() / windowMs);
     const expires = new Date((window + 1) * windowMs).toISOString();
-    return this.inGroup(() => {
-      const row = this.w
-        .get('INSERT INTO _counters (key, n, expires_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET n = n + excluded.n RETURNING n')
-        .get(`${key}@${window}`, by, expires) as { n: number };
-      return Number(row.n);
-    });
+    return this.inGroup(() => Number((this.w.get(sql.increment).get(`${key}@${window}`, by, expires) as { n: number }).n));
   }
 
   async purgeExpired(now = new Date()): Promise<number> {
     const iso = now.toISOString();
     return this.inGroup(() => {
-      let n = Number(this.w.get('DELETE FROM _counters WHERE expires_at <= ?').run(iso).changes);
+      let n = Number(this.w.get(sql.purgeCounters).run(iso).changes);
       for (const spec of this.specs.values()) {
         if (!spec.expiresField) continue;
         if (this.text.has(spec.name)) {
@@ -576,7 +483,7 @@ export class SqliteStore implements Store {
             )
             .run(iso);
         }
-        n += Number(this.w.get(`DELETE FROM ${ident(spec.name)} WHERE ${col(spec.expiresField)} <= ?`).run(iso).changes);
+        n += Number(this.w.get(sql.purgeExpired(spec.name, spec.expiresField)).run(iso).changes);
       }
       return n;
     });

@@ -6,7 +6,7 @@
 import { Interface } from 'ethers';
 import type { VersionedTransaction } from '@solana/web3.js';
 import { ethProvider } from '../chains/clients.ts';
-import { gasWalletRef } from '../chains/gas-wallet.ts';
+import { gasWalletRef } from '../treasury/gas-wallet.ts';
 import type { TxIntent } from '../chains/broadcast/types.ts';
 import { splitSignature, type Eip3009Authorization } from './proof.ts';
 

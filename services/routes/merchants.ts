@@ -9,4 +9,6 @@ export const MERCHANT_ROUTES: RouteDef[] = [
   { method: 'GET', path: '/v1/me', action: 'merchants.me', auth: 'key' },
   { method: 'POST', path: '/v1/me/credentials/rotate', action: 'merchants.rotate', auth: 'key' },
   { method: 'POST', path: '/v1/me/credentials/revoke', action: 'merchants.revoke', auth: 'key' },
+  { method: 'GET', path: '/v1/me/rail-policy', action: 'merchants.railPolicy', auth: 'key' },
+  { method: 'PUT', path: '/v1/me/rail-policy', action: 'merchants.setRailPolicy', auth: 'key' },
 ];

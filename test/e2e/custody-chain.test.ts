@@ -16,7 +16,7 @@ import { RAILS, createSession, sessionWhen, until } from '../integration/chain-l
 import { createWallet, type WalletRef } from '../integration/agents-helpers.ts';
 import { loadSeedPhrase } from '../../lib/addresses.ts';
 import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/chains/gas-wallet.ts';
+import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 
 jest.setTimeout(240_000);

@@ -8,7 +8,7 @@ import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { startHardhatNode, type HardhatNode } from '../harness/hardhat-node.ts';
 import { startSolanaRpc, type SolanaRpcHarness } from '../harness/solana-rpc.ts';
 import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/chains/gas-wallet.ts';
+import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import { loadSeedPhrase } from '../../lib/addresses.ts';
 
 const run = promisify(execFile);

@@ -10,7 +10,7 @@ import { PoolSigner } from '../../lib/chains/signer.ts';
 import { Broadcaster } from '../../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../../lib/chains/broadcast/drivers.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts';
-import { gasWalletRef } from '../../lib/chains/gas-wallet.ts';
+import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
 import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
 import { startChainEnv, type ChainEnv } from '../helpers/chain-env.ts';

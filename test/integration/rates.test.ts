@@ -4,8 +4,6 @@
  * static table; fallback order, staleness, refusals, 503, the cache shared through the store by two nodes,
  * and the rate a completing session records.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Contract, ContractFactory } from 'ethers';
 import { startHardhatNode, type HardhatNode } from '../harness/hardhat-node.ts';
@@ -14,38 +12,7 @@ import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { fetchBytes, pdfText } from '../helpers/pdf.ts';
 import { ETH_USDC, merchant } from './sessions-helpers.ts';
 import { eventually } from '../helpers/wait.ts';
-
-/** A CoinGecko-compatible /simple/price: prices as raw JSON number text per id, or a failing status. */
-class FakeCoinGecko {
-  prices: Record<string, { usd: string; last_updated_at?: number }> = {};
-  status = 200;
-  hits: string[] = [];
-  private server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    this.hits.push(url.searchParams.get('ids') ?? '');
-    if (url.pathname !== '/api/v3/simple/price' || this.status !== 200) {
-      res.writeHead(this.status === 200 ? 404 : this.status).end('{"error":"nope"}');
-      return;
-    }
-    const vs = url.searchParams.get('vs_currencies');
-    const parts = (url.searchParams.get('ids') ?? '')
-      .split(',')
-      .filter((id) => this.prices[id])
-      .map((id) => {
-        const p = this.prices[id];
-        return `"${id}":{"${vs}":${p.usd}${p.last_updated_at !== undefined && url.searchParams.get('include_last_updated_at') === 'true' ? `,"last_updated_at":${p.last_updated_at}` : ''}}`;
-      });
-    res.writeHead(200, { 'content-type': 'application/json' }).end(`{${parts.join(',')}}`);
-  });
-  url = '';
-  async start() {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/api/v3`;
-  }
-  stop() {
-    return new Promise((r) => this.server.close(r));
-  }
-}
+import { FakeCoinGecko } from '../helpers/fake-coingecko.ts';
 
 describe('spot rates', () => {
   let chain: HardhatNode;

@@ -1,11 +1,14 @@
 /**
- * The store port's contract, run against every adapter: SQLite always, MongoDB when MONGO_URL is set
+ * The store port's contract, run against every adapter: SQLite and PostgreSQL always (a fresh database
+ * per test, on the server test/helpers/postgres.ts finds or starts), MongoDB when MONGO_URL is set
  * (MONGO_URL=mongodb://host:27017/test_db?replicaSet=rs0 npx jest store-contract).
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SqliteStore } from '../../lib/store/sqlite.ts';
 import { MongoStore } from '../../lib/store/mongo.ts';
+import { PostgresStore } from '../../lib/store/postgres.ts';
+import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { DuplicateKeyError, VersionConflictError, type Store } from '../../lib/store/port.ts';
 import { tempDir } from '../helpers/node.ts';
 
@@ -26,6 +29,19 @@ const adapters: Adapter[] = [];
     },
     async cleanup() {
       rmSync(dir, { recursive: true, force: true });
+    },
+  });
+}
+{
+  let db: TestDatabase | null = null;
+  adapters.push({
+    name: 'postgres',
+    async open() {
+      db = await freshDatabase('contract');
+      return new PostgresStore(db.url).connect();
+    },
+    async cleanup() {
+      await db?.drop();
     },
   });
 }

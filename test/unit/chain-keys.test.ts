@@ -3,7 +3,7 @@ import { Wallet } from 'ethers';
 import { AddressDeriver } from '../../lib/addresses.ts';
 import { KeyDeriver, keyPath } from '../../lib/chains/keys.ts';
 import { signTransaction } from '../../lib/chains/sign.ts';
-import { gasWalletRef } from '../../lib/chains/gas-wallet.ts';
+import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 
 const PHRASE = 'test test test test test test test test test test test junk';
 

@@ -16,6 +16,7 @@ import {
   decideDemo,
   needsKyc,
   type CreateBody,
+  type CreateRequest,
 } from '../../lib/sessions/policy.ts';
 import { DailyVolume, nextVolume } from '../../lib/sessions/volume.ts';
 import { readAccess, simulateHidden } from '../../lib/sessions/access.ts';
@@ -136,7 +137,7 @@ describe('creation policy', () => {
 
   it('a new session is pending with nothing received and the allocated address', () => {
     const now = new Date('2026-03-01T00:00:00.000Z');
-    const req = decideCreateBody(body(), rails);
+    const req = decideCreateBody(body(), rails) as CreateRequest;
     const s = newSessionState(
       { merchant_id: 'mer_x', sandbox: true, demo: false, environment: 'sandbox' },
       req,

@@ -231,7 +231,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve a price into checkout fields
-         * @description No credentials, no body. Only when the price, its plan, its product and its store are all published (409 naming the one that is not). allowed_payment_methods = the price's methods (or every rail of its token) ∩ enabled rails ∩ testnet only for a sandbox merchant; when that is empty, 409 and nothing is created. Records a checkout snapshot valid for 30 minutes; the price, plan and product become checkout-referenced (immutable: a PATCH makes a new version). At most 300 intents per client and minute (429).
+         * @description No credentials, no body. Only when the price, its plan, its product and its store are all published (409 naming the one that is not). allowed_payment_methods = the price's methods (or every rail of its token) ∩ enabled rails ∩ testnet only for a sandbox merchant; when that is empty, 409 and nothing is created. The merchant's rail policy (PUT /v1/me/rail-policy) narrows it further; when it excludes every one of them, 400 (code 3, field paymentMethod, the message naming the rails) and nothing is created. Records a checkout snapshot valid for 30 minutes; the price, plan and product become checkout-referenced (immutable: a PATCH makes a new version). At most 300 intents per client and minute (429).
          */
         post: operations["createCheckoutIntent"];
         delete?: never;
@@ -394,6 +394,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/rail-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The merchant's rail policy
+         * @description The rails the merchant accepts (allowed_rails; null: no policy, every enabled rail) and the rails it can be paid on now (effective_rails: enabled, in its environment, allowed by the policy).
+         */
+        get: operations["getRailPolicy"];
+        /**
+         * Set the merchant's rail policy
+         * @description Replaces the merchant rail policy (the spec's planned rule). From then on, POST /v1/payment_sessions, checkout intents of the merchant's catalog prices and x402 challenges on a rail outside allowed_rails fail before a payable session exists: 400 (code 3) with field paymentMethod, the message naming the rail. A checkout intent offers only the price's methods the policy allows, and is refused when none is left. Every entry must be a rail the service knows, as <chain>:<network>:<token> (enabled or not: a mainnet rail may be named before it is configured); an unknown one is a 400 naming it (field allowed_rails[i]). allowed_rails null removes the policy (every enabled rail, the default). Sessions that already exist are unaffected. Each change writes an audit event merchant.rail_policy.set with the old and the new list, in the same write as the change.
+         */
+        put: operations["putRailPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/merchants": {
         parameters: {
             query?: never;
@@ -509,7 +533,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment session
-         * @description Creates a session for `amount` on the rail in `paymentMethod` (legacy name `payment_method` accepted) and returns it with a fresh deposit address. Rules: the rail must be enabled (GET /v1/payment_methods), matched on (chain, network, token); methodID 1 (fiat) is refused while no fiat rail exists; `amount` must not have more decimals than the token and must be at least the rail's min_amount; `expires_in` is a duration such as 15m, 45m, 1h (a whole number and one of s, m, h, d) between 10s and 7d; `metadata` is at most 4KB as JSON; a metadata.checkout_reference_id is checked against the catalog checkout. Sandbox merchants (service_sk_test_ keys) may use testnet rails only (403); mainnet sessions need the merchant's KYC to be verified (403). When configured, SESSION_AMOUNT_LIMIT caps one session and DAILY_VOLUME_LIMIT caps the merchant's session volume per rail and UTC day (400). Refusals change nothing.
+         * @description Creates a session for `amount` (tokens) or `price` (fiat, converted at a fresh rate and locked: see FiatPrice) on the rail in `paymentMethod` (legacy name `payment_method` accepted) and returns it with a fresh deposit address. Rules: the rail must be enabled (GET /v1/payment_methods), matched on (chain, network, token); methodID 1 (fiat) is refused while no fiat rail exists; `amount` must not have more decimals than the token and must be at least the rail's min_amount; `expires_in` is a duration such as 15m, 45m, 1h (a whole number and one of s, m, h, d) between 10s and 7d; `metadata` is at most 4KB as JSON; a metadata.checkout_reference_id is checked against the catalog checkout. Sandbox merchants (service_sk_test_ keys) may use testnet rails only (403); mainnet sessions need the merchant's KYC to be verified (403). When configured, SESSION_AMOUNT_LIMIT caps one session and DAILY_VOLUME_LIMIT caps the merchant's session volume per rail and UTC day (400). A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3) with field paymentMethod naming the rail, before any address is assigned. Refusals change nothing.
          */
         post: operations["createPaymentSession"];
         delete?: never;
@@ -1193,7 +1217,7 @@ export interface paths {
         put?: never;
         /**
          * Create an x402 challenge for a resource
-         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m.
+         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored.
          */
         post: operations["createX402Challenge"];
         delete?: never;
@@ -1978,6 +2002,18 @@ export interface components {
             /** @description false when there was no overlapping previous credential */
             revoked: boolean;
         };
+        RailPolicyRequest: {
+            /** @description the rails the merchant accepts, as <chain>:<network>:<token> (GET /v1/payment_methods); null removes the policy. Empty is refused: omit the policy with null instead. */
+            allowed_rails: string[] | null;
+        };
+        RailPolicy: {
+            /** @description the policy, in the rail list's order; null: no policy (every enabled rail) */
+            allowed_rails: string[] | null;
+            /** @description the rails the merchant can be paid on now: enabled (GET /v1/payment_methods), in its environment (sandbox: testnet only; live: mainnet only) and allowed by the policy */
+            effective_rails: string[];
+            /** @description when the policy was last set; null without a policy */
+            updated_at: components["schemas"]["Timestamp"] | null;
+        };
         WalletBalance: {
             /** @enum {string} */
             token: "USDC" | "ETH" | "SOL";
@@ -2292,7 +2328,7 @@ export interface components {
             /** @enum {string} */
             network: "testnet" | "mainnet";
         };
-        /** @description paymentMethod (or its legacy name payment_method) is required as well, and one of amount or amount_subunits. */
+        /** @description paymentMethod (or its legacy name payment_method) is required as well, and exactly one of an amount in tokens (amount or amount_subunits) or a price in fiat (price). */
         CreatePaymentSessionRequest: {
             /** @description token units, e.g. 12.5 (USDC); at most the token's decimals; at least the rail's min_amount; at most 10^15. A number whose digits a JSON double cannot carry exactly is refused: send amount_subunits instead. One of amount and amount_subunits is required (both must agree). */
             amount?: number;
@@ -2313,6 +2349,7 @@ export interface components {
             metadata?: Record<string, unknown>;
             /** @description the amount exactly, in the token's smallest units (wei, lamports, USDC 6-decimal units); the way to send amounts with more digits than a JSON number carries (an 18-decimal ETH price, say) */
             amount_subunits?: string;
+            price?: components["schemas"]["FiatPrice"];
         };
         CreateDemoSessionRequest: {
             /**
@@ -2393,6 +2430,7 @@ export interface components {
                 network: "testnet" | "mainnet";
             };
             deposits?: components["schemas"]["PaymentSessionDeposit"][];
+            quote?: components["schemas"]["SessionQuote"];
             completion_rate?: components["schemas"]["RecordedRate"];
         };
         PaymentSessionList: {
@@ -2405,6 +2443,43 @@ export interface components {
             limit?: string;
             /** @enum {string} */
             status?: "pending" | "partial_paid" | "completed" | "expired";
+        };
+        /** @description A price in fiat instead of an amount in tokens. The service reads a fresh spot rate of the rail's token in this currency (GET /v1/rates; its sources and RATES_MAX_AGE), converts the price to the token's smallest units rounded UP (exact decimal arithmetic: never less than the price at that rate, at most one smallest unit more), and locks that amount for the session's life; the session's quote says how. Underpayment and overpayment are judged in tokens against that amount. No fresh rate: 503 (retryable true when a source is configured but has no fresh value; false when none is configured for the pair). The converted amount must reach the rail's min_amount (400). */
+        FiatPrice: {
+            /**
+             * @description a positive decimal string with at most the currency's minor-unit digits (2 for USD, EUR, GBP, CHF; 0 for JPY); at most 10^12
+             * @example 25.00
+             */
+            amount: string;
+            /**
+             * @description ISO 4217 code
+             * @enum {string}
+             */
+            currency: "USD" | "EUR" | "GBP" | "CHF" | "JPY";
+        };
+        /** @description How a session priced in fiat got its expected amount: expected_amount_subunits = ceil(amount × 10^decimals / rate), computed once at creation and locked. */
+        SessionQuote: {
+            /**
+             * @description the price's currency (ISO 4217)
+             * @example USD
+             */
+            currency: string;
+            /**
+             * @description the price, a decimal string with the currency's minor-unit digits
+             * @example 25.00
+             */
+            amount: string;
+            /**
+             * @description 1 token = rate units of currency, a decimal string, exactly as the source gave it
+             * @example 2500
+             */
+            rate: string;
+            /** @description the rate source: chainlink, http or static (see GET /v1/rates) */
+            source: string;
+            /** @description when the source observed the rate */
+            rate_as_of: components["schemas"]["Timestamp"];
+            /** @description when the amount was computed and locked */
+            quoted_at: components["schemas"]["Timestamp"];
         };
         /** @description The body POSTed to the merchant's webhook_url. Each webhook is an HTTP POST of a WebhookEvent (Content-Type application/json) to the merchant's webhook_url with the headers X-Service-Event (the event_type), X-Service-Event-Id (stable per event, the same on every attempt: de-duplicate on it) and X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by webhook_secret> (Stripe's scheme; during a webhook-secret rotation overlap one v1 entry per live secret). Verify against the raw body bytes, accept any matching v1, and refuse a t more than 300 s away from now. Only 2xx is success; redirects are not followed; each attempt times out after 10 s. Retries: 30 s, 1 min, 2 min, 5 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h (±20 % jitter) within 72 h of the event, then the event is failed. */
         WebhookEvent: {
@@ -3155,6 +3230,55 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    getRailPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RailPolicy"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    putRailPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RailPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RailPolicy"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     registerMerchant: {
         parameters: {
             query?: never;
@@ -3341,6 +3465,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            /** @description A price in fiat with no fresh rate of the rail's token in its currency (code 1): the message names the pair and why; retryable says whether sending the same request later can succeed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPaymentSession: {

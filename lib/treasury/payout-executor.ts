@@ -25,15 +25,15 @@ import { LedgerBatch, accountId, available, isLedgerError, walletAccount, type L
 import { PAYOUTS, payoutEventOp, type PayoutDoc } from '../payouts/model.ts';
 import { payoutAuditOp } from '../payouts/audit.ts';
 import type { Config } from '../../config/index.ts';
-import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
-import { EthereumTxDriver } from './ethereum/tx-driver.ts';
-import { SolanaTxDriver } from './solana/tx-driver.ts';
+import type { ChainTxDoc, TxDriver, TxIntent } from '../chains/broadcast/types.ts';
+import { EthereumTxDriver } from '../chains/ethereum/tx-driver.ts';
+import { SolanaTxDriver } from '../chains/solana/tx-driver.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
-import { ChainEngine, type ChainEngineDeps } from './engine.ts';
+import { ChainEngine, type ChainEngineDeps } from '../chains/engine.ts';
 import { bookTopup, bookWalletFee } from './gas-booking.ts';
-import { solRentRefusal } from './solana/rent.ts';
+import { solRentRefusal } from '../chains/solana/rent.ts';
 import { custodyInFlight } from '../payouts/custody.ts';
-import type { KeyRef } from './keys.ts';
+import type { KeyRef } from '../chains/keys.ts';
 
 interface WalletLike extends Doc {
   id: string;

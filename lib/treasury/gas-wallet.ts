@@ -9,9 +9,9 @@
  */
 import type { Config } from '../../config/index.ts';
 import { fromSubunits, toSubunits } from '../core/money.ts';
-import { nativeBalance, rpcErrorText } from './clients.ts';
-import { networkIndex, type KeyChain, type KeyRef } from './keys.ts';
-import type { MoneyOutMetrics } from './metrics.ts';
+import { nativeBalance, rpcErrorText } from '../chains/clients.ts';
+import { networkIndex, type KeyChain, type KeyRef } from '../chains/keys.ts';
+import type { MoneyOutMetrics } from '../chains/metrics.ts';
 
 export const NATIVE: Record<KeyChain, { token: 'ETH' | 'SOL'; decimals: number }> = {
   ethereum: { token: 'ETH', decimals: 18 },

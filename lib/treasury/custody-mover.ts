@@ -9,7 +9,7 @@
  * - The ledger already moved the balance; the move books only network fees. The platform bears them all,
  *   so the receiving address gets exactly the amount and the sender's own ETH is untouched: on Ethereum
  *   (USDC and ETH alike) the gas wallet tops the sender's address up with exactly gas limit × gas price and
- *   the move is pinned to that gas (booked like a USDC payout's top-up: lib/chains/gas-booking.ts, so the
+ *   the move is pinned to that gas (booked like a USDC payout's top-up: lib/treasury/gas-booking.ts, so the
  *   sender's ETH ledger mirrors its address, unused top-up gas included); on Solana the gas wallet is the
  *   fee payer (`fee:<move tx>` sys:gas → sys:fees in SOL; token-account rent stays a platform cost).
  * - A move out of a wallet that itself received money by a still unconfirmed earlier move waits for it.
@@ -19,14 +19,14 @@ import type { WriteOp } from '../store/port.ts';
 import { LedgerBatch, accountId } from '../ledger/index.ts';
 import { CUSTODY_MOVES, custodyInFlight, custodyRefs, type CustodyMoveDoc } from '../payouts/custody.ts';
 import type { Config } from '../../config/index.ts';
-import type { ChainTxDoc, TxDriver, TxIntent } from './broadcast/types.ts';
-import { EthereumTxDriver } from './ethereum/tx-driver.ts';
-import { SolanaTxDriver } from './solana/tx-driver.ts';
-import { solRentRefusal } from './solana/rent.ts';
+import type { ChainTxDoc, TxDriver, TxIntent } from '../chains/broadcast/types.ts';
+import { EthereumTxDriver } from '../chains/ethereum/tx-driver.ts';
+import { SolanaTxDriver } from '../chains/solana/tx-driver.ts';
+import { solRentRefusal } from '../chains/solana/rent.ts';
 import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
 import { bookTopup, bookWalletFee } from './gas-booking.ts';
-import { ChainEngine, type ChainEngineDeps } from './engine.ts';
-import type { KeyRef } from './keys.ts';
+import { ChainEngine, type ChainEngineDeps } from '../chains/engine.ts';
+import type { KeyRef } from '../chains/keys.ts';
 
 export interface CustodyMoverDeps extends ChainEngineDeps {
   config: Pick<Config, 'rails' | 'chains'>;

@@ -10,7 +10,7 @@
 import type { Config } from '../../config/index.ts';
 import type { Doc, Store } from '../store/port.ts';
 import { ACCOUNTS, postedBalance, walletAccount, type LedgerAccount } from '../ledger/index.ts';
-import { nativeBalance, rpcErrorText, tokenBalance } from './clients.ts';
+import { nativeBalance, rpcErrorText, tokenBalance } from '../chains/clients.ts';
 import { CUSTODY_MOVES, UNSETTLED, type CustodyMoveDoc } from '../payouts/custody.ts';
 
 export interface ReconcileRow {

@@ -1,0 +1,384 @@
+/**
+ * PostgreSQL adapter of the store port (`STORE_URL=postgres://…`), the tested store of a cluster whose
+ * nodes run on several machines. node-postgres (`pg`): pure JavaScript (no addon tied to a Node ABI),
+ * a pool, TLS through `sslmode` as libpq reads it, and the driver most Node services run on PostgreSQL.
+ *
+ * The SQL is the SQLite adapter's (sql/statements.ts); what differs is how it runs:
+ * - a pool of `poolSize` connections; a write of several operations is one transaction on one
+ *   connection, a write of one statement runs alone (it is atomic by itself);
+ * - the schema (migrations, then tables and indexes) is changed only under a transaction-scoped
+ *   advisory lock, so nodes starting together change it once and never race on DDL (migrations.ts);
+ * - a lost connection (server restart, network cut) marks the store unavailable: operations fail at once
+ *   with a retryable 503 (StoreUnavailableError) while a probe reconnects with exponential backoff;
+ *   no write is retried blindly (a COMMIT whose answer was lost may have committed: the caller retries
+ *   with its idempotency key, and compare-and-set refuses a second application);
+ * - time limits on every query (client and server side), so a silent network cut turns into a 503 and
+ *   a transaction left open by a vanished node does not hold its row locks for long.
+ */
+import pg from 'pg';
+import { parse as parseUrl } from 'pg-connection-string';
+import {
+  DuplicateKeyError,
+  StoreUnavailableError,
+  VersionConflictError,
+  type ClaimOptions,
+  type CollectionSpec,
+  type Doc,
+  type Filter,
+  type FindOptions,
+  type Store,
+  type WriteOp,
+} from './port.ts';
+import { ident, postgres } from './sql/dialect.ts';
+import { Statements, type Query } from './sql/statements.ts';
+import { migrate, STORE_LOCK } from './sql/migrations.ts';
+
+const sql = new Statements(postgres);
+
+export interface PostgresOptions {
+  /** connections in the pool (STORE_POOL_SIZE) */
+  poolSize?: number;
+  /** a query (or a COMMIT) that takes longer fails with a 503; also the server's statement_timeout */
+  queryTimeoutMs?: number;
+  /** where connection losses and recoveries are told (one line each) */
+  log?: (line: string) => void;
+}
+
+/** SQLSTATEs after which the request changed nothing and may be retried */
+const RETRYABLE_STATES = new Set(['40001', '40P01', '55P03', '57014', '57P01', '57P02', '57P03', '53300']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/** whether an error says the server could not be reached or the connection broke (not a bad statement) */
+export function isConnectionError(e: unknown): boolean {
+  const err = e as { code?: string; message?: string };
+  if (typeof err?.code === 'string' && (NETWORK_CODES.has(err.code) || err.code.startsWith('08') || RETRYABLE_STATES.has(err.code)))
+    return true;
+  return /Connection terminated|Query read timeout|timeout exceeded when trying to connect|not queryable|Connection ended|connect ETIMEDOUT|server closed the connection/i.test(
+    String(err?.message ?? ''),
+  );
+}
+
+/** the database's collation must order strings byte by byte, as SQLite and the id scheme expect */
+export function collationIsBytewise(collation: string): boolean {
+  return /^(C|POSIX|ucs_basic)([._-].*)?$/i.test(collation);
+}
+
+interface Row {
+  data: Record<string, unknown>;
+  version: number;
+}
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  private readonly pool: pg.Pool;
+  private readonly specs = new Map<string, CollectionSpec>();
+  private readonly log: (line: string) => void;
+  /** while set, the server is unreachable: operations fail at once and a probe reconnects */
+  private down: { since: number; reason: string } | null = null;
+  private probe: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** SQL texts with a prepared-statement name (the pool's connections prepare each once) */
+  private names = new Map<string, string>();
+
+  constructor(url: string, opts: PostgresOptions = {}) {
+    const timeout = opts.queryTimeoutMs ?? 10_000;
+    // libpq's reading of sslmode (disable, prefer, require, verify-ca, verify-full), as operators know it
+    const parsed = parseUrl(url, { useLibpqCompat: true }) as pg.PoolConfig;
+    this.pool = new pg.Pool({
+      max: opts.poolSize ?? 10,
+      connectionTimeoutMillis: Math.min(timeout, 5000),
+      query_timeout: timeout,
+      statement_timeout: timeout,
+      lock_timeout: Math.max(100, Math.floor(timeout / 2)),
+      idle_in_transaction_session_timeout: timeout,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 5000,
+      application_name: 'payment-service',
+      ...parsed,
+    });
+    this.log = opts.log ?? ((line) => console.warn(line));
+    // an idle connection that breaks must not crash the process: it tells the store
+    this.pool.on('error', (e) => this.lost(e));
+  }
+
+  /** Connects, runs the migrations (refusing a schema newer than this code), checks the collation. */
+  async connect(): Promise<this> {
+    await this.locked(async (c) => {
+      const { rows } = await c.query<{ collation: string }>(
+        'SELECT datcollate AS collation FROM pg_database WHERE datname = current_database()',
+      );
+      const collation = rows[0]?.collation ?? '';
+      if (!collationIsBytewise(collation))
+        throw new Error(
+          `STORE_URL: the database's collation is ${collation}; the store compares text byte by byte: create it with LC_COLLATE 'C' (createdb --template=template0 --lc-collate=C …)`,
+        );
+      await migrate(postgres, {
+        exec: (text) => c.query(text).then(() => undefined),
+        query: (text, params) => c.query(postgres.numbered(text), params).then((r) => r.rows),
+      });
+    });
+    return this;
+  }
+
+  /** Runs `fn` in one transaction holding the store's advisory lock (schema changes). */
+  private async locked<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.transaction(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [STORE_LOCK]);
+      return fn(c);
+    });
+  }
+
+  async ensure(specs: CollectionSpec[]): Promise<void> {
+    for (const s of specs) this.specs.set(s.name, s);
+    await this.locked(async (c) => {
+      for (const spec of specs) {
+        await c.query(sql.createTable(spec.name, 'id TEXT COLLATE "C" PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0'));
+        if (spec.textIndex?.length) {
+          // the text a text index searches: the indexed fields, lower-cased, one per line (pg_trgm GIN index)
+          const body = spec.textIndex.map((f) => `coalesce(${postgres.text(f)}, '')`).join(` || E'\\n' || `);
+          await c.query(
+            `ALTER TABLE ${ident(spec.name)} ADD COLUMN IF NOT EXISTS text_body text GENERATED ALWAYS AS (lower(${body})) STORED`,
+          );
+          await c.query(
+            `CREATE INDEX IF NOT EXISTS ${ident(`${spec.name}__text`)} ON ${ident(spec.name)} USING gin (text_body gin_trgm_ops)`,
+          );
+        }
+        for (const ddl of sql.indexes(spec)) await c.query(ddl);
+      }
+    });
+  }
+
+  // ---- running statements ----
+
+  private unavailable(): StoreUnavailableError {
+    return new StoreUnavailableError(
+      this.down ? `store unreachable since ${new Date(this.down.since).toISOString()}: ${this.down.reason}` : 'store closed',
+    );
+  }
+
+  /** maps a driver error to the port's errors; a connection error marks the store down */
+  private translate(e: unknown, coll = ''): unknown {
+    if (e instanceof DuplicateKeyError || e instanceof VersionConflictError || e instanceof StoreUnavailableError) return e;
+    const err = e as { code?: string; message?: string; detail?: string };
+    if (err?.code === '23505') return new DuplicateKeyError(coll, err.detail ?? err.message ?? '');
+    if (isConnectionError(e)) {
+      if (!RETRYABLE_STATES.has(err.code ?? '') || err.code?.startsWith('57P')) this.lost(e);
+      return new StoreUnavailableError(`store unavailable: ${err.message ?? err.code}`);
+    }
+    return e;
+  }
+
+  private named(text: string): pg.QueryConfig {
+    let name = this.names.get(text);
+    if (!name && this.names.size < 2000) {
+      name = `s${this.names.size}`;
+      this.names.set(text, name);
+    }
+    return name ? { name, text } : { text };
+  }
+
+  private async query<R extends pg.QueryResultRow>(q: Query, coll = '', client?: pg.PoolClient): Promise<pg.QueryResult<R>> {
+    if (this.down || this.closed) throw this.unavailable();
+    try {
+      return await (client ?? this.pool).query<R>({ ...this.named(postgres.numbered(q.sql)), values: q.params });
+    } catch (e) {
+      throw this.translate(e, coll);
+    }
+  }
+
+  private async transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    if (this.down || this.closed) throw this.unavailable();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      throw this.translate(e);
+    }
+    let broken: unknown;
+    // a checked-out connection that breaks between statements emits 'error': without a listener, a crash
+    const onError = (e: Error) => {
+      broken = e;
+      this.lost(e);
+    };
+    client.on('error', onError);
+    try {
+      await client.query('BEGIN');
+      const out = await fn(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      const err = this.translate(e);
+      if (err instanceof StoreUnavailableError) broken = e;
+      else await client.query('ROLLBACK').catch((r) => (broken = r));
+      throw err;
+    } finally {
+      client.removeListener('error', onError);
+      // a connection that failed mid-transaction is thrown away, never handed to the next caller
+      client.release(broken ? (broken as Error) : undefined);
+    }
+  }
+
+  /** The connection is gone: fail fast from now on, and reconnect with backoff. */
+  private lost(e: unknown): void {
+    if (this.closed || this.down) return;
+    this.down = { since: Date.now(), reason: String((e as Error)?.message ?? e).slice(0, 200) };
+    this.log(`store: PostgreSQL connection lost (${this.down.reason}); requests answer 503 until it is back, reconnecting with backoff`);
+    this.schedule(0);
+  }
+
+  private schedule(attempt: number): void {
+    if (this.closed) return;
+    // 100 ms doubling to 5 s, with jitter so that many nodes do not reconnect in step
+    const delay = Math.min(5000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
+    this.probe = setTimeout(async () => {
+      this.probe = null;
+      try {
+        await this.pool.query('SELECT 1');
+        const since = this.down?.since ?? Date.now();
+        this.down = null;
+        this.log(`store: PostgreSQL connection back after ${((Date.now() - since) / 1000).toFixed(1)} s`);
+      } catch {
+        this.schedule(attempt + 1);
+      }
+    }, delay);
+    this.probe.unref();
+  }
+
+  /** whether the store answers now (for health reports) */
+  get available(): boolean {
+    return !this.down && !this.closed;
+  }
+
+  // ---- the port ----
+
+  private expires(coll: string): string | undefined {
+    return this.specs.get(coll)?.expiresField;
+  }
+
+  private doc<T>(r: Row): T {
+    return { ...r.data, version: Number(r.version) } as T;
+  }
+
+  async get<T extends Doc = Doc>(coll: string, id: string): Promise<T | null> {
+    const { rows } = await this.query<Row>(sql.get(coll, id, this.expires(coll)), coll);
+    return rows[0] ? this.doc<T>(rows[0]) : null;
+  }
+
+  async findOne<T extends Doc = Doc>(coll: string, filter: Filter): Promise<T | null> {
+    const [doc] = await this.find<T>(coll, filter, { limit: 1 });
+    return doc ?? null;
+  }
+
+  async find<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions = {}): Promise<T[]> {
+    const indexed = this.specs.get(coll)?.textIndex;
+    let extra: Query | undefined;
+    // the trigram index narrows the rows; the LIKE on each field stays the test (as without the index)
+    if (opts.text?.q && indexed && opts.text.fields.every((f) => indexed.includes(f)))
+      extra = { sql: `text_body LIKE ? ESCAPE '\\'`, params: [`%${opts.text.q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`] };
+    const { rows } = await this.query<Row>(sql.find(coll, filter, opts, this.expires(coll), extra), coll);
+    return rows.map((r) => this.doc<T>(r));
+  }
+
+  async count(coll: string, filter: Filter): Promise<number> {
+    const { rows } = await this.query<{ n: string }>(sql.count(coll, filter, this.expires(coll)), coll);
+    return Number(rows[0].n);
+  }
+
+  private async applyOne(op: WriteOp, now: string, c?: pg.PoolClient): Promise<void> {
+    switch (op.op) {
+      case 'insert': {
+        const f = this.expires(op.coll);
+        if (f) await this.query({ sql: sql.deleteExpired(op.coll, f), params: [op.doc.id, postgres.value(now, f)] }, op.coll, c);
+        const version = op.doc.version ?? 1;
+        await this.query({ sql: sql.insert(op.coll), params: [op.doc.id, version, postgres.data({ ...op.doc, version })] }, op.coll, c);
+        op.doc.version = version;
+        return;
+      }
+      case 'cas': {
+        const version = op.expected + 1;
+        const res = await this.query(
+          { sql: sql.cas(op.coll), params: [version, postgres.data({ ...op.doc, version }), op.doc.id, op.expected] },
+          op.coll,
+          c,
+        );
+        if (res.rowCount !== 1) throw new VersionConflictError(op.coll, op.doc.id);
+        op.doc.version = version;
+        return;
+      }
+      case 'upsert': {
+        const { rows } = await this.query<{ version: number }>(
+          { sql: sql.upsert(op.coll), params: [op.doc.id, postgres.data({ ...op.doc, version: 1 })] },
+          op.coll,
+          c,
+        );
+        op.doc.version = Number(rows[0].version);
+        return;
+      }
+      case 'delete':
+        await this.query({ sql: sql.delete(op.coll), params: [op.id] }, op.coll, c);
+        return;
+    }
+  }
+
+  async write(ops: WriteOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    const now = new Date().toISOString();
+    const versions = ops.map((op) => (op.op === 'delete' ? undefined : op.doc.version));
+    try {
+      // one statement is atomic by itself; an insert into an expiring collection is two
+      const single = ops.length === 1 && !(ops[0].op === 'insert' && this.expires(ops[0].coll));
+      if (single) await this.applyOne(ops[0], now);
+      else
+        await this.transaction(async (c) => {
+          for (const op of ops) await this.applyOne(op, now, c);
+        });
+    } catch (e) {
+      // leave callers' documents as they were when the write does not commit
+      ops.forEach((op, i) => {
+        if (op.op !== 'delete') op.doc.version = versions[i];
+      });
+      throw e;
+    }
+  }
+
+  async claimDue<T extends Doc = Doc>(coll: string, opts: ClaimOptions): Promise<T[]> {
+    const until = new Date(opts.now.getTime() + opts.leaseMs);
+    const { rows } = await this.query<Row>(sql.claim(coll, opts.dueField, opts.filter ?? {}, opts.now, until, opts.limit), coll);
+    return rows.map((r) => this.doc<T>(r));
+  }
+
+  async increment(key: string, by: number, windowMs: number, now = new Date()): Promise<number> {
+    const window = Math.floor(now.getTime() / windowMs);
+    const expires = new Date((window + 1) * windowMs).toISOString();
+    const { rows } = await this.query<{ n: number }>({ sql: sql.increment, params: [`${key}@${window}`, by, expires] });
+    return Number(rows[0].n);
+  }
+
+  async purgeExpired(now = new Date()): Promise<number> {
+    const iso = now.toISOString();
+    let n = (await this.query({ sql: sql.purgeCounters, params: [iso] })).rowCount ?? 0;
+    for (const spec of this.specs.values()) {
+      if (spec.expiresField)
+        n +=
+          (await this.query({ sql: sql.purgeExpired(spec.name, spec.expiresField), params: [postgres.value(iso, spec.expiresField)] }))
+            .rowCount ?? 0;
+    }
+    return n;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.probe) clearTimeout(this.probe);
+    await this.pool.end();
+  }
+}

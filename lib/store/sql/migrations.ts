@@ -1,0 +1,75 @@
+/**
+ * Schema migrations of the SQL stores, with a version table (`_schema_migrations`). They run while the
+ * caller holds the store's lock (PostgreSQL: a transaction-scoped advisory lock; SQLite: its write
+ * transaction), so when several nodes start at once the first one migrates and the others find the
+ * work done. Collections and their indexes are declared (CollectionSpec) and created idempotently after
+ * the migrations, under the same lock; a migration is for what a declaration cannot say (extensions,
+ * reshaping stored rows).
+ *
+ * A node whose code knows fewer migrations than the store has applied refuses to start: an older
+ * release must not write into a schema it does not know.
+ */
+import type { DialectName, Dialect } from './dialect.ts';
+
+/** key of the PostgreSQL advisory lock that serializes schema changes ("pays" in ASCII) */
+export const STORE_LOCK = 0x70617973;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: Record<DialectName, string[]>;
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'counters of fixed windows (rate limits, caps)',
+    sql: {
+      sqlite: ['CREATE TABLE IF NOT EXISTS _counters (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires_at TEXT NOT NULL)'],
+      postgres: [
+        'CREATE TABLE IF NOT EXISTS _counters (key TEXT COLLATE "C" PRIMARY KEY, n INTEGER NOT NULL, expires_at TEXT COLLATE "C" NOT NULL)',
+      ],
+    },
+  },
+  {
+    version: 2,
+    name: 'trigram text search (catalog discovery)',
+    // SQLite's FTS5 trigram tokenizer is built in; PostgreSQL's pg_trgm is a trusted contrib extension
+    sql: { sqlite: [], postgres: ['CREATE EXTENSION IF NOT EXISTS pg_trgm'] },
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
+
+export class SchemaTooNewError extends Error {
+  constructor(stored: number, known: number) {
+    super(
+      `the store's schema is at version ${stored} but this code knows versions up to ${known}: a newer release migrated it; run that release on this node (nothing was changed)`,
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+export interface MigrationRunner {
+  exec(sql: string): Promise<void> | void;
+  query(sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> | Array<Record<string, unknown>>;
+}
+
+/** Applies the migrations the store lacks, in order; returns the versions applied now. Call it under the lock. */
+export async function migrate(d: Dialect, db: MigrationRunner, migrations = MIGRATIONS, now = () => new Date()): Promise<number[]> {
+  await db.exec(
+    'CREATE TABLE IF NOT EXISTS _schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
+  const [row] = await db.query('SELECT MAX(version) AS v FROM _schema_migrations', []);
+  const stored = row?.v === null || row?.v === undefined ? 0 : Number(row.v);
+  const known = migrations.length ? migrations[migrations.length - 1].version : 0;
+  if (stored > known) throw new SchemaTooNewError(stored, known);
+  const applied: number[] = [];
+  for (const m of migrations) {
+    if (m.version <= stored) continue;
+    for (const text of m.sql[d.name]) await db.exec(text);
+    await db.query('INSERT INTO _schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, now().toISOString()]);
+    applied.push(m.version);
+  }
+  return applied;
+}

@@ -1,0 +1,206 @@
+/**
+ * The SQL of the store port, written once for both SQL adapters (SQLite and PostgreSQL); what the two
+ * dialects say differently comes from dialect.ts. Every collection is a table (id, version, data); every
+ * statement is built here and only run by the adapters, which differ in how they run it (SQLite: one
+ * synchronous connection with group commit; PostgreSQL: a pool, a transaction per write).
+ */
+import type { CollectionSpec, Filter, FindOptions, IndexSpec } from '../port.ts';
+import { ident, type Dialect } from './dialect.ts';
+
+export interface Query {
+  sql: string;
+  params: unknown[];
+}
+
+/** `%q%` for LIKE, lower-cased, with LIKE's own characters escaped */
+export function likePattern(q: string): string {
+  return `%${q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+}
+
+const ret = (cols: string[]) => (cols.length ? ` RETURNING ${cols.join(', ')}` : '');
+
+export class Statements {
+  readonly d: Dialect;
+  constructor(dialect: Dialect) {
+    this.d = dialect;
+  }
+
+  col(field: string): string {
+    return this.d.field(field);
+  }
+
+  where(filter: Filter, params: unknown[]): string {
+    const parts: string[] = [];
+    for (const [field, cond] of Object.entries(filter)) {
+      const c = this.col(field);
+      const v = this.d.param(field);
+      const bind = (x: unknown) => params.push(this.d.value(x, field));
+      if (cond === null) parts.push(`${c} IS NULL`);
+      else if (typeof cond !== 'object') {
+        parts.push(`${c} = ${v}`);
+        bind(cond);
+      } else {
+        if (cond.$in) {
+          if (cond.$in.length === 0) parts.push('1 = 0');
+          else {
+            parts.push(`${c} IN (${cond.$in.map(() => v).join(',')})`);
+            cond.$in.forEach(bind);
+          }
+        }
+        if ('$ne' in cond) {
+          if (cond.$ne === null) parts.push(`${c} IS NOT NULL`);
+          else {
+            parts.push(`(${c} IS NULL OR ${c} <> ${v})`);
+            bind(cond.$ne);
+          }
+        }
+        for (const [op, sql] of [
+          ['$lt', '<'],
+          ['$lte', '<='],
+          ['$gt', '>'],
+          ['$gte', '>='],
+        ] as const) {
+          if (cond[op] !== undefined) {
+            parts.push(`${c} ${sql} ${v}`);
+            bind(cond[op]);
+          }
+        }
+        if (cond.$exists !== undefined) parts.push(`${c} IS ${cond.$exists ? 'NOT ' : ''}NULL`);
+      }
+    }
+    return parts.length ? parts.join(' AND ') : '1 = 1';
+  }
+
+  /** documents of a collection with an expiresField count only until then */
+  live(expiresField: string | undefined, params: unknown[], now: Date): string {
+    if (!expiresField) return '1 = 1';
+    params.push(this.d.value(now.toISOString(), expiresField));
+    const c = this.col(expiresField);
+    return `(${c} IS NULL OR ${c} > ${this.d.param(expiresField)})`;
+  }
+
+  order(opts: FindOptions): string {
+    const dir = opts.desc ? 'DESC' : 'ASC';
+    // SQLite puts NULLs first going up and last going down; PostgreSQL is told to do the same
+    const nulls = this.d.name === 'postgres' ? (opts.desc ? ' NULLS LAST' : ' NULLS FIRST') : '';
+    return opts.sort && opts.sort !== 'id' ? `${this.col(opts.sort)} ${dir}${nulls}, id ${dir}` : `id ${dir}`;
+  }
+
+  /** the case-insensitive substring test of a text search, one LIKE per field (OR) */
+  textLike(fields: string[], q: string, params: unknown[]): string {
+    const pattern = likePattern(q);
+    for (let i = 0; i < fields.length; i++) params.push(pattern);
+    return `(${fields.map((f) => `${this.d.lower(this.d.text(f))} LIKE ? ESCAPE '\\'`).join(' OR ')})`;
+  }
+
+  /** the WHERE of a find or count: filter, liveness and (when asked) the text test */
+  condition(filter: Filter, opts: FindOptions, expiresField: string | undefined, params: unknown[], now = new Date()): string {
+    let sql = `${this.where(filter, params)} AND ${this.live(expiresField, params, now)}`;
+    if (opts.text?.q) sql += ` AND ${this.textLike(opts.text.fields, opts.text.q, params)}`;
+    return sql;
+  }
+
+  get(coll: string, id: string, expiresField: string | undefined, now = new Date()): Query {
+    const params: unknown[] = [id];
+    const live = this.live(expiresField, params, now);
+    return { sql: `SELECT data, version FROM ${ident(coll)} WHERE id = ? AND ${live}`, params };
+  }
+
+  /** `extra` narrows the rows further (a text index's candidates), with its own params appended */
+  find(coll: string, filter: Filter, opts: FindOptions, expiresField: string | undefined, extra?: Query): Query {
+    const params: unknown[] = [];
+    let sql = `SELECT data, version FROM ${ident(coll)} WHERE ${this.condition(filter, opts, expiresField, params)}`;
+    if (extra) {
+      sql += ` AND ${extra.sql}`;
+      params.push(...extra.params);
+    }
+    sql += ` ORDER BY ${this.order(opts)}`;
+    if (opts.limit !== undefined) {
+      sql += ' LIMIT ?';
+      params.push(opts.limit);
+    }
+    return { sql, params };
+  }
+
+  count(coll: string, filter: Filter, expiresField: string | undefined): Query {
+    const params: unknown[] = [];
+    return { sql: `SELECT COUNT(*) AS n FROM ${ident(coll)} WHERE ${this.condition(filter, {}, expiresField, params)}`, params };
+  }
+
+  /** the row an insert replaces when it has expired (an expired record no longer holds its key): params id, now */
+  deleteExpired(coll: string, expiresField: string, returning: string[] = []): string {
+    return `DELETE FROM ${ident(coll)} WHERE id = ? AND ${this.col(expiresField)} <= ${this.d.param(expiresField)}${ret(returning)}`;
+  }
+
+  /** params id, version, data */
+  insert(coll: string, returning: string[] = []): string {
+    return `INSERT INTO ${ident(coll)} (id, version, data) VALUES (?, ?, ${this.d.dataParam})${ret(returning)}`;
+  }
+
+  /** compare-and-set: params version, data, id, expected */
+  cas(coll: string, returning: string[] = []): string {
+    return `UPDATE ${ident(coll)} SET version = ?, data = ${this.d.dataParam} WHERE id = ? AND version = ?${ret(returning)}`;
+  }
+
+  /** insert (as version 1) or replace, the version one past the stored one: params id, data; returns the new version */
+  upsert(coll: string, returning: string[] = []): string {
+    const t = ident(coll);
+    const next = `${t}.version + 1`;
+    return (
+      `INSERT INTO ${t} (id, version, data) VALUES (?, 1, ${this.d.dataParam}) ` +
+      `ON CONFLICT (id) DO UPDATE SET version = ${next}, data = ${this.d.setFields('excluded.data', { version: next })}` +
+      ret(['version', ...returning])
+    );
+  }
+
+  /** params id */
+  delete(coll: string, returning: string[] = []): string {
+    return `DELETE FROM ${ident(coll)} WHERE id = ?${ret(returning)}`;
+  }
+
+  /**
+   * Takes up to `limit` due rows and pushes their due time by the lease, in one statement; returns them
+   * as they are after the push. PostgreSQL skips rows another claimer has locked; SQLite has one writer.
+   */
+  claim(coll: string, dueField: string, filter: Filter, now: Date, until: Date, limit: number): Query {
+    const t = ident(coll);
+    const due = this.col(dueField);
+    const params: unknown[] = [until.toISOString(), this.d.value(now.toISOString(), dueField)];
+    const extra = this.where(filter, params);
+    params.push(limit);
+    return {
+      sql:
+        `UPDATE ${t} SET version = version + 1, data = ${this.d.setFields('data', { [dueField]: this.d.textParam, version: 'version + 1' })} ` +
+        `WHERE id IN (SELECT id FROM ${t} WHERE ${due} <= ${this.d.param(dueField)} AND ${extra} ORDER BY ${due} LIMIT ?${this.d.claimLock}) ` +
+        `RETURNING data, version`,
+      params,
+    };
+  }
+
+  /** params key, by, expires_at; returns n */
+  readonly increment =
+    'INSERT INTO _counters (key, n, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET n = _counters.n + excluded.n RETURNING n';
+
+  readonly createCounters = 'CREATE TABLE IF NOT EXISTS _counters (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires_at TEXT NOT NULL)';
+
+  readonly purgeCounters = 'DELETE FROM _counters WHERE expires_at <= ?';
+
+  purgeExpired(coll: string, expiresField: string): string {
+    return `DELETE FROM ${ident(coll)} WHERE ${this.col(expiresField)} <= ${this.d.param(expiresField)}`;
+  }
+
+  createTable(coll: string, columns = 'id TEXT PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0'): string {
+    return `CREATE TABLE IF NOT EXISTS ${ident(coll)} (${columns}, data ${this.d.dataType} NOT NULL)`;
+  }
+
+  /** every index of a collection, the expiry field's included */
+  indexes(spec: CollectionSpec): string[] {
+    const all: IndexSpec[] = [...(spec.indexes ?? [])];
+    if (spec.expiresField) all.push({ fields: [spec.expiresField] });
+    return all.map((ix) => {
+      const name = `${spec.name}__${ix.fields.join('__').replace(/\./g, '_')}${ix.unique ? '__u' : ''}`;
+      const cols = ix.fields.map((f) => (this.d.name === 'postgres' && f !== 'id' ? `(${this.col(f)})` : this.col(f)));
+      return `CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${ident(name)} ON ${ident(spec.name)} (${cols.join(', ')})`;
+    });
+  }
+}

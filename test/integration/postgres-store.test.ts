@@ -1,0 +1,175 @@
+/**
+ * What the PostgreSQL store does beyond the port's contract (store-contract.test.ts runs that): schema
+ * migrations taken once under an advisory lock, refusal of a newer schema, sslmode, and a lost
+ * connection (server crash and restart) turning into retryable 503s, never a crash or a half-written
+ * change. The crash tests run on a server this test starts itself (test/helpers/postgres.ts, the path CI
+ * takes when no server answers on 5432).
+ */
+import { spawn } from 'node:child_process';
+import pg from 'pg';
+import { openStore, StoreUnavailableError, type Store } from '../../lib/store/index.ts';
+import { PostgresStore, collationIsBytewise } from '../../lib/store/postgres.ts';
+import { MIGRATIONS, SchemaTooNewError, SCHEMA_VERSION } from '../../lib/store/sql/migrations.ts';
+import { loadConfig } from '../../config/index.ts';
+import { freshDatabase, startPostgresServer, type PgServer, type TestDatabase } from '../helpers/postgres.ts';
+import { startTestNode, tempDir } from '../helpers/node.ts';
+import { eventually } from '../helpers/wait.ts';
+
+async function sql<T extends pg.QueryResultRow>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<T>(text, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+describe('PostgreSQL store: schema', () => {
+  let db: TestDatabase;
+  beforeEach(async () => {
+    db = await freshDatabase('pgschema');
+  });
+  afterEach(async () => {
+    await db.drop();
+  });
+
+  it('migrates once when several nodes open a fresh database at the same time, and creates the service tables there', async () => {
+    const stores = await Promise.all(Array.from({ length: 6 }, () => openStore(db.url)));
+    try {
+      const rows = await sql<{ version: number; name: string }>(db.url, 'SELECT version, name FROM _schema_migrations ORDER BY version');
+      expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
+      const tables = await sql<{ table_name: string }>(
+        db.url,
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+      );
+      expect(tables.map((t) => t.table_name)).toEqual(
+        expect.arrayContaining(['payment_sessions', 'merchants', 'ledger_transfers', '_counters']),
+      );
+      // every node can work at once
+      await Promise.all(stores.map((s, i) => s.write([{ op: 'insert', coll: 'merchants', doc: { id: `mer_${i}` } }])));
+      expect(await stores[0].count('merchants', {})).toBe(6);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it('refuses a schema newer than this code, in one clear line, and changes nothing', async () => {
+    await (await openStore(db.url)).close();
+    await sql(db.url, 'INSERT INTO _schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+      SCHEMA_VERSION + 1,
+      'from a newer release',
+      new Date().toISOString(),
+    ]);
+    await expect(openStore(db.url)).rejects.toBeInstanceOf(SchemaTooNewError);
+    // as an operator sees it: `npm start` prints one line and exits 1
+    const child = spawn(process.execPath, ['index.ts'], {
+      env: { ...process.env, STORE_URL: db.url, DATA_DIR: tempDir(), PORT: '0', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    expect(code).toBe(1);
+    const lines = err.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`schema is at version ${SCHEMA_VERSION + 1} but this code knows versions up to ${SCHEMA_VERSION}`));
+    const versions = await sql<{ version: number }>(db.url, 'SELECT version FROM _schema_migrations ORDER BY version');
+    expect(versions.map((v) => v.version)).toEqual([...MIGRATIONS.map((m) => m.version), SCHEMA_VERSION + 1]);
+  });
+
+  it('honours sslmode and checks the collation and pool size', async () => {
+    // the shared test server speaks no TLS: require must fail, disable must work
+    await expect(new PostgresStore(`${db.url}?sslmode=require`).connect()).rejects.toThrow(/SSL/i);
+    const plain = await new PostgresStore(`${db.url}?sslmode=disable`).connect();
+    await plain.close();
+    expect(() => loadConfig({ STORE_URL: `${db.url}?sslmode=sometimes` })).toThrow(/sslmode must be/);
+    expect(() => loadConfig({ STORE_URL: db.url, STORE_POOL_SIZE: '0' })).toThrow(/STORE_POOL_SIZE/);
+    expect(loadConfig({ STORE_URL: db.url, STORE_POOL_SIZE: '25' }).storePoolSize).toBe(25);
+    expect(() => loadConfig({ STORE_URL: 'mysql://x' })).toThrow(/STORE_URL must be/);
+    expect(['C', 'C.UTF-8', 'POSIX', 'C.utf8'].every(collationIsBytewise)).toBe(true);
+    expect(['en_US.UTF-8', 'de_DE', 'und-x-icu'].some(collationIsBytewise)).toBe(false);
+  });
+});
+
+describe('PostgreSQL store: a server started by the test, crashed and restarted', () => {
+  let server: PgServer;
+  let db: TestDatabase;
+  beforeAll(async () => {
+    server = await startPostgresServer();
+    db = await freshDatabase('pgcrash', server);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('fails operations with a retryable StoreUnavailableError while the server is down, commits whole writes or none, and reconnects', async () => {
+    const lines: string[] = [];
+    const store: Store = await new PostgresStore(db.url, { log: (l) => lines.push(l) }).connect();
+    try {
+      await store.ensure([{ name: 'items' }]);
+      // writes of two rows each, in flight when the server dies
+      const inFlight = Array.from({ length: 40 }, (_, i) =>
+        store
+          .write([
+            { op: 'insert', coll: 'items', doc: { id: `a${i}` } },
+            { op: 'insert', coll: 'items', doc: { id: `b${i}` } },
+          ])
+          .then(
+            () => 'ok',
+            (e) => e,
+          ),
+      );
+      const restarted = server.restart!(1500);
+      const outcomes = await Promise.all(inFlight);
+      for (const o of outcomes) if (o !== 'ok') expect(o).toBeInstanceOf(StoreUnavailableError);
+      const during = await store.get('items', 'a0').catch((e) => e);
+      await restarted;
+      // unavailable while down: a 503 that says so, retryable
+      if (during instanceof Error)
+        expect([during.constructor, (during as StoreUnavailableError).code]).toEqual([StoreUnavailableError, 503]);
+      await eventually(
+        'the store to reconnect',
+        async () =>
+          await store.get('items', 'nope').then(
+            () => true,
+            () => false,
+          ),
+        20_000,
+        100,
+      );
+      expect(lines.some((l) => /connection lost/.test(l))).toBe(true);
+      expect(lines.some((l) => /connection back/.test(l))).toBe(true);
+      // never half a write
+      for (let i = 0; i < 40; i++) {
+        const [a, b] = await Promise.all([store.get('items', `a${i}`), store.get('items', `b${i}`)]);
+        expect([i, a === null, b === null]).toEqual([i, a === null, a === null]);
+      }
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
+  it('a node answers 503 in the error envelope while its store is down, stays up, and serves again once it is back', async () => {
+    const node = await startTestNode({ STORE_URL: db.url });
+    try {
+      expect((await node.request('GET', '/v1/payment_methods')).status).toBe(200);
+      const key = (await node.request('POST', '/v1/payment_sessions/demo', { body: {} })).status;
+      expect(key).toBeLessThan(500);
+      const restarted = server.restart!(2000);
+      await new Promise((r) => setTimeout(r, 300));
+      const down = await node.request('POST', '/v1/payment_sessions/demo', { body: {} });
+      expect(down.status).toBe(503);
+      expect(down.body).toEqual({ code: 1, message: expect.stringMatching(/retry/) });
+      await restarted;
+      await eventually(
+        'the node to serve writes again',
+        async () => (await node.request('POST', '/v1/payment_sessions/demo', { body: {} })).status < 500,
+        20_000,
+        200,
+      );
+    } finally {
+      await node.stop();
+    }
+  }, 60_000);
+});
