@@ -3,12 +3,12 @@
  * send back (lib/x402/redeem.ts). Runs the scanner that finishes settlements a redeem stopped waiting for.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import type { Doc } from '../lib/store/port.ts';
 import type { Caller } from './routes/types.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { badRequest, conflict, forbidden, notFound, unauthorized, ServiceError } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { parseDuration } from '../lib/core/duration.ts';
@@ -16,7 +16,7 @@ import { DueScanner } from '../lib/core/due-scanner.ts';
 import { findRail, railKey, type Rail } from '../config/rails.ts';
 import { isFiatCurrency, quotePrice, type SessionQuote } from '../lib/rates/quote.ts';
 import { RatesEngine } from '../lib/rates/engine.ts';
-import { loadSeedPhrase } from '../lib/addresses.ts';
+import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
 import { buildChallenge, encodeHeader } from '../lib/x402/challenge.ts';
@@ -28,7 +28,7 @@ import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type Redempti
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 import { checkRailPolicy, type RailPolicy } from '../lib/merchants/rail-policy.ts';
-import type { AbuseLabels } from '../lib/metrics.ts';
+import type { AbuseLabels } from '../lib/runtime/metrics.ts';
 
 type Http = { body?: unknown; params?: Record<string, string | undefined> };
 interface ChallengeBody {

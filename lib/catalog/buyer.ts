@@ -3,11 +3,11 @@
  * their published plans and prices) and checkout intents, plus the check a payment session makes
  * against a checkout snapshot.
  */
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../runtime/index.ts';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
 import { limitInStore } from '../core/rate-limit.ts';
 import { newId } from '../core/ids.ts';
-import { validate } from '../validation.ts';
+import { validate } from '../http/validation.ts';
 import { fromSubunits } from '../core/money.ts';
 import { formatFiat, isFiatCurrency } from '../rates/quote.ts';
 import { findRail } from '../../config/rails.ts';
