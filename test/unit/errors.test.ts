@@ -4,15 +4,14 @@ import {
   REMEDIATION,
   badRequest,
   conflict,
-  envelopeCode,
   forbidden,
   notFound,
   rateLimited,
-  toEnvelope,
   unauthorized,
   unavailable,
 } from '../../lib/core/errors.ts';
-import { validate } from '../../lib/validation.ts';
+import { envelopeCode, toEnvelope } from '../../lib/http/envelope.ts';
+import { validate } from '../../lib/http/validation.ts';
 import { requestIdFor } from '../../lib/http/request-id.ts';
 
 const RID = 'req_test_1';
