@@ -4,10 +4,10 @@
  * decides and writes. Runs the scanner that finishes ledger executions a crash interrupted.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { merchantCaller } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { badRequest, notFound, unauthorized } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
@@ -32,7 +32,7 @@ import {
   type AgentWalletReply,
   type AgentWalletState,
   type StoredPolicy,
-} from '../actors/agent-wallet.ts';
+} from '../lib/agents/agent-wallet.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 
 type Http = { body?: unknown; query?: Record<string, string | undefined>; params?: Record<string, string | undefined> };

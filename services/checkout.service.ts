@@ -5,13 +5,13 @@
  */
 import QRCode from 'qrcode';
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { notFound } from '../lib/core/errors.ts';
 import { fromSubunits } from '../lib/core/money.ts';
 import { PAGE_HEADERS, renderCheckout } from '../lib/checkout/page.ts';
 import { buyerView } from '../lib/sessions/presenter.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
-import type { PaymentSessionState } from '../actors/payment-session.ts';
+import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 
 type Params = { params: { session_id: string } };
 

@@ -5,13 +5,13 @@
  * transaction outbox (signed in the pool, persisted, then broadcast), limited per merchant and address.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { ServiceError, badRequest, forbidden, rateLimited, unauthorized, unavailable } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { fromSubunits } from '../lib/core/money.ts';
-import { loadSeedPhrase } from '../lib/addresses.ts';
+import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
 import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';

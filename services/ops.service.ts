@@ -5,7 +5,7 @@
  * (lib/ops/alerts), not here.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { badRequest } from '../lib/core/errors.ts';
 import { ALERT_DELIVERIES, ALERTS, type AlertDeliveryDoc, type AlertDoc } from '../lib/ops/alerts/engine.ts';
 import { ALERT_TYPES, type AlertType } from '../lib/ops/alerts/rules.ts';
@@ -13,11 +13,11 @@ import { deliverOne, deliveryLeaseMs, httpAlertSender } from '../lib/ops/alerts/
 import { DueScanner } from '../lib/core/due-scanner.ts';
 import { AUDIT_EVENTS, sealRow, verifyChains } from '../lib/ops/audit-chain.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../lib/catalog/rules.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { forbidden } from '../lib/core/errors.ts';
 import type { Doc, Filter } from '../lib/store/port.ts';
-import type { PaymentSessionState } from '../actors/payment-session.ts';
+import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 import { fromSubunits } from '../lib/core/money.ts';
 import { LEASE_COLLECTION, type LeaseDoc } from '../lib/chains/lease.ts';
 import { CURSORS } from '../lib/chains/cursor.ts';

@@ -5,9 +5,9 @@
  * for the enabled tokens, so that a completing session finds a rate to record without a network call.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { clientHash, requestMeta } from '../lib/core/request-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { badRequest, rateLimited, unavailable } from '../lib/core/errors.ts';
 import { RatesEngine, RateUnavailableError, type RateView } from '../lib/rates/engine.ts';
 

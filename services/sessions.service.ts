@@ -4,18 +4,18 @@
  * lib/sessions/policy.ts; bad input never changes the store.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { forbidden, notFound, conflict, unauthorized } from '../lib/core/errors.ts';
 import { idempotencyKey } from '../lib/core/idempotency.ts';
 import { limitInStore } from '../lib/core/rate-limit.ts';
 import { clientHash, merchantCaller, requestMeta, type RequestContext } from '../lib/core/request-meta.ts';
-import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/metrics.ts';
+import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/runtime/metrics.ts';
 import { ethereumProcessedBlock } from '../lib/chains/cursor.ts';
-import { AddressWorkers } from '../lib/address-workers.ts';
-import { AddressPool } from '../lib/address-pool.ts';
-import { AddressDeriver, AddressIndexAllocator, loadSeedPhrase, type AddressChain } from '../lib/addresses.ts';
+import { AddressWorkers } from '../lib/addresses/workers.ts';
+import { AddressPool } from '../lib/addresses/pool.ts';
+import { AddressDeriver, AddressIndexAllocator, loadSeedPhrase, type AddressChain } from '../lib/addresses/addresses.ts';
 import { PolicyRefusal, decideDemo, environmentOf, type CreateBody, type DemoBody } from '../lib/sessions/policy.ts';
 import { Sessions, type SessionCalls } from '../lib/sessions/create.ts';
 import { RatesEngine } from '../lib/rates/engine.ts';
@@ -24,7 +24,7 @@ import { readAccess, simulateHidden } from '../lib/sessions/access.ts';
 import { listSessions, type SessionListQuery } from '../lib/sessions/list.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
-import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../actors/payment-session.ts';
+import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../lib/sessions/payment-session.ts';
 
 type SessionParams = { params: { session_id: string } };
 
@@ -217,7 +217,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       const deriver = new AddressDeriver(seed.phrase);
       const allocator = new AddressIndexAllocator(store);
       workers = new AddressWorkers(seed.phrase);
-      // addresses derived ahead, in blocks of indexes reserved in the store (lib/address-pool.ts)
+      // addresses derived ahead, in blocks of indexes reserved in the store (lib/addresses/pool.ts)
       pool = new AddressPool(allocator, workers);
       sessions.addresses = { fingerprint: deriver.fingerprint, allocate: (chain) => pool.take(chain as AddressChain) };
       if (seed.source === 'created')

@@ -4,10 +4,10 @@
  * get testnet wallets only; a mainnet wallet needs KYC (same refusal and metric as mainnet sessions).
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { badRequest, unauthorized } from '../lib/core/errors.ts';
 import { balances, checkStoredLedger } from '../lib/ledger/index.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';

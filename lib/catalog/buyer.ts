@@ -3,12 +3,13 @@
  * their published plans and prices) and checkout intents, plus the check a payment session makes
  * against a checkout snapshot.
  */
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../runtime/index.ts';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
 import { limitInStore } from '../core/rate-limit.ts';
 import { newId } from '../core/ids.ts';
-import { validate } from '../validation.ts';
+import { validate } from '../http/validation.ts';
 import { fromSubunits } from '../core/money.ts';
+import { formatFiat, isFiatCurrency } from '../rates/quote.ts';
 import { findRail } from '../../config/rails.ts';
 import type { Doc, Filter, WriteOp } from '../store/port.ts';
 import { allowedKeys, railPolicyRefusal, type RailPolicy } from '../merchants/rail-policy.ts';
@@ -36,10 +37,13 @@ const INTENTS_PER_MINUTE = 300;
 export interface ReferenceCheck {
   merchant_id: string;
   checkout_reference_id: string;
-  amount_subunits: string;
+  /** a session for an amount in tokens: that amount (smallest units) */
+  amount_subunits?: string;
   chain: string;
   network: string;
   token: string;
+  /** a session priced in fiat: its price in the currency's minor units (a fiat catalog price is matched on it) */
+  price?: { currency: string; amount_minor: string };
 }
 
 export class CatalogBuyer {
@@ -255,8 +259,11 @@ export class CatalogBuyer {
     for (const f of ['merchant_id', 'checkout_reference_id', 'chain', 'network', 'token'] as const) {
       if (typeof p?.[f] !== 'string' || p[f].length === 0 || p[f].length > 64) throw badRequest(`${f} must be a non-empty string`);
     }
-    if (typeof p.amount_subunits !== 'string' || !/^\d{1,80}$/.test(p.amount_subunits))
-      throw badRequest('amount_subunits must be a string of digits');
+    const digits = typeof p.amount_subunits === 'string' && /^\d{1,80}$/.test(p.amount_subunits);
+    if (p.price === undefined ? !digits : p.amount_subunits !== undefined)
+      throw badRequest('amount_subunits must be a string of digits, or price given instead (not both)');
+    if (p.price !== undefined && (typeof p.price?.currency !== 'string' || !/^\d{1,40}$/.test(String(p.price.amount_minor))))
+      throw badRequest('price must be {currency, amount_minor (digits)}');
     const id = p.checkout_reference_id;
     const again = 'resolve the price again with POST /v1/catalog/prices/{price_id}/checkout-intent';
     const ref = await this.store.get<CheckoutRefRow>(CHECKOUT_REFS, id);
@@ -265,7 +272,22 @@ export class CatalogBuyer {
       throw badRequest(`metadata.checkout_reference_id ${id} belongs to another merchant; use a checkout intent of one of your own prices`);
     if (ref.expires_at <= this.rt.now().toISOString())
       throw badRequest(`metadata.checkout_reference_id ${id} expired at ${ref.expires_at}; ${again}`);
-    if (!sameAmount(p.amount_subunits, ref.amount_subunits)) {
+    if (isFiatCurrency(ref.currency_or_token)) {
+      // priced in fiat: the session converts the same price at a fresh rate (its tokens follow from the quote)
+      const amount = formatFiat({ currency: ref.currency_or_token, minor: BigInt(ref.amount_subunits), digits: ref.decimals });
+      if (p.price?.currency !== ref.currency_or_token || !sameAmount(p.price.amount_minor, ref.amount_subunits))
+        throw badRequest(
+          `checkout reference ${id} is priced at ${amount} ${ref.currency_or_token}: create the session with price {amount: "${amount}", currency: "${ref.currency_or_token}"}`,
+          { field: 'price' },
+        );
+    } else if (p.price !== undefined) {
+      throw badRequest(
+        `checkout reference ${id} is priced in ${ref.currency_or_token}; send amount_subunits ${ref.amount_subunits}, not price`,
+        {
+          field: 'price',
+        },
+      );
+    } else if (!sameAmount(p.amount_subunits!, ref.amount_subunits)) {
       throw badRequest(
         `the amount does not match checkout reference ${id}: the price is ${fromSubunits(ref.amount_subunits, ref.decimals)} ${ref.currency_or_token} (${ref.amount_subunits} smallest units)`,
       );

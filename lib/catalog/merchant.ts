@@ -3,12 +3,12 @@
  * the state table of rules.ts, idempotent creation, versioning and the discovery listings kept in step.
  * Every state change is one atomic store write; a lost compare-and-set race re-reads and decides again.
  */
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../runtime/index.ts';
 import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { Idempotency, idempotencyKey as checkIdempotencyKey } from '../core/idempotency.ts';
 import { isId } from '../core/ids.ts';
-import { validate } from '../validation.ts';
+import { validate } from '../http/validation.ts';
 import type { Doc, Filter, WriteOp } from '../store/port.ts';
 import type { Rail } from '../../config/rails.ts';
 import {

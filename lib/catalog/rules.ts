@@ -20,6 +20,7 @@
 import { allowsNetwork } from '../core/environment.ts';
 import { buildRails, findRail, railKey, type Rail } from '../../config/rails.ts';
 import { fromSubunits, toSubunits } from '../core/money.ts';
+import { FIAT_CURRENCIES, MAX_FIAT_UNITS, isFiatCurrency } from '../rates/quote.ts';
 
 export type Kind = 'store' | 'product' | 'plan' | 'price';
 export type Status = 'draft' | 'published' | 'archived';
@@ -132,11 +133,12 @@ export function parseMethod(entry: string): { chain: string; network: string; to
  * Returns the token's decimals, or an error message.
  */
 export function checkPriceTerms(terms: PriceTerms, known: Rail[], enabled: Rail[]): { decimals: number } | { error: string } {
+  if (isFiatCurrency(terms.currency_or_token)) return checkFiatPriceTerms(terms, known);
   const token = terms.currency_or_token;
   const tokens = [...new Set(enabled.map((r) => r.token))];
   if (!tokens.includes(token as Rail['token'])) {
     return {
-      error: `currency_or_token '${token}' is not the token of an enabled rail; use one of ${tokens.join(', ')} (see GET /v1/payment_methods)`,
+      error: `currency_or_token '${token}' is not the token of an enabled rail; use one of ${tokens.join(', ')} (see GET /v1/payment_methods), or a fiat currency: ${Object.keys(FIAT_CURRENCIES).join(', ')}`,
     };
   }
   let scope: Rail[];
@@ -185,13 +187,40 @@ export function checkPriceTerms(terms: PriceTerms, known: Rail[], enabled: Rail[
 }
 
 /**
- * The payment methods of a checkout: the price's list (or every rail of its token when it has none),
- * only enabled rails, and testnet only for a sandbox merchant. In the rail list's order.
+ * A price in fiat (USD, EUR, …): amount_subunits in the currency's minor units (cents), paid in any token
+ * at a rate read when the session is created (lib/rates/quote.ts). Every allowed payment method must be a
+ * known rail, of any token; the rails' min_amount is checked on the converted amount then, not here.
+ */
+function checkFiatPriceTerms(terms: PriceTerms, known: Rail[]): { decimals: number } | { error: string } {
+  const currency = terms.currency_or_token;
+  const digits = FIAT_CURRENCIES[currency];
+  for (const entry of terms.allowed_payment_methods ?? []) {
+    const p = parseMethod(entry);
+    if (!p || !findRail(known, p.chain, p.network, p.token))
+      return {
+        error: `allowed_payment_methods entry '${entry}' is not a known rail; use <chain>:<network>:<token> as listed by GET /v1/payment_methods`,
+      };
+  }
+  if (terms.allowed_payment_methods?.length === 0)
+    return { error: 'allowed_payment_methods must not be empty; omit it to allow every enabled rail' };
+  if (!/^[1-9]\d*$/.test(terms.amount_subunits) || BigInt(terms.amount_subunits) > MAX_FIAT_UNITS * 10n ** BigInt(digits)) {
+    return {
+      error: `amount_subunits must be a positive integer in the minor unit of ${currency} (${digits} decimals), digits only without leading zeros, e.g. "${10n ** BigInt(digits) * 25n}" for 25 ${currency}; at most ${MAX_FIAT_UNITS} ${currency}`,
+    };
+  }
+  return { decimals: digits };
+}
+
+/**
+ * The payment methods of a checkout: the price's list (or every rail of its token when it has none;
+ * every rail for a price in fiat), only enabled rails, and testnet only for a sandbox merchant. In the
+ * rail list's order.
  */
 export function checkoutMethods(terms: PriceTerms, enabled: Rail[], sandbox: boolean): string[] {
   const wanted = terms.allowed_payment_methods != null ? new Set(terms.allowed_payment_methods) : null;
+  const fiat = isFiatCurrency(terms.currency_or_token);
   return enabled
-    .filter((r) => r.token === terms.currency_or_token)
+    .filter((r) => fiat || r.token === terms.currency_or_token)
     .filter((r) => allowsNetwork(sandbox, r.network))
     .map(railKey)
     .filter((k) => wanted === null || wanted.has(k));

@@ -15,12 +15,13 @@ import { badRequest, conflict, forbidden, ServiceError } from '../core/errors.ts
 import { newId } from '../core/ids.ts';
 import { floorSubunits, toApiNumber, toSubunits } from '../core/money.ts';
 import { networkRefusal } from '../core/environment.ts';
-import { METADATA_MAX_BYTES, parseAmount } from '../sessions/policy.ts';
+import { parseAmount } from '../core/amount.ts';
+import { METADATA_MAX_BYTES } from '../core/metadata.ts';
 import { retryOnConflict } from '../core/retry.ts';
 import { findRail, railKey, type Rail } from '../../config/rails.ts';
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
 import { LedgerBatch, addPayout, balance, isLedgerError } from '../ledger/index.ts';
-import type { AbuseOutcome } from '../metrics.ts';
+import type { AbuseOutcome } from '../runtime/metrics.ts';
 import type { WalletDirectory } from '../wallets/directory.ts';
 import type { WalletDoc } from '../wallets/model.ts';
 import { checkDestination } from './destination.ts';

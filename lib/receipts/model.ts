@@ -4,9 +4,9 @@
  * decimal text, never floating point), timestamps in UTC.
  */
 import { fromSubunits } from '../core/money.ts';
-import { explorerUrl } from '../addresses.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
-import type { RecordedRate } from '../rates/types.ts';
+import { explorerUrl } from '../addresses/addresses.ts';
+import type { PaymentSessionState } from '../sessions/payment-session.ts';
+import type { RecordedRate } from '../core/rate.ts';
 
 export interface ReceiptDeposit {
   /** null for a sandbox simulation */

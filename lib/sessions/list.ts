@@ -2,7 +2,7 @@
 import type { Filter, Store } from '../store/port.ts';
 import { badRequest } from '../core/errors.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import type { PaymentSessionState } from './payment-session.ts';
 
 export interface SessionListQuery {
   cursor?: string;

@@ -1,22 +1,24 @@
 /**
  * The creation policy of payment sessions as pure decisions (no store, no broker): what a create or
  * demo body asks for, checked in the documented order, or a refusal that says what to change. A refusal
- * that is also an abuse signal carries its outcome, so the facade can count it (lib/metrics.ts).
+ * that is also an abuse signal carries its outcome, so the facade can count it (lib/runtime/metrics.ts).
  *
  * Order on POST /v1/payment_sessions (after the body schema):
  *   paymentMethod (methodID 0 only) → rail (chain, network, token) → expires_in bounds → amount (decimals,
  *   min_amount) or price (currency, minor digits) → metadata size → the merchant's rail policy
- *   (lib/merchants/rail-policy.ts) → sandbox/testnet → mainnet KYC → the
- *   quote of a price (a fresh rate; then the amount's min_amount) → SESSION_AMOUNT_LIMIT; then the facade
- *   checks the catalog checkout reference, reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and
- *   allocates the address.
+ *   (lib/merchants/rail-policy.ts) → sandbox/testnet → mainnet KYC → for an amount: SESSION_AMOUNT_LIMIT,
+ *   the catalog checkout reference; for a price: the checkout reference, the quote at a fresh rate
+ *   (lib/rates/quote.ts), the converted amount's min_amount, SESSION_AMOUNT_LIMIT; then the facade
+ *   reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and allocates the address.
  */
 import { ServiceError, badRequest, forbidden } from '../core/errors.ts';
 import { AmountError, checkAmountBound, floorSubunits, fromSubunits, toApiNumber, toSubunits } from '../core/money.ts';
+import { checkMinimum, parseAmount } from '../core/amount.ts';
+import { METADATA_MAX_BYTES } from '../core/metadata.ts';
 import { parseDuration } from '../core/duration.ts';
 import { networkRefusal } from '../core/environment.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
-import type { AbuseOutcome, AbuseSignal, Environment } from '../metrics.ts';
+import type { AbuseOutcome, AbuseSignal, Environment } from '../runtime/metrics.ts';
 import { FiatPriceError, parseFiatAmount, type FiatAmount, type SessionQuote } from '../rates/quote.ts';
 
 /** expires_in bounds (documented in the README and the OpenAPI description) */
@@ -26,7 +28,6 @@ export const DEMO_EXPIRES_IN_MAX_MS = 3_600_000;
 export const DEMO_DEFAULT_EXPIRES_IN = '15m';
 /** demo sessions are for trying the flow: no amount beyond this many token units */
 export const DEMO_AMOUNT_MAX = 1000;
-export const METADATA_MAX_BYTES = 4096;
 
 export type PaymentMethodInput = { methodID: number; chain: string; token: string; network: string };
 export interface CreateBody {
@@ -71,48 +72,6 @@ export function parseExpiresIn(value: string, maxMs: number, maxText: string): n
     );
   if (ms < EXPIRES_IN_MIN_MS || ms > maxMs) throw badRequest(`expires_in must be between 10s and ${maxText}; got ${value}`);
   return ms;
-}
-
-/** The amount in smallest units, checked against the rail's decimals and min_amount. */
-export function parseAmount(amount: number | string, rail: Rail): bigint {
-  const units = tokenAmount(amount, rail);
-  checkMinimum(units, rail);
-  return units;
-}
-
-/** Refuses an amount below the rail's min_amount; `quoted` explains an amount converted from a price. */
-function checkMinimum(units: bigint, rail: Rail, quoted?: SessionQuote): void {
-  if (units < toSubunits(rail.min_amount, rail.decimals)) {
-    const what = quoted
-      ? `${quoted.amount} ${quoted.currency} is ${fromSubunits(units, rail.decimals)} ${rail.token} at ${quoted.rate} ${quoted.currency}/${rail.token}, which`
-      : 'amount';
-    throw badRequest(
-      `${what} is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; ${quoted ? 'raise the price' : `send at least ${rail.min_amount}`}`,
-      { field: quoted ? 'price.amount' : 'amount' },
-    );
-  }
-}
-
-/** Token units (a number or decimal string) to smallest units: decimals, sign and the global bound. */
-function tokenAmount(amount: number | string, rail: Rail): bigint {
-  let units: bigint;
-  try {
-    units = toSubunits(amount, rail.decimals);
-    checkAmountBound(units, rail.decimals);
-  } catch (e) {
-    if (e instanceof AmountError) {
-      throw badRequest(
-        /decimal places/.test(e.message)
-          ? `amount has more decimal places than ${rail.token} on ${rail.chain} ${rail.network} allows (${rail.decimals}); round it to ${rail.decimals} decimals`
-          : /maximum/.test(e.message)
-            ? e.message
-            : 'amount must be a positive decimal number',
-      );
-    }
-    throw e;
-  }
-  if (units <= 0n) throw badRequest('amount must be greater than 0');
-  return units;
 }
 
 /** The rail a create body names (paymentMethod, or its legacy name payment_method). */

@@ -1,8 +1,8 @@
 /** The PaymentSession as the API shows it, and the part of it a buyer may see (hosted checkout). */
 import type { Config } from '../../config/index.ts';
 import { toApiNumber } from '../core/money.ts';
-import { explorerUrl, paymentUri, type AddressChain } from '../addresses.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import { explorerUrl, paymentUri, type AddressChain } from '../addresses/addresses.ts';
+import type { PaymentSessionState } from './payment-session.ts';
 
 /**
  * The spec's fields plus additive exact amounts and deposits. `processed` is the Ethereum block the

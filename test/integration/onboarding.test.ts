@@ -7,7 +7,7 @@ import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
 import { solvePow, verifyPow } from '../../lib/onboarding/pow.ts';
-import { liveSecrets, type MerchantState } from '../../actors/merchant.ts';
+import { liveSecrets, type MerchantState } from '../../lib/merchants/merchant.ts';
 
 const AUTH = { code: 7, message: 'missing or invalid authorization header' };
 

@@ -11,6 +11,7 @@ import { eventually } from '../helpers/wait.ts';
 import { merchant } from './sessions-helpers.ts';
 import { RAILS, sessionWhen } from './chain-listener-helpers.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
+import { CatalogClient } from './catalog-helpers.ts';
 
 jest.setTimeout(180_000);
 
@@ -190,5 +191,55 @@ describe('payment sessions priced in fiat, static rates', () => {
     });
     expect(sol.status).toBe(201);
     expect(sol.body).toMatchObject({ expected_amount_subunits: '6655575', quote: { rate: '150.25' } });
+  });
+
+  it('a catalog price in USD checks out on any rail: the intent names the price, the session converts it and carries the quote', async () => {
+    const m = await merchant(t);
+    const catalog = new CatalogClient(t, { key: m.apiKey });
+    const { price } = await catalog.published({ price: { amount_subunits: '2500', currency_or_token: 'USD' } });
+    expect(price).toMatchObject({ amount_subunits: '2500', currency_or_token: 'USD', decimals: 2 });
+    const intent = await t.request('POST', `/v1/catalog/prices/${price.id}/checkout-intent`);
+    expect(intent.status).toBe(200);
+    expect(intent.body).toMatchObject({
+      amount_subunits: '2500',
+      currency_or_token: 'USD',
+      decimals: 2,
+      allowed_payment_methods: ['ethereum:testnet:USDC', 'ethereum:testnet:ETH', 'solana:testnet:USDC', 'solana:testnet:SOL'],
+    });
+    const metadata = { checkout_reference_id: intent.body.checkout_reference_id };
+    const open = (body: Record<string, unknown>) =>
+      t.request('POST', '/v1/payment_sessions', {
+        key: m.apiKey,
+        body: { expires_in: '15m', paymentMethod: RAILS.eth, metadata, ...body },
+      });
+
+    const s = await open({ price: { amount: '25.00', currency: 'USD' } });
+    expect(s.status).toBe(201);
+    expect(s.body).toMatchObject({
+      expected_amount_subunits: '10000000000000000',
+      quote: { currency: 'USD', amount: '25.00', rate: '2500' },
+    });
+    // the checkout's price, not another one, and not an amount in tokens
+    const wrongPrice = await open({ price: { amount: '24.99', currency: 'USD' } });
+    expect(wrongPrice.status).toBe(400);
+    expect(wrongPrice.body.message).toMatch(/is priced at 25\.00 USD: create the session with price \{amount: "25\.00", currency: "USD"\}/);
+    expect((await open({ price: { amount: '25.00', currency: 'EUR' } })).status).toBe(400);
+    const tokens = await open({ amount: 0.01 });
+    expect(tokens.status).toBe(400);
+    expect(tokens.body.message).toMatch(/is priced at 25\.00 USD/);
+  });
+
+  it('an x402 challenge for a catalog price in USD asks for the tokens it is worth now, with its quote', async () => {
+    const m = await merchant(t);
+    const { price } = await new CatalogClient(t, { key: m.apiKey }).published({
+      price: { amount_subunits: '500', currency_or_token: 'USD' },
+    });
+    const c = await t.request('POST', '/v1/x402/challenges', {
+      key: m.apiKey,
+      body: { resource: '/report', price_id: price.id, paymentMethod: { chain: 'solana', network: 'testnet', token: 'USDC' } },
+    });
+    expect(c.status).toBe(201);
+    expect(c.body.challenge).toMatchObject({ amount: '5000000', maxAmountRequired: '5000000' });
+    expect(c.body.quote).toMatchObject({ currency: 'USD', amount: '5.00', rate: '1', source: 'static' });
   });
 });

@@ -12,7 +12,7 @@ import { openStore } from '../../lib/store/index.ts';
 import { SessionAddressBook, sessionIdAt } from '../../lib/chains/address-book.ts';
 import { DepositInbox } from '../../lib/chains/deposit-inbox.ts';
 import { SolanaRailListener } from '../../lib/chains/solana/listener.ts';
-import type { SessionMsg } from '../../actors/payment-session.ts';
+import type { SessionMsg } from '../../lib/sessions/payment-session.ts';
 import { merchant } from './sessions-helpers.ts';
 import { startReceiver, type Receiver } from './webhooks-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';

@@ -1,5 +1,6 @@
 import { Errors } from 'moleculer';
-import { badRequest, conflict, envelopeCode, forbidden, notFound, rateLimited, toEnvelope, unauthorized } from '../../lib/core/errors.ts';
+import { badRequest, conflict, forbidden, notFound, rateLimited, unauthorized } from '../../lib/core/errors.ts';
+import { envelopeCode, toEnvelope } from '../../lib/http/envelope.ts';
 
 describe('error envelope', () => {
   it.each([

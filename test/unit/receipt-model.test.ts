@@ -1,7 +1,7 @@
 /** The receipt's content rules: exact fiat value, marks, who has a receipt (pure, no broker). */
 import fc from 'fast-check';
 import { fiatValue, receiptData, NoReceiptError } from '../../lib/receipts/model.ts';
-import type { DepositRecord, PaymentSessionState } from '../../actors/payment-session.ts';
+import type { DepositRecord, PaymentSessionState } from '../../lib/sessions/payment-session.ts';
 
 const dep = (over: Partial<DepositRecord>): DepositRecord => ({
   key: 'k',

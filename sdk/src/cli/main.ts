@@ -66,6 +66,9 @@ function progressReporter(out: Out): (p: PowProgress) => void {
   };
 }
 
+/** A POSIX shell single-quoted word. */
+const shellQuote = (v: string) => `'${v.replaceAll("'", `'\\''`)}'`;
+
 const summary = (s: PaymentSession) => Object.fromEntries(SESSION_FIELDS.map((k) => [k, (s as Record<string, unknown>)[k]]));
 
 function eventSubject(e: Event): string {
@@ -390,6 +393,20 @@ export function buildProgram(): Command {
     .action(async (o: { base?: string; quote?: string }) => {
       const r = await client().rates({ base: o.base, quote: o.quote });
       out().print(r, () => table(r.data as unknown as Record<string, unknown>[], ['base', 'quote', 'rate', 'source', 'as_of', 'stale']));
+    });
+
+  program
+    .command('env')
+    .description('print `export` lines of the API key, webhook secret and base URL, for eval "$(payments env)"')
+    .action(() => {
+      // the credentials go into a shell's environment, never onto a screen or into a terminal's scrollback
+      if (process.stdout.isTTY)
+        throw new CliError('this prints your API key: run it as eval "$(payments env)" so that it goes to the shell, not the screen');
+      const p = profile();
+      if (!p.api_key) throw new CliError('no API key: run `payments register` or `payments login` first', EXIT.AUTH);
+      const lines = [`export PAYMENTS_BASE_URL=${shellQuote(baseUrl())}`, `export PAYMENTS_API_KEY=${shellQuote(p.api_key)}`];
+      if (p.webhook_secret) lines.push(`export PAYMENTS_WEBHOOK_SECRET=${shellQuote(p.webhook_secret)}`);
+      process.stdout.write(`${lines.join('\n')}\n`);
     });
 
   program

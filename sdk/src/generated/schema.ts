@@ -1217,7 +1217,7 @@ export interface paths {
         put?: never;
         /**
          * Create an x402 challenge for a resource
-         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored.
+         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A catalog price in fiat is converted at a fresh rate of the rail's token (rounded up) and the response carries its quote; no fresh rate: 503. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored.
          */
         post: operations["createX402Challenge"];
         delete?: never;
@@ -1512,6 +1512,8 @@ export interface components {
             /** @enum {string} */
             status?: "open" | "redeemed" | "expired";
             redeemed_at?: string | null;
+            /** @description present when price_id names a catalog price in fiat: the fresh rate its amount in tokens was converted at (rounded up to the token's smallest unit) and locked with the challenge */
+            quote?: components["schemas"]["SessionQuote"];
         };
         X402RedeemRequest: {
             proof: string;
@@ -1583,9 +1585,9 @@ export interface components {
             plan_id: string;
             amount_subunits: string;
             currency_or_token: string;
-            /** @description the token's decimals on the price's rails: amount = amount_subunits / 10^decimals */
+            /** @description the token's decimals on the price's rails, or the fiat currency's minor-unit digits: amount = amount_subunits / 10^decimals */
             decimals: number;
-            /** @description null: every enabled rail of the token */
+            /** @description null: every enabled rail of the token (of any token for a price in fiat) */
             allowed_payment_methods: string[] | null;
             /** @enum {string} */
             status: "draft" | "published" | "archived";
@@ -1659,17 +1661,17 @@ export interface components {
         CatalogPriceCreate: {
             plan_id: string;
             /**
-             * @description positive integer in the token's smallest unit (decimals from GET /v1/payment_methods), digits only without leading zeros, e.g. "2500000" for 2.5 USDC; at least the min_amount of every rail it may be paid on
+             * @description positive integer in the token's smallest unit (decimals from GET /v1/payment_methods), digits only without leading zeros, e.g. "2500000" for 2.5 USDC; at least the min_amount of every rail it may be paid on For a price in fiat: the currency's minor units (2 decimals for USD, EUR, GBP, CHF; 0 for JPY), at most 10^12 of the currency; the rails' min_amount is checked on the converted amount when the session is created.
              * @example 2500000
              */
             amount_subunits: string;
             /**
-             * @description token symbol of an enabled rail, e.g. USDC, ETH, SOL
+             * @description token symbol of an enabled rail, e.g. USDC, ETH, SOL. Or a fiat currency (USD, EUR, GBP, CHF, JPY): amount_subunits is then in the currency's minor unit (cents: "2500" for 25.00 USD), the price may be paid on any rail, and the payment session converts it at a fresh rate when it is created (price {amount, currency}; see FiatPrice).
              * @example USDC
              */
             currency_or_token: string;
             /**
-             * @description <chain>:<network>:<token> entries, each a known rail (GET /v1/payment_methods lists the enabled ones) of currency_or_token; omitted means every enabled rail of the token
+             * @description <chain>:<network>:<token> entries, each a known rail (GET /v1/payment_methods lists the enabled ones) of currency_or_token; omitted means every enabled rail of the token For a price in fiat: known rails of any token; omitted means every enabled rail.
              * @example [
              *       "solana:testnet:USDC",
              *       "ethereum:testnet:USDC"
@@ -1707,17 +1709,17 @@ export interface components {
         /** @description Fields to change; null clears allowed_payment_methods (every enabled rail of the token). The result is validated as a whole. The plan cannot change. */
         CatalogPriceUpdate: {
             /**
-             * @description positive integer in the token's smallest unit (decimals from GET /v1/payment_methods), digits only without leading zeros, e.g. "2500000" for 2.5 USDC; at least the min_amount of every rail it may be paid on
+             * @description positive integer in the token's smallest unit (decimals from GET /v1/payment_methods), digits only without leading zeros, e.g. "2500000" for 2.5 USDC; at least the min_amount of every rail it may be paid on For a price in fiat: the currency's minor units (2 decimals for USD, EUR, GBP, CHF; 0 for JPY), at most 10^12 of the currency; the rails' min_amount is checked on the converted amount when the session is created.
              * @example 2500000
              */
             amount_subunits?: string;
             /**
-             * @description token symbol of an enabled rail, e.g. USDC, ETH, SOL
+             * @description token symbol of an enabled rail, e.g. USDC, ETH, SOL. Or a fiat currency (USD, EUR, GBP, CHF, JPY): amount_subunits is then in the currency's minor unit (cents: "2500" for 25.00 USD), the price may be paid on any rail, and the payment session converts it at a fresh rate when it is created (price {amount, currency}; see FiatPrice).
              * @example USDC
              */
             currency_or_token?: string;
             /**
-             * @description <chain>:<network>:<token> entries, each a known rail (GET /v1/payment_methods lists the enabled ones) of currency_or_token; omitted means every enabled rail of the token
+             * @description <chain>:<network>:<token> entries, each a known rail (GET /v1/payment_methods lists the enabled ones) of currency_or_token; omitted means every enabled rail of the token For a price in fiat: known rails of any token; omitted means every enabled rail.
              * @example [
              *       "solana:testnet:USDC",
              *       "ethereum:testnet:USDC"
@@ -1826,7 +1828,7 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
-        /** @description A checkout snapshot of a price. Create a payment session for the merchant with metadata.checkout_reference_id set to checkout_reference_id, for exactly amount_subunits (amount_subunits / 10^decimals token units) on one of allowed_payment_methods, before expires_at. */
+        /** @description A checkout snapshot of a price. Create a payment session for the merchant with metadata.checkout_reference_id set to checkout_reference_id, for exactly amount_subunits (amount_subunits / 10^decimals token units) on one of allowed_payment_methods, before expires_at. For a price in fiat (currency_or_token USD, EUR, …) create it with price {amount: amount_subunits / 10^decimals, currency: currency_or_token} instead of an amount: the session converts it at a fresh rate of the chosen rail's token and carries the quote. */
         CheckoutIntent: {
             checkout_reference_id: string;
             price_id: string;
@@ -1837,7 +1839,7 @@ export interface components {
             amount_subunits: string;
             currency_or_token: string;
             decimals?: number;
-            /** @description the price's methods ∩ enabled rails ∩ (testnet only for a sandbox merchant) */
+            /** @description the price's methods ∩ enabled rails ∩ (testnet only for a sandbox merchant) ∩ the merchant's rail policy */
             allowed_payment_methods: string[];
             expires_at: components["schemas"]["Timestamp"];
         };
@@ -2345,7 +2347,7 @@ export interface components {
              * @description legacy name of paymentMethod
              */
             payment_method?: components["schemas"]["SessionPaymentMethod"];
-            /** @description caller-supplied, at most 4KB as JSON; checkout_reference_id (string) ties the session to a catalog checkout */
+            /** @description caller-supplied, at most 4KB as JSON; checkout_reference_id (string) ties the session to a catalog checkout; for a catalog price in fiat the session must be created with the same price {amount, currency} */
             metadata?: Record<string, unknown>;
             /** @description the amount exactly, in the token's smallest units (wei, lamports, USDC 6-decimal units); the way to send amounts with more digits than a JSON number carries (an 18-decimal ETH price, say) */
             amount_subunits?: string;
@@ -4992,6 +4994,15 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            /** @description A catalog price in fiat with no fresh rate of the rail's token (code 1); retryable says whether the same request can succeed later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getX402Challenge: {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { badRequest } from './core/errors.ts';
+import { badRequest } from '../core/errors.ts';
 
 let ajv: Ajv2020 | null = null;
 const compiled = new Map<string, ValidateFunction>();

@@ -5,10 +5,10 @@
  * for an on-chain target, the payout that carries it out) and the updated window in one atomic write.
  */
 import { createHash } from 'node:crypto';
-import type { ActorBehavior, Decision } from './runtime.ts';
-import type { Doc, Store, WriteOp } from '../lib/store/port.ts';
-import { conflict, notFound, ServiceError } from '../lib/core/errors.ts';
-import { IDEMPOTENCY_MISMATCH } from '../lib/core/errors.ts';
+import type { ActorBehavior, Decision } from '../core/actor.ts';
+import type { Doc, Store, WriteOp } from '../store/port.ts';
+import { conflict, notFound, ServiceError } from '../core/errors.ts';
+import { IDEMPOTENCY_MISMATCH } from '../core/errors.ts';
 import {
   evaluate,
   parsePolicy,
@@ -19,7 +19,7 @@ import {
   type Policy,
   type PolicyInput,
   type CountedSpend,
-} from '../lib/spend/policy.ts';
+} from '../spend/policy.ts';
 import {
   ATTEMPTS,
   type SpendAttemptDoc,
@@ -27,15 +27,15 @@ import {
   type WalletFacts,
   type AttemptInput,
   type AttemptContext,
-} from '../lib/spend/attempts.ts';
+} from '../spend/attempts.ts';
 
 export type { WalletFacts, AttemptInput, AttemptContext };
-import { LedgerBatch, isLedgerError, walletAccount, accountId, available, TRANSFERS, type LedgerTransfer } from '../lib/ledger/index.ts';
-import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
-import { custodyMoveOp } from '../lib/payouts/custody.ts';
-import type { WalletDoc } from '../lib/wallets/model.ts';
-import { encodeHeader } from '../lib/x402/challenge.ts';
-import { auditOp } from '../lib/core/audit.ts';
+import { LedgerBatch, isLedgerError, walletAccount, accountId, available, TRANSFERS, type LedgerTransfer } from '../ledger/index.ts';
+import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
+import { custodyMoveOp } from '../payouts/custody.ts';
+import type { WalletDoc } from '../wallets/model.ts';
+import { encodeHeader } from '../x402/challenge.ts';
+import { auditOp } from '../core/audit.ts';
 
 export const AGENT_WALLET_STATES = 'agent_wallet_states';
 export const POLICIES = 'agent_policies';

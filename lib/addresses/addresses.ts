@@ -20,8 +20,8 @@ import { HDNodeWallet, Mnemonic, encodeBase58, getAddress, getBytes, keccak256 }
 // libsecp256k1 through N-API (prebuilt in the package; ~50 µs a public key against ~650 µs in JavaScript);
 // where the native build cannot load, the package falls back to its JavaScript implementation itself
 import secp256k1 from 'secp256k1';
-import { isConflict, isDuplicate, type Doc, type Store } from './store/port.ts';
-import { fromSubunits } from './core/money.ts';
+import { isConflict, isDuplicate, type Doc, type Store } from '../store/port.ts';
+import { fromSubunits } from '../core/money.ts';
 
 export type AddressChain = 'ethereum' | 'solana';
 
