@@ -10,6 +10,7 @@ import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
 import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
+import { feeQuoter } from '../lib/treasury/fee-quote.ts';
 import { CHAIN_TXS } from '../lib/chains/broadcast/types.ts';
 import { GasWallets } from '../lib/treasury/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
@@ -99,6 +100,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         broadcaster,
         driver,
         gas,
+        quoteFee: feeQuoter(rt.config),
         pollIntervalMs: cfg.pollIntervalMs,
         now,
         log,

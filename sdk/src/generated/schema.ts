@@ -2171,8 +2171,10 @@ export interface components {
             execution?: "chain" | "ledger" | "simulated";
             simulated?: boolean;
             tx_hash: string | null;
-            /** @description network fee in the chain's native token's smallest units, once known */
+            /** @description The network fee and any token-account rent this payout costs the merchant, in the chain's native coin's smallest units (wei, lamports; the merchant pays them: docs/money-out.md "Who pays network fees"). On an on-chain payout it is first the quote, reserved from the wallet's ETH or SOL together with the amount at acceptance; once the payout is final it is what was charged: exactly what the chain took, so at most the quote unless a stuck transaction had to be replaced at a higher gas price. "0" for payouts settled inside the ledger or simulated. */
             fee_subunits: string | null;
+            /** @description Why an accepted on-chain payout is not on its way yet, when it waits: gas_wallet_empty, custody_move_pending (money moved into the wallet inside the ledger is still on its way to its address), or a missing RPC. Null otherwise. */
+            waiting_reason?: string | null;
             failure_reason: string | null;
             metadata?: Record<string, unknown> | null;
             /** Format: date-time */
