@@ -4,7 +4,7 @@
  * and retries the message), and idle deactivation so memory stays bounded.
  */
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../lib/store/port.ts';
-import { rateLimited } from '../lib/core/errors.ts';
+import { REMEDIATION, rateLimited } from '../lib/core/errors.ts';
 import { retryOnConflict } from '../lib/core/retry.ts';
 import type { ActorBehavior } from '../lib/core/actor.ts';
 
@@ -74,7 +74,9 @@ export class ActorHost<S extends Doc, M, R> {
       this.evictOverflow();
     }
     if (act.pending >= this.opts.mailboxSize)
-      return Promise.reject(rateLimited('too many concurrent requests for this resource, retry later'));
+      return Promise.reject(
+        rateLimited('too many concurrent requests for this resource, retry later', { remediation: REMEDIATION.retryLater }),
+      );
     act.pending++;
     const a = act;
     const run = a.tail.then(() => this.process(id, a, msg));

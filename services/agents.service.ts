@@ -101,7 +101,10 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<Http>) {
           const wallet = await ownWallet(ctx);
           if (wallet.type !== 'agent')
-            throw badRequest(`wallet ${wallet.id} is a ${wallet.type} wallet; spend policies belong to agent wallets`);
+            throw badRequest(`wallet ${wallet.id} is a ${wallet.type} wallet; spend policies belong to agent wallets`, {
+              field: 'agent_wallet_id',
+              remediation: 'Use the id of a wallet created with type agent (POST /v1/wallets with "type": "agent").',
+            });
           const body = checkedPolicy(validate<PolicyInput>('AgentSpendPolicyRequest', ctx.params.body));
           const reply = await send(ctx, wallet.id, {
             type: 'set_policy',

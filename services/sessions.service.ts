@@ -16,7 +16,7 @@ import { ethereumProcessedBlock } from '../lib/chains/cursor.ts';
 import { AddressWorkers } from '../lib/addresses/workers.ts';
 import { AddressPool } from '../lib/addresses/pool.ts';
 import { AddressDeriver, AddressIndexAllocator, loadSeedPhrase, type AddressChain } from '../lib/addresses/addresses.ts';
-import { PolicyRefusal, decideDemo, environmentOf, type CreateBody, type DemoBody } from '../lib/sessions/policy.ts';
+import { PolicyRefusal, decideDemo, environmentOf, refuseCreateBody, type CreateBody, type DemoBody } from '../lib/sessions/policy.ts';
 import { Sessions, type SessionCalls } from '../lib/sessions/create.ts';
 import { RatesEngine } from '../lib/rates/engine.ts';
 import { presentSession } from '../lib/sessions/presenter.ts';
@@ -97,7 +97,13 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   async function create(ctx: RequestContext<{ body: unknown }>): Promise<PaymentSessionState> {
     const caller = merchantCaller(ctx);
     if (!caller) throw unauthorized();
-    const body = validate<CreateBody>('CreatePaymentSessionRequest', ctx.params.body);
+    let body: CreateBody;
+    try {
+      body = validate<CreateBody>('CreatePaymentSessionRequest', ctx.params.body);
+    } catch (e) {
+      // the schema's refusal, plus what the creation rules find wrong in the other fields: all at once
+      refuseCreateBody(ctx.params.body, config.rails, e);
+    }
     return sessions.create(callsOf(ctx), caller, body, idempotencyKey(requestMeta(ctx).headers?.['idempotency-key']));
   }
 
@@ -192,11 +198,18 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
               s.sandbox
                 ? "simulate on a sandbox session needs the owning merchant's X-API-Key"
                 : 'simulate works only on demo sessions and sandbox sessions; a live session completes with an on-chain payment',
+              {
+                remediation: s.sandbox
+                  ? 'Send the X-API-Key of the merchant that created this session.'
+                  : 'Pay a live session on chain; simulate only sandbox and demo sessions.',
+              },
             );
           }
           if (reply.refused === 'blocked_non_pending') {
             void signal('simulation_abuse', 'blocked_non_pending', s.environment, s);
-            throw conflict(`the session is ${reply.session.status}; simulate completes only pending or partially paid sessions`);
+            throw conflict(`the session is ${reply.session.status}; simulate completes only pending or partially paid sessions`, {
+              remediation: 'Create a new session to simulate another payment; this one is already settled.',
+            });
           }
           return present(reply.session);
         },

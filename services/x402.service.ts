@@ -9,7 +9,7 @@ import type { Doc } from '../lib/store/port.ts';
 import type { Caller } from './routes/types.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/http/validation.ts';
-import { badRequest, conflict, forbidden, notFound, unauthorized, ServiceError } from '../lib/core/errors.ts';
+import { REMEDIATION, badRequest, conflict, forbidden, notFound, unauthorized, ServiceError } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
@@ -98,10 +98,13 @@ export function createX402Service(rt: Runtime): ServiceSchema {
     rail: Rail,
   ): Promise<{ amount: string; price_id: string | null; quote?: SessionQuote }> {
     if ((b.amount_subunits === undefined) === (b.price_id === undefined))
-      throw badRequest('send exactly one of amount_subunits and price_id');
+      throw badRequest('send exactly one of amount_subunits and price_id', {
+        field: 'amount_subunits',
+        remediation: 'Send amount_subunits or price_id, not both and not neither.',
+      });
     if (b.amount_subunits !== undefined) {
       if (!/^[1-9]\d{0,77}$/.test(b.amount_subunits))
-        throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string');
+        throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string', { field: 'amount_subunits' });
       return { amount: b.amount_subunits, price_id: null };
     }
     const price = await store.get<
@@ -115,13 +118,14 @@ export function createX402Service(rt: Runtime): ServiceSchema {
       }
     >('catalog_prices', b.price_id!);
     if (!price || price.merchant_id !== merchantId) throw notFound('price');
-    if (price.status !== 'published') throw conflict(`price ${b.price_id} is ${price.status}; only a published price can be charged`);
+    if (price.status !== 'published')
+      throw conflict(`price ${b.price_id} is ${price.status}; only a published price can be charged`, { field: 'price_id' });
     const fiat = isFiatCurrency(price.currency_or_token);
     if (
       (!fiat && price.currency_or_token !== rail.token) ||
       (price.allowed_payment_methods && !price.allowed_payment_methods.includes(railKey(rail)))
     ) {
-      throw badRequest(`price ${b.price_id} cannot be paid on ${railKey(rail)}`);
+      throw badRequest(`price ${b.price_id} cannot be paid on ${railKey(rail)}`, { field: 'price_id' });
     }
     if (!fiat) return { amount: price.amount_subunits, price_id: b.price_id! };
     // a price in fiat: the challenge asks for the tokens it is worth now (rounded up), locked with the challenge
@@ -137,7 +141,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
 
   function refuse(e: unknown): never {
     if (e instanceof ProofError) {
-      if (e.reason === 'malformed') throw badRequest(e.message);
+      if (e.reason === 'malformed') throw badRequest(e.message, { field: 'proof' });
       if (e.reason === 'unknown_challenge') throw new ServiceError(404, `${e.reason}: ${e.message}`, 'NOT_FOUND');
       // 402: the proof does not pay (the reason code leads the message)
       throw new ServiceError(402, `${e.reason}: ${e.message}`, 'PAYMENT_REFUSED');
@@ -155,7 +159,11 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const b = validate<ChallengeBody>('X402ChallengeRequest', ctx.params.body);
           const pm = b.paymentMethod;
           const rail = findRail(config.rails, pm.chain, pm.network, pm.token);
-          if (!rail) throw badRequest(`(${pm.chain}, ${pm.network}, ${pm.token}) is not an enabled rail; see GET /v1/payment_methods`);
+          if (!rail)
+            throw badRequest(`(${pm.chain}, ${pm.network}, ${pm.token}) is not an enabled rail; see GET /v1/payment_methods`, {
+              field: 'paymentMethod',
+              remediation: REMEDIATION.rails,
+            });
           const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string; rail_policy?: RailPolicy | null }>(
             'merchants',
             caller.merchant_id,
@@ -177,11 +185,15 @@ export function createX402Service(rt: Runtime): ServiceSchema {
             );
             throw forbidden(
               merchant?.sandbox ? 'sandbox merchants can charge on testnet only' : 'mainnet requires KYC verification of the merchant',
+              { field: 'paymentMethod.network' },
             );
           }
           const ttl = parseDuration(b.expires_in ?? CHALLENGE_TTL_DEFAULT);
           if (ttl === null || ttl < TTL_MIN_MS || ttl > TTL_MAX_MS)
-            throw badRequest('expires_in must be a duration such as 30s, 5m or 1h, from 10s to 24h');
+            throw badRequest('expires_in must be a duration such as 30s, 5m or 1h, from 10s to 24h', {
+              field: 'expires_in',
+              remediation: 'Send expires_in as a whole number and a unit, from 10s to 24h, e.g. "5m".',
+            });
           const { amount, price_id, quote } = await amountOf(b, caller.merchant_id, rail);
           // paid into the merchant's settlement wallet, where session deposits go too
           const wallet = await wallets.defaultWallet(caller.merchant_id, rail.chain, rail.network);

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { ActorBehavior, Decision } from '../core/actor.ts';
 import type { Doc, Store, WriteOp } from '../store/port.ts';
 import { conflict, notFound, ServiceError } from '../core/errors.ts';
-import { IDEMPOTENCY_MISMATCH } from '../core/errors.ts';
+import { IDEMPOTENCY_MISMATCH, REMEDIATION } from '../core/errors.ts';
 import {
   evaluate,
   parsePolicy,
@@ -400,7 +400,7 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
         if (refId && !msg.dry_run) {
           const ref = await store.get<{ id: string; attempt_id: string; request_hash: string }>(REFERENCES, refId);
           if (ref) {
-            if (ref.request_hash !== hash) throw conflict(IDEMPOTENCY_MISMATCH);
+            if (ref.request_hash !== hash) throw conflict(IDEMPOTENCY_MISMATCH, { remediation: REMEDIATION.idempotency });
             const existing = await store.get<SpendAttemptDoc>(ATTEMPTS, ref.attempt_id);
             if (existing) return { reply: { attempt: existing, created: false } };
           }

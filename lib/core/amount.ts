@@ -23,27 +23,33 @@ export interface QuotedPrice {
 }
 
 /** The amount in smallest units, checked against the rail's decimals and min_amount. */
-export function parseAmount(amount: number | string, rail: AmountRail): bigint {
-  const units = tokenAmount(amount, rail);
-  checkMinimum(units, rail);
+export function parseAmount(amount: number | string, rail: AmountRail, field = 'amount'): bigint {
+  const units = tokenAmount(amount, rail, field);
+  checkMinimum(units, rail, undefined, field);
   return units;
 }
 
 /** Refuses an amount below the rail's min_amount; `quoted` explains an amount converted from a price. */
-export function checkMinimum(units: bigint, rail: AmountRail, quoted?: QuotedPrice): void {
+export function checkMinimum(units: bigint, rail: AmountRail, quoted?: QuotedPrice, field = 'amount'): void {
   if (units < toSubunits(rail.min_amount, rail.decimals)) {
     const what = quoted
       ? `${quoted.amount} ${quoted.currency} is ${fromSubunits(units, rail.decimals)} ${rail.token} at ${quoted.rate} ${quoted.currency}/${rail.token}, which`
       : 'amount';
     throw badRequest(
       `${what} is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; ${quoted ? 'raise the price' : `send at least ${rail.min_amount}`}`,
-      { field: quoted ? 'price.amount' : 'amount' },
+      {
+        field: quoted ? 'price.amount' : field,
+        remediation: quoted
+          ? `Raise price.amount to at least the value of ${rail.min_amount} ${rail.token}.`
+          : `Send ${field} of at least ${rail.min_amount} ${rail.token} (min_amount in GET /v1/payment_methods).`,
+      },
     );
   }
 }
 
 /** Token units (a number or decimal string) to smallest units: decimals, sign and the global bound. */
-function tokenAmount(amount: number | string, rail: AmountRail): bigint {
+function tokenAmount(amount: number | string, rail: AmountRail, field: string): bigint {
+  const at = (remediation: string) => ({ field, remediation });
   let units: bigint;
   try {
     units = toSubunits(amount, rail.decimals);
@@ -56,10 +62,15 @@ function tokenAmount(amount: number | string, rail: AmountRail): bigint {
           : /maximum/.test(e.message)
             ? e.message
             : 'amount must be a positive decimal number',
+        at(
+          /decimal places/.test(e.message)
+            ? `Round ${field} to ${rail.decimals} decimal places, or send amount_subunits in smallest units.`
+            : `Send ${field} as a positive number of ${rail.token}.`,
+        ),
       );
     }
     throw e;
   }
-  if (units <= 0n) throw badRequest('amount must be greater than 0');
+  if (units <= 0n) throw badRequest('amount must be greater than 0', at(`Send ${field} greater than 0.`));
   return units;
 }

@@ -67,7 +67,9 @@ export function decideMerchant(state: MerchantState | null, msg: MerchantMsg, no
   const effects: WriteOp[] = [];
   // decided here, in the actor's turn, so a concurrent rotation cannot slip a rotated-out key through
   if ('by_key_id' in msg && msg.by_key_id !== state.active_key_id) {
-    throw forbidden('only the active API key may rotate or revoke credentials; this key is being rotated out');
+    throw forbidden('only the active API key may rotate or revoke credentials; this key is being rotated out', {
+      remediation: 'Send the new API key (the one the rotation returned) in X-API-Key.',
+    });
   }
   switch (msg.type) {
     case 'rotate_api_key': {

@@ -11,7 +11,7 @@
  *   (lib/rates/quote.ts), the converted amount's min_amount, SESSION_AMOUNT_LIMIT; then the facade
  *   reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and allocates the address.
  */
-import { ServiceError, badRequest, forbidden } from '../core/errors.ts';
+import { FieldChecks, REMEDIATION, ServiceError, badRequest, forbidden } from '../core/errors.ts';
 import { AmountError, checkAmountBound, floorSubunits, fromSubunits, toApiNumber, toSubunits } from '../core/money.ts';
 import { checkMinimum, parseAmount } from '../core/amount.ts';
 import { METADATA_MAX_BYTES } from '../core/metadata.ts';
@@ -66,11 +66,16 @@ const refuse = (error: ServiceError, outcome: AbuseOutcome, rail: Rail) => new P
 
 export function parseExpiresIn(value: string, maxMs: number, maxText: string): number {
   const ms = parseDuration(value);
+  const details = {
+    field: 'expires_in',
+    remediation: `Send expires_in as a whole number and a unit, from 10s to ${maxText}, e.g. "15m" or "1h".`,
+  };
   if (ms === null)
     throw badRequest(
       `expires_in must be a duration such as 15m, 45m or 1h (a whole number followed by s, m, h or d), between 10s and ${maxText}`,
+      details,
     );
-  if (ms < EXPIRES_IN_MIN_MS || ms > maxMs) throw badRequest(`expires_in must be between 10s and ${maxText}; got ${value}`);
+  if (ms < EXPIRES_IN_MIN_MS || ms > maxMs) throw badRequest(`expires_in must be between 10s and ${maxText}; got ${value}`, details);
   return ms;
 }
 
@@ -78,18 +83,28 @@ export function parseExpiresIn(value: string, maxMs: number, maxText: string): n
 export function resolvePaymentMethod(body: CreateBody, rails: Rail[]): Rail {
   const [a, b] = [body.paymentMethod, body.payment_method];
   if (a && b && (a.methodID !== b.methodID || a.chain !== b.chain || a.network !== b.network || a.token !== b.token)) {
-    throw badRequest('send paymentMethod only (payment_method is its legacy name); the two differ');
+    throw badRequest('send paymentMethod only (payment_method is its legacy name); the two differ', {
+      field: 'payment_method',
+      remediation: 'Remove payment_method and send the rail in paymentMethod only.',
+    });
   }
   const pm = a ?? b;
-  if (!pm) throw badRequest('body.paymentMethod is required: {methodID, chain, token, network}');
+  const name = a ? 'paymentMethod' : 'payment_method';
+  if (!pm)
+    throw badRequest('body.paymentMethod is required: {methodID, chain, token, network}', {
+      field: 'paymentMethod',
+      remediation: `Add paymentMethod {methodID: 0, chain, token, network}. ${REMEDIATION.rails}`,
+    });
   if (pm.methodID === 1)
     throw badRequest(
       'methodID 1 (fiat) is not available: no fiat rail is enabled; use methodID 0 with a rail from GET /v1/payment_methods',
+      { field: `${name}.methodID`, remediation: `Set ${name}.methodID to 0 (on-chain crypto).` },
     );
   const rail = findRail(rails, pm.chain, pm.network, pm.token);
   if (!rail)
     throw badRequest(
       `no enabled rail is ${pm.chain}:${pm.network}:${pm.token}; choose a (chain, network, token) triple from GET /v1/payment_methods`,
+      { field: name, remediation: REMEDIATION.rails },
     );
   return rail;
 }
@@ -137,7 +152,10 @@ export function requestedAmount(body: Pick<CreateBody, 'amount' | 'amount_subuni
     if (body.amount === undefined)
       throw badRequest(
         'amount is required (token units), or amount_subunits (smallest units, a digit string), or price (an amount in fiat: {amount: "25.00", currency: "USD"})',
-        { field: 'amount' },
+        {
+          field: 'amount',
+          remediation: `Add amount in ${rail.token} (e.g. 12.5), amount_subunits as a digit string of smallest units, or price {amount, currency}.`,
+        },
       );
     return parseAmount(body.amount, rail);
   }
@@ -145,27 +163,69 @@ export function requestedAmount(body: Pick<CreateBody, 'amount' | 'amount_subuni
   if (body.amount !== undefined && parseAmount(body.amount, rail) !== exact) {
     throw badRequest(
       `amount and amount_subunits differ (${body.amount} ${rail.token} is not ${body.amount_subunits} smallest units); send one of them`,
+      { field: 'amount_subunits', remediation: 'Send only one of amount and amount_subunits.' },
     );
   }
-  return parseAmount(fromSubunits(exact, rail.decimals), rail);
+  return parseAmount(fromSubunits(exact, rail.decimals), rail, 'amount_subunits');
+}
+
+export function checkMetadataSize(metadata: Record<string, unknown>): void {
+  if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
+    throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`, {
+      field: 'metadata',
+      remediation: `Keep metadata under ${METADATA_MAX_BYTES} bytes of JSON: store ids and references, not documents.`,
+    });
+  }
+}
+
+/** amount (or amount_subunits) or price, exactly one: the token amount, or the price still to be quoted. */
+function requestedAmountOrPrice(body: CreateBody, rail: Rail): { expected: bigint } | { price: FiatAmount } {
+  if (body.price !== undefined && (body.amount !== undefined || body.amount_subunits !== undefined)) {
+    throw badRequest(
+      `send exactly one of amount and price: ${body.amount !== undefined ? 'amount' : 'amount_subunits'} names an amount of ${rail.token}, price an amount in fiat that is converted at a fresh rate`,
+      { field: 'price', remediation: 'Send either amount (or amount_subunits) in tokens, or price in fiat, not both.' },
+    );
+  }
+  return body.price !== undefined ? { price: requestedPrice(body.price) } : { expected: requestedAmount(body, rail) };
+}
+
+/**
+ * The rules of a create body, each field checked on its own so that every refusal is listed at once (the
+ * first in the documented order leads); fields `checks` already holds refused are skipped.
+ */
+function checkCreateBody(body: CreateBody, rails: Rail[], checks: FieldChecks): CreateDraft {
+  const railField = body.paymentMethod === undefined && body.payment_method !== undefined ? 'payment_method' : 'paymentMethod';
+  const rail =
+    checks.refused('paymentMethod') || checks.refused('payment_method')
+      ? undefined
+      : checks.run(railField, () => resolvePaymentMethod(body, rails));
+  const expiresMs = checks.run('expires_in', () => parseExpiresIn(body.expires_in, EXPIRES_IN_MAX_MS, '7d'));
+  const amountField = body.price !== undefined ? 'price' : 'amount';
+  const amount =
+    rail && !checks.refused('amount_subunits') && !checks.refused('amount')
+      ? checks.run(amountField, () => requestedAmountOrPrice(body, rail))
+      : undefined;
+  const metadata = body.metadata ?? {};
+  checks.run('metadata', () => checkMetadataSize(metadata));
+  checks.throwIfAny();
+  return { rail: rail!, expiresMs: expiresMs!, metadata, ...amount! } as CreateDraft;
 }
 
 /** Everything a create body decides on its own: rail, duration, amount or price, metadata. */
 export function decideCreateBody(body: CreateBody, rails: Rail[]): CreateDraft {
-  const rail = resolvePaymentMethod(body, rails);
-  const expiresMs = parseExpiresIn(body.expires_in, EXPIRES_IN_MAX_MS, '7d');
-  if (body.price !== undefined && (body.amount !== undefined || body.amount_subunits !== undefined)) {
-    throw badRequest(
-      `send exactly one of amount and price: ${body.amount !== undefined ? 'amount' : 'amount_subunits'} names an amount of ${rail.token}, price an amount in fiat that is converted at a fresh rate`,
-      { field: 'price' },
-    );
-  }
-  const amount = body.price !== undefined ? { price: requestedPrice(body.price) } : { expected: requestedAmount(body, rail) };
-  const metadata = body.metadata ?? {};
-  if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
-    throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`);
-  }
-  return { rail, expiresMs, metadata, ...amount };
+  return checkCreateBody(body, rails, new FieldChecks());
+}
+
+/**
+ * Throws the refusal of a body the schema refused (`schemaRefusal`), adding what the rules find wrong in
+ * its other fields, so that one answer lists every invalid field.
+ */
+export function refuseCreateBody(body: unknown, rails: Rail[], schemaRefusal: unknown): never {
+  const checks = new FieldChecks();
+  checks.add(schemaRefusal);
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) checkCreateBody(body as CreateBody, rails, checks);
+  checks.throwIfAny();
+  throw schemaRefusal;
 }
 
 /** Whether the KYC status must be read to decide (mainnet for a live merchant). */
@@ -178,11 +238,25 @@ export const needsKyc = (rail: Rail, sandbox: boolean): boolean => rail.network 
 export function checkNetworkAccess(rail: Rail, sandbox: boolean, kycStatus: string | null | undefined): void {
   const refusal = networkRefusal(sandbox, rail.network);
   // asking for mainnet without the right is an abuse signal; a live merchant asking for testnet is not
-  if (refusal) throw rail.network === 'mainnet' ? refuse(forbidden(refusal), 'mainnet_kyc_required', rail) : forbidden(refusal);
+  const field = 'paymentMethod.network';
+  if (refusal) {
+    const denied = forbidden(refusal, {
+      field,
+      remediation: sandbox
+        ? 'Set paymentMethod.network to testnet; mainnet needs a live merchant account (registered with a bearer token).'
+        : 'Set paymentMethod.network to mainnet, or use a sandbox merchant (a service_sk_test_ key) for testnet.',
+    });
+    throw rail.network === 'mainnet' ? refuse(denied, 'mainnet_kyc_required', rail) : denied;
+  }
   if (rail.network === 'mainnet' && kycStatus !== 'verified') {
     throw refuse(
       forbidden(
         'mainnet payment sessions require KYC verification of the merchant; complete KYC with the operator, or use network testnet',
+        {
+          field,
+          remediation:
+            'Ask the operator to verify your KYC (`npm run operator -- set-kyc <merchant_id> verified`), or set paymentMethod.network to testnet.',
+        },
       ),
       'mainnet_kyc_required',
       rail,
@@ -194,7 +268,10 @@ export function checkNetworkAccess(rail: Rail, sandbox: boolean, kycStatus: stri
 export function checkAmountLimit(expected: bigint, rail: Rail, limit: string | null): void {
   if (limit !== null && expected > floorSubunits(limit, rail.decimals)) {
     throw refuse(
-      badRequest(`amount exceeds the per-session limit of ${limit} ${rail.token}; lower the amount or split the payment`),
+      badRequest(`amount exceeds the per-session limit of ${limit} ${rail.token}; lower the amount or split the payment`, {
+        field: 'amount',
+        remediation: `Send amount of at most ${limit} ${rail.token} (the SESSION_AMOUNT_LIMIT setting), or split the payment.`,
+      }),
       'amount_limit_exceeded',
       rail,
     );
@@ -206,6 +283,10 @@ export function dailyVolumeRefusal(limitText: string, rail: Rail, leftSubunits: 
   return refuse(
     badRequest(
       `daily volume limit of ${limitText} ${rail.token} on ${rail.chain} ${rail.network} reached: ${toApiNumber(leftSubunits, rail.decimals)} ${rail.token} left today (UTC); lower the amount or try again tomorrow`,
+      {
+        field: 'amount',
+        remediation: `Send amount of at most ${toApiNumber(leftSubunits, rail.decimals)} ${rail.token} today, or wait for the next UTC day (the DAILY_VOLUME_LIMIT setting).`,
+      },
     ),
     'daily_volume_limit_exceeded',
     rail,
@@ -216,20 +297,31 @@ export function dailyVolumeRefusal(limitText: string, rail: Rail, leftSubunits: 
 export function checkoutReference(metadata: Record<string, unknown>): string | undefined {
   const ref = metadata.checkout_reference_id;
   if (ref === undefined) return undefined;
-  if (typeof ref !== 'string' || ref === '') throw badRequest('metadata.checkout_reference_id must be a non-empty string');
+  if (typeof ref !== 'string' || ref === '')
+    throw badRequest('metadata.checkout_reference_id must be a non-empty string', {
+      field: 'metadata.checkout_reference_id',
+      remediation: 'Set metadata.checkout_reference_id to the checkout_reference_id of a checkout intent, or leave it out.',
+    });
   return ref;
 }
 
 /** A demo body: a testnet rail (USDC preferred), an amount (default 1 USDC or 100 × the minimum) and a duration. */
 export function decideDemo(body: DemoBody, rails: Rail[]): CreateRequest {
   const network = body.network ?? 'testnet';
-  if (network !== 'testnet') throw badRequest('demo sessions use testnet rails only; set network to testnet');
+  if (network !== 'testnet')
+    throw badRequest('demo sessions use testnet rails only; set network to testnet', {
+      field: 'network',
+      remediation: 'Set network to testnet, or leave it out.',
+    });
   const candidates = rails.filter(
     (r) => r.network === 'testnet' && (!body.chain || r.chain === body.chain) && (!body.token || r.token === body.token),
   );
   const rail = candidates.find((r) => r.token === 'USDC') ?? candidates[0];
   if (!rail)
-    throw badRequest(`no testnet rail matches ${body.chain ?? '*'}:testnet:${body.token ?? '*'}; choose one from GET /v1/payment_methods`);
+    throw badRequest(`no testnet rail matches ${body.chain ?? '*'}:testnet:${body.token ?? '*'}; choose one from GET /v1/payment_methods`, {
+      field: body.chain !== undefined ? 'chain' : 'token',
+      remediation: REMEDIATION.rails,
+    });
   const expected =
     body.amount === undefined
       ? rail.token === 'USDC'
@@ -237,7 +329,10 @@ export function decideDemo(body: DemoBody, rails: Rail[]): CreateRequest {
         : toSubunits(rail.min_amount, rail.decimals) * 100n
       : parseAmount(body.amount, rail);
   if (expected > toSubunits(DEMO_AMOUNT_MAX, rail.decimals))
-    throw badRequest(`demo sessions take at most ${DEMO_AMOUNT_MAX} ${rail.token}`);
+    throw badRequest(`demo sessions take at most ${DEMO_AMOUNT_MAX} ${rail.token}`, {
+      field: 'amount',
+      remediation: `Send amount of at most ${DEMO_AMOUNT_MAX} ${rail.token}, or leave it out.`,
+    });
   const expiresMs = parseExpiresIn(body.expires_in ?? DEMO_DEFAULT_EXPIRES_IN, DEMO_EXPIRES_IN_MAX_MS, '1h');
   return { rail, expected, expiresMs, metadata: {} };
 }
