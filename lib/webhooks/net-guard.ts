@@ -63,6 +63,10 @@ export function isPublicAddress(ip: string): boolean {
   return false;
 }
 
+/** What fixes any refused webhook_url (the fix differs by environment, not by reason). */
+export const WEBHOOK_URL_REMEDIATION =
+  'Use an https URL on a public host; for local development start the service with WEBHOOK_ALLOW_PRIVATE=1 (allows http and private addresses), or leave webhook_url out and receive events with `payments listen --forward-to <local url>`.';
+
 export interface UrlCheck {
   ok: boolean;
   reason?: string;
