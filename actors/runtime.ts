@@ -4,35 +4,9 @@
  * and retries the message), and idle deactivation so memory stays bounded.
  */
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../lib/store/port.ts';
-import { rateLimited } from '../lib/core/errors.ts';
+import { REMEDIATION, rateLimited } from '../lib/core/errors.ts';
 import { retryOnConflict } from '../lib/core/retry.ts';
-
-export interface Decision<S extends Doc, R> {
-  /** the actor's next state; omitted when the message changes nothing */
-  state?: S;
-  /** writes committed atomically with the state (outbox rows, audit events, derived records) */
-  effects?: WriteOp[];
-  /** delete the actor's document instead of writing a state */
-  remove?: boolean;
-  reply: R;
-}
-
-export interface ActorBehavior<S extends Doc, M, R> {
-  collection: string;
-  /**
-   * collections whose duplicate key on an effect means another writer got there first (a ledger account
-   * created concurrently): reload and decide again, like a version conflict
-   */
-  retryDuplicatesIn?: string[];
-  /** decides from the current state (null when the actor has no document yet); must not write */
-  handle(state: S | null, msg: M, now: Date): Decision<S, R> | Promise<Decision<S, R>>;
-  /**
-   * True for a message that makes the actor under a fresh id: the host skips loading a document that
-   * cannot exist yet. If it exists after all (a retried create), the insert's duplicate key makes the
-   * host load it and decide again.
-   */
-  creates?(msg: M): boolean;
-}
+import type { ActorBehavior } from '../lib/core/actor.ts';
 
 export interface ActorHostOptions {
   /** messages waiting per actor before a 429 */
@@ -100,7 +74,9 @@ export class ActorHost<S extends Doc, M, R> {
       this.evictOverflow();
     }
     if (act.pending >= this.opts.mailboxSize)
-      return Promise.reject(rateLimited('too many concurrent requests for this resource, retry later'));
+      return Promise.reject(
+        rateLimited('too many concurrent requests for this resource, retry later', { remediation: REMEDIATION.retryLater }),
+      );
     act.pending++;
     const a = act;
     const run = a.tail.then(() => this.process(id, a, msg));

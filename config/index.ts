@@ -182,6 +182,9 @@ function alertsConfig(env: Env): AlertsConfig {
   };
 }
 
+/** How long the previous API key or webhook secret keeps working after a rotation (the spec's 24 hours). */
+export const ROTATION_OVERLAP_MS = 24 * 3600_000;
+
 /**
  * Docker/Kubernetes secrets: for each secret variable NAME, NAME_FILE names a file holding its value.
  * Applied to the process environment at start-up, before anything reads it.

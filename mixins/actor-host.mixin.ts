@@ -4,9 +4,10 @@
  * it correct when two nodes briefly hold the same one.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import { ActorHost, type ActorBehavior, type ActorHostOptions } from '../actors/runtime.ts';
+import { ActorHost, type ActorHostOptions } from '../actors/runtime.ts';
+import type { ActorBehavior } from '../lib/core/actor.ts';
 import type { Doc } from '../lib/store/port.ts';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 
 export interface SendParams<M> {
   id: string;

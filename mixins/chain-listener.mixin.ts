@@ -4,9 +4,9 @@
  * operator actions `status` and `poll`. Each chain supplies its scanner.
  */
 import type { ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { ListenerSet, type ListenerSetOptions, type Logger } from '../lib/chains/listener-service.ts';
-import type { SessionMsg, SessionReply } from '../actors/payment-session.ts';
+import type { SessionMsg, SessionReply } from '../lib/sessions/payment-session.ts';
 
 type Self<S> = { listeners: ListenerSet<S>; broker: { nodeID: string; call(a: string, p: unknown): Promise<unknown> }; logger: Logger };
 

@@ -1,6 +1,6 @@
 /**
- * Benchmark: catalog discovery at 100,000 products across 1,000 merchants, on the embedded default
- * (`node index.ts` as a child process, SQLite in a temporary DATA_DIR).
+ * Benchmark: catalog discovery at 100,000 products across 1,000 merchants, on SQLite (the embedded
+ * default, a temporary DATA_DIR) and on PostgreSQL (a fresh database), `node index.ts` as a child process.
  *
  * 1. Seeds the catalog straight through the store in batches (one published store per merchant, 100
  *    published products each with one published plan and one published price, and the discovery
@@ -11,7 +11,7 @@
  * 3. For comparison, times the same rare-word searches directly on a copy of the listings without the
  *    text index (the plain LIKE scan).
  *
- * Usage: npx node scripts/bench-catalog.ts [--products 100000] [--merchants 1000] [--samples 200]
+ * Usage: npx node scripts/bench-catalog.ts [--products 100000] [--merchants 1000] [--samples 200] [--store sqlite|postgres|both]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +22,8 @@ import { newId } from '../lib/core/ids.ts';
 import { listingOf } from '../lib/catalog/merchant.ts';
 import type { PlanRow, PriceRow, ProductRow, StoreRow } from '../lib/catalog/model.ts';
 import { percentile, startServiceProcess } from './bench-lib.ts';
+import pg from 'pg';
+import { freshDatabase } from '../test/helpers/postgres.ts';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -30,6 +32,9 @@ const arg = (name: string, dflt: number) => {
 const PRODUCTS = arg('products', 100_000);
 const MERCHANTS = arg('merchants', 1000);
 const SAMPLES = arg('samples', 200);
+// --store sqlite | postgres | both (default): PostgreSQL on 127.0.0.1:5432, or one started for the run
+const storeArg = process.argv.includes('--store') ? process.argv[process.argv.indexOf('--store') + 1] : 'both';
+const STORES = (storeArg === 'both' ? ['sqlite', 'postgres'] : [storeArg]) as Array<'sqlite' | 'postgres'>;
 const PER_MERCHANT = Math.ceil(PRODUCTS / MERCHANTS);
 
 // deterministic pseudo-random text
@@ -106,198 +111,227 @@ function text(i: number): { name: string; description: string } {
   return { name: `${pick(ADJ)} ${pick(NOUN)} ${i}`, description: `${d[0].toUpperCase()}${d.slice(1)}.` };
 }
 
-// -------------------------------------------------------------------------------------------------
-// seed
-
-const dataDir = mkdtempSync(join(tmpdir(), 'bench-catalog-'));
-const storeUrl = `sqlite:${join(dataDir, 'service.db')}`;
-const store = await openStore(storeUrl);
-await store.ensure([{ name: 'bench_plain_listings', indexes: [{ fields: ['merchant_id', 'id'] }, { fields: ['sandbox', 'id'] }] }]);
-const at = new Date().toISOString();
-const merchants: Array<{ id: string; sandbox: boolean }> = [];
-const t0 = performance.now();
-let n = 0;
-for (let mi = 0; mi < MERCHANTS && n < PRODUCTS; mi++) {
-  const merchant = { id: newId('mer'), sandbox: mi % 10 < 7 };
-  merchants.push(merchant);
-  const base = {
-    merchant_id: merchant.id,
-    sandbox: merchant.sandbox,
-    status: 'published' as const,
-    created_at: at,
-    updated_at: at,
-    published_at: at,
-    archived_at: null,
-  };
-  const shop: StoreRow = { id: newId('store'), ...base, name: `Shop ${mi}`, slug: `shop-${mi}`, description: null };
-  const ops: WriteOp[] = [
-    {
-      op: 'insert',
-      coll: 'merchants',
-      doc: { id: merchant.id, name: `Merchant ${mi}`, sandbox: merchant.sandbox, created_at: at, rate_limit_per_minute: 60 },
-    },
-    { op: 'insert', coll: 'catalog_stores', doc: shop },
-  ];
-  for (let k = 0; k < PER_MERCHANT && n < PRODUCTS; k++, n++) {
-    const v = { version_no: 1, supersedes_id: null, checkout_referenced: false };
-    const pid = newId('prod');
-    const product: ProductRow = {
-      id: pid,
-      ...base,
-      ...v,
-      lineage_id: pid,
-      store_id: shop.id,
-      ...text(n),
-      slug: null,
-      fulfillment_type: 'subscription',
-    };
-    const plid = newId('plan');
-    const plan: PlanRow = {
-      id: plid,
-      ...base,
-      ...v,
-      lineage_id: plid,
-      store_id: shop.id,
-      product_id: pid,
-      product_lineage_id: pid,
-      name: 'Monthly',
-      slug: 'monthly',
-      entitlement: { seats: 5 },
-    };
-    const prid = newId('price');
-    const price: PriceRow = {
-      id: prid,
-      ...base,
-      ...v,
-      lineage_id: prid,
-      store_id: shop.id,
-      plan_id: plid,
-      plan_lineage_id: plid,
-      product_lineage_id: pid,
-      amount_subunits: String(1_000_000 + (n % 100) * 10_000),
-      currency_or_token: 'USDC',
-      allowed_payment_methods: null,
-      decimals: 6,
-    };
-    const listing = listingOf(product);
-    ops.push(
-      { op: 'insert', coll: 'catalog_products', doc: product },
-      { op: 'insert', coll: 'catalog_plans', doc: plan },
-      { op: 'insert', coll: 'catalog_prices', doc: price },
-      { op: 'insert', coll: 'catalog_listings', doc: listing },
-      { op: 'insert', coll: 'bench_plain_listings', doc: { ...listing } },
-    );
-  }
-  await store.write(ops);
+async function analyze(url: string) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query('ANALYZE');
+  await c.end();
 }
-const seedSeconds = (performance.now() - t0) / 1000;
 
-// the plain LIKE scan, without the text index, straight on the store (the comparison)
-const plain: Record<string, number[]> = {};
-for (const [label, q] of [
-  ['rare word', RARE[0]],
-  ['absent word', 'nonexistentword'],
-] as const) {
-  const times: number[] = [];
-  for (let i = 0; i < 20; i++) {
+async function bench(kind: 'sqlite' | 'postgres') {
+  // -------------------------------------------------------------------------------------------------
+  // seed
+
+  seed = 42; // the same catalog on every store
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-catalog-'));
+  const pgDb = kind === 'postgres' ? await freshDatabase('bench_catalog') : null;
+  const storeUrl = pgDb ? pgDb.url : `sqlite:${join(dataDir, 'service.db')}`;
+  const store = await openStore(storeUrl);
+  await store.ensure([{ name: 'bench_plain_listings', indexes: [{ fields: ['merchant_id', 'id'] }, { fields: ['sandbox', 'id'] }] }]);
+  const at = new Date().toISOString();
+  const merchants: Array<{ id: string; sandbox: boolean }> = [];
+  const t0 = performance.now();
+  let n = 0;
+  for (let mi = 0; mi < MERCHANTS && n < PRODUCTS; mi++) {
+    const merchant = { id: newId('mer'), sandbox: mi % 10 < 7 };
+    merchants.push(merchant);
+    const base = {
+      merchant_id: merchant.id,
+      sandbox: merchant.sandbox,
+      status: 'published' as const,
+      created_at: at,
+      updated_at: at,
+      published_at: at,
+      archived_at: null,
+    };
+    const shop: StoreRow = { id: newId('store'), ...base, name: `Shop ${mi}`, slug: `shop-${mi}`, description: null };
+    const ops: WriteOp[] = [
+      {
+        op: 'insert',
+        coll: 'merchants',
+        doc: { id: merchant.id, name: `Merchant ${mi}`, sandbox: merchant.sandbox, created_at: at, rate_limit_per_minute: 60 },
+      },
+      { op: 'insert', coll: 'catalog_stores', doc: shop },
+    ];
+    for (let k = 0; k < PER_MERCHANT && n < PRODUCTS; k++, n++) {
+      const v = { version_no: 1, supersedes_id: null, checkout_referenced: false };
+      const pid = newId('prod');
+      const product: ProductRow = {
+        id: pid,
+        ...base,
+        ...v,
+        lineage_id: pid,
+        store_id: shop.id,
+        ...text(n),
+        slug: null,
+        fulfillment_type: 'subscription',
+      };
+      const plid = newId('plan');
+      const plan: PlanRow = {
+        id: plid,
+        ...base,
+        ...v,
+        lineage_id: plid,
+        store_id: shop.id,
+        product_id: pid,
+        product_lineage_id: pid,
+        name: 'Monthly',
+        slug: 'monthly',
+        entitlement: { seats: 5 },
+      };
+      const prid = newId('price');
+      const price: PriceRow = {
+        id: prid,
+        ...base,
+        ...v,
+        lineage_id: prid,
+        store_id: shop.id,
+        plan_id: plid,
+        plan_lineage_id: plid,
+        product_lineage_id: pid,
+        amount_subunits: String(1_000_000 + (n % 100) * 10_000),
+        currency_or_token: 'USDC',
+        allowed_payment_methods: null,
+        decimals: 6,
+      };
+      const listing = listingOf(product);
+      ops.push(
+        { op: 'insert', coll: 'catalog_products', doc: product },
+        { op: 'insert', coll: 'catalog_plans', doc: plan },
+        { op: 'insert', coll: 'catalog_prices', doc: price },
+        { op: 'insert', coll: 'catalog_listings', doc: listing },
+        { op: 'insert', coll: 'bench_plain_listings', doc: { ...listing } },
+      );
+    }
+    await store.write(ops);
+  }
+  const seedSeconds = (performance.now() - t0) / 1000;
+  // a bulk load is followed by autovacuum's ANALYZE within a minute; run it now instead of waiting
+  if (pgDb) await analyze(pgDb.url);
+
+  // the plain LIKE scan, without the text index, straight on the store (the comparison)
+  const plain: Record<string, number[]> = {};
+  for (const [label, q] of [
+    ['rare word', RARE[0]],
+    ['absent word', 'nonexistentword'],
+  ] as const) {
+    const times: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const s = performance.now();
+      await store.find('bench_plain_listings', {}, { desc: true, limit: 21, text: { q, fields: ['search'] } });
+      times.push(performance.now() - s);
+    }
+    plain[label] = times.sort((a, b) => a - b);
+  }
+  await store.close();
+  console.log(
+    `seeded ${n} products (+ ${n} plans, ${n} prices, ${n} listings) for ${merchants.length} merchants in ${seedSeconds.toFixed(1)} s`,
+  );
+
+  // -------------------------------------------------------------------------------------------------
+  // measure over HTTP
+
+  const svc = await startServiceProcess({ DATA_DIR: dataDir, STORE_URL: storeUrl });
+  const get = async (path: string) => {
     const s = performance.now();
-    await store.find('bench_plain_listings', {}, { desc: true, limit: 21, text: { q, fields: ['search'] } });
-    times.push(performance.now() - s);
+    const res = await fetch(svc.url + path);
+    const body = (await res.json()) as { data: Array<{ id: string }>; next_cursor: string | null };
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
+    return { ms: performance.now() - s, body };
+  };
+  const rows: Array<{ what: string; p50: number; p95: number; results: string }> = [];
+  async function measure(what: string, path: () => string) {
+    const times: number[] = [];
+    let found = 0;
+    for (let i = 0; i < 5; i++) await get(path()); // warm up
+    for (let i = 0; i < SAMPLES; i++) {
+      const r = await get(path());
+      times.push(r.ms);
+      found += r.body.data.length;
+    }
+    times.sort((a, b) => a - b);
+    rows.push({ what, p50: percentile(times, 50), p95: percentile(times, 95), results: (found / SAMPLES).toFixed(1) });
   }
-  plain[label] = times.sort((a, b) => a - b);
+  const someMerchant = () => pick(merchants).id;
+
+  await measure('first page, no filter (limit 20)', () => '/v1/catalog/products');
+  await measure('first page, limit 100', () => '/v1/catalog/products?limit=100');
+  await measure('first page of one merchant', () => `/v1/catalog/products?merchant_id=${someMerchant()}`);
+  await measure('first page, sandbox=false', () => '/v1/catalog/products?sandbox=false');
+  {
+    // cursor paging deep into the list: every request is the next page of a walk
+    const times: number[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    while (pages < Math.max(SAMPLES, 250)) {
+      const r = await get(`/v1/catalog/products?limit=20${cursor ? `&cursor=${cursor}` : ''}`);
+      times.push(r.ms);
+      pages++;
+      cursor = r.body.next_cursor;
+      if (!cursor) break;
+    }
+    times.sort((a, b) => a - b);
+    rows.push({
+      what: `cursor paging, pages 1 to ${pages} (limit 20)`,
+      p50: percentile(times, 50),
+      p95: percentile(times, 95),
+      results: '20',
+    });
+  }
+  await measure(`q common word ("${COMMON}", ~10 % of products)`, () => `/v1/catalog/products?q=${COMMON}`);
+  await measure(`q word in ~6 % of products (random vocabulary word)`, () => `/v1/catalog/products?q=${pick(WORDS)}`);
+  await measure(`q less common word ("${MEDIUM}", ~1 %)`, () => `/v1/catalog/products?q=${MEDIUM}`);
+  await measure('q rare word (~10 products)', () => `/v1/catalog/products?q=${pick(RARE)}`);
+  await measure('q absent word', () => `/v1/catalog/products?q=nonexistent${Math.floor(rand() * 1000)}`);
+  await measure(
+    'q exact product name ("… <number>")',
+    () => `/v1/catalog/products?q=${encodeURIComponent(` ${Math.floor(rand() * PRODUCTS)}`)}`,
+  );
+  await measure('q two letters ("zq", absent) + merchant_id', () => `/v1/catalog/products?merchant_id=${someMerchant()}&q=zq`);
+  await measure('q + merchant_id', () => `/v1/catalog/products?merchant_id=${someMerchant()}&q=${pick(WORDS)}`);
+  await measure('q + sandbox=false, rare word', () => `/v1/catalog/products?sandbox=false&q=${pick(RARE)}`);
+  {
+    const times: number[] = [];
+    let cursor: string | null = null;
+    let total = 0;
+    do {
+      const r = await get(`/v1/catalog/products?q=${MEDIUM}&limit=20${cursor ? `&cursor=${cursor}` : ''}`);
+      times.push(r.ms);
+      total += r.body.data.length;
+      cursor = r.body.next_cursor;
+    } while (cursor);
+    times.sort((a, b) => a - b);
+    rows.push({
+      what: `q "${MEDIUM}" paged to the end (${total} results, ${times.length} pages)`,
+      p50: percentile(times, 50),
+      p95: percentile(times, 95),
+      results: '20',
+    });
+  }
+  await svc.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  await pgDb?.drop();
+  return { rows, plain };
 }
-await store.close();
+
+const results: Record<string, Awaited<ReturnType<typeof bench>>> = {};
+for (const kind of STORES) results[kind] = await bench(kind);
+const first = results[STORES[0]];
 console.log(
-  `seeded ${n} products (+ ${n} plans, ${n} prices, ${n} listings) for ${merchants.length} merchants in ${seedSeconds.toFixed(1)} s`,
+  `\n| discovery request (over HTTP, one at a time) | ${STORES.map((k) => `${k} p50 ms | ${k} p95 ms`).join(' | ')} | products per page |`,
 );
-
-// -------------------------------------------------------------------------------------------------
-// measure over HTTP
-
-const svc = await startServiceProcess({ DATA_DIR: dataDir });
-const get = async (path: string) => {
-  const s = performance.now();
-  const res = await fetch(svc.url + path);
-  const body = (await res.json()) as { data: Array<{ id: string }>; next_cursor: string | null };
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
-  return { ms: performance.now() - s, body };
-};
-const rows: Array<{ what: string; p50: number; p95: number; results: string }> = [];
-async function measure(what: string, path: () => string) {
-  const times: number[] = [];
-  let found = 0;
-  for (let i = 0; i < 5; i++) await get(path()); // warm up
-  for (let i = 0; i < SAMPLES; i++) {
-    const r = await get(path());
-    times.push(r.ms);
-    found += r.body.data.length;
-  }
-  times.sort((a, b) => a - b);
-  rows.push({ what, p50: percentile(times, 50), p95: percentile(times, 95), results: (found / SAMPLES).toFixed(1) });
-}
-const someMerchant = () => pick(merchants).id;
-
-await measure('first page, no filter (limit 20)', () => '/v1/catalog/products');
-await measure('first page, limit 100', () => '/v1/catalog/products?limit=100');
-await measure('first page of one merchant', () => `/v1/catalog/products?merchant_id=${someMerchant()}`);
-await measure('first page, sandbox=false', () => '/v1/catalog/products?sandbox=false');
-{
-  // cursor paging deep into the list: every request is the next page of a walk
-  const times: number[] = [];
-  let cursor: string | null = null;
-  let pages = 0;
-  while (pages < Math.max(SAMPLES, 250)) {
-    const r = await get(`/v1/catalog/products?limit=20${cursor ? `&cursor=${cursor}` : ''}`);
-    times.push(r.ms);
-    pages++;
-    cursor = r.body.next_cursor;
-    if (!cursor) break;
-  }
-  times.sort((a, b) => a - b);
-  rows.push({
-    what: `cursor paging, pages 1 to ${pages} (limit 20)`,
-    p50: percentile(times, 50),
-    p95: percentile(times, 95),
-    results: '20',
-  });
-}
-await measure(`q common word ("${COMMON}", ~10 % of products)`, () => `/v1/catalog/products?q=${COMMON}`);
-await measure(`q word in ~6 % of products (random vocabulary word)`, () => `/v1/catalog/products?q=${pick(WORDS)}`);
-await measure(`q less common word ("${MEDIUM}", ~1 %)`, () => `/v1/catalog/products?q=${MEDIUM}`);
-await measure('q rare word (~10 products)', () => `/v1/catalog/products?q=${pick(RARE)}`);
-await measure('q absent word', () => `/v1/catalog/products?q=nonexistent${Math.floor(rand() * 1000)}`);
-await measure(
-  'q exact product name ("… <number>")',
-  () => `/v1/catalog/products?q=${encodeURIComponent(` ${Math.floor(rand() * PRODUCTS)}`)}`,
+console.log(`|---|${STORES.map(() => '---|---|').join('')}---|`);
+first.rows.forEach((r, i) =>
+  console.log(
+    `| ${r.what} | ${STORES.map((k) => `${results[k].rows[i].p50.toFixed(1)} | ${results[k].rows[i].p95.toFixed(1)}`).join(' | ')} | ${r.results} |`,
+  ),
 );
-await measure('q two letters ("zq", absent)', () => '/v1/catalog/products?q=zq');
-await measure('q + merchant_id', () => `/v1/catalog/products?merchant_id=${someMerchant()}&q=${pick(WORDS)}`);
-await measure('q + sandbox=false, rare word', () => `/v1/catalog/products?sandbox=false&q=${pick(RARE)}`);
-{
-  const times: number[] = [];
-  let cursor: string | null = null;
-  let total = 0;
-  do {
-    const r = await get(`/v1/catalog/products?q=${MEDIUM}&limit=20${cursor ? `&cursor=${cursor}` : ''}`);
-    times.push(r.ms);
-    total += r.body.data.length;
-    cursor = r.body.next_cursor;
-  } while (cursor);
-  times.sort((a, b) => a - b);
-  rows.push({
-    what: `q "${MEDIUM}" paged to the end (${total} results, ${times.length} pages)`,
-    p50: percentile(times, 50),
-    p95: percentile(times, 95),
-    results: '20',
-  });
-}
-await svc.stop();
-rmSync(dataDir, { recursive: true, force: true });
-
-console.log('\n| discovery request (over HTTP, one at a time) | p50 ms | p95 ms | products per page |');
-console.log('|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.what} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.results} |`);
-console.log('\n| without the text index (plain LIKE scan in the store, no HTTP) | p50 ms | p95 ms |');
-console.log('|---|---|---|');
-for (const [label, times] of Object.entries(plain))
-  console.log(`| ${label} | ${percentile(times, 50).toFixed(1)} | ${percentile(times, 95).toFixed(1)} |`);
+console.log(
+  `\n| without the text index (plain LIKE scan in the store, no HTTP) | ${STORES.map((k) => `${k} p50 ms | ${k} p95 ms`).join(' | ')} |`,
+);
+console.log(`|---|${STORES.map(() => '---|---|').join('')}`);
+for (const label of Object.keys(first.plain))
+  console.log(
+    `| ${label} | ${STORES.map((k) => `${percentile(results[k].plain[label], 50).toFixed(1)} | ${percentile(results[k].plain[label], 95).toFixed(1)}`).join(' | ')} |`,
+  );
+process.exit(0);

@@ -35,7 +35,7 @@ import { SessionAddressBook, sessionIdAt } from '../lib/chains/address-book.ts';
 import { DepositInbox } from '../lib/chains/deposit-inbox.ts';
 import { EthereumRailListener } from '../lib/chains/ethereum/listener.ts';
 import { SolanaRailListener } from '../lib/chains/solana/listener.ts';
-import type { SessionReply } from '../actors/payment-session.ts';
+import type { SessionReply } from '../lib/sessions/payment-session.ts';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../test/harness/hardhat-node.ts';
 import { startSolanaRpc } from '../test/harness/solana-rpc.ts';
 

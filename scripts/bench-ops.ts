@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../lib/store/index.ts';
 import { instrumentStore } from '../lib/store/instrumented.ts';
-import { Metrics } from '../lib/metrics.ts';
+import { Metrics } from '../lib/runtime/metrics.ts';
 import { loadConfig } from '../config/index.ts';
 import { AlertEngine } from '../lib/ops/alerts/engine.ts';
 import { AUDIT_EVENTS, sealRow, verifyChain } from '../lib/ops/audit-chain.ts';

@@ -22,7 +22,7 @@ import { loadConfig } from '../config/index.ts';
 import { startNode } from '../app.ts';
 import { api, CapturingMailer } from '../test/helpers/node.ts';
 import { solvePow } from '../lib/onboarding/pow.ts';
-import { loadSeedPhrase } from '../lib/addresses.ts';
+import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { KeyDeriver } from '../lib/chains/keys.ts';
 import { gasWalletRef } from '../lib/treasury/gas-wallet.ts';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../test/harness/hardhat-node.ts';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { buildOpenapi, writeOpenapi } from '../lib/openapi-build.ts';
+import { buildOpenapi, writeOpenapi } from './openapi-build.ts';
 
 const file = resolve(process.cwd(), 'openapi.json');
 const { stale } = writeOpenapi(buildOpenapi(), { check: true });

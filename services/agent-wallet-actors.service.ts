@@ -1,8 +1,8 @@
-/** Hosts the agent-wallet actors (actors/agent-wallet.ts): one spend decision at a time per wallet. */
+/** Hosts the agent-wallet actors (lib/agents/agent-wallet.ts): one spend decision at a time per wallet. */
 import type { ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { actorHostMixin } from '../mixins/actor-host.mixin.ts';
-import { makeAgentWalletBehavior } from '../actors/agent-wallet.ts';
+import { makeAgentWalletBehavior } from '../lib/agents/agent-wallet.ts';
 
 export function createAgentWalletActorsService(rt: Runtime): ServiceSchema {
   // 50+ concurrent attempts on one wallet queue up rather than being refused

@@ -4,10 +4,10 @@
  * decides and writes. Runs the scanner that finishes ledger executions a crash interrupted.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { merchantCaller } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { badRequest, notFound, unauthorized } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
@@ -32,7 +32,7 @@ import {
   type AgentWalletReply,
   type AgentWalletState,
   type StoredPolicy,
-} from '../actors/agent-wallet.ts';
+} from '../lib/agents/state.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 
 type Http = { body?: unknown; query?: Record<string, string | undefined>; params?: Record<string, string | undefined> };
@@ -101,7 +101,10 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<Http>) {
           const wallet = await ownWallet(ctx);
           if (wallet.type !== 'agent')
-            throw badRequest(`wallet ${wallet.id} is a ${wallet.type} wallet; spend policies belong to agent wallets`);
+            throw badRequest(`wallet ${wallet.id} is a ${wallet.type} wallet; spend policies belong to agent wallets`, {
+              field: 'agent_wallet_id',
+              remediation: 'Use the id of a wallet created with type agent (POST /v1/wallets with "type": "agent").',
+            });
           const body = checkedPolicy(validate<PolicyInput>('AgentSpendPolicyRequest', ctx.params.body));
           const reply = await send(ctx, wallet.id, {
             type: 'set_policy',

@@ -1,6 +1,7 @@
 /**
  * The HTTP gateway (moleculer-web): /v1 routes from services/routes, credentials, the per-merchant rate
- * limit, JSON-only bodies with a size limit, and every error in the spec's envelope {code, message}.
+ * limit, JSON-only bodies with a size limit, a request id on every answer and in its log line, and every
+ * error in the spec's envelope (lib/core/errors.ts).
  * moleculer-web picks the node before parsing params, so routes call facade actions, never actors.
  */
 import { STATUS_CODES } from 'node:http';
@@ -12,12 +13,14 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import ApiGateway from 'moleculer-web';
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
-import { ServiceError, toEnvelope, unauthorized } from '../lib/core/errors.ts';
-import { API_KEY_PATTERN, keyHash, resolveApiKey, resolveBearer } from '../lib/auth.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
+import { REMEDIATION, ServiceError, unauthorized } from '../lib/core/errors.ts';
+import { toEnvelope } from '../lib/http/envelope.ts';
+import { REQUEST_ID_HEADER, accessLine, requestIdFor } from '../lib/http/request-id.ts';
+import { API_KEY_PATTERN, keyHash, resolveApiKey, resolveBearer } from '../lib/http/auth.ts';
 import { AuthCache } from '../lib/core/auth-cache.ts';
 import { limitInStore } from '../lib/core/rate-limit.ts';
-import { openapiPath } from '../lib/validation.ts';
+import { openapiPath } from '../lib/http/validation.ts';
 import { opsHasher } from '../lib/ops/hash.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import { ROUTES } from './routes/index.ts';
@@ -26,6 +29,8 @@ import type { AuthMode, Caller } from './routes/types.ts';
 type Req = IncomingMessage & {
   $action?: { name: string };
   $alias?: { method: string; fullPath: string };
+  /** set first thing for every request (rootCallOptions) */
+  $requestId?: string;
   headers: Record<string, string | undefined>;
 };
 
@@ -63,7 +68,37 @@ function keyStillValid(
   return m.previous_key_id === keyId && !!m.previous_api_key_expires_at && m.previous_api_key_expires_at > now.toISOString();
 }
 
-function sendEnvelope(res: ServerResponse, err: unknown): void {
+/** The request's id, making one for a request that reached no handler of ours (Node's own parser errors). */
+function requestIdOf(req: IncomingMessage, res?: ServerResponse): string {
+  const r = req as Req;
+  if (!r.$requestId) {
+    r.$requestId = requestIdFor(req.headers['x-request-id']);
+    if (res && !res.headersSent) res.setHeader(REQUEST_ID_HEADER, r.$requestId);
+  }
+  return r.$requestId;
+}
+
+/** The 401 of a route: its remediation names the credentials the route takes. */
+function denied(mode: AuthMode): ServiceError {
+  if (mode === 'key-or-bearer') return unauthorized(REMEDIATION.apiKeyOrBearer);
+  if (mode === 'bearer-optional')
+    return unauthorized(
+      'Send a valid operator-issued bearer token in Authorization: Bearer <token>, or none to register a sandbox merchant.',
+    );
+  return unauthorized();
+}
+
+/** What fixes a body the JSON reader refused (lib/core/json-body.ts). */
+function bodyRemediation(message: string): string {
+  if (/Content-Encoding/.test(message))
+    return 'Send the body uncompressed, or compressed as its Content-Encoding says (gzip, deflate or br).';
+  if (/nest deeper/.test(message)) return 'Send objects and arrays nested at most 32 levels deep.';
+  if (/number/.test(message)) return 'Send a number a JSON double carries exactly, or the amount as a digit string (amount_subunits).';
+  return REMEDIATION.json;
+}
+
+/** Answers `err` in the envelope; returns the status sent. */
+function sendEnvelope(req: IncomingMessage, res: ServerResponse, err: unknown): number {
   const e = err as { status?: number; statusCode?: number; type?: string; code?: unknown };
   // body-parser errors carry `status`; map them to our wording
   let mapped: unknown = err;
@@ -76,18 +111,19 @@ function sendEnvelope(res: ServerResponse, err: unknown): void {
         : e.type === 'entity.too.large'
           ? 'request body is too large'
           : 'bad request, check the body';
-    mapped = new ServiceError(status, message, 'BAD_REQUEST');
+    mapped = new ServiceError(status, message, 'BAD_REQUEST', status === 413 ? undefined : { remediation: REMEDIATION.json });
   }
-  if (bodyError) mapped = new ServiceError(400, bodyError, 'BAD_REQUEST');
+  if (bodyError) mapped = new ServiceError(400, bodyError, 'BAD_REQUEST', { remediation: bodyRemediation(bodyError) });
   if (e?.type === 'SERVICE_NOT_FOUND' || e?.type === 'SERVICE_NOT_AVAILABLE')
     mapped = new ServiceError(503, 'service temporarily unavailable', 'UNAVAILABLE');
-  const { status, body } = toEnvelope(mapped);
+  const { status, body } = toEnvelope(mapped, requestIdOf(req, res));
   if (res.headersSent) {
     res.end();
-    return;
+    return status;
   }
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
   res.end(JSON.stringify(body));
+  return status;
 }
 
 export function createApiService(rt: Runtime): ServiceSchema {
@@ -109,7 +145,7 @@ export function createApiService(rt: Runtime): ServiceSchema {
 
   async function metricsHandler(req: IncomingMessage, res: ServerResponse) {
     if (!mayReadMetrics(req, rt.config.metricsToken, serveMetricsHere)) {
-      return sendEnvelope(res, unauthorized()); // README: Security, metrics
+      return sendEnvelope(req, res, unauthorized('Send the METRICS_TOKEN setting as Authorization: Bearer <token>.')); // README: Security, metrics
     }
     const text = await rt.metrics.registry.metrics();
     res.writeHead(200, { 'Content-Type': rt.metrics.registry.contentType });
@@ -128,6 +164,34 @@ export function createApiService(rt: Runtime): ServiceSchema {
       logRequestParams: null,
       logResponseData: null,
       log4XXResponses: false,
+      // first thing for every request: its id (a sane X-Request-Id of the caller's, else a fresh one), sent
+      // back on every answer and written in the request's one log line when it ends
+      rootCallOptions(
+        this: { logger: { info(m: string): void; warn(m: string): void; error(m: string): void } },
+        options: Record<string, unknown>,
+        req: Req,
+        res: ServerResponse,
+      ) {
+        const id = requestIdFor(req.headers['x-request-id'] ?? req.headers['x-correlation-id']);
+        req.$requestId = id;
+        options.requestID = id;
+        res.setHeader(REQUEST_ID_HEADER, id);
+        const t0 = performance.now();
+        const logger = this.logger;
+        res.once('close', () => {
+          const line = accessLine({
+            requestId: id,
+            method: METHODS.has(req.method ?? '') ? req.method! : 'OTHER',
+            route: req.$alias ? req.$alias.fullPath : 'unmatched',
+            status: res.statusCode,
+            ms: performance.now() - t0,
+            finished: res.writableFinished,
+          });
+          if (res.statusCode >= 500 && res.statusCode !== 503) logger.error(line);
+          else if (res.statusCode === 503) logger.warn(line);
+          else logger.info(line);
+        });
+      },
       routes: [
         ...(serveMetricsHere
           ? [
@@ -182,12 +246,13 @@ export function createApiService(rt: Runtime): ServiceSchema {
               credentials,
             };
             // the few request headers actions read: Idempotency-Key (creates), X-Merchant-Id (bearer callers),
-            // If-None-Match (receipts), Last-Event-ID (the event stream's resume point)
+            // If-None-Match (receipts), Last-Event-ID (the event stream's resume point), Accept (the checkout's 404)
             (ctx.meta as Record<string, unknown>).headers = {
               'idempotency-key': req.headers['idempotency-key'],
               'x-merchant-id': req.headers['x-merchant-id'],
               'if-none-match': req.headers['if-none-match'],
               'last-event-id': req.headers['last-event-id'],
+              accept: req.headers.accept,
             };
             if (!BODY_METHODS.has(req.method ?? '')) return;
             const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
@@ -195,13 +260,13 @@ export function createApiService(rt: Runtime): ServiceSchema {
             if (hasBody && type !== 'application/json')
               throw new ServiceError(415, 'Content-Type must be application/json', 'UNSUPPORTED_MEDIA_TYPE');
           },
-          onError(_req: IncomingMessage, res: ServerResponse, err: unknown) {
-            sendEnvelope(res, err);
+          onError(req: IncomingMessage, res: ServerResponse, err: unknown) {
+            sendEnvelope(req, res, err);
           },
         },
       ],
-      onError(_req: IncomingMessage, res: ServerResponse, err: unknown) {
-        sendEnvelope(res, err);
+      onError(req: IncomingMessage, res: ServerResponse, err: unknown) {
+        sendEnvelope(req, res, err);
       },
     },
     actions: {
@@ -222,9 +287,21 @@ export function createApiService(rt: Runtime): ServiceSchema {
       },
     },
     methods: {
+      /** moleculer-web's hook for a failed request: the cause of a 5xx is logged with the request id (the client sees only the id). */
+      errorHandler(this: { logger: { error(m: string): void } }, req: Req, res: ServerResponse, err: unknown) {
+        if (sendEnvelope(req, res, err) < 500) return;
+        const e = err as { name?: unknown; type?: unknown; message?: unknown; stack?: unknown } | null;
+        // a condition explained to the client (no fresh rate, a chain node down) is known, not a fault: its
+        // access line says enough; anything else is logged with its cause
+        if (e?.type === 'UNAVAILABLE_EXPLAINED') return;
+        this.logger.error(
+          `request error request_id=${requestIdOf(req)}: ${String(e?.name)}: ${String(e?.message)}\n${String(e?.stack ?? '')}`,
+        );
+      },
       /** Resolves the caller; the route's mode decides what is required. */
       async authenticate(ctx: Context, _route: unknown, req: Req): Promise<Caller> {
         const mode = authByAction.get(req.$action?.name ?? '') ?? 'key';
+        const unauthorized = () => denied(mode);
         const apiKey = req.headers['x-api-key'];
         const bearerHeader = req.headers.authorization;
         if (mode === 'none') return null;
@@ -308,18 +385,30 @@ export function createApiService(rt: Runtime): ServiceSchema {
       this.server?.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
         if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
         const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+        // Node's parser refused the request before any header was read: the id is always a fresh one
+        const requestId = requestIdFor(undefined);
         const { status, body } = toEnvelope(
-          new ServiceError(tooLarge ? 431 : 400, tooLarge ? 'request headers are too large' : 'malformed HTTP request', 'BAD_REQUEST'),
+          new ServiceError(tooLarge ? 431 : 400, tooLarge ? 'request headers are too large' : 'malformed HTTP request', 'BAD_REQUEST', {
+            remediation: tooLarge
+              ? 'Send fewer or shorter headers (at most 16 KB in all).'
+              : 'Send a well-formed HTTP/1.1 request (request line, headers, and a body matching its Content-Length or chunked framing).',
+          }),
+          requestId,
         );
         const text = JSON.stringify(body);
         socket.end(
-          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n${REQUEST_ID_HEADER}: ${requestId}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+        );
+        (this as unknown as { logger: { info(m: string): void } }).logger.info(
+          accessLine({ requestId, method: 'OTHER', route: 'unparsed', status, ms: 0, finished: true }),
         );
       });
       if (!serveMetricsHere) {
         metricsServer = createServer((req, res) => {
-          if (req.method === 'GET' && req.url?.split('?')[0] === '/metrics') metricsHandler(req, res).catch((e) => sendEnvelope(res, e));
-          else sendEnvelope(res, new ServiceError(404, 'not found', 'NOT_FOUND'));
+          requestIdOf(req, res);
+          if (req.method === 'GET' && req.url?.split('?')[0] === '/metrics')
+            metricsHandler(req, res).catch((e) => sendEnvelope(req, res, e));
+          else sendEnvelope(req, res, new ServiceError(404, 'not found', 'NOT_FOUND'));
         });
         metricsServer.listen(rt.config.metricsPort!, rt.config.host);
       }

@@ -4,7 +4,7 @@
  * check the sessions area calls. The rules live in lib/catalog/.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { clientHash, requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { CatalogMerchant, type Actor, type Result } from '../lib/catalog/merchant.ts';

@@ -5,10 +5,10 @@
  * decide. Only the owning merchant; any other session is 404, as on GET.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { forbidden, notFound } from '../lib/core/errors.ts';
-import type { PaymentSessionState } from '../actors/payment-session.ts';
+import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 import type { DepositDoc } from '../lib/chains/deposit-inbox.ts';
 import { CURSORS } from '../lib/chains/cursor.ts';
 import { LEASE_COLLECTION, type LeaseDoc } from '../lib/chains/lease.ts';

@@ -1,6 +1,6 @@
 /** Public discovery: the rail list. */
 import type { ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 
 export function createDiscoveryService(rt: Runtime): ServiceSchema {
   const rails = rt.config.rails.map((r) => ({ ...r, min_amount: Number(r.min_amount) }));

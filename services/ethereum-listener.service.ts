@@ -7,7 +7,7 @@
  * service starts and does nothing.
  */
 import type { ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { EthereumRailListener, type EthPassStats } from '../lib/chains/ethereum/listener.ts';
 import { chainListenerService } from '../mixins/chain-listener.mixin.ts';
 

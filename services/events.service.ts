@@ -7,10 +7,10 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { forbidden } from '../lib/core/errors.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { getEvent, listEvents, readAfter, sequenceAll, startSeq, type ListQuery } from '../lib/events/feed.ts';
 import { eventStream } from '../lib/events/stream.ts';
 

@@ -5,13 +5,13 @@
  * transaction outbox (signed in the pool, persisted, then broadcast), limited per merchant and address.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { ServiceError, badRequest, forbidden, rateLimited, unauthorized, unavailable } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { fromSubunits } from '../lib/core/money.ts';
-import { loadSeedPhrase } from '../lib/addresses.ts';
+import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
 import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
@@ -58,7 +58,9 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
     if (plan.rail.chain !== 'ethereum') return;
     const id = Number(await (await ethProvider(plan.rpcUrl)).send('eth_chainId', []));
     if (!DEV_CHAIN_IDS.has(id))
-      throw badRequest(`the drip works only on a local development chain; this ethereum testnet node has chain id ${id}`);
+      throw badRequest(`the drip works only on a local development chain; this ethereum testnet node has chain id ${id}`, {
+        remediation: 'Use a public testnet faucet from GET /v1/sandbox/faucets; the drip serves local development chains only.',
+      });
   }
 
   /** The gas wallet must hold the drip (and gas); otherwise a 503 telling the operator what to fund. */
@@ -94,13 +96,19 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<{ body: unknown }>) {
           const caller = requestMeta(ctx).user;
           if (caller?.kind !== 'merchant') throw unauthorized();
-          if (!caller.sandbox) throw forbidden('the faucet drip is for sandbox merchants (a service_sk_test_ key)');
+          if (!caller.sandbox)
+            throw forbidden('the faucet drip is for sandbox merchants (a service_sk_test_ key)', {
+              remediation: "Call the drip with a sandbox merchant's key (service_sk_test_…).",
+            });
           const body = validate<DripBody>('FaucetDripRequest', ctx.params.body);
           let plan: DripPlan;
           try {
             plan = planDrip(rt.config, body);
           } catch (e) {
-            if (e instanceof DripRefusal) throw badRequest(e.message);
+            if (e instanceof DripRefusal)
+              throw badRequest(e.message, {
+                remediation: 'Change the request as the message says; GET /v1/sandbox/faucets lists what the drip serves.',
+              });
             throw e;
           }
           const { chain, token } = plan.rail;
@@ -120,12 +128,14 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
           if (perMerchant > rt.config.faucets.dripPerMerchant) {
             throw rateLimited(
               `at most ${rt.config.faucets.dripPerMerchant} drips per merchant every ${Math.round(window / 60_000)} min; retry later`,
+              { remediation: 'Wait for the drip window to pass, then retry.' },
             );
           }
           const perAddress = await rt.store.increment(`faucet:address:${chain}:${token}:${plan.address}`, 1, window, rt.now());
           if (perAddress > 1)
             throw rateLimited(
               `${plan.address} already received ${token} on ${chain} within the last ${Math.round(window / 60_000)} min; retry later`,
+              { remediation: 'Wait for the drip window to pass, then retry for this address.' },
             );
 
           const id = newId('drp');

@@ -1,6 +1,6 @@
 /** Removes expired records (idempotency keys, challenges, intents, counters) on a timer; harmless on every node. */
 import type { ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 
 const PURGE_EVERY_MS = 10 * 60_000;
 

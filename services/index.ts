@@ -3,7 +3,7 @@
  * names a subset.
  */
 import type { ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { createApiService } from './api.service.ts';
 import { createDiscoveryService } from './discovery.service.ts';
 import { createMerchantsService } from './merchants.service.ts';

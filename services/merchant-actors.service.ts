@@ -1,13 +1,13 @@
 /**
- * Hosts the merchant actors (actors/merchant.ts). After every committed change of a merchant it tells each
+ * Hosts the merchant actors (lib/merchants/merchant.ts). After every committed change of a merchant it tells each
  * API node to forget which keys it cached for that merchant (and waits for their answers), so that a key
  * rotated away or revoked is looked up again at once. Validity itself never depends on this message: the
  * gateway checks the key against the merchant it reads on every request.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { actorHostMixin } from '../mixins/actor-host.mixin.ts';
-import { merchantBehavior, type MerchantReply } from '../actors/merchant.ts';
+import { merchantBehavior, type MerchantReply } from '../lib/merchants/merchant.ts';
 
 /** the API gateway's action that drops cached keys of a merchant (services/api.service.ts) */
 export const AUTH_CHANGED_ACTION = 'api.authChanged';

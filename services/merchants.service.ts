@@ -4,21 +4,20 @@
  * user, the profile, and credential rotation through the merchant actor.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
+import { ROTATION_OVERLAP_MS } from '../config/index.ts';
 import { clientHash, merchantCaller, requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { forbidden, notFound } from '../lib/core/errors.ts';
 import { MailOutbox } from '../lib/onboarding/mail-outbox.ts';
 import { Onboarding, presentMerchant, type PresentedMerchant, type RegisterBody } from '../lib/onboarding/onboarding.ts';
 import { limitInStore } from '../lib/core/rate-limit.ts';
-import { keyHash, newApiKey, newWebhookSecret } from '../lib/auth.ts';
-import { type MerchantMsg, type MerchantReply, type MerchantState } from '../actors/merchant.ts';
+import { keyHash, newApiKey, newWebhookSecret } from '../lib/http/auth.ts';
+import { type MerchantMsg, type MerchantReply, type MerchantState } from '../lib/merchants/merchant.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import { parseRailPolicy, presentRailPolicy } from '../lib/merchants/rail-policy.ts';
 import { knownRails } from '../lib/catalog/rules.ts';
-
-const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
 type Body<T> = { body: T };
 

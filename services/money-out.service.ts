@@ -5,8 +5,8 @@
  * `money-out.scan` runs one round of everything now (tests, operators); `money-out.status` counts rows.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
-import { loadSeedPhrase } from '../lib/addresses.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
+import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
 import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';

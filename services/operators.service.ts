@@ -4,13 +4,13 @@
  * commands) and `scripts/operator.ts`; not exposed over HTTP.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { badRequest } from '../lib/core/errors.ts';
 import { randomToken } from '../lib/core/ids.ts';
 import { auditOp, type AuditDetail } from '../lib/core/audit.ts';
 import { sha256Hex } from '../lib/core/secrets.ts';
 import { normalizeEmail } from '../lib/onboarding/trust.ts';
-import type { KycStatus, MerchantMsg } from '../actors/merchant.ts';
+import type { KycStatus, MerchantMsg } from '../lib/merchants/merchant.ts';
 import { DEPOSIT_STATUSES, type DepositDoc, type DepositStatus } from '../lib/chains/deposit-inbox.ts';
 
 const KYC: KycStatus[] = ['none', 'pending', 'verified', 'rejected'];

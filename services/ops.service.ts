@@ -5,19 +5,19 @@
  * (lib/ops/alerts), not here.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
-import { badRequest } from '../lib/core/errors.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
+import { badRequest, invalidCursor, invalidLimit } from '../lib/core/errors.ts';
 import { ALERT_DELIVERIES, ALERTS, type AlertDeliveryDoc, type AlertDoc } from '../lib/ops/alerts/engine.ts';
 import { ALERT_TYPES, type AlertType } from '../lib/ops/alerts/rules.ts';
 import { deliverOne, deliveryLeaseMs, httpAlertSender } from '../lib/ops/alerts/delivery.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
 import { AUDIT_EVENTS, sealRow, verifyChains } from '../lib/ops/audit-chain.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../lib/catalog/rules.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { forbidden } from '../lib/core/errors.ts';
 import type { Doc, Filter } from '../lib/store/port.ts';
-import type { PaymentSessionState } from '../actors/payment-session.ts';
+import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 import { fromSubunits } from '../lib/core/money.ts';
 import { LEASE_COLLECTION, type LeaseDoc } from '../lib/chains/lease.ts';
 import { CURSORS } from '../lib/chains/cursor.ts';
@@ -210,12 +210,12 @@ export function createOpsService(rt: Runtime): ServiceSchema {
           if (caller?.kind !== 'merchant') throw forbidden();
           const q = validate<{ limit?: string; cursor?: string; type?: string }>('AuditEventsQuery', ctx.params.query ?? {}, 'query');
           const limit = parseLimit(q.limit);
-          if (typeof limit === 'string') throw badRequest(limit);
+          if (typeof limit === 'string') throw invalidLimit(limit);
           const filter: Filter = { merchant_id: caller.merchant_id };
           if (q.type) filter.type = q.type;
           if (q.cursor !== undefined) {
             const after = decodeCursor(q.cursor);
-            if (!after) throw badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged');
+            if (!after) throw invalidCursor();
             filter.id = { $lt: after };
           }
           const rows = await rt.store.find<Doc & { type: string; created_at: string }>(AUDIT_EVENTS, filter, {

@@ -5,17 +5,17 @@
  * concurrent requests with one key create one payout and one transfer).
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { notFound, unauthorized } from '../lib/core/errors.ts';
 import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { pageById, type PageQuery } from '../lib/wallets/listing.ts';
 import { acceptPayout, checkPayout, presentPayout, type AcceptDeps, type PayoutBody, type PayoutMerchant } from '../lib/payouts/accept.ts';
 import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
-import type { AbuseLabels } from '../lib/metrics.ts';
+import type { AbuseLabels } from '../lib/runtime/metrics.ts';
 import type { Filter } from '../lib/store/port.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 

@@ -5,10 +5,10 @@
  * for the enabled tokens, so that a completing session finds a rate to record without a network call.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { clientHash, requestMeta } from '../lib/core/request-meta.ts';
-import { validate } from '../lib/validation.ts';
-import { ServiceError, badRequest, rateLimited } from '../lib/core/errors.ts';
+import { validate } from '../lib/http/validation.ts';
+import { badRequest, rateLimited, unavailable } from '../lib/core/errors.ts';
 import { RatesEngine, RateUnavailableError, type RateView } from '../lib/rates/engine.ts';
 
 interface RatesQuery {
@@ -19,8 +19,8 @@ interface RatesQuery {
 export const DEFAULT_QUOTE = 'USD';
 
 /** What fixes a pair that no source can price: a setting (no retry helps), or time (a source failed now). */
-function noRate(message: string, retryable: boolean): ServiceError {
-  return new ServiceError(503, message, 'UNAVAILABLE_EXPLAINED', {
+function noRate(message: string, retryable: boolean) {
+  return unavailable(message, {
     retryable,
     remediation: retryable
       ? 'Send the same request again shortly: a configured rate source failed or its last value is too old.'

@@ -5,11 +5,11 @@
  * piscina pool; the ETag is the sha256 of the bytes and If-None-Match answers 304.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { clientHash, requestMeta } from '../lib/core/request-meta.ts';
 import { conflict, notFound, rateLimited, unauthorized } from '../lib/core/errors.ts';
 import { NoReceiptError, ReceiptWorkers, etagOf, notModified, receiptFor } from '../lib/receipts/index.ts';
-import type { PaymentSessionState } from '../actors/payment-session.ts';
+import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 
 type Params = { params: { session_id: string } };
 

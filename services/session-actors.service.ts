@@ -1,14 +1,14 @@
 /**
- * Hosts the payment-session actors (actors/payment-session.ts). Callers send messages with
+ * Hosts the payment-session actors (lib/sessions/payment-session.ts). Callers send messages with
  * `ctx.call('session-actors.send', { id: <session_id>, msg })`, routed by the session id. After a
  * committed transition it emits `webhooks.nudge` { event_id } for each webhook row written: only a hint
  * that lets delivery start at once; the webhook service delivers from the store either way.
  * Counted deposits settle into the merchant's default wallet in the same write (lib/wallets/settlement.ts).
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { actorHostMixin } from '../mixins/actor-host.mixin.ts';
-import { sessionBehavior, type SessionReply } from '../actors/payment-session.ts';
+import { sessionBehavior, type SessionReply } from '../lib/sessions/payment-session.ts';
 import { inboxResolver } from '../lib/chains/deposit-inbox.ts';
 import { cachedRate } from '../lib/rates/engine.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';

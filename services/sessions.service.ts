@@ -4,19 +4,19 @@
  * lib/sessions/policy.ts; bad input never changes the store.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import { forbidden, notFound, conflict, unauthorized } from '../lib/core/errors.ts';
 import { idempotencyKey } from '../lib/core/idempotency.ts';
 import { limitInStore } from '../lib/core/rate-limit.ts';
 import { clientHash, merchantCaller, requestMeta, type RequestContext } from '../lib/core/request-meta.ts';
-import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/metrics.ts';
+import type { AbuseLabels, AbuseOutcome, AbuseSignal, Environment } from '../lib/runtime/metrics.ts';
 import { ethereumProcessedBlock } from '../lib/chains/cursor.ts';
-import { AddressWorkers } from '../lib/address-workers.ts';
-import { AddressPool } from '../lib/address-pool.ts';
-import { AddressDeriver, AddressIndexAllocator, loadSeedPhrase, type AddressChain } from '../lib/addresses.ts';
-import { PolicyRefusal, decideDemo, environmentOf, type CreateBody, type DemoBody } from '../lib/sessions/policy.ts';
+import { AddressWorkers } from '../lib/addresses/workers.ts';
+import { AddressPool } from '../lib/addresses/pool.ts';
+import { AddressDeriver, AddressIndexAllocator, loadSeedPhrase, type AddressChain } from '../lib/addresses/addresses.ts';
+import { PolicyRefusal, decideDemo, environmentOf, refuseCreateBody, type CreateBody, type DemoBody } from '../lib/sessions/policy.ts';
 import { Sessions, type SessionCalls } from '../lib/sessions/create.ts';
 import { RatesEngine } from '../lib/rates/engine.ts';
 import { presentSession } from '../lib/sessions/presenter.ts';
@@ -24,7 +24,7 @@ import { readAccess, simulateHidden } from '../lib/sessions/access.ts';
 import { listSessions, type SessionListQuery } from '../lib/sessions/list.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
-import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../actors/payment-session.ts';
+import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../lib/sessions/payment-session.ts';
 
 type SessionParams = { params: { session_id: string } };
 
@@ -97,7 +97,13 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   async function create(ctx: RequestContext<{ body: unknown }>): Promise<PaymentSessionState> {
     const caller = merchantCaller(ctx);
     if (!caller) throw unauthorized();
-    const body = validate<CreateBody>('CreatePaymentSessionRequest', ctx.params.body);
+    let body: CreateBody;
+    try {
+      body = validate<CreateBody>('CreatePaymentSessionRequest', ctx.params.body);
+    } catch (e) {
+      // the schema's refusal, plus what the creation rules find wrong in the other fields: all at once
+      refuseCreateBody(ctx.params.body, config.rails, e, { allowHttpReturnUrl: config.webhookAllowPrivate });
+    }
     return sessions.create(callsOf(ctx), caller, body, idempotencyKey(requestMeta(ctx).headers?.['idempotency-key']));
   }
 
@@ -192,11 +198,18 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
               s.sandbox
                 ? "simulate on a sandbox session needs the owning merchant's X-API-Key"
                 : 'simulate works only on demo sessions and sandbox sessions; a live session completes with an on-chain payment',
+              {
+                remediation: s.sandbox
+                  ? 'Send the X-API-Key of the merchant that created this session.'
+                  : 'Pay a live session on chain; simulate only sandbox and demo sessions.',
+              },
             );
           }
           if (reply.refused === 'blocked_non_pending') {
             void signal('simulation_abuse', 'blocked_non_pending', s.environment, s);
-            throw conflict(`the session is ${reply.session.status}; simulate completes only pending or partially paid sessions`);
+            throw conflict(`the session is ${reply.session.status}; simulate completes only pending or partially paid sessions`, {
+              remediation: 'Create a new session to simulate another payment; this one is already settled.',
+            });
           }
           return present(reply.session);
         },
@@ -217,7 +230,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       const deriver = new AddressDeriver(seed.phrase);
       const allocator = new AddressIndexAllocator(store);
       workers = new AddressWorkers(seed.phrase);
-      // addresses derived ahead, in blocks of indexes reserved in the store (lib/address-pool.ts)
+      // addresses derived ahead, in blocks of indexes reserved in the store (lib/addresses/pool.ts)
       pool = new AddressPool(allocator, workers);
       sessions.addresses = { fingerprint: deriver.fingerprint, allocate: (chain) => pool.take(chain as AddressChain) };
       if (seed.source === 'created')

@@ -6,7 +6,7 @@
  * deposits that a session has not acknowledged yet. Without an RPC URL the service starts and does nothing.
  */
 import type { ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { SolanaRailListener, type SolPassStats } from '../lib/chains/solana/listener.ts';
 import { chainListenerService } from '../mixins/chain-listener.mixin.ts';
 

@@ -3,8 +3,8 @@
  * (`npm run operator -- gas-wallets`, `… reconcile`). No timers: an operator node runs it too.
  */
 import type { ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
-import { loadSeedPhrase } from '../lib/addresses.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
+import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { KeyDeriver } from '../lib/chains/keys.ts';
 import { GasWallets } from '../lib/treasury/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';

@@ -4,11 +4,11 @@
  * get testnet wallets only; a mainnet wallet needs KYC (same refusal and metric as mainnet sessions).
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
-import { badRequest, unauthorized } from '../lib/core/errors.ts';
+import { validate } from '../lib/http/validation.ts';
+import { REMEDIATION, badRequest, unauthorized } from '../lib/core/errors.ts';
 import { balances, checkStoredLedger } from '../lib/ledger/index.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { WALLETS, type WalletDoc, type WalletType } from '../lib/wallets/model.ts';
@@ -45,7 +45,10 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
         const m = await merchantOf(ctx);
         const body = validate<CreateBody>('CreateWalletRequest', ctx.params.body ?? {});
         if (!config.rails.some((r) => r.chain === body.chain && r.network === body.network)) {
-          throw badRequest(`no rail is enabled on ${body.chain} ${body.network}; choose a chain and network from GET /v1/payment_methods`);
+          throw badRequest(`no rail is enabled on ${body.chain} ${body.network}; choose a chain and network from GET /v1/payment_methods`, {
+            field: 'chain',
+            remediation: REMEDIATION.rails,
+          });
         }
         checkMainnet(m, body.network, 'wallets', () =>
           limitViolation(

@@ -5,10 +5,10 @@
  * that runs this service.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { merchantCaller } from '../lib/core/request-meta.ts';
 import { forbidden, notFound } from '../lib/core/errors.ts';
-import { validate } from '../lib/validation.ts';
+import { validate } from '../lib/http/validation.ts';
 import type { Doc } from '../lib/store/port.ts';
 import { presentEvent, type DeliveryDoc } from '../lib/webhooks/delivery.ts';
 import { WEBHOOK_EVENTS, createWebhookDelivery, type WebhookDelivery } from '../lib/webhooks/engine.ts';

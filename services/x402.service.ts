@@ -3,18 +3,20 @@
  * send back (lib/x402/redeem.ts). Runs the scanner that finishes settlements a redeem stopped waiting for.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import type { Runtime } from '../lib/runtime.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import type { Doc } from '../lib/store/port.ts';
 import type { Caller } from './routes/types.ts';
 import { created } from './http-meta.ts';
-import { validate } from '../lib/validation.ts';
-import { badRequest, conflict, forbidden, notFound, unauthorized, ServiceError } from '../lib/core/errors.ts';
+import { validate } from '../lib/http/validation.ts';
+import { REMEDIATION, badRequest, conflict, forbidden, notFound, unauthorized, ServiceError } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
-import { findRail, railKey } from '../config/rails.ts';
-import { loadSeedPhrase } from '../lib/addresses.ts';
+import { findRail, railKey, type Rail } from '../config/rails.ts';
+import { isFiatCurrency, quotePrice, type SessionQuote } from '../lib/rates/quote.ts';
+import { RatesEngine } from '../lib/rates/engine.ts';
+import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
 import { buildChallenge, encodeHeader } from '../lib/x402/challenge.ts';
@@ -26,7 +28,7 @@ import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type Redempti
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 import { checkRailPolicy, type RailPolicy } from '../lib/merchants/rail-policy.ts';
-import type { AbuseLabels } from '../lib/metrics.ts';
+import type { AbuseLabels } from '../lib/runtime/metrics.ts';
 
 type Http = { body?: unknown; params?: Record<string, string | undefined> };
 interface ChallengeBody {
@@ -49,6 +51,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
   let scanner: DueScanner<RedemptionDoc> | null = null;
   let broker: { call: Context['call'] } | null = null;
   const wallets = openWalletDirectory(store, config.dataDir, () => rt.now());
+  const rates = new RatesEngine(store, config, () => rt.now());
 
   const rpcUrl = (chain: string, network: string) =>
     config.chains[chain as 'ethereum' | 'solana']?.[network as 'testnet' | 'mainnet']?.rpcUrl || null;
@@ -92,13 +95,16 @@ export function createX402Service(rt: Runtime): ServiceSchema {
   async function amountOf(
     b: ChallengeBody,
     merchantId: string,
-    rail: { chain: string; network: string; token: string },
-  ): Promise<{ amount: string; price_id: string | null }> {
+    rail: Rail,
+  ): Promise<{ amount: string; price_id: string | null; quote?: SessionQuote }> {
     if ((b.amount_subunits === undefined) === (b.price_id === undefined))
-      throw badRequest('send exactly one of amount_subunits and price_id');
+      throw badRequest('send exactly one of amount_subunits and price_id', {
+        field: 'amount_subunits',
+        remediation: 'Send amount_subunits or price_id, not both and not neither.',
+      });
     if (b.amount_subunits !== undefined) {
       if (!/^[1-9]\d{0,77}$/.test(b.amount_subunits))
-        throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string');
+        throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string', { field: 'amount_subunits' });
       return { amount: b.amount_subunits, price_id: null };
     }
     const price = await store.get<
@@ -107,23 +113,35 @@ export function createX402Service(rt: Runtime): ServiceSchema {
         status: string;
         amount_subunits: string;
         currency_or_token: string;
+        decimals: number;
         allowed_payment_methods: string[] | null;
       }
     >('catalog_prices', b.price_id!);
     if (!price || price.merchant_id !== merchantId) throw notFound('price');
-    if (price.status !== 'published') throw conflict(`price ${b.price_id} is ${price.status}; only a published price can be charged`);
+    if (price.status !== 'published')
+      throw conflict(`price ${b.price_id} is ${price.status}; only a published price can be charged`, { field: 'price_id' });
+    const fiat = isFiatCurrency(price.currency_or_token);
     if (
-      price.currency_or_token !== rail.token ||
-      (price.allowed_payment_methods && !price.allowed_payment_methods.includes(railKey(rail as never)))
+      (!fiat && price.currency_or_token !== rail.token) ||
+      (price.allowed_payment_methods && !price.allowed_payment_methods.includes(railKey(rail)))
     ) {
-      throw badRequest(`price ${b.price_id} cannot be paid on ${railKey(rail as never)}`);
+      throw badRequest(`price ${b.price_id} cannot be paid on ${railKey(rail)}`, { field: 'price_id' });
     }
-    return { amount: price.amount_subunits, price_id: b.price_id! };
+    if (!fiat) return { amount: price.amount_subunits, price_id: b.price_id! };
+    // a price in fiat: the challenge asks for the tokens it is worth now (rounded up), locked with the challenge
+    const minor = BigInt(price.amount_subunits);
+    const { subunits, quote } = await quotePrice(
+      rates,
+      { currency: price.currency_or_token, minor, digits: price.decimals },
+      rail,
+      rt.now(),
+    );
+    return { amount: subunits.toString(), price_id: b.price_id!, quote };
   }
 
   function refuse(e: unknown): never {
     if (e instanceof ProofError) {
-      if (e.reason === 'malformed') throw badRequest(e.message);
+      if (e.reason === 'malformed') throw badRequest(e.message, { field: 'proof' });
       if (e.reason === 'unknown_challenge') throw new ServiceError(404, `${e.reason}: ${e.message}`, 'NOT_FOUND');
       // 402: the proof does not pay (the reason code leads the message)
       throw new ServiceError(402, `${e.reason}: ${e.message}`, 'PAYMENT_REFUSED');
@@ -141,7 +159,11 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const b = validate<ChallengeBody>('X402ChallengeRequest', ctx.params.body);
           const pm = b.paymentMethod;
           const rail = findRail(config.rails, pm.chain, pm.network, pm.token);
-          if (!rail) throw badRequest(`(${pm.chain}, ${pm.network}, ${pm.token}) is not an enabled rail; see GET /v1/payment_methods`);
+          if (!rail)
+            throw badRequest(`(${pm.chain}, ${pm.network}, ${pm.token}) is not an enabled rail; see GET /v1/payment_methods`, {
+              field: 'paymentMethod',
+              remediation: REMEDIATION.rails,
+            });
           const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string; rail_policy?: RailPolicy | null }>(
             'merchants',
             caller.merchant_id,
@@ -163,12 +185,16 @@ export function createX402Service(rt: Runtime): ServiceSchema {
             );
             throw forbidden(
               merchant?.sandbox ? 'sandbox merchants can charge on testnet only' : 'mainnet requires KYC verification of the merchant',
+              { field: 'paymentMethod.network' },
             );
           }
           const ttl = parseDuration(b.expires_in ?? CHALLENGE_TTL_DEFAULT);
           if (ttl === null || ttl < TTL_MIN_MS || ttl > TTL_MAX_MS)
-            throw badRequest('expires_in must be a duration such as 30s, 5m or 1h, from 10s to 24h');
-          const { amount, price_id } = await amountOf(b, caller.merchant_id, rail);
+            throw badRequest('expires_in must be a duration such as 30s, 5m or 1h, from 10s to 24h', {
+              field: 'expires_in',
+              remediation: 'Send expires_in as a whole number and a unit, from 10s to 24h, e.g. "5m".',
+            });
+          const { amount, price_id, quote } = await amountOf(b, caller.merchant_id, rail);
           // paid into the merchant's settlement wallet, where session deposits go too
           const wallet = await wallets.defaultWallet(caller.merchant_id, rail.chain, rail.network);
           // without a configured contract or mint the asset is the symbol: only agent wallets can pay then
@@ -188,6 +214,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
             resource: b.resource,
             description: b.description ?? null,
             price_id,
+            ...(quote ? { quote } : {}),
             status: 'open',
             expires_at: new Date(now.getTime() + ttl).toISOString(),
             created_at: now.toISOString(),
@@ -211,6 +238,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
             header: encodeHeader(challenge),
             chain: rail.chain,
             fee_payer: gasWallet(rail.chain, rail.network),
+            ...(quote ? { quote } : {}),
           };
         },
       },

@@ -5,7 +5,7 @@
  * The mnemonic arrives once, as workerData.
  */
 import { workerData } from 'node:worker_threads';
-import { AddressDeriver, type AddressChain } from '../lib/addresses.ts';
+import { AddressDeriver, type AddressChain } from '../lib/addresses/addresses.ts';
 
 const deriver = new AddressDeriver((workerData as { phrase: string }).phrase);
 

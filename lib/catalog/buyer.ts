@@ -3,12 +3,13 @@
  * their published plans and prices) and checkout intents, plus the check a payment session makes
  * against a checkout snapshot.
  */
-import type { Runtime } from '../runtime.ts';
-import { badRequest, conflict, notFound } from '../core/errors.ts';
+import type { Runtime } from '../runtime/index.ts';
+import { badRequest, conflict, notFound, invalidCursor, invalidLimit } from '../core/errors.ts';
 import { limitInStore } from '../core/rate-limit.ts';
 import { newId } from '../core/ids.ts';
-import { validate } from '../validation.ts';
+import { validate } from '../http/validation.ts';
 import { fromSubunits } from '../core/money.ts';
+import { formatFiat, isFiatCurrency } from '../rates/quote.ts';
 import { findRail } from '../../config/rails.ts';
 import type { Doc, Filter, WriteOp } from '../store/port.ts';
 import { allowedKeys, railPolicyRefusal, type RailPolicy } from '../merchants/rail-policy.ts';
@@ -36,10 +37,13 @@ const INTENTS_PER_MINUTE = 300;
 export interface ReferenceCheck {
   merchant_id: string;
   checkout_reference_id: string;
-  amount_subunits: string;
+  /** a session for an amount in tokens: that amount (smallest units) */
+  amount_subunits?: string;
   chain: string;
   network: string;
   token: string;
+  /** a session priced in fiat: its price in the currency's minor units (a fiat catalog price is matched on it) */
+  price?: { currency: string; amount_minor: string };
 }
 
 export class CatalogBuyer {
@@ -59,19 +63,22 @@ export class CatalogBuyer {
   async products(rawQuery: unknown) {
     const query = validate<Record<string, string>>('CatalogDiscoveryQuery', rawQuery ?? {}, 'query');
     const limit = parseLimit(query.limit);
-    if (typeof limit === 'string') throw badRequest(limit);
+    if (typeof limit === 'string') throw invalidLimit(limit);
     const filter: Filter = {};
     if (query.merchant_id !== undefined) filter.merchant_id = query.merchant_id;
     if (query.sandbox !== undefined) filter.sandbox = query.sandbox === 'true';
     if (query.cursor !== undefined) {
       const after = decodeCursor(query.cursor);
-      if (!after) throw badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged');
+      if (!after) throw invalidCursor();
       filter.id = { $lt: after };
     }
     const q = query.q?.trim();
     // the text index works on trigrams: a shorter term scans, which is bounded only within one merchant
     if (q && [...q].length < 3 && query.merchant_id === undefined) {
-      throw badRequest("q needs at least 3 characters, or a merchant_id to search one merchant's catalog");
+      throw badRequest("q needs at least 3 characters, or a merchant_id to search one merchant's catalog", {
+        field: 'q',
+        remediation: "Send q of at least 3 characters, or add merchant_id to search one merchant's catalog.",
+      });
     }
     const listings = await this.store.find<ListingRow>(LISTINGS, filter, {
       desc: true,
@@ -171,20 +178,37 @@ export class CatalogBuyer {
     return retrying(async () => {
       const price = typeof priceId === 'string' && priceId.length <= 64 ? await this.store.get<PriceRow>(COLL.price, priceId) : null;
       if (!price) throw notFound(`price ${String(priceId).slice(0, 64)}`);
-      if (price.status !== 'published') throw conflict(`price ${price.id} is ${price.status}; only a published price can be checked out`);
+      if (price.status !== 'published')
+        throw conflict(`price ${price.id} is ${price.status}; only a published price can be checked out`, {
+          field: 'price_id',
+          remediation: 'Use a published price: GET /v1/catalog/products lists them.',
+        });
       // the current published versions of its plan and product, and its store: all must be published
       const plan = await this.store.findOne<PlanRow>(COLL.plan, { lineage_id: price.plan_lineage_id, status: 'published' });
-      if (!plan) throw conflict(`the plan of price ${price.id} (${price.plan_id}) is not published; the merchant must publish it`);
+      if (!plan)
+        throw conflict(`the plan of price ${price.id} (${price.plan_id}) is not published; the merchant must publish it`, {
+          remediation: 'The merchant must publish the plan (POST /v1/plans/{plan_id}/publish) before this price can be checked out.',
+        });
       const product = await this.store.findOne<ProductRow>(COLL.product, { lineage_id: price.product_lineage_id, status: 'published' });
-      if (!product) throw conflict(`the product of price ${price.id} is not published; the merchant must publish it`);
+      if (!product)
+        throw conflict(`the product of price ${price.id} is not published; the merchant must publish it`, {
+          remediation:
+            'The merchant must publish the product (POST /v1/products/{product_id}/publish) before this price can be checked out.',
+        });
       const store = await this.store.get<StoreRow>(COLL.store, product.store_id);
       if (!store || store.status !== 'published')
-        throw conflict(`the store of price ${price.id} (${product.store_id}) is not published; the merchant must publish it`);
+        throw conflict(`the store of price ${price.id} (${product.store_id}) is not published; the merchant must publish it`, {
+          remediation: 'The merchant must publish the store (POST /v1/stores/{store_id}/publish) before this price can be checked out.',
+        });
       const offered = checkoutMethods(price, this.rt.config.rails, product.sandbox);
       if (offered.length === 0) {
         const wanted = price.allowed_payment_methods ? price.allowed_payment_methods.join(', ') : `any ${price.currency_or_token} rail`;
         throw conflict(
           `price ${price.id} cannot be paid now: none of its payment methods (${wanted}) is an enabled rail${product.sandbox ? ' on testnet, and a sandbox merchant is paid on testnet only' : ' on mainnet, and a live merchant is paid on mainnet only'}`,
+          {
+            remediation:
+              'The merchant must offer the price on an enabled rail of its network (a new price version with allowed_payment_methods from GET /v1/payment_methods).',
+          },
         );
       }
       // the merchant's rail policy narrows what the price offers; nothing left: no payable checkout
@@ -232,6 +256,7 @@ export class CatalogBuyer {
         await this.store.write([{ op: 'delete', coll: CHECKOUT_REFS, id: ref.id }]);
         throw conflict(
           `${gone ? gone.id : 'a row of this price'} was archived while the checkout intent was made; it is no longer offered`,
+          { remediation: 'Choose a price that is still offered: GET /v1/catalog/products lists them.' },
         );
       }
       return {
@@ -253,28 +278,63 @@ export class CatalogBuyer {
   /** For the sessions area: a session created with metadata.checkout_reference_id must match its snapshot. */
   async checkReference(p: ReferenceCheck) {
     for (const f of ['merchant_id', 'checkout_reference_id', 'chain', 'network', 'token'] as const) {
-      if (typeof p?.[f] !== 'string' || p[f].length === 0 || p[f].length > 64) throw badRequest(`${f} must be a non-empty string`);
+      if (typeof p?.[f] !== 'string' || p[f].length === 0 || p[f].length > 64)
+        throw badRequest(`${f} must be a non-empty string`, { field: f });
     }
-    if (typeof p.amount_subunits !== 'string' || !/^\d{1,80}$/.test(p.amount_subunits))
-      throw badRequest('amount_subunits must be a string of digits');
+    const digits = typeof p.amount_subunits === 'string' && /^\d{1,80}$/.test(p.amount_subunits);
+    if (p.price === undefined ? !digits : p.amount_subunits !== undefined)
+      throw badRequest('amount_subunits must be a string of digits, or price given instead (not both)', { field: 'amount_subunits' });
+    if (p.price !== undefined && (typeof p.price?.currency !== 'string' || !/^\d{1,40}$/.test(String(p.price.amount_minor))))
+      throw badRequest('price must be {currency, amount_minor (digits)}', { field: 'price' });
     const id = p.checkout_reference_id;
     const again = 'resolve the price again with POST /v1/catalog/prices/{price_id}/checkout-intent';
+    const AGAIN = 'Resolve the price again with POST /v1/catalog/prices/{price_id}/checkout-intent and use the new checkout_reference_id.';
     const ref = await this.store.get<CheckoutRefRow>(CHECKOUT_REFS, id);
-    if (!ref) throw badRequest(`metadata.checkout_reference_id ${id} is unknown; ${again}`);
+    if (!ref)
+      throw badRequest(`metadata.checkout_reference_id ${id} is unknown; ${again}`, {
+        field: 'metadata.checkout_reference_id',
+        remediation: AGAIN,
+      });
     if (ref.merchant_id !== p.merchant_id)
-      throw badRequest(`metadata.checkout_reference_id ${id} belongs to another merchant; use a checkout intent of one of your own prices`);
+      throw badRequest(
+        `metadata.checkout_reference_id ${id} belongs to another merchant; use a checkout intent of one of your own prices`,
+        { field: 'metadata.checkout_reference_id', remediation: AGAIN },
+      );
     if (ref.expires_at <= this.rt.now().toISOString())
-      throw badRequest(`metadata.checkout_reference_id ${id} expired at ${ref.expires_at}; ${again}`);
-    if (!sameAmount(p.amount_subunits, ref.amount_subunits)) {
+      throw badRequest(`metadata.checkout_reference_id ${id} expired at ${ref.expires_at}; ${again}`, {
+        field: 'metadata.checkout_reference_id',
+        remediation: AGAIN,
+      });
+    if (isFiatCurrency(ref.currency_or_token)) {
+      // priced in fiat: the session converts the same price at a fresh rate (its tokens follow from the quote)
+      const amount = formatFiat({ currency: ref.currency_or_token, minor: BigInt(ref.amount_subunits), digits: ref.decimals });
+      if (p.price?.currency !== ref.currency_or_token || !sameAmount(p.price.amount_minor, ref.amount_subunits))
+        throw badRequest(
+          `checkout reference ${id} is priced at ${amount} ${ref.currency_or_token}: create the session with price {amount: "${amount}", currency: "${ref.currency_or_token}"}`,
+          { field: 'price' },
+        );
+    } else if (p.price !== undefined) {
+      throw badRequest(
+        `checkout reference ${id} is priced in ${ref.currency_or_token}; send amount_subunits ${ref.amount_subunits}, not price`,
+        {
+          field: 'price',
+        },
+      );
+    } else if (!sameAmount(p.amount_subunits!, ref.amount_subunits)) {
       throw badRequest(
         `the amount does not match checkout reference ${id}: the price is ${fromSubunits(ref.amount_subunits, ref.decimals)} ${ref.currency_or_token} (${ref.amount_subunits} smallest units)`,
+        { field: 'amount', remediation: `Send amount_subunits ${ref.amount_subunits} (the price of the checkout reference).` },
       );
     }
     const rail = `${p.chain}:${p.network}:${p.token}`;
     if (!ref.allowed_payment_methods.includes(rail)) {
-      throw badRequest(`${rail} is not a payment method of checkout reference ${id}; use one of ${ref.allowed_payment_methods.join(', ')}`);
+      throw badRequest(
+        `${rail} is not a payment method of checkout reference ${id}; use one of ${ref.allowed_payment_methods.join(', ')}`,
+        { field: 'paymentMethod', remediation: `Send paymentMethod as one of ${ref.allowed_payment_methods.join(', ')}.` },
+      );
     }
-    if (!findRail(this.rt.config.rails, p.chain, p.network, p.token)) throw badRequest(`${rail} is no longer an enabled rail; ${again}`);
+    if (!findRail(this.rt.config.rails, p.chain, p.network, p.token))
+      throw badRequest(`${rail} is no longer an enabled rail; ${again}`, { field: 'paymentMethod', remediation: AGAIN });
     return {
       ok: true as const,
       checkout_reference_id: ref.id,

@@ -3,12 +3,12 @@
  * the state table of rules.ts, idempotent creation, versioning and the discovery listings kept in step.
  * Every state change is one atomic store write; a lost compare-and-set race re-reads and decides again.
  */
-import type { Runtime } from '../runtime.ts';
-import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
+import type { Runtime } from '../runtime/index.ts';
+import { REMEDIATION, badRequest, conflict, forbidden, notFound, invalidCursor, invalidLimit } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { Idempotency, idempotencyKey as checkIdempotencyKey } from '../core/idempotency.ts';
 import { isId } from '../core/ids.ts';
-import { validate } from '../validation.ts';
+import { validate } from '../http/validation.ts';
 import type { Doc, Filter, WriteOp } from '../store/port.ts';
 import type { Rail } from '../../config/rails.ts';
 import {
@@ -94,20 +94,38 @@ export class CatalogMerchant {
   async actor(caller: CallerLike, merchantHeader: string | undefined): Promise<Actor> {
     if (caller?.kind === 'merchant') {
       if (merchantHeader !== undefined && merchantHeader !== caller.merchant_id) {
-        throw forbidden('X-Merchant-Id does not name the merchant of this API key; omit it or send the matching id');
+        throw forbidden('X-Merchant-Id does not name the merchant of this API key; omit it or send the matching id', {
+          field: 'X-Merchant-Id',
+          remediation: "Omit X-Merchant-Id with an API key, or send the id of the key's own merchant.",
+        });
       }
       return { merchant_id: caller.merchant_id, sandbox: caller.sandbox };
     }
-    if (caller?.kind !== 'bearer') throw forbidden();
-    if (merchantHeader !== undefined && !isId(merchantHeader, 'mer')) throw badRequest('X-Merchant-Id must be a merchant id (mer_…)');
+    if (caller?.kind !== 'bearer') throw forbidden(undefined, { remediation: REMEDIATION.apiKeyOrBearer });
+    if (merchantHeader !== undefined && !isId(merchantHeader, 'mer'))
+      throw badRequest('X-Merchant-Id must be a merchant id (mer_…)', {
+        field: 'X-Merchant-Id',
+        remediation: 'Send X-Merchant-Id as the id of one of your merchants (mer_…), or leave it out.',
+      });
     const owned = await this.store.find<Doc & { sandbox: boolean }>('merchants', { owner_user_id: caller.user_id }, { limit: 1000 });
     if (merchantHeader !== undefined) {
       const m = owned.find((o) => o.id === merchantHeader);
-      if (!m) throw forbidden('X-Merchant-Id names a merchant this user does not own');
+      if (!m)
+        throw forbidden('X-Merchant-Id names a merchant this user does not own', {
+          field: 'X-Merchant-Id',
+          remediation: 'Send X-Merchant-Id as the id of a merchant this bearer token registered.',
+        });
       return { merchant_id: m.id, sandbox: !!m.sandbox };
     }
-    if (owned.length === 0) throw forbidden('this user owns no merchant; register one with POST /v1/merchants and this bearer token first');
-    if (owned.length > 1) throw badRequest('this user owns several merchants; name the one to act for in the X-Merchant-Id header');
+    if (owned.length === 0)
+      throw forbidden('this user owns no merchant; register one with POST /v1/merchants and this bearer token first', {
+        remediation: 'Register a merchant with POST /v1/merchants and this bearer token first.',
+      });
+    if (owned.length > 1)
+      throw badRequest('this user owns several merchants; name the one to act for in the X-Merchant-Id header', {
+        field: 'X-Merchant-Id',
+        remediation: 'Add the X-Merchant-Id header naming the merchant (mer_…) to act for.',
+      });
     return { merchant_id: owned[0].id, sandbox: !!owned[0].sandbox };
   }
 
@@ -128,7 +146,7 @@ export class CatalogMerchant {
   async list(kind: Kind, actor: Actor, rawQuery: unknown): Promise<Result> {
     const query = validate<Record<string, string>>(`Catalog${CAP[kind]}ListQuery`, rawQuery ?? {}, 'query');
     const limit = parseLimit(query.limit);
-    if (typeof limit === 'string') throw badRequest(limit);
+    if (typeof limit === 'string') throw invalidLimit(limit);
     const filter: Filter = { merchant_id: actor.merchant_id };
     if (query.status) filter.status = query.status;
     if (kind === 'product' && query.store_id) filter.store_id = (await this.own<StoreRow>('store', actor, query.store_id)).id;
@@ -137,7 +155,7 @@ export class CatalogMerchant {
     if (kind === 'price' && query.plan_id) filter.plan_lineage_id = (await this.own<PlanRow>('plan', actor, query.plan_id)).lineage_id;
     if (query.cursor !== undefined) {
       const after = decodeCursor(query.cursor);
-      if (!after) throw badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged');
+      if (!after) throw invalidCursor();
       filter.id = { $lt: after };
     }
     const rows = await this.store.find<AnyRow>(COLL[kind], filter, { desc: true, limit: limit + 1 });
@@ -257,7 +275,11 @@ export class CatalogMerchant {
    */
   private async parent<T extends AnyRow>(kind: Kind, actor: Actor, id: unknown, field: string, ops: WriteOp[]): Promise<T> {
     const row = await this.own<T>(kind, actor, id);
-    if (row.status === 'archived') throw conflict(`${field} names ${kind} ${row.id}, which is archived; use a draft or published ${kind}`);
+    if (row.status === 'archived')
+      throw conflict(`${field} names ${kind} ${row.id}, which is archived; use a draft or published ${kind}`, {
+        field,
+        remediation: `Name a draft or published ${kind} in ${field}.`,
+      });
     if (row.status === 'draft') ops.push({ op: 'cas', coll: COLL[kind], doc: { ...row }, expected: row.version! });
     return row;
   }
@@ -265,14 +287,17 @@ export class CatalogMerchant {
   private entitlement(value: unknown): Record<string, unknown> | null {
     if (value === undefined || value === null) return null;
     if (Buffer.byteLength(JSON.stringify(value), 'utf8') > ENTITLEMENT_MAX_BYTES) {
-      throw badRequest(`entitlement must be at most ${ENTITLEMENT_MAX_BYTES} bytes of JSON`);
+      throw badRequest(`entitlement must be at most ${ENTITLEMENT_MAX_BYTES} bytes of JSON`, {
+        field: 'entitlement',
+        remediation: `Keep entitlement under ${ENTITLEMENT_MAX_BYTES} bytes of JSON.`,
+      });
     }
     return value as Record<string, unknown>;
   }
 
   private decimals(terms: { amount_subunits: string; currency_or_token: string; allowed_payment_methods: string[] | null }): number {
     const checked = checkPriceTerms(terms, this.known, this.rt.config.rails);
-    if ('error' in checked) throw badRequest(checked.error);
+    if ('error' in checked) throw badRequest(checked.error, { field: checked.field });
     return checked.decimals;
   }
 

@@ -20,6 +20,7 @@
 import { allowsNetwork } from '../core/environment.ts';
 import { buildRails, findRail, railKey, type Rail } from '../../config/rails.ts';
 import { fromSubunits, toSubunits } from '../core/money.ts';
+import { FIAT_CURRENCIES, MAX_FIAT_UNITS, isFiatCurrency } from '../rates/quote.ts';
 
 export type Kind = 'store' | 'product' | 'plan' | 'price';
 export type Status = 'draft' | 'published' | 'archived';
@@ -131,28 +132,41 @@ export function parseMethod(entry: string): { chain: string; network: string; to
  * paid on; those rails must agree on the token's decimals (the meaning of amount_subunits).
  * Returns the token's decimals, or an error message.
  */
-export function checkPriceTerms(terms: PriceTerms, known: Rail[], enabled: Rail[]): { decimals: number } | { error: string } {
+export function checkPriceTerms(
+  terms: PriceTerms,
+  known: Rail[],
+  enabled: Rail[],
+): { decimals: number } | { error: string; field: string } {
+  if (isFiatCurrency(terms.currency_or_token)) return checkFiatPriceTerms(terms, known);
   const token = terms.currency_or_token;
   const tokens = [...new Set(enabled.map((r) => r.token))];
   if (!tokens.includes(token as Rail['token'])) {
     return {
-      error: `currency_or_token '${token}' is not the token of an enabled rail; use one of ${tokens.join(', ')} (see GET /v1/payment_methods)`,
+      field: 'currency_or_token',
+      error: `currency_or_token '${token}' is not the token of an enabled rail; use one of ${tokens.join(', ')} (see GET /v1/payment_methods), or a fiat currency: ${Object.keys(FIAT_CURRENCIES).join(', ')}`,
     };
   }
   let scope: Rail[];
   if (terms.allowed_payment_methods != null) {
     if (terms.allowed_payment_methods.length === 0)
-      return { error: 'allowed_payment_methods must not be empty; omit it to allow every enabled rail of the token' };
+      return {
+        field: 'allowed_payment_methods',
+        error: 'allowed_payment_methods must not be empty; omit it to allow every enabled rail of the token',
+      };
     scope = [];
     for (const entry of terms.allowed_payment_methods) {
       const p = parseMethod(entry);
       const rail = p && findRail(known, p.chain, p.network, p.token);
       if (!rail)
         return {
+          field: `allowed_payment_methods[${terms.allowed_payment_methods.indexOf(entry)}]`,
           error: `allowed_payment_methods entry '${entry}' is not a known rail; use <chain>:<network>:<token> as listed by GET /v1/payment_methods`,
         };
       if (rail.token !== token)
-        return { error: `allowed_payment_methods entry '${entry}' is for ${rail.token}, but currency_or_token is ${token}` };
+        return {
+          field: `allowed_payment_methods[${terms.allowed_payment_methods.indexOf(entry)}]`,
+          error: `allowed_payment_methods entry '${entry}' is for ${rail.token}, but currency_or_token is ${token}`,
+        };
       scope.push(rail);
     }
   } else {
@@ -161,6 +175,7 @@ export function checkPriceTerms(terms: PriceTerms, known: Rail[], enabled: Rail[
   const decimals = new Set(scope.map((r) => r.decimals));
   if (decimals.size > 1) {
     return {
+      field: 'allowed_payment_methods',
       error: `the rails of ${token} in this price have different decimals (${[...decimals].join(', ')}); restrict allowed_payment_methods to rails with the same decimals`,
     };
   }
@@ -168,15 +183,17 @@ export function checkPriceTerms(terms: PriceTerms, known: Rail[], enabled: Rail[
   const amount = terms.amount_subunits;
   if (!/^[1-9]\d*$/.test(amount)) {
     return {
+      field: 'amount_subunits',
       error: `amount_subunits must be a positive integer in the smallest unit of ${token} (${d} decimals), digits only without leading zeros, e.g. "${10n ** BigInt(d)}" for 1 ${token}`,
     };
   }
   const units = BigInt(amount);
-  if (units > UINT256_MAX) return { error: 'amount_subunits is too large' };
+  if (units > UINT256_MAX) return { field: 'amount_subunits', error: 'amount_subunits is too large' };
   for (const r of scope) {
     const min = toSubunits(r.min_amount, r.decimals);
     if (units < min) {
       return {
+        field: 'amount_subunits',
         error: `amount_subunits ${amount} (${fromSubunits(units, d)} ${token}) is below the minimum of ${railKey(r)}: ${min} (${r.min_amount} ${token})`,
       };
     }
@@ -185,13 +202,42 @@ export function checkPriceTerms(terms: PriceTerms, known: Rail[], enabled: Rail[
 }
 
 /**
- * The payment methods of a checkout: the price's list (or every rail of its token when it has none),
- * only enabled rails, and testnet only for a sandbox merchant. In the rail list's order.
+ * A price in fiat (USD, EUR, …): amount_subunits in the currency's minor units (cents), paid in any token
+ * at a rate read when the session is created (lib/rates/quote.ts). Every allowed payment method must be a
+ * known rail, of any token; the rails' min_amount is checked on the converted amount then, not here.
+ */
+function checkFiatPriceTerms(terms: PriceTerms, known: Rail[]): { decimals: number } | { error: string; field: string } {
+  const currency = terms.currency_or_token;
+  const digits = FIAT_CURRENCIES[currency];
+  for (const [i, entry] of (terms.allowed_payment_methods ?? []).entries()) {
+    const p = parseMethod(entry);
+    if (!p || !findRail(known, p.chain, p.network, p.token))
+      return {
+        field: `allowed_payment_methods[${i}]`,
+        error: `allowed_payment_methods entry '${entry}' is not a known rail; use <chain>:<network>:<token> as listed by GET /v1/payment_methods`,
+      };
+  }
+  if (terms.allowed_payment_methods?.length === 0)
+    return { field: 'allowed_payment_methods', error: 'allowed_payment_methods must not be empty; omit it to allow every enabled rail' };
+  if (!/^[1-9]\d*$/.test(terms.amount_subunits) || BigInt(terms.amount_subunits) > MAX_FIAT_UNITS * 10n ** BigInt(digits)) {
+    return {
+      field: 'amount_subunits',
+      error: `amount_subunits must be a positive integer in the minor unit of ${currency} (${digits} decimals), digits only without leading zeros, e.g. "${10n ** BigInt(digits) * 25n}" for 25 ${currency}; at most ${MAX_FIAT_UNITS} ${currency}`,
+    };
+  }
+  return { decimals: digits };
+}
+
+/**
+ * The payment methods of a checkout: the price's list (or every rail of its token when it has none;
+ * every rail for a price in fiat), only enabled rails, and testnet only for a sandbox merchant. In the
+ * rail list's order.
  */
 export function checkoutMethods(terms: PriceTerms, enabled: Rail[], sandbox: boolean): string[] {
   const wanted = terms.allowed_payment_methods != null ? new Set(terms.allowed_payment_methods) : null;
+  const fiat = isFiatCurrency(terms.currency_or_token);
   return enabled
-    .filter((r) => r.token === terms.currency_or_token)
+    .filter((r) => fiat || r.token === terms.currency_or_token)
     .filter((r) => allowsNetwork(sandbox, r.network))
     .map(railKey)
     .filter((k) => wanted === null || wanted.has(k));

@@ -24,7 +24,7 @@ import { DuplicateKeyError, isConflict, isDuplicate, type Doc, type Filter, type
 import { retryOnConflict } from '../core/retry.ts';
 import { DueScanner } from '../core/due-scanner.ts';
 import { conflict } from '../core/errors.ts';
-import type { DepositInput, SessionMsg, SessionReply } from '../../actors/payment-session.ts';
+import type { DepositInput, SessionMsg, SessionReply } from '../sessions/payment-session.ts';
 import type { WatchedAddress } from './address-book.ts';
 
 export const DEPOSITS = 'deposits';

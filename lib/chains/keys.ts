@@ -3,14 +3,14 @@
  * stored beside the transaction it signs; only the signer worker turns it into a private key.
  *
  * Derivation accounts (each role on its own BIP-44 account, so no address is ever shared between roles):
- * - deposit (session addresses, lib/addresses.ts): Ethereum m/44'/60'/0'/0/i, Solana m/44'/501'/i'/0'
+ * - deposit (session addresses, lib/addresses/addresses.ts): Ethereum m/44'/60'/0'/0/i, Solana m/44'/501'/i'/0'
  * - wallet (merchant and agent wallets, `derivation_index`): Ethereum m/44'/60'/1'/0/i, Solana m/44'/501'/i'/1'
  * - gas (one platform gas wallet per chain and network; index 0 testnet, 1 mainnet):
  *   Ethereum m/44'/60'/2'/0/n, Solana m/44'/501'/n'/2'
  * Solana's SLIP-0010 paths are hardened throughout, so the role sits in the last level there.
  */
 import { HDNodeWallet, Mnemonic, encodeBase58, getBytes } from 'ethers';
-import { ed25519PublicKey, slip10DerivePath } from '../addresses.ts';
+import { ed25519PublicKey, slip10DerivePath } from '../addresses/addresses.ts';
 
 export type KeyRole = 'deposit' | 'wallet' | 'gas';
 export type KeyChain = 'ethereum' | 'solana';

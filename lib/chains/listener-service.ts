@@ -6,7 +6,7 @@
  * Broker-free: the service passes `send` (session-actors.send) and its logger.
  */
 import { randomBytes } from 'node:crypto';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../runtime/index.ts';
 import { Lease } from './lease.ts';
 import { RailRunner, type RunnerStatus } from './runner.ts';
 import { DepositInbox, type DepositDoc, type SendToSession } from './deposit-inbox.ts';
@@ -86,7 +86,7 @@ export class ListenerSet<S> {
     return [...this.runners.keys()];
   }
 
-  /** lag per network for /metrics (lib/metrics.ts reads it at scrape time) */
+  /** lag per network for /metrics (lib/runtime/metrics.ts reads it at scrape time) */
   private readonly lag = () =>
     [...this.runners].map(([network, r]) => {
       const st = r.status();

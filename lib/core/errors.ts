@@ -1,64 +1,115 @@
 /**
- * The spec's error envelope {code, message}, in one place.
- * Errors travel between nodes as Moleculer errors: `code` is the HTTP status,
- * `type` names the condition, and the envelope code is derived from the status.
+ * The service's errors, in one place: the conditions (`code` is the HTTP status, `type` names the
+ * condition) and what a thrower adds for the client (`field`, `remediation`, `retryable`, every invalid
+ * field in `errors`). Errors travel between nodes as Moleculer errors, the details in `data`;
+ * lib/http/envelope.ts turns them into the spec's enriched envelope.
  */
 import { Errors } from 'moleculer';
 
-export interface ErrorEnvelope {
-  code: number;
+/** One invalid input: its path (`paymentMethod.chain`, `items[0]`, a query parameter or a header name); no path when the whole input is at fault. */
+export interface FieldError {
+  field?: string;
   message: string;
 }
 
-/** Envelope code for an HTTP status (spec: Errors). */
-export function envelopeCode(status: number): number {
-  if (status === 400 || status === 413 || status === 415 || status === 422) return 3;
-  if (status === 401 || status === 403) return 7;
-  if (status === 404 || status === 405) return 2;
-  if (status === 409) return 5;
-  if (status === 429) return 4;
-  if (status >= 400 && status < 500) return 3;
-  return 1;
+/** What a thrower may add to status and message. */
+export interface ErrorDetails {
+  field?: string;
+  remediation?: string;
+  retryable?: boolean;
+  errors?: FieldError[];
 }
 
 export const AUTH_MESSAGE = 'missing or invalid authorization header';
 
+/** The fixes that more than one thrower names. */
+export const REMEDIATION = {
+  apiKey:
+    'Send your API key in the X-API-Key header (service_sk_test_… for sandbox, service_sk_live_… for live); register with `payments login` to get one.',
+  apiKeyOrBearer:
+    'Send your API key in the X-API-Key header, or an operator-issued bearer token in Authorization: Bearer <token> (with X-Merchant-Id when it owns several merchants).',
+  retryLater: 'Send the same request again in a few seconds.',
+  internal: 'Send the same request again later; if it keeps failing, give the operator this request_id.',
+  notFound: 'Check the id in the path: use an id this API returned to the same merchant (same API key and environment).',
+  conflict: 'Read the resource again and act on its current state; repeating this request unchanged gives the same answer.',
+  idempotency: 'Resend the original payload with this Idempotency-Key, or use a new Idempotency-Key for a different payload.',
+  cursor: 'Pass the next_cursor of the previous page unchanged, or omit cursor to start from the first page.',
+  rails: 'Choose a (chain, network, token) triple listed by GET /v1/payment_methods.',
+  json: 'Send a JSON object body with Content-Type: application/json.',
+} as const;
+
 export class ServiceError extends Errors.MoleculerError {
-  constructor(status: number, message: string, type = 'SERVICE_ERROR', data?: unknown) {
+  constructor(status: number, message: string, type = 'SERVICE_ERROR', data?: ErrorDetails) {
     super(message, status, type, data);
     this.name = 'ServiceError';
   }
 }
 
-export const badRequest = (message: string, data?: unknown) => new ServiceError(400, message, 'BAD_REQUEST', data);
-export const notFound = (what = 'resource') => new ServiceError(404, `${what} not found`, 'NOT_FOUND');
-export const unauthorized = () => new ServiceError(401, AUTH_MESSAGE, 'UNAUTHORIZED');
-export const forbidden = (message = AUTH_MESSAGE) => new ServiceError(403, message, 'FORBIDDEN');
-export const conflict = (message: string) => new ServiceError(409, message, 'CONFLICT');
-export const rateLimited = (message = 'rate limit exceeded, retry later') => new ServiceError(429, message, 'RATE_LIMITED');
+export const badRequest = (message: string, details?: ErrorDetails) => new ServiceError(400, message, 'BAD_REQUEST', details);
+export const notFound = (what = 'resource', details?: ErrorDetails) => new ServiceError(404, `${what} not found`, 'NOT_FOUND', details);
+export const unauthorized = (remediation: string = REMEDIATION.apiKey) =>
+  new ServiceError(401, AUTH_MESSAGE, 'UNAUTHORIZED', { remediation });
+export const forbidden = (message = AUTH_MESSAGE, details?: ErrorDetails) => new ServiceError(403, message, 'FORBIDDEN', details);
+export const conflict = (message: string, details?: ErrorDetails) => new ServiceError(409, message, 'CONFLICT', details);
+export const rateLimited = (message = 'rate limit exceeded, retry later', details?: ErrorDetails) =>
+  new ServiceError(429, message, 'RATE_LIMITED', details);
 /** 503 whose message is written for the client (e.g. no fresh rate): kept, unlike other 5xx messages */
-export const unavailable = (message: string) => new ServiceError(503, message, 'UNAVAILABLE_EXPLAINED');
+export const unavailable = (message: string, details?: ErrorDetails) => new ServiceError(503, message, 'UNAVAILABLE_EXPLAINED', details);
 export const IDEMPOTENCY_MISMATCH = 'idempotency key was already used with a different payload';
 
-/** Converts anything thrown into the status and envelope sent to the client; never leaks internals. */
-export function toEnvelope(err: unknown): { status: number; body: ErrorEnvelope } {
-  const e = err as { code?: unknown; message?: unknown; type?: unknown };
-  let status = typeof e?.code === 'number' && e.code >= 400 && e.code < 600 ? e.code : 500;
-  // moleculer-web and Moleculer's own client errors that we expose with our wording
-  if (e?.type === 'REQUEST_SKIPPED' || e?.type === 'REQUEST_TIMEOUT') status = 503;
-  if (status >= 500) {
-    const message =
-      status === 503
-        ? e?.type === 'UNAVAILABLE_EXPLAINED' && typeof e.message === 'string'
-          ? e.message
-          : 'service temporarily unavailable, retry later'
-        : 'internal server error';
-    return { status, body: { code: 1, message } };
+/** The refusals every paged list shares: a cursor it did not hand out, a bad `limit` (its message given). */
+export const invalidCursor = () =>
+  badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged', {
+    field: 'cursor',
+    remediation: REMEDIATION.cursor,
+  });
+export const invalidLimit = (message: string) =>
+  badRequest(message, { field: 'limit', remediation: 'Send limit as a whole number in the range the message names, or leave it out.' });
+
+/** A refusal of several inputs at once: the first one's message and field lead, all are listed. */
+export function invalidFields(errors: FieldError[], remediation?: string): ServiceError {
+  return badRequest(errors[0].message, { field: errors[0].field, remediation, errors });
+}
+
+/**
+ * Runs independent input checks and keeps every 400 they raise, so that a client learns of all its
+ * invalid fields at once; other errors pass through. A field already refused (by the schema, or the whole
+ * input) is not checked again.
+ */
+export class FieldChecks {
+  readonly errors: FieldError[] = [];
+  private remediation: string | undefined;
+
+  /** Whether `field` (a field inside it, one it is inside, or the whole input) is already refused. */
+  refused(field: string): boolean {
+    return this.errors.some(
+      (e) => e.field === undefined || e.field === field || field.startsWith(`${e.field}.`) || e.field.startsWith(`${field}.`),
+    );
   }
-  let message = typeof e?.message === 'string' && e.message ? e.message : 'bad request';
-  // a store race the handler did not resolve: the request changed nothing and may be retried
-  if (e?.type === 'STORE_CONFLICT') message = 'the resource was changed by a concurrent request; retry';
-  if (status === 401 || status === 403) message = e?.type === 'FORBIDDEN' ? message : AUTH_MESSAGE;
-  if (e?.type === 'NOT_FOUND' && status === 404 && !(err instanceof ServiceError)) message = 'not found';
-  return { status, body: { code: envelopeCode(status), message } };
+
+  /** Records the refusal `err` (a 400; with every field it lists); anything else is rethrown. */
+  add(err: unknown): void {
+    if (!(err instanceof ServiceError) || err.code !== 400) throw err;
+    const d = (err.data ?? {}) as ErrorDetails;
+    // the fix shown is the first problem's, as its message and field are
+    if (this.errors.length === 0) this.remediation = d.remediation;
+    if (d.errors?.length) this.errors.push(...d.errors);
+    else this.errors.push(d.field ? { field: d.field, message: err.message } : { message: err.message });
+  }
+
+  /** The value of `check`, or undefined when it refused the input (recorded) or `field` is already refused. */
+  run<T>(field: string, check: () => T): T | undefined {
+    if (this.refused(field)) return undefined;
+    try {
+      return check();
+    } catch (e) {
+      this.add(e);
+      return undefined;
+    }
+  }
+
+  /** Throws one 400 listing everything recorded, if anything was. */
+  throwIfAny(): void {
+    if (this.errors.length > 0) throw invalidFields(this.errors, this.remediation);
+  }
 }

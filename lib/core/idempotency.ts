@@ -15,7 +15,7 @@
  * One key rule (`idempotencyKey`): 1 to 255 visible ASCII characters, scoped by the caller's `scope`
  * (endpoint and merchant).
  */
-import { badRequest, conflict, IDEMPOTENCY_MISMATCH } from './errors.ts';
+import { REMEDIATION, badRequest, conflict, IDEMPOTENCY_MISMATCH } from './errors.ts';
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
 import { openWith, sealWith, type Keyring } from './keyring.ts';
 import { sha256Hex } from './secrets.ts';
@@ -33,12 +33,17 @@ export const RESUME_RESERVED_AFTER_MS = 10_000;
 
 /** The one rule for an idempotency key (header or body field): visible ASCII, as Stripe's keys. */
 const KEY_RULE = /^[\x21-\x7e]{1,255}$/;
-export const IDEMPOTENCY_KEY_MESSAGE = 'Idempotency-Key must be 1 to 255 visible ASCII characters';
-
-/** The key when there is one, undefined when none was sent; a 400 when it breaks the rule. */
-export function idempotencyKey(value: unknown, message = IDEMPOTENCY_KEY_MESSAGE): string | undefined {
+/**
+ * The key when there is one, undefined when none was sent; a 400 when it breaks the rule. `field` is
+ * where it came from: the Idempotency-Key header, or a body field (registration's idempotency_key).
+ */
+export function idempotencyKey(value: unknown, field = 'Idempotency-Key'): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !KEY_RULE.test(value)) throw badRequest(message);
+  if (typeof value !== 'string' || !KEY_RULE.test(value))
+    throw badRequest(`${field} must be 1 to 255 visible ASCII characters`, {
+      field,
+      remediation: `Send ${field} as 1 to 255 visible ASCII characters, e.g. a UUID.`,
+    });
   return value;
 }
 
@@ -97,7 +102,8 @@ export class Idempotency {
   async replay<T>(req: IdempotencyRequest): Promise<T | undefined> {
     const doc = await this.store.get<IdempotencyDoc>('idempotency', this.id(req));
     if (!doc) return undefined;
-    if (doc.payload_hash !== sha256Hex(canonicalJson(req.payload))) throw conflict(IDEMPOTENCY_MISMATCH);
+    if (doc.payload_hash !== sha256Hex(canonicalJson(req.payload)))
+      throw conflict(IDEMPOTENCY_MISMATCH, { remediation: REMEDIATION.idempotency });
     if (doc.sealed_response) return JSON.parse(openWith(this.sealKey(req.key), doc.sealed_response)) as T;
     return doc.response as T;
   }
@@ -135,7 +141,11 @@ export class Idempotency {
     }
     const winner = await this.resourceOf(req);
     // the winner failed and freed the key between our insert and our read: the caller may retry
-    if (winner === undefined) throw conflict('a request with this Idempotency-Key is still in progress; retry it');
+    if (winner === undefined)
+      throw conflict('a request with this Idempotency-Key is still in progress; retry it', {
+        retryable: true,
+        remediation: REMEDIATION.retryLater,
+      });
     return winner;
   }
 
@@ -143,7 +153,8 @@ export class Idempotency {
   async resourceOf(req: IdempotencyRequest): Promise<string | undefined> {
     const doc = await this.store.get<IdempotencyDoc>('idempotency', this.id(req));
     if (!doc) return undefined;
-    if (doc.payload_hash !== sha256Hex(canonicalJson(req.payload))) throw conflict(IDEMPOTENCY_MISMATCH);
+    if (doc.payload_hash !== sha256Hex(canonicalJson(req.payload)))
+      throw conflict(IDEMPOTENCY_MISMATCH, { remediation: REMEDIATION.idempotency });
     return doc.resource_id ?? doc.session_id;
   }
 
@@ -185,7 +196,10 @@ export class Idempotency {
       if (Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    throw conflict('a request with this Idempotency-Key is still in progress; retry it');
+    throw conflict('a request with this Idempotency-Key is still in progress; retry it', {
+      retryable: true,
+      remediation: REMEDIATION.retryLater,
+    });
   }
 
   /** Frees a reservation whose creation failed, so the client can fix the request and use the key again. */

@@ -28,6 +28,7 @@ export const ID_PREFIXES = {
   pol: 'agent spend policy (one version)',
   sa: 'agent spend attempt',
   xch: 'x402 payment challenge',
+  req: 'HTTP request (its X-Request-Id)',
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;

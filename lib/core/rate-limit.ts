@@ -20,26 +20,42 @@ interface RateLimitDef {
   /** the counter's key in the store for a subject */
   key(subject: string): string;
   message(limit: number): string;
+  /** what to do about it (the envelope's remediation) */
+  remediation: string;
 }
 
 export const RATE_LIMITS: Record<RateScope, RateLimitDef> = {
-  merchant: { key: (merchantId) => `rate:${merchantId}`, message: (n) => `rate limit of ${n} requests per minute exceeded, retry later` },
-  bearer: { key: (userId) => `rate:${userId}`, message: (n) => `rate limit of ${n} requests per minute exceeded, retry later` },
+  merchant: {
+    key: (merchantId) => `rate:${merchantId}`,
+    message: (n) => `rate limit of ${n} requests per minute exceeded, retry later`,
+    remediation: 'Retry after the current minute; your limit is rate_limit_per_minute in GET /v1/me (the operator can raise it).',
+  },
+  bearer: {
+    key: (userId) => `rate:${userId}`,
+    message: (n) => `rate limit of ${n} requests per minute exceeded, retry later`,
+    remediation: 'Retry after the current minute; a bearer user gets RATE_LIMIT_PER_MINUTE requests a minute.',
+  },
   /** subject: `<onboarding step>:<client hash>` */
-  public: { key: (subject) => `public:${subject}`, message: () => 'too many requests from this client, retry later' },
+  public: {
+    key: (subject) => `public:${subject}`,
+    message: () => 'too many requests from this client, retry later',
+    remediation: 'Retry after the current minute (the PUBLIC_RATE_LIMIT_PER_MINUTE setting).',
+  },
   demo: {
     key: (client) => `public:demo:${client}`,
     message: (n) => `too many demo sessions from this client (at most ${n} a minute); retry in a minute`,
+    remediation: 'Retry after the current minute, or register a sandbox merchant for sessions without this limit.',
   },
   checkout_intent: {
     key: (client) => `catalog:intent:${client}`,
     message: () => 'too many checkout intents from this client, retry in a minute',
+    remediation: 'Retry after the current minute.',
   },
 };
 
 /** The 429 of a scope. */
 export function rateLimitError(scope: RateScope, limit: number) {
-  return rateLimited(RATE_LIMITS[scope].message(limit));
+  return rateLimited(RATE_LIMITS[scope].message(limit), { remediation: RATE_LIMITS[scope].remediation });
 }
 
 /** Counts one request of `subject` in the store and throws the scope's 429 when it is over `limit`. */

@@ -4,7 +4,7 @@
  * The step must re-read what it decides on; anything other than a lost race goes to the caller.
  */
 import { isConflict } from '../store/port.ts';
-import { conflict } from './errors.ts';
+import { REMEDIATION, conflict } from './errors.ts';
 
 export interface RetryOptions {
   /** attempts in all, the first included (default 25) */
@@ -28,7 +28,8 @@ export async function retryOnConflict<T>(step: (attempt: number) => Promise<T>, 
       return await step(attempt);
     } catch (e) {
       if (!retryOn(e)) throw e;
-      if (attempt >= attempts) throw opts.exhausted ? opts.exhausted() : conflict(RACE_LOST_MESSAGE);
+      if (attempt >= attempts)
+        throw opts.exhausted ? opts.exhausted() : conflict(RACE_LOST_MESSAGE, { retryable: true, remediation: REMEDIATION.retryLater });
       const pause = Math.floor(Math.random() * maxPause(attempt));
       if (pause > 0) await new Promise((r) => setTimeout(r, pause));
     }

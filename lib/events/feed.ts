@@ -13,7 +13,7 @@ import type { Doc, Filter, Store, WriteOp } from '../store/port.ts';
 import { isConflict, isDuplicate } from '../store/port.ts';
 import type { WebhookEventDoc } from '../webhooks/event.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
-import { badRequest, notFound } from '../core/errors.ts';
+import { badRequest, notFound, invalidCursor, invalidLimit } from '../core/errors.ts';
 
 export const EVENTS_COLL = 'webhook_events';
 export const SEQUENCE_COLL = 'event_sequence';
@@ -51,7 +51,10 @@ function typeCondition(raw: string | undefined): Filter {
     .map((t) => t.trim())
     .filter(Boolean);
   if (types.length === 0 || types.some((t) => !/^[a-z_]+(\.[a-z_]+)+$/.test(t))) {
-    throw badRequest('type must be one or more event types such as payment_session.completed, separated by commas');
+    throw badRequest('type must be one or more event types such as payment_session.completed, separated by commas', {
+      field: 'type',
+      remediation: 'Send type as event types separated by commas, e.g. payment_session.completed,payment_session.expired.',
+    });
   }
   return { event_type: types.length === 1 ? types[0] : { $in: types } };
 }
@@ -59,16 +62,20 @@ function typeCondition(raw: string | undefined): Filter {
 /** GET /v1/events: newest first, `limit` 1–100, `cursor` = the previous page's next_cursor. */
 export async function listEvents(store: Store, merchantId: string, query: ListQuery) {
   const limit = parseLimit(query.limit);
-  if (typeof limit === 'string') throw badRequest(limit);
+  if (typeof limit === 'string') throw invalidLimit(limit);
   const filter: Filter = { merchant_id: merchantId, ...typeCondition(query.type) };
   if (query.created_after !== undefined) {
     const t = Date.parse(query.created_after);
-    if (Number.isNaN(t)) throw badRequest('created_after must be a date-time such as 2026-01-31T12:00:00Z');
+    if (Number.isNaN(t))
+      throw badRequest('created_after must be a date-time such as 2026-01-31T12:00:00Z', {
+        field: 'created_after',
+        remediation: 'Send created_after as an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z.',
+      });
     filter.created_at = { $gt: new Date(t).toISOString() };
   }
   if (query.cursor !== undefined) {
     const after = decodeCursor(query.cursor);
-    if (!after) throw badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged');
+    if (!after) throw invalidCursor();
     filter.id = { $lt: after };
   }
   const rows = await store.find<FeedRow>(EVENTS_COLL, filter, { desc: true, limit: limit + 1 });
@@ -154,10 +161,17 @@ export async function startSeq(store: Store, merchantId: string, lastEventId: st
   if (/^\d{1,15}$/.test(lastEventId)) return Number(lastEventId);
   if (/^evt_[0-9a-z]{26}$/.test(lastEventId)) {
     const row = await store.get<FeedRow>(EVENTS_COLL, lastEventId);
-    if (!row || row.merchant_id !== merchantId) throw badRequest('Last-Event-ID names no event of yours');
+    if (!row || row.merchant_id !== merchantId)
+      throw badRequest('Last-Event-ID names no event of yours', {
+        field: 'Last-Event-ID',
+        remediation: 'Send Last-Event-ID as the id of the last event this stream gave you, or leave it out to start from now.',
+      });
     // not stamped yet: everything after the current end is newer than it or it itself
     if (typeof row.stream_seq !== 'number') return lastSeq(store);
     return row.stream_seq;
   }
-  throw badRequest('Last-Event-ID must be the id of an event of the stream');
+  throw badRequest('Last-Event-ID must be the id of an event of the stream', {
+    field: 'Last-Event-ID',
+    remediation: 'Send Last-Event-ID as the id of the last event this stream gave you, or leave it out to start from now.',
+  });
 }

@@ -3,7 +3,7 @@
  * policy, product/environment restriction and globally enabled certified rails is empty, creation fails
  * before a payable session exists"): the rails a merchant accepts, as `<chain>:<network>:<token>` keys.
  * No policy (null) means every enabled rail, as before the policy existed. Pure rules; the merchant actor
- * stores the policy (actors/merchant.ts) and session creation, checkout intents and x402 challenges apply it.
+ * stores the policy (lib/merchants/merchant.ts) and session creation, checkout intents and x402 challenges apply it.
  */
 import { badRequest, type ServiceError } from '../core/errors.ts';
 import { allowsNetwork } from '../core/environment.ts';

@@ -5,6 +5,8 @@
  * `decideRegistration`, then writes the merchant and the decision's ops in one atomic write.
  */
 import { badRequest, conflict, forbidden } from '../core/errors.ts';
+
+const RESTART = 'Start again with POST /v1/merchants/email-verification (or `payments login`), then confirm and solve a new challenge.';
 import type { Doc, WriteOp } from '../store/port.ts';
 import { verifyPow } from './pow.ts';
 
@@ -42,7 +44,10 @@ export interface InvitationDoc extends Doc {
 /** An intent that exists and has not expired, or the 400 that says to start again. */
 export function liveIntent(intent: IntentDoc | null, now: Date): IntentDoc {
   if (!intent || intent.expires_at <= now.toISOString())
-    throw badRequest('registration_intent_id is unknown or expired; start again with email verification');
+    throw badRequest('registration_intent_id is unknown or expired; start again with email verification', {
+      field: 'registration_intent_id',
+      remediation: RESTART,
+    });
   return intent;
 }
 
@@ -73,7 +78,12 @@ export interface RegistrationDecision {
 
 /** Who may register: a sandbox merchant needs no bearer, a live one does. Checked before anything is read. */
 export function checkRegistrant(bearer: RegistrationFacts['bearer'], sandbox: boolean): void {
-  if (!bearer && !sandbox) throw forbidden('sandbox must be true for an unauthenticated caller; a live merchant needs a bearer token');
+  if (!bearer && !sandbox)
+    throw forbidden('sandbox must be true for an unauthenticated caller; a live merchant needs a bearer token', {
+      field: 'sandbox',
+      remediation:
+        'Set sandbox to true, or send an operator-issued bearer token in Authorization: Bearer <token> to register a live merchant.',
+    });
 }
 
 /**
@@ -85,19 +95,33 @@ export function decideRegistration(f: RegistrationFacts): RegistrationDecision {
   checkRegistrant(f.bearer, f.sandbox);
   if (f.bearer && !f.intentNamed) return { email: f.bearer.email, consume: () => [] };
   const intent = liveIntent(f.intent, f.now);
-  if (!intent.verified) throw badRequest('the email of this registration intent is not verified');
-  if (intent.consumed_by) throw conflict('this registration intent was already used');
+  if (!intent.verified)
+    throw badRequest('the email of this registration intent is not verified', {
+      field: 'registration_intent_id',
+      remediation: 'Confirm the email first with POST /v1/merchants/email-verification/confirm and the mailed code.',
+    });
+  if (intent.consumed_by)
+    throw conflict('this registration intent was already used', { field: 'registration_intent_id', remediation: RESTART });
   const invited = invitationOpen(f.invitation) && intent.invitation_id === f.invitation.id;
   const challenge = f.challenge;
   if (!invited) {
     const fresh = challenge !== null && challenge.expires_at > f.now.toISOString();
     if (!challenge || !fresh || challenge.intent_id !== intent.id || challenge.used) {
-      throw badRequest('proof_of_work_challenge_id is unknown, expired, already used or not for this registration');
+      throw badRequest('proof_of_work_challenge_id is unknown, expired, already used or not for this registration', {
+        field: 'proof_of_work_challenge_id',
+        remediation: 'Ask for a new challenge with POST /v1/merchants/registration-proof-of-work and solve it.',
+      });
     }
     if (!verifyPow(challenge.challenge, f.nonce ?? '', challenge.difficulty))
-      throw badRequest('proof_of_work_nonce does not solve the challenge');
+      throw badRequest('proof_of_work_nonce does not solve the challenge', {
+        field: 'proof_of_work_nonce',
+        remediation: 'Send a nonce whose SHA-256 of "<challenge>:<nonce>" has at least difficulty leading zero bits.',
+      });
   }
-  if (!invited && !f.bearer && !f.trusted) throw forbidden('registration is not permitted for this email');
+  if (!invited && !f.bearer && !f.trusted)
+    throw forbidden('registration is not permitted for this email', {
+      remediation: 'Ask the operator for an invitation token (or to trust your email domain), then start again with it.',
+    });
   const invitation = invited ? f.invitation : null;
   return {
     email: intent.email,

@@ -26,8 +26,14 @@ export async function countIntent(store: Store, limits: RegistrationLimits, emai
     store.increment(key('email', email), 1, HOUR, now),
     store.increment(key('domain', domainOf(email)), 1, HOUR, now),
   ]);
-  if (perEmail > limits.intentsPerEmailPerHour) throw rateLimited('too many verification requests for this email; retry in an hour');
-  if (perDomain > limits.intentsPerDomainPerHour) throw rateLimited('too many verification requests for this email domain; retry later');
+  if (perEmail > limits.intentsPerEmailPerHour)
+    throw rateLimited('too many verification requests for this email; retry in an hour', {
+      remediation: 'Use the code already mailed to you, or wait an hour (REGISTRATION_EMAIL_LIMIT_PER_HOUR).',
+    });
+  if (perDomain > limits.intentsPerDomainPerHour)
+    throw rateLimited('too many verification requests for this email domain; retry later', {
+      remediation: 'Wait up to an hour before asking for another code for this domain (REGISTRATION_DOMAIN_LIMIT_PER_HOUR).',
+    });
 }
 
 /** Whether this email still has wrong guesses left today (read without counting). */

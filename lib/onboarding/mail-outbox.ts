@@ -9,7 +9,7 @@ import type { Keyring } from '../core/keyring.ts';
 import { newId } from '../core/ids.ts';
 import { DueScanner } from '../core/due-scanner.ts';
 import { isConflict, type Doc, type Store, type WriteOp } from '../store/port.ts';
-import type { Mail, Mailer } from '../mail.ts';
+import type { Mail, Mailer } from '../runtime/mail.ts';
 
 export const MAIL_OUTBOX = 'mail_outbox';
 const LEASE_MS = 60_000;

@@ -13,10 +13,10 @@ import { constantTimeEqual, hmacHex, sha256Hex } from '../core/secrets.ts';
 import { Idempotency, idempotencyKey } from '../core/idempotency.ts';
 import type { Keyring } from '../core/keyring.ts';
 import type { Store, WriteOp } from '../store/port.ts';
-import type { Metrics } from '../metrics.ts';
-import { keyHash, newApiKey, newWebhookSecret } from '../auth.ts';
+import type { Metrics } from '../runtime/metrics.ts';
+import { keyHash, newApiKey, newWebhookSecret } from '../http/auth.ts';
 import { WEBHOOK_URL_REMEDIATION, checkWebhookUrl } from '../webhooks/net-guard.ts';
-import type { MerchantState } from '../../actors/merchant.ts';
+import type { MerchantState } from '../merchants/merchant.ts';
 import { isDisposableEmail } from './disposable.ts';
 import { isTrusted, normalizeEmail } from './trust.ts';
 import { POW_ALGORITHM } from './pow.ts';
@@ -115,7 +115,11 @@ export class Onboarding {
     webhook_url?: string;
   }): Promise<{ answer: { registration_intent_id: string; expires_at: string }; mailId: string | null }> {
     const email = normalizeEmail(body.email);
-    if (isDisposableEmail(email)) throw badRequest('email addresses from disposable-mail providers are not accepted');
+    if (isDisposableEmail(email))
+      throw badRequest('email addresses from disposable-mail providers are not accepted', {
+        field: 'email',
+        remediation: 'Use an email address of your own domain or mail provider.',
+      });
     // before any code is sent or counted: a URL step 4 would refuse must not cost one of the email's codes
     if (body.webhook_url !== undefined) await this.checkWebhookUrl(body.webhook_url, 'sandbox');
     const now = this.o.now();
@@ -164,10 +168,17 @@ export class Onboarding {
   async confirmEmail(body: { registration_intent_id: string; code: string }): Promise<{ registration_intent_id: string; verified: true }> {
     const intent = await this.intentOr400(body.registration_intent_id);
     if (intent.verified) return { registration_intent_id: intent.id, verified: true };
-    if (intent.attempts >= CODE_MAX_ATTEMPTS) throw rateLimited('too many wrong codes; start again with email verification');
+    if (intent.attempts >= CODE_MAX_ATTEMPTS)
+      throw rateLimited('too many wrong codes; start again with email verification', {
+        retryable: false,
+        remediation: 'Start again with POST /v1/merchants/email-verification: this registration intent takes no more codes.',
+      });
     // wrong guesses count per email across intents: a new intent does not buy new guesses
     if (!(await guessesLeft(this.o.store, this.o.config.registration, intent.email, this.o.now())))
-      throw rateLimited('too many wrong codes for this email today; retry tomorrow');
+      throw rateLimited('too many wrong codes for this email today; retry tomorrow', {
+        retryable: false,
+        remediation: 'Wait for the next UTC day before confirming this email again (REGISTRATION_WRONG_CODES_PER_DAY).',
+      });
     const now = this.o.now().toISOString();
     const ok =
       intent.code_hash !== null &&
@@ -178,7 +189,10 @@ export class Onboarding {
     await this.o.store.write([{ op: 'cas', coll: 'registration_intents', doc: next, expected: intent.version! }]);
     if (!ok) {
       await countWrongCode(this.o.store, intent.email, this.o.now());
-      throw badRequest('the code is wrong or has expired');
+      throw badRequest('the code is wrong or has expired', {
+        field: 'code',
+        remediation: 'Send the six-digit code of the latest verification email; if it is older than its expiry, ask for a new one.',
+      });
     }
     return { registration_intent_id: intent.id, verified: true };
   }
@@ -186,7 +200,11 @@ export class Onboarding {
   /** Step 3: a single-use challenge bound to the intent, or required:false with an invitation. */
   async issueProofOfWork(body: { registration_intent_id: string }) {
     const intent = await this.intentOr400(body.registration_intent_id);
-    if (!intent.verified) throw badRequest('confirm the email before asking for a proof-of-work challenge');
+    if (!intent.verified)
+      throw badRequest('confirm the email before asking for a proof-of-work challenge', {
+        field: 'registration_intent_id',
+        remediation: 'Confirm the email first with POST /v1/merchants/email-verification/confirm and the mailed code.',
+      });
     const now = this.o.now();
     if (intent.invitation_id && (await this.o.store.get<InvitationDoc>('invitations', intent.invitation_id))?.used_by === null) {
       return { required: false, algorithm_version: POW_ALGORITHM, difficulty: 0, expires_at: intent.expires_at };
@@ -222,7 +240,7 @@ export class Onboarding {
     checkRegistrant(bearer, sandbox);
     const environment = sandbox ? 'sandbox' : 'live';
     const now = this.o.now();
-    const key = idempotencyKey(body.idempotency_key, 'idempotency_key must be 1 to 255 visible ASCII characters');
+    const key = idempotencyKey(body.idempotency_key, 'idempotency_key');
     const idem = key ? { scope: 'merchants.register', key, payload: { ...body, bearer: bearer?.user_id ?? null }, now, seal: true } : null;
     if (idem) {
       const earlier = await this.idempotency.replay<PresentedMerchant>(idem);

@@ -11,16 +11,17 @@
  * - otherwise a sandbox merchant's simulated money covers it: `simulated`, completed at once, no broadcast;
  * - otherwise 409 `insufficient available balance`.
  */
-import { badRequest, conflict, forbidden, ServiceError } from '../core/errors.ts';
+import { REMEDIATION, badRequest, conflict, forbidden, ServiceError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { floorSubunits, toApiNumber, toSubunits } from '../core/money.ts';
 import { networkRefusal } from '../core/environment.ts';
-import { METADATA_MAX_BYTES, parseAmount } from '../sessions/policy.ts';
+import { parseAmount } from '../core/amount.ts';
+import { METADATA_MAX_BYTES } from '../core/metadata.ts';
 import { retryOnConflict } from '../core/retry.ts';
 import { findRail, railKey, type Rail } from '../../config/rails.ts';
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
 import { LedgerBatch, addPayout, balance, isLedgerError } from '../ledger/index.ts';
-import type { AbuseOutcome } from '../metrics.ts';
+import type { AbuseOutcome } from '../runtime/metrics.ts';
 import type { WalletDirectory } from '../wallets/directory.ts';
 import type { WalletDoc } from '../wallets/model.ts';
 import { checkDestination } from './destination.ts';
@@ -72,26 +73,40 @@ export function checkMainnet(m: PayoutMerchant, network: string, what: string, s
   const refusal = networkRefusal(m.sandbox, network);
   if (refusal) {
     if (network === 'mainnet') signal();
-    throw forbidden(refusal);
+    throw forbidden(refusal, {
+      field: 'wallet_id',
+      remediation: m.sandbox
+        ? 'Pay out from a testnet wallet; mainnet needs a live merchant account.'
+        : 'Pay out from a mainnet wallet; testnet belongs to sandbox merchants.',
+    });
   }
   if (network === 'mainnet' && m.kyc_status !== 'verified') {
     signal();
-    throw forbidden(`mainnet ${what} require KYC verification of the merchant; complete KYC with the operator, or use network testnet`);
+    throw forbidden(`mainnet ${what} require KYC verification of the merchant; complete KYC with the operator, or use network testnet`, {
+      remediation: 'Ask the operator to verify your KYC (`npm run operator -- set-kyc <merchant_id> verified`), or use a testnet wallet.',
+    });
   }
 }
 
 /** Exactly one of amount (token units, the sessions' rules) and amount_subunits; at least the rail minimum. */
 function payoutAmount(body: PayoutBody, rail: Rail): bigint {
   if ((body.amount === undefined) === (body.amount_subunits === undefined)) {
-    throw badRequest('send exactly one of amount (token units) and amount_subunits (smallest units, a digit string)');
+    throw badRequest('send exactly one of amount (token units) and amount_subunits (smallest units, a digit string)', {
+      field: 'amount',
+      remediation: 'Send amount (token units) or amount_subunits (smallest units), not both and not neither.',
+    });
   }
   if (body.amount !== undefined) return parseAmount(Number(body.amount), rail);
   if (!/^(0|[1-9]\d{0,77})$/.test(body.amount_subunits!))
-    throw badRequest('amount_subunits must be a digit string of smallest units without leading zeros');
+    throw badRequest('amount_subunits must be a digit string of smallest units without leading zeros', { field: 'amount_subunits' });
   const units = BigInt(body.amount_subunits!);
   if (units < toSubunits(rail.min_amount, rail.decimals)) {
     throw badRequest(
       `amount is below the minimum of ${rail.min_amount} ${rail.token} for ${rail.chain} ${rail.network}; pay out at least ${rail.min_amount}`,
+      {
+        field: 'amount_subunits',
+        remediation: `Pay out at least ${rail.min_amount} ${rail.token} (min_amount in GET /v1/payment_methods).`,
+      },
     );
   }
   return units;
@@ -120,19 +135,29 @@ export async function checkPayout(deps: AcceptDeps, m: PayoutMerchant, body: Pay
   const rail = findRail(deps.rails, wallet.chain, wallet.network, body.token);
   if (!rail) {
     const tokens = deps.rails.filter((r) => r.chain === wallet.chain && r.network === wallet.network).map((r) => r.token);
-    throw badRequest(`token ${body.token} is not available on ${wallet.chain} ${wallet.network}; use one of ${tokens.join(', ')}`);
+    throw badRequest(`token ${body.token} is not available on ${wallet.chain} ${wallet.network}; use one of ${tokens.join(', ')}`, {
+      field: 'token',
+      remediation: `Set token to one of ${tokens.join(', ')}.`,
+    });
   }
   const amount = payoutAmount(body, rail);
   const dest = checkDestination(wallet.chain, body.destination);
-  if (!dest.ok) throw badRequest(dest.reason);
+  if (!dest.ok) throw badRequest(dest.reason, { field: 'destination' });
   const metadata = body.metadata ?? null;
   if (metadata && Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
-    throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`);
+    throw badRequest(`metadata is larger than 4KB (${METADATA_MAX_BYTES} bytes as JSON); keep references in it, not documents`, {
+      field: 'metadata',
+      remediation: `Keep metadata under ${METADATA_MAX_BYTES} bytes of JSON: store ids and references, not documents.`,
+    });
   }
   if (deps.limits.payoutAmountLimit !== null && amount > floorSubunits(deps.limits.payoutAmountLimit, rail.decimals)) {
     deps.signal('amount_limit_exceeded', rail);
     throw badRequest(
       `amount exceeds the per-payout limit of ${deps.limits.payoutAmountLimit} ${rail.token}; lower the amount or split the payout`,
+      {
+        field: 'amount',
+        remediation: `Pay out at most ${deps.limits.payoutAmountLimit} ${rail.token} at once (the PAYOUT_AMOUNT_LIMIT setting), or split the payout.`,
+      },
     );
   }
   return { wallet, rail, amount, destination: dest.address, metadata };
@@ -151,6 +176,10 @@ async function volumeOp(deps: AcceptDeps, m: PayoutMerchant, rail: Rail, amount:
     const left = limit > used ? limit - used : 0n;
     throw badRequest(
       `daily payout limit of ${deps.limits.dailyPayoutLimit} ${rail.token} on ${rail.chain} ${rail.network} reached: ${toApiNumber(left, rail.decimals)} ${rail.token} left today (UTC); lower the amount or try again tomorrow`,
+      {
+        field: 'amount',
+        remediation: `Pay out at most ${toApiNumber(left, rail.decimals)} ${rail.token} today, or wait for the next UTC day (the DAILY_PAYOUT_LIMIT setting).`,
+      },
     );
   }
   const next: VolumeDoc = {
@@ -178,7 +207,8 @@ export async function acceptPayout(
   const { wallet, rail, amount, destination } = c;
   const asset = railKey(rail);
   const target = await deps.wallets.byAddress(wallet.chain, wallet.network, destination);
-  if (target?.id === wallet.id) throw badRequest("destination is the wallet's own address; choose another destination");
+  if (target?.id === wallet.id)
+    throw badRequest("destination is the wallet's own address; choose another destination", { field: 'destination' });
   return retryOnConflict(
     async () => {
       const earlier = await opts.before?.();
@@ -200,6 +230,11 @@ export async function acceptPayout(
             409,
             `${INSUFFICIENT}: ${toApiNumber(bal.available < 0n ? 0n : bal.available, rail.decimals)} ${rail.token} available in wallet ${wallet.id}${bal.pending > 0n ? ` (${toApiNumber(bal.pending, rail.decimals)} more pending)` : ''}`,
             'INSUFFICIENT_FUNDS',
+            {
+              field: 'amount',
+              remediation:
+                'Lower the amount to what the wallet has available (GET /v1/wallets/{wallet_id}), or wait for pending funds to settle.',
+            },
           );
         }
         throw e;
@@ -246,7 +281,8 @@ export async function acceptPayout(
     {
       attempts: 60,
       retryOn: (e) => isConflict(e) || isDuplicate(e),
-      exhausted: () => conflict('too many concurrent payouts on this wallet; retry the request'),
+      exhausted: () =>
+        conflict('too many concurrent payouts on this wallet; retry the request', { retryable: true, remediation: REMEDIATION.retryLater }),
     },
   );
 }

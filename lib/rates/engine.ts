@@ -9,7 +9,7 @@ import type { Doc, Store } from '../store/port.ts';
 import type { Config } from '../../config/index.ts';
 import { sourcesFor, type ChainlinkFeed, type RateSourceName, type RatesConfig } from '../../config/rates.ts';
 import { chainlinkRate, httpRate, SourceRefusal, type SourceValue } from './sources.ts';
-import type { SpotRate } from './types.ts';
+import type { SpotRate } from '../core/rate.ts';
 import { PEGS } from './peg.ts';
 
 export interface RateView extends SpotRate {

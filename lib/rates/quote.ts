@@ -8,6 +8,7 @@
  *   subunits = ceil(price × 10^decimals / rate)
  */
 import { decimalText } from '../core/money.ts';
+import { unavailable, type ServiceError } from '../core/errors.ts';
 import { RateUnavailableError, type RatesEngine, type RateView } from './engine.ts';
 
 /** The fiat currencies a price may be given in, with their ISO 4217 minor units. */
@@ -135,19 +136,31 @@ export function quoteFrom(price: FiatAmount, rate: RateView, decimals: number, n
   };
 }
 
-/** A fresh quote of `price` for a token with `decimals` decimals, through the rates engine (shared cache, ordered sources). */
+/**
+ * A fresh quote of `price` for a token with `decimals` decimals, through the rates engine (shared cache,
+ * ordered sources); without a fresh rate, the 503 of quoteUnavailable.
+ */
 export async function quotePrice(
   rates: Pick<RatesEngine, 'rate'>,
   price: FiatAmount,
   token: { token: string; decimals: number },
   now: Date,
 ): Promise<{ subunits: bigint; quote: SessionQuote }> {
-  let rate: RateView;
   try {
-    rate = await rates.rate(token.token, price.currency);
+    return quoteFrom(price, await rates.rate(token.token, price.currency), token.decimals, now);
   } catch (e) {
-    if (e instanceof RateUnavailableError) throw new QuoteUnavailableError(e.message, e.retryable);
+    const why = e instanceof RateUnavailableError ? new QuoteUnavailableError(e.message, e.retryable) : e;
+    if (why instanceof QuoteUnavailableError) throw quoteUnavailable(why, token.token, price.currency);
     throw e;
   }
-  return quoteFrom(price, rate, token.decimals, now);
+}
+
+/** The 503 of a price that cannot be quoted now: retryable when a source lags, a setting otherwise. */
+export function quoteUnavailable(e: QuoteUnavailableError, token: string, currency: string): ServiceError {
+  return unavailable(`cannot price ${currency} in ${token}: ${e.message}`, {
+    retryable: e.retryable,
+    remediation: e.retryable
+      ? 'Send the same request again shortly, or send an amount in tokens instead of a price in fiat.'
+      : `Configure a rate source for ${token}:${currency} (RATE_SOURCES, RATES_STATIC, RATES_HTTP_URL or RATES_CHAINLINK_FEEDS), or send an amount in tokens instead of a price in fiat.`,
+  });
 }

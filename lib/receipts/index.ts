@@ -4,7 +4,7 @@
  */
 import type { Store } from '../store/port.ts';
 import type { Config } from '../../config/index.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import type { PaymentSessionState } from '../sessions/payment-session.ts';
 import { receiptData, type ReceiptData } from './model.ts';
 
 export { receiptData, NoReceiptError, fiatValue, type ReceiptData } from './model.ts';

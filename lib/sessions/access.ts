@@ -1,6 +1,6 @@
 /** Who may see and simulate a session: pure rules, the facade turns a refusal into its HTTP error. */
 import type { Caller } from '../core/request-meta.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import type { PaymentSessionState } from './payment-session.ts';
 
 /**
  * Reading: the owning merchant; anyone with a valid key for demo sessions; without credentials only demo

@@ -9,10 +9,9 @@ import { newId } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
 import { Idempotency, type IdempotencyRequest } from '../core/idempotency.ts';
 import type { Doc, Store } from '../store/port.ts';
-import type { AddressChain } from '../addresses.ts';
-import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from '../../actors/payment-session.ts';
-import { ServiceError } from '../core/errors.ts';
-import { QuoteUnavailableError, quotePrice } from '../rates/quote.ts';
+import type { AddressChain } from '../addresses/addresses.ts';
+import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from './payment-session.ts';
+import { quotePrice } from '../rates/quote.ts';
 import type { RatesEngine } from '../rates/engine.ts';
 import { checkRailPolicy, type RailPolicy } from '../merchants/rail-policy.ts';
 import {
@@ -24,7 +23,6 @@ import {
   needsKyc,
   quotedRequest,
   type CreateBody,
-  type CreateDraft,
   type CreateRequest,
 } from './policy.ts';
 import { DailyVolume } from './volume.ts';
@@ -34,22 +32,25 @@ import { newSessionState, type AddressSource, type SessionOwner } from './new-se
 export interface SessionCalls {
   send(id: string, msg: SessionMsg): Promise<SessionReply>;
   /** the catalog answers a 4xx when the session does not match the reference (merchant, amount, rail, expiry) */
-  checkReference(args: {
-    merchant_id: string;
-    checkout_reference_id: string;
-    amount_subunits: string;
-    chain: string;
-    network: string;
-    token: string;
-    /** a session priced in fiat: the price in its currency's minor units */
-    price?: { currency: string; amount_minor: string };
-  }): Promise<unknown>;
+  checkReference(
+    args: {
+      merchant_id: string;
+      checkout_reference_id: string;
+      chain: string;
+      network: string;
+      token: string;
+    } & (
+      | { amount_subunits: string }
+      /** a session priced in fiat: the price in its currency's minor units */
+      | { price: { currency: string; amount_minor: string } }
+    ),
+  ): Promise<unknown>;
   log: { warn(...args: unknown[]): void };
 }
 
 export interface SessionsOptions {
   store: Store;
-  config: Pick<Config, 'rails' | 'sessionAmountLimit' | 'dailyVolumeLimit'>;
+  config: Pick<Config, 'rails' | 'sessionAmountLimit' | 'dailyVolumeLimit' | 'webhookAllowPrivate'>;
   keyring: Keyring;
   now: () => Date;
   /** fresh spot rates, for prices in fiat */
@@ -89,7 +90,7 @@ export class Sessions {
 
   /** The checks in the documented order; the catalog check fails closed (no catalog: 503). */
   private async decide(calls: SessionCalls, merchant: { merchant_id: string; sandbox: boolean }, body: CreateBody): Promise<CreateRequest> {
-    const draft = decideCreateBody(body, this.o.config.rails);
+    const draft = decideCreateBody(body, this.o.config.rails, { allowHttpReturnUrl: this.o.config.webhookAllowPrivate });
     const account = await this.o.store.get<Doc & { kyc_status?: string; rail_policy?: RailPolicy | null }>(
       'merchants',
       merchant.merchant_id,
@@ -97,40 +98,29 @@ export class Sessions {
     // before a payable session exists: a rail outside the merchant's policy is refused (400 on paymentMethod)
     checkRailPolicy(account?.rail_policy, draft.rail);
     checkNetworkAccess(draft.rail, merchant.sandbox, needsKyc(draft.rail, merchant.sandbox) ? account?.kyc_status : undefined);
-    // a rate is read only for a request that passed every other check of its own
-    const req = await this.priced(draft);
+    const ref = checkoutReference(draft.metadata);
+    const check = (terms: { amount_subunits: string } | { price: { currency: string; amount_minor: string } }) =>
+      ref === undefined
+        ? undefined
+        : calls.checkReference({
+            merchant_id: merchant.merchant_id,
+            checkout_reference_id: ref,
+            chain: draft.rail.chain,
+            network: draft.rail.network,
+            token: draft.rail.token,
+            ...terms,
+          });
+    if (draft.price === undefined) {
+      checkAmountLimit(draft.expected, draft.rail, this.o.config.sessionAmountLimit);
+      await check({ amount_subunits: draft.expected.toString() });
+      return draft;
+    }
+    // a price in fiat: the reference names the price; a rate is read only once every other check passed
+    await check({ price: { currency: draft.price.currency, amount_minor: draft.price.minor.toString() } });
+    const { subunits, quote } = await quotePrice(this.o.rates, draft.price, draft.rail, this.o.now());
+    const req = quotedRequest(draft, subunits, quote);
     checkAmountLimit(req.expected, req.rail, this.o.config.sessionAmountLimit);
-    const ref = checkoutReference(req.metadata);
-    if (ref !== undefined) {
-      await calls.checkReference({
-        merchant_id: merchant.merchant_id,
-        checkout_reference_id: ref,
-        amount_subunits: req.expected.toString(),
-        chain: req.rail.chain,
-        network: req.rail.network,
-        token: req.rail.token,
-        ...(draft.price ? { price: { currency: draft.price.currency, amount_minor: draft.price.minor.toString() } } : {}),
-      });
-    }
     return req;
-  }
-
-  /** A token amount as it is; a price in fiat quoted at a fresh rate of the rail's token (503 without one). */
-  private async priced(draft: CreateDraft): Promise<CreateRequest> {
-    if (draft.price === undefined) return draft;
-    const { rail, price } = draft;
-    try {
-      const { subunits, quote } = await quotePrice(this.o.rates, price, rail, this.o.now());
-      return quotedRequest(draft, subunits, quote);
-    } catch (e) {
-      if (!(e instanceof QuoteUnavailableError)) throw e;
-      throw new ServiceError(503, `cannot price ${price.currency} in ${rail.token}: ${e.message}`, 'UNAVAILABLE_EXPLAINED', {
-        retryable: e.retryable,
-        remediation: e.retryable
-          ? 'Send the same request again shortly, or send amount in tokens instead of price.'
-          : `Configure a rate source for ${rail.token}:${price.currency} (RATE_SOURCES, RATES_STATIC, RATES_HTTP_URL or RATES_CHAINLINK_FEEDS), or send amount in tokens instead of price.`,
-      });
-    }
   }
 
   /**

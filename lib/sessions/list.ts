@@ -1,8 +1,8 @@
 /** GET /v1/payment_sessions: a merchant's sessions, newest first (ids are time-sortable), by status, cursor paging. */
 import type { Filter, Store } from '../store/port.ts';
-import { badRequest } from '../core/errors.ts';
+import { invalidCursor, invalidLimit } from '../core/errors.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import type { PaymentSessionState } from './payment-session.ts';
 
 export interface SessionListQuery {
   cursor?: string;
@@ -16,12 +16,12 @@ export async function listSessions(
   query: SessionListQuery,
 ): Promise<{ rows: PaymentSessionState[]; has_more: boolean; next_cursor: string | null }> {
   const limit = parseLimit(query.limit);
-  if (typeof limit === 'string') throw badRequest(limit);
+  if (typeof limit === 'string') throw invalidLimit(limit);
   const filter: Filter = { merchant_id: merchantId };
   if (query.status) filter.status = query.status;
   if (query.cursor !== undefined) {
     const after = decodeCursor(query.cursor);
-    if (!after) throw badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged');
+    if (!after) throw invalidCursor();
     filter.id = { $lt: after };
   }
   const rows = await store.find<PaymentSessionState>('payment_sessions', filter, { desc: true, limit: limit + 1 });

@@ -4,10 +4,10 @@
  * faster source (a pre-derived pool) replaces it without touching the sessions rules.
  */
 import { newId } from '../core/ids.ts';
-import type { Environment } from '../metrics.ts';
+import type { Environment } from '../runtime/metrics.ts';
 import type { Rail } from '../../config/rails.ts';
-import type { AddressChain } from '../addresses.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import type { AddressChain } from '../addresses/addresses.ts';
+import type { PaymentSessionState } from './payment-session.ts';
 import type { CreateRequest } from './policy.ts';
 
 export interface AddressSource {
@@ -55,6 +55,7 @@ export function newSessionState(
     key_fingerprint: address.fingerprint,
     status: 'pending',
     metadata: req.metadata,
+    ...(req.return_url ? { return_url: req.return_url } : {}),
     ...(req.quote ? { quote: req.quote } : {}),
     expires_at: new Date(now.getTime() + req.expiresMs).toISOString(),
     expiry_due_at: null,

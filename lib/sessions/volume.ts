@@ -3,7 +3,7 @@
  * (merchant, rail, day) in `session_volume`, reserved by compare-and-set before the session is created
  * and released when the creation fails. The decision is pure (`nextVolume`); the loop is lib/core/retry.ts.
  */
-import { rateLimited } from '../core/errors.ts';
+import { REMEDIATION, rateLimited } from '../core/errors.ts';
 import { retryOnConflict } from '../core/retry.ts';
 import { isConflict, isDuplicate, type Doc, type Store } from '../store/port.ts';
 import { railKey, type Rail } from '../../config/rails.ts';
@@ -69,7 +69,7 @@ export class DailyVolume {
           attempts: 100,
           retryOn: (e) => isConflict(e) || isDuplicate(e),
           maxPauseMs: (n) => Math.min(20, n),
-          exhausted: () => rateLimited('too many concurrent session creations, retry later'),
+          exhausted: () => rateLimited('too many concurrent session creations, retry later', { remediation: REMEDIATION.retryLater }),
         },
       );
     await change(amount, true);

@@ -6,11 +6,11 @@
 import { getAddress } from 'ethers';
 import { PublicKey } from '@solana/web3.js';
 import type { Doc, Store } from '../store/port.ts';
-import { badRequest, notFound, unauthorized } from '../core/errors.ts';
-import { validate } from '../validation.ts';
+import { REMEDIATION, badRequest, notFound, unauthorized } from '../core/errors.ts';
+import { validate } from '../http/validation.ts';
 import { AmountError, toSubunits } from '../core/money.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
-import type { AbuseLabels, AbuseOutcome } from '../metrics.ts';
+import type { AbuseLabels, AbuseOutcome } from '../runtime/metrics.ts';
 import { CHALLENGES, type ChallengeDoc } from '../x402/redeem.ts';
 import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
 import { LIMIT_VIOLATIONS, parsePolicy, PolicyError, sameTarget, type PolicyInput, type Reason } from './policy.ts';
@@ -48,18 +48,31 @@ export function normalizeAddress(chain: string, target: string): string | null {
 export function attemptInput(b: AttemptBody, enabled: Rail[], known: Rail[]): { input: AttemptInput; railEnabled: boolean } {
   const on = findRail(enabled, b.chain, b.network, b.token_symbol);
   const rail = on ?? findRail(known, b.chain, b.network, b.token_symbol);
-  if (!rail) throw badRequest(`(${b.chain}, ${b.network}, ${b.token_symbol}) is not a rail of this service; see GET /v1/payment_methods`);
+  if (!rail)
+    throw badRequest(`(${b.chain}, ${b.network}, ${b.token_symbol}) is not a rail of this service; see GET /v1/payment_methods`, {
+      field: 'chain',
+      remediation: REMEDIATION.rails,
+    });
   let fromAmount: bigint;
   try {
     fromAmount = toSubunits(b.amount, rail.decimals);
   } catch (e) {
-    if (e instanceof AmountError) throw badRequest(`amount has more decimal places than ${rail.token} allows (${rail.decimals})`);
+    if (e instanceof AmountError)
+      throw badRequest(`amount has more decimal places than ${rail.token} allows (${rail.decimals})`, {
+        field: 'amount',
+        remediation: `Round amount to ${rail.decimals} decimal places.`,
+      });
     throw e;
   }
   if (!/^[1-9]\d{0,77}$/.test(b.amount_subunits))
-    throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string without leading zeros');
+    throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string without leading zeros', {
+      field: 'amount_subunits',
+    });
   if (fromAmount !== BigInt(b.amount_subunits))
-    throw badRequest(`amount and amount_subunits disagree: ${b.amount} ${rail.token} is ${fromAmount} smallest units`);
+    throw badRequest(`amount and amount_subunits disagree: ${b.amount} ${rail.token} is ${fromAmount} smallest units`, {
+      field: 'amount_subunits',
+      remediation: `Send amount_subunits ${fromAmount} for amount ${b.amount}, or correct amount.`,
+    });
   return {
     railEnabled: !!on,
     input: {
@@ -88,6 +101,10 @@ export async function resolveTarget(store: Store, now: Date, input: AttemptInput
       if (c.token !== input.token_symbol || c.amount_subunits !== input.amount_subunits) {
         throw badRequest(
           `x402 challenge ${c.id} asks for ${c.amount_subunits} smallest units of ${c.token}; the attempt must pay exactly that`,
+          {
+            field: 'amount_subunits',
+            remediation: `Send amount_subunits ${c.amount_subunits} and token_symbol ${c.token}, as the challenge asks.`,
+          },
         );
       }
       const open = c.status === 'open' && c.expires_at > now.toISOString();
@@ -95,10 +112,14 @@ export async function resolveTarget(store: Store, now: Date, input: AttemptInput
     }
   }
   const address = normalizeAddress(input.chain, input.target);
-  if (!address) throw badRequest(`target is not a valid ${input.chain} address`);
+  if (!address) throw badRequest(`target is not a valid ${input.chain} address`, { field: 'target' });
   const own = await store.findOne<WalletFacts & Doc>('wallets', { address, chain: input.chain, network: input.network });
   if (own) {
-    if (own.id === wallet.id) throw badRequest('an agent wallet cannot spend to itself');
+    if (own.id === wallet.id)
+      throw badRequest('an agent wallet cannot spend to itself', {
+        field: 'target',
+        remediation: "Send target as an address other than this agent wallet's own.",
+      });
     return { kind: 'wallet', wallet_id: own.id, challenge_id: null };
   }
   return { kind: 'chain', wallet_id: null, challenge_id: null };
@@ -129,7 +150,7 @@ export function checkedPolicy(body: PolicyInput): PolicyInput {
   try {
     parsePolicy(body);
   } catch (e) {
-    if (e instanceof PolicyError) throw badRequest(e.message);
+    if (e instanceof PolicyError) throw badRequest(e.message, { field: e.field });
     throw e;
   }
   return body;
@@ -190,7 +211,7 @@ export async function listAttempts(store: Store, wallet: WalletFacts, rawQuery: 
   // validated: a repeated or bracketed parameter arrives as an array or object and must not reach the store
   const q = validate<{ limit?: string; cursor?: string; status?: string }>('AgentSpendAttemptListQuery', rawQuery ?? {}, 'query');
   const limit = q.limit === undefined ? 20 : Number(q.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('limit must be an integer from 1 to 100');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('limit must be an integer from 1 to 100', { field: 'limit' });
   const filter: Record<string, unknown> = { agent_wallet_id: wallet.id, merchant_id: wallet.merchant_id };
   if (q.status) filter.status = q.status;
   if (q.cursor) filter.id = { $lt: q.cursor };

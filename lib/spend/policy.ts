@@ -81,7 +81,14 @@ export interface Policy {
   expires_at: string | null;
 }
 
-export class PolicyError extends Error {}
+/** A policy body the rules refuse; `field` is the path of the input at fault. */
+export class PolicyError extends Error {
+  readonly field: string;
+  constructor(message: string, field: string) {
+    super(message);
+    this.field = field;
+  }
+}
 
 /** Shortest and longest window (the actor keeps spends for the longest one). */
 export const WINDOW_MIN_MS = 60_000;
@@ -91,7 +98,7 @@ const DIGITS = /^(0|[1-9]\d{0,77})$/;
 
 function amount(value: string | undefined, where: string): bigint | null {
   if (value === undefined) return null;
-  if (!DIGITS.test(value)) throw new PolicyError(`${where} must be a digit string of smallest units without leading zeros`);
+  if (!DIGITS.test(value)) throw new PolicyError(`${where} must be a digit string of smallest units without leading zeros`, where);
   return BigInt(value);
 }
 
@@ -100,19 +107,19 @@ export function parsePolicy(input: PolicyInput): Policy {
   const limits = new Map<string, RailLimits>();
   for (const [rail, l] of Object.entries(input.limits)) {
     if (!RAIL_KEY.test(rail))
-      throw new PolicyError(`limits key '${rail}' must be a rail <chain>:<network>:<token>, e.g. ethereum:testnet:USDC`);
+      throw new PolicyError(`limits key '${rail}' must be a rail <chain>:<network>:<token>, e.g. ethereum:testnet:USDC`, `limits.${rail}`);
     const windows: SpendWindow[] = [];
     const seen = new Set<string>();
     for (const [i, w] of (l.windows ?? []).entries()) {
       const where = `limits.${rail}.windows[${i}]`;
       const ms = parseDuration(w.duration);
       if (ms === null || ms < WINDOW_MIN_MS || ms > WINDOW_MAX_MS)
-        throw new PolicyError(`${where}.duration must be a duration such as 1h, 24h or 7d, between 1m and 30d`);
+        throw new PolicyError(`${where}.duration must be a duration such as 1h, 24h or 7d, between 1m and 30d`, `${where}.duration`);
       if (w.max_subunits === undefined && w.max_count === undefined)
-        throw new PolicyError(`${where} needs max_subunits, max_count or both`);
+        throw new PolicyError(`${where} needs max_subunits, max_count or both`, where);
       if (w.max_count !== undefined && (!Number.isInteger(w.max_count) || w.max_count < 0))
-        throw new PolicyError(`${where}.max_count must be a whole number`);
-      if (seen.has(w.duration)) throw new PolicyError(`${where}.duration ${w.duration} appears twice`);
+        throw new PolicyError(`${where}.max_count must be a whole number`, `${where}.max_count`);
+      if (seen.has(w.duration)) throw new PolicyError(`${where}.duration ${w.duration} appears twice`, `${where}.duration`);
       seen.add(w.duration);
       windows.push({
         duration: w.duration,
@@ -128,7 +135,7 @@ export function parsePolicy(input: PolicyInput): Policy {
     });
   }
   if (input.expires_at != null && Number.isNaN(Date.parse(input.expires_at)))
-    throw new PolicyError('expires_at must be a timestamp or null');
+    throw new PolicyError('expires_at must be a timestamp or null', 'expires_at');
   return {
     limits,
     allowed_targets: input.allowed_targets ?? [],

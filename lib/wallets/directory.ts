@@ -7,7 +7,7 @@
 import { notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { isDuplicate, type Store } from '../store/port.ts';
-import { AddressIndexAllocator, loadSeedPhrase } from '../addresses.ts';
+import { AddressIndexAllocator, loadSeedPhrase } from '../addresses/addresses.ts';
 import { KeyDeriver } from '../chains/keys.ts';
 import { WALLETS, defaultWalletKey, type WalletDoc, type WalletType } from './model.ts';
 

@@ -1,5 +1,5 @@
 /** Pages of wallets, payouts and wallet transactions: `{data, next_cursor, has_more}`, newest first. */
-import { badRequest } from '../core/errors.ts';
+import { invalidCursor, invalidLimit } from '../core/errors.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
 import type { Doc, Filter, Store } from '../store/port.ts';
 import { WALLET_TXS, type WalletTxRow } from '../ledger/index.ts';
@@ -17,7 +17,7 @@ export interface PageQuery {
 
 function limitOf(q: PageQuery): number {
   const limit = parseLimit(q.limit);
-  if (typeof limit === 'string') throw badRequest(limit);
+  if (typeof limit === 'string') throw invalidLimit(limit);
   return limit;
 }
 
@@ -33,7 +33,7 @@ export async function pageById<D extends Doc, T>(
   const f: Filter = { ...filter };
   if (q.cursor !== undefined) {
     const after = decodeCursor(q.cursor);
-    if (!after) throw badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged');
+    if (!after) throw invalidCursor();
     f.id = { $lt: after };
   }
   const rows = await store.find<D>(coll, f, { desc: true, limit: limit + 1 });

@@ -1,6 +1,6 @@
 /** Wallets and wallet transactions as the API shows them (amounts as numbers and exact digit strings). */
 import { toApiNumber } from '../core/money.ts';
-import { badRequest } from '../core/errors.ts';
+import { invalidCursor } from '../core/errors.ts';
 import { findRail, railKey, type Rail } from '../../config/rails.ts';
 import type { Balance } from '../ledger/balances.ts';
 import type { WalletTxRow } from '../ledger/transfers.ts';
@@ -72,6 +72,6 @@ export function encodeTxCursor(sortKey: string): string {
 export function decodeTxCursor(cursor: string): string {
   const text = /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
   const m = /^t1:(\d{4}-\d\d-\d\dT[\d:.]+Z\|wtx_[0-9a-f]{26})$/.exec(text);
-  if (!m) throw badRequest('cursor is not valid; pass the next_cursor of the previous page unchanged');
+  if (!m) throw invalidCursor();
   return m[1];
 }

@@ -25,7 +25,7 @@ import { DueScanner } from '../core/due-scanner.ts';
 import type { Keyring } from '../core/keyring.ts';
 import { retryOnConflict } from '../core/retry.ts';
 import { VersionConflictError, isConflict, type Store, type WriteOp } from '../store/port.ts';
-import { liveSecrets, type MerchantState } from '../../actors/merchant.ts';
+import { liveSecrets, type MerchantState } from '../merchants/merchant.ts';
 import { EVENT_HEADER, EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature.ts';
 import { postWebhook, type DialResult } from './dialer.ts';
 import { applyAttempt, applySkip, type DeliveryDoc, type LoggedAttempt } from './delivery.ts';

@@ -13,6 +13,7 @@
  *   `sys:chain`, id `x402:<challenge id>`) in the same write that consumes the challenge. An agent-wallet
  *   proof has already moved the money inside the ledger (its spend attempt's transfer).
  */
+import type { SessionQuote } from '../rates/quote.ts';
 import { createHash } from 'node:crypto';
 import { isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
 import { retryOnConflict } from '../core/retry.ts';
@@ -34,6 +35,8 @@ export interface ChallengeDoc extends Doc, ChallengeTerms {
   resource: string;
   description: string | null;
   price_id: string | null;
+  /** a catalog price in fiat: the quote amount_subunits was converted at (lib/rates/quote.ts) */
+  quote?: SessionQuote;
   status: 'open' | 'redeemed';
   expires_at: string;
   created_at: string;

@@ -121,7 +121,7 @@ export class PaymentsClient {
   /** Unwraps an openapi-fetch answer: the data on 2xx, a typed PaymentsError otherwise. */
   async unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
     const { data, error, response } = await call;
-    if (!response.ok) throw PaymentsError.from(response.status, error);
+    if (!response.ok) throw PaymentsError.from(response.status, error, response.headers);
     return data as T;
   }
 

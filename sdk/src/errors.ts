@@ -1,7 +1,9 @@
 /**
- * Typed errors: every non-2xx answer of the API becomes a PaymentsError carrying the envelope's `code`
- * (1 internal, 2 not found, 3 bad request, 4 rate limited, 5 conflict, 7 credentials) and the HTTP
- * status, with a subclass per code so callers can `catch (e) { if (e instanceof ConflictError) … }`.
+ * Typed errors: every non-2xx answer of the API becomes a PaymentsError carrying the envelope: `code`
+ * (1 internal, 2 not found, 3 bad request, 4 rate limited, 5 conflict, 7 credentials), `message`, `field`
+ * (the first invalid input), `remediation` (what to do), `request_id` (quote it to the operator),
+ * `retryable` and `errors` (every invalid input), with the HTTP status and a subclass per code so callers
+ * can `catch (e) { if (e instanceof ConflictError) … }`.
  */
 
 export const ErrorCode = {
@@ -13,19 +15,52 @@ export const ErrorCode = {
   AUTH: 7,
 } as const;
 
+/** One invalid input of a refused request. */
+export interface FieldError {
+  /** its path, e.g. `paymentMethod.chain`; absent when the whole input is at fault */
+  field?: string;
+  message: string;
+}
+
+/** What an error carries besides status, code and message (all optional: a proxy's answer has none). */
+export interface ErrorDetails {
+  field?: string;
+  remediation?: string;
+  request_id?: string;
+  retryable?: boolean;
+  errors?: FieldError[];
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
 export class PaymentsError extends Error {
   /** the envelope's code (see ErrorCode); 0 when the answer carried no envelope */
   readonly code: number;
   /** the HTTP status; 0 for a network failure */
   readonly status: number;
-  constructor(status: number, code: number, message: string) {
+  /** the first invalid input's path (`paymentMethod.chain`, `webhook_url`, a header name); undefined when no single input is at fault */
+  readonly field: string | undefined;
+  /** one sentence saying what fixes it: the header, setting, command or value */
+  readonly remediation: string | undefined;
+  /** the request's id (its X-Request-Id): quote it to the operator */
+  readonly request_id: string | undefined;
+  /** whether the same request can succeed later (the server's word; else: 429, 5xx and network failures) */
+  readonly retryable: boolean;
+  /** every invalid input of the request (validation failures); empty otherwise */
+  readonly errors: FieldError[];
+  constructor(status: number, code: number, message: string, details: ErrorDetails = {}) {
     super(message);
     this.name = new.target.name;
     this.status = status;
     this.code = code;
+    this.field = details.field;
+    this.remediation = details.remediation;
+    this.request_id = details.request_id;
+    this.retryable = details.retryable ?? (status === 0 || status === 429 || status >= 500);
+    this.errors = details.errors ?? [];
   }
 
-  /** Builds the typed error of an answer from its `{code, message}` body (or its status alone). */
+  /** Builds the typed error of an answer from its envelope body (or its status alone). */
   static async fromResponse(res: Response): Promise<PaymentsError> {
     let body: unknown;
     try {
@@ -33,15 +68,27 @@ export class PaymentsError extends Error {
     } catch {
       body = undefined;
     }
-    return PaymentsError.from(res.status, body);
+    return PaymentsError.from(res.status, body, res.headers);
   }
 
-  static from(status: number, body: unknown): PaymentsError {
-    const env = body as { code?: unknown; message?: unknown } | undefined;
-    const code = typeof env?.code === 'number' ? env.code : 0;
-    const message = typeof env?.message === 'string' ? env.message : `HTTP ${status}`;
+  /** `headers` supplies the request id when the body has none (an answer that is not the envelope). */
+  static from(status: number, body: unknown, headers?: Headers): PaymentsError {
+    const env = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+    const code = typeof env.code === 'number' ? env.code : 0;
+    const message = str(env.message) ?? `HTTP ${status}`;
+    const errors = Array.isArray(env.errors)
+      ? env.errors
+          .filter((e): e is Record<string, unknown> => !!e && typeof e === 'object' && typeof (e as FieldError).message === 'string')
+          .map((e) => (str(e.field) ? { field: str(e.field), message: e.message as string } : { message: e.message as string }))
+      : undefined;
     const Cls = CLASSES[code] ?? PaymentsError;
-    return new Cls(status, code, message);
+    return new Cls(status, code, message, {
+      field: str(env.field),
+      remediation: str(env.remediation),
+      request_id: str(env.request_id) ?? headers?.get('x-request-id') ?? undefined,
+      retryable: typeof env.retryable === 'boolean' ? env.retryable : undefined,
+      errors,
+    });
   }
 }
 
@@ -59,7 +106,7 @@ export class NetworkError extends PaymentsError {
   }
 }
 
-const CLASSES: Record<number, new (status: number, code: number, message: string) => PaymentsError> = {
+const CLASSES: Record<number, new (status: number, code: number, message: string, details?: ErrorDetails) => PaymentsError> = {
   1: InternalError,
   2: NotFoundError,
   3: BadRequestError,

@@ -31,6 +31,8 @@ export {
   ConflictError,
   AuthenticationError,
   NetworkError,
+  type ErrorDetails,
+  type FieldError,
 } from './errors.ts';
 export {
   verifyWebhook,

@@ -4,21 +4,22 @@
  * actor, as during a rebalance), never reserve more than the window cap.
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { Wallet } from 'ethers';
 import { ensureNats } from '../helpers/nats.ts';
+import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { CapturingMailer, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
 import { eventually } from '../helpers/wait.ts';
 import type { ActorHost } from '../../actors/runtime.ts';
-import type { AgentWalletState, AgentWalletMsg, AgentWalletReply } from '../../actors/agent-wallet.ts';
+import type { AgentWalletState, AgentWalletMsg, AgentWalletReply } from '../../lib/agents/state.ts';
 import { newId } from '../../lib/core/ids.ts';
 import { RAIL, attemptBody, balanceOf, createWallet, fund } from '../integration/agents-helpers.ts';
 
 type Host = ActorHost<AgentWalletState, AgentWalletMsg, AgentWalletReply>;
 
 let dir: string;
+let db: TestDatabase;
 let a: TestNode;
 let b: TestNode;
 let m: RegisteredMerchant;
@@ -27,11 +28,12 @@ const localHost = (t: TestNode) => (t.node.broker.getLocalService('agent-wallet-
 beforeAll(async () => {
   const nats = await ensureNats();
   dir = tempDir('agents-cluster-');
+  db = await freshDatabase('agents_cluster');
   const shared = {
     TRANSPORTER: nats,
     NAMESPACE: `agents-${randomBytes(4).toString('hex')}`,
     DATA_DIR: dir,
-    STORE_URL: `sqlite:${join(dir, 'shared.db')}`,
+    STORE_URL: db.url,
     RATE_LIMIT_PER_MINUTE: '100000',
   };
   const mailer = new CapturingMailer();
@@ -48,6 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([a, b].filter(Boolean).map((n) => n.stop()));
+  await db?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 

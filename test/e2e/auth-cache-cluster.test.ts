@@ -5,9 +5,9 @@
  * is one per merchant across both.
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { ensureNats } from '../helpers/nats.ts';
+import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
 import { eventually } from '../helpers/wait.ts';
@@ -19,17 +19,19 @@ const sees = (t: TestNode, nodeID: string) =>
 
 describe('auth cache on two nodes over NATS', () => {
   let dir: string;
+  let db: TestDatabase;
   let a: TestNode;
   let b: TestNode;
 
   beforeAll(async () => {
     const nats = await ensureNats();
     dir = tempDir('auth-cluster-');
+    db = await freshDatabase('auth_cluster');
     const shared = {
       TRANSPORTER: nats,
       NAMESPACE: `test-${randomBytes(4).toString('hex')}`,
       DATA_DIR: dir,
-      STORE_URL: `sqlite:${join(dir, 'shared.db')}`,
+      STORE_URL: db.url,
       MASTER_KEY: randomBytes(32).toString('hex'),
       AUTH_CACHE_TTL_MS: '600000',
     };
@@ -41,6 +43,7 @@ describe('auth cache on two nodes over NATS', () => {
 
   afterAll(async () => {
     await Promise.all([a, b].filter(Boolean).map((n) => n.stop()));
+    await db?.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -77,6 +80,6 @@ describe('auth cache on two nodes over NATS', () => {
     // counts 3, 4, 5 pass; 6 and 7 are over the new limit, whichever node answers
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
     const refused = await b.request('GET', '/v1/me', { key: m.apiKey });
-    expect(refused.body).toEqual({ code: 4, message: 'rate limit of 5 requests per minute exceeded, retry later' });
+    expect(refused.body).toMatchObject({ code: 4, message: 'rate limit of 5 requests per minute exceeded, retry later' });
   });
 });

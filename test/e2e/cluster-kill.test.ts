@@ -1,5 +1,5 @@
 /**
- * Two real nodes (`node index.ts` processes) over a real NATS server, sharing one SQLite store and
+ * Two real nodes (`node index.ts` processes) over a real NATS server, sharing one PostgreSQL database and
  * DATA_DIR. While clients stream session creates (each with an Idempotency-Key, retried with the same key
  * until answered), simulates and webhook deliveries to a local receiver, one node is SIGKILLed again and
  * again and restarted. At the end nothing is lost or doubled: every key maps to exactly one session and
@@ -10,9 +10,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { ensureNats } from '../helpers/nats.ts';
+import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { spawnNode, type ChildNode } from '../helpers/child-node.ts';
 import { startTestNode, tempDir } from '../helpers/node.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
@@ -64,6 +64,7 @@ async function receiver(): Promise<{ server: Server; url: string; deliveries: De
 
 describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
   let dir: string;
+  let db: TestDatabase;
   let store: Store;
   let rx: Awaited<ReturnType<typeof receiver>>;
   let m: RegisteredMerchant;
@@ -73,12 +74,13 @@ describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
   beforeAll(async () => {
     const nats = await ensureNats();
     dir = tempDir('cluster-kill-');
+    db = await freshDatabase('cluster_kill');
     rx = await receiver();
     env = {
       TRANSPORTER: nats,
       NAMESPACE: `kill-${randomBytes(4).toString('hex')}`,
       DATA_DIR: dir,
-      STORE_URL: `sqlite:${join(dir, 'shared.db')}`,
+      STORE_URL: db.url,
       RATE_LIMIT_PER_MINUTE: '100000',
       WEBHOOK_SCAN_INTERVAL_MS: '100',
       WEBHOOK_RETRY_BASE_MS: '200',
@@ -100,6 +102,7 @@ describe('two nodes over NATS, one SIGKILLed repeatedly', () => {
   afterAll(async () => {
     await Promise.all([nodes.a, nodes.b].filter(Boolean).map((n) => n!.stop()));
     await store?.close();
+    await db?.drop();
     await new Promise((r) => rx?.server.close(r));
     rmSync(dir, { recursive: true, force: true });
   });

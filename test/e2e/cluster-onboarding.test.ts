@@ -3,8 +3,8 @@
  * merchant services, and a full node, sharing one store. Steps alternate between the two HTTP nodes.
  */
 import { eventually } from '../helpers/wait.ts';
+import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { ensureNats } from '../helpers/nats.ts';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
@@ -12,6 +12,7 @@ import { solvePow } from '../../lib/onboarding/pow.ts';
 
 describe('onboarding on a cluster over NATS', () => {
   let dir: string;
+  let db: TestDatabase;
   let gateway: TestNode;
   let worker: TestNode;
   let full: TestNode;
@@ -19,11 +20,12 @@ describe('onboarding on a cluster over NATS', () => {
   beforeAll(async () => {
     const nats = await ensureNats();
     dir = tempDir('cluster-');
+    db = await freshDatabase('cluster_onboarding');
     const shared = {
       TRANSPORTER: nats,
       NAMESPACE: `test-${randomBytes(4).toString('hex')}`,
       DATA_DIR: dir,
-      STORE_URL: `sqlite:${join(dir, 'shared.db')}`,
+      STORE_URL: db.url,
       MASTER_KEY: randomBytes(32).toString('hex'),
       TRUSTED_EMAIL_DOMAINS: 'cluster.example',
     };
@@ -43,6 +45,7 @@ describe('onboarding on a cluster over NATS', () => {
 
   afterAll(async () => {
     await Promise.all([gateway, worker, full].filter(Boolean).map((n) => n.stop()));
+    await db?.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 

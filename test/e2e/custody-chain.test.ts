@@ -14,7 +14,7 @@ import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { createWallet, type WalletRef } from '../integration/agents-helpers.ts';
-import { loadSeedPhrase } from '../../lib/addresses.ts';
+import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
 import { KeyDeriver } from '../../lib/chains/keys.ts';
 import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';

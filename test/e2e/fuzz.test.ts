@@ -5,15 +5,16 @@
  * bad path and query params, wrong methods), with a valid API key of a sandbox merchant, with none, with
  * bad credentials, and as a bearer user acting for its live merchant. Asserted for every request: no 5xx
  * (a 503 only where the operation documents a dependency that is genuinely unavailable here, with an
- * explained message), an answer within the per-request deadline, and every error exactly the envelope
- * {code, message}. The node answers afterwards. FUZZ_SEED=<n> runs another seed.
+ * explained message), an answer within the per-request deadline, an X-Request-Id on every answer, and
+ * every error exactly the envelope (test/helpers/schema-fuzz.ts: envelopeProblem). The node answers
+ * afterwards. FUZZ_SEED=<n> runs another seed.
  */
 import { request as httpRequest, Agent } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { startTestNode, api, type TestNode } from '../helpers/node.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
-import { BODY_KINDS, KINDS, Rng, buildRequest, operations, type FuzzRequest, type Known } from '../helpers/schema-fuzz.ts';
+import { BODY_KINDS, KINDS, Rng, buildRequest, envelopeProblem, operations, type FuzzRequest, type Known } from '../helpers/schema-fuzz.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed_2026);
 const PER_OPERATION = 40;
@@ -76,6 +77,8 @@ function problem(op: { may503: boolean }, a: Answer, method: string): string | n
   if (a.status >= 500) {
     if (a.status !== 503 || !op.may503) return `answered ${a.status}`;
   }
+  const requestId = a.headers['x-request-id'];
+  if (typeof requestId !== 'string' || !requestId) return `answered ${a.status} without an X-Request-Id header`;
   if (a.status < 400) return null;
   if (method === 'HEAD') return null; // a HEAD answer has no body by definition
   let body: unknown;
@@ -84,11 +87,9 @@ function problem(op: { may503: boolean }, a: Answer, method: string): string | n
   } catch {
     return `error ${a.status} is not JSON: ${JSON.stringify(a.text.slice(0, 80))}`;
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return `error ${a.status} body is not an object`;
-  const keys = Object.keys(body).sort();
-  if (keys.join() !== 'code,message') return `error ${a.status} body has keys ${keys.join()}`;
-  const e = body as { code: unknown; message: unknown };
-  if (typeof e.code !== 'number' || typeof e.message !== 'string') return `error ${a.status} envelope has wrong types`;
+  const wrong = envelopeProblem(a.status, requestId, body);
+  if (wrong) return `error ${a.status}: ${wrong}`;
+  const e = body as { code: number; message: string };
   if (a.status === 503 && /temporarily unavailable/.test(e.message)) return `503 without an explanation: ${e.message}`;
   if (!String(a.headers['content-type'] ?? '').startsWith('application/json'))
     return `error ${a.status} content-type ${a.headers['content-type']}`;
@@ -311,15 +312,9 @@ describe('schema-driven fuzz of every operation', () => {
       } catch {
         /* checked below */
       }
-      const ok =
-        status >= 400 &&
-        status < 500 &&
-        !!envelope &&
-        typeof envelope === 'object' &&
-        Object.keys(envelope).sort().join() === 'code,message' &&
-        typeof (envelope as { code: unknown }).code === 'number' &&
-        typeof (envelope as { message: unknown }).message === 'string';
-      if (!ok) failures.push(`${what}: ${JSON.stringify(answer.slice(0, 160))}`);
+      const requestId = /\r\nX-Request-Id: ([^\r]+)\r\n/i.exec(answer)?.[1];
+      const wrong = status >= 400 && status < 500 ? envelopeProblem(status, requestId, envelope) : `status ${status}`;
+      if (wrong) failures.push(`${what}: ${wrong}: ${JSON.stringify(answer.slice(0, 160))}`);
     }
     expect(failures).toEqual([]);
     expect((await t.request('GET', '/v1/payment_methods')).status).toBe(200);

@@ -9,7 +9,7 @@ import { startHardhatNode, type HardhatNode } from '../harness/hardhat-node.ts';
 import { startSolanaRpc, type SolanaRpcHarness } from '../harness/solana-rpc.ts';
 import { KeyDeriver } from '../../lib/chains/keys.ts';
 import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
-import { loadSeedPhrase } from '../../lib/addresses.ts';
+import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
 
 const run = promisify(execFile);
 

@@ -7,8 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { ensureNats } from '../helpers/nats.ts';
+import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { http, tempDir } from '../helpers/node.ts';
 import { spawnNode, type ChildNode } from '../helpers/child-node.ts';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.ts';
@@ -30,6 +30,7 @@ const ALERT_SECRET = `alertsecret-${randomBytes(12).toString('hex')}`;
 
 describe('operational alerts on two nodes over NATS', () => {
   let dir: string;
+  let db: TestDatabase;
   let a: ChildNode;
   let b: ChildNode;
   let store: Store;
@@ -83,11 +84,12 @@ describe('operational alerts on two nodes over NATS', () => {
       return 200;
     });
     dir = tempDir('ops-alerts-');
+    db = await freshDatabase('ops_alerts');
     const env = {
       TRANSPORTER: nats,
       NAMESPACE: `ops-${randomBytes(4).toString('hex')}`,
       DATA_DIR: dir,
-      STORE_URL: `sqlite:${join(dir, 'shared.db')}`,
+      STORE_URL: db.url,
       SMTP_URL: smtp.url,
       TRUSTED_EMAIL_DOMAINS: 'trusted.test',
       PUBLIC_RATE_LIMIT_PER_MINUTE: '10000',
@@ -122,6 +124,7 @@ describe('operational alerts on two nodes over NATS', () => {
   afterAll(async () => {
     await Promise.all([a, b].filter(Boolean).map((n) => n.stop()));
     await store?.close();
+    await db?.drop();
     await Promise.all([smtp?.stop(), am?.stop(), alertRx?.close(), hooks?.close()]);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });

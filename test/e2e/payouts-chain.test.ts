@@ -16,7 +16,7 @@ import { merchant } from '../integration/sessions-helpers.ts';
 import { startReceiver, type Receiver } from '../integration/webhooks-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
-import { loadSeedPhrase } from '../../lib/addresses.ts';
+import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
 import { KeyDeriver } from '../../lib/chains/keys.ts';
 import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';

@@ -1,11 +1,12 @@
 /**
- * Two nodes over one store (SQLite, one DATA_DIR), both running the money-out scanners at once: the
+ * Two nodes over one store (a PostgreSQL database, one DATA_DIR), both running the money-out scanners at once: the
  * deposit is swept once, and every payout is carried out by exactly one of them, with exactly one
  * transaction each on chain (the wallet's nonce moves once per payout).
  */
 import { Wallet } from 'ethers';
 import { startHardhatNode, type HardhatNode } from '../harness/hardhat-node.ts';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
+import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, until } from '../integration/chain-listener-helpers.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts';
@@ -17,19 +18,23 @@ describe('two nodes sharing the money-out work', () => {
   let chain: HardhatNode;
   const nodes: TestNode[] = [];
   const dataDir = tempDir();
+  let db: TestDatabase;
 
   beforeAll(async () => {
     chain = await startHardhatNode();
+    db = await freshDatabase('payouts_two_nodes');
   }, 120_000);
   afterAll(async () => {
     for (const n of nodes) await n.stop();
     await chain?.stop();
+    await db?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('sweeps once and sends every payout exactly once', async () => {
     const env = {
       DATA_DIR: dataDir,
+      STORE_URL: db.url,
       ETHEREUM_TESTNET_RPC_URL: chain.url,
       ETHEREUM_TESTNET_CONFIRMATIONS: '1',
       CHAIN_POLL_INTERVAL_MS: '100',

@@ -31,4 +31,18 @@ describe('rates with nothing configured', () => {
     const usdc = await fetch(`${node.url}/v1/rates?base=usdc`);
     expect(((await usdc.json()) as { data: Array<{ source: string }> }).data[0].source).toBe('peg');
   });
+
+  it('a pair without a source is a 503 naming the settings, not retryable, and warned about once', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${node.url}/v1/rates?base=ETH`);
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(body).toMatchObject({ code: 1, message: expect.stringMatching(/no rate for ETH\/USD/), retryable: false });
+      expect(body.remediation).toMatch(/RATES_STATIC/);
+      expect(body.remediation).toMatch(/RATE_SOURCES/);
+    }
+    const out = node.output();
+    expect(out.match(/WARN .*no rate source is configured for ETH\/USD/g)).toHaveLength(1);
+    expect(out).not.toMatch(/ServiceError|Request error|at .*rates\.service\.ts/);
+  });
 });

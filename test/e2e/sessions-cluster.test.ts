@@ -13,7 +13,7 @@ import { ensureNats } from '../helpers/nats.ts';
 import { CapturingMailer, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import type { ActorHost } from '../../actors/runtime.ts';
-import type { PaymentSessionState, SessionMsg, SessionReply } from '../../actors/payment-session.ts';
+import type { PaymentSessionState, SessionMsg, SessionReply } from '../../lib/sessions/payment-session.ts';
 import { ETH_USDC, SOL_USDC, eventually, merchant } from '../integration/sessions-helpers.ts';
 
 type Host = ActorHost<PaymentSessionState, SessionMsg, SessionReply>;

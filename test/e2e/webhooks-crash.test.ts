@@ -6,8 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
+import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
 import { freePort } from '../helpers/nats.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
@@ -22,6 +22,9 @@ interface Child {
   output: () => string;
 }
 
+/** each test's PostgreSQL database, by its DATA_DIR */
+const dbs = new Map<string, TestDatabase>();
+
 async function spawnNode(dataDir: string, env: Record<string, string>): Promise<Child> {
   const port = await freePort();
   let out = '';
@@ -32,6 +35,7 @@ async function spawnNode(dataDir: string, env: Record<string, string>): Promise<
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
+      STORE_URL: dbs.get(dataDir)!.url,
       WEBHOOK_ALLOW_PRIVATE: 'true',
       LOG_LEVEL: 'warn',
       POW_DIFFICULTY: '4',
@@ -96,11 +100,13 @@ describe('a node killed between commit and delivery still delivers, once', () =>
     for (const s of stores) await s.close();
     await Promise.all(receivers.map((r) => r.close()));
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dbs.values()) await d.drop();
   });
 
   /** A merchant whose webhook_url points at `port` on 127.0.0.1, registered over the given data dir. */
   async function merchantOn(dataDir: string, port: number) {
-    const t = await startTestNode({ DATA_DIR: dataDir });
+    dbs.set(dataDir, await freshDatabase('webhooks_crash'));
+    const t = await startTestNode({ DATA_DIR: dataDir, STORE_URL: dbs.get(dataDir)!.url });
     try {
       return await registerMerchant(t, { webhook_url: `http://127.0.0.1:${port}/hook` });
     } finally {
@@ -116,7 +122,7 @@ describe('a node killed between commit and delivery still delivers, once', () =>
 
     const child = await spawnNode(dataDir, { WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_RETRY_BASE_MS: '3000', WEBHOOK_TIMEOUT_MS: '2000' });
     children.push(child);
-    const store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
+    const store = await openStore(dbs.get(dataDir)!.url);
     stores.push(store);
     const ev = await completeSession(child, m, store);
     const seen = await waitForEvent(store, ev.id, (d) => d.attempts.length >= 1, 'the child node to make its first attempt');
@@ -126,7 +132,12 @@ describe('a node killed between commit and delivery still delivers, once', () =>
 
     const rx = await startReceiver(() => 200, rxPort);
     receivers.push(rx);
-    const second = await startTestNode({ DATA_DIR: dataDir, WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_RETRY_BASE_MS: '3000' });
+    const second = await startTestNode({
+      DATA_DIR: dataDir,
+      STORE_URL: dbs.get(dataDir)!.url,
+      WEBHOOK_SCAN_INTERVAL_MS: '100',
+      WEBHOOK_RETRY_BASE_MS: '3000',
+    });
     nodes.push(second);
     const row = await waitForEvent(second.node.rt.store, ev.id, (d) => d.status === 'delivered', 'the second node to deliver', 60_000);
     await sleep(1000); // several more scans: nothing is sent again
@@ -147,13 +158,18 @@ describe('a node killed between commit and delivery still delivers, once', () =>
     // 2 × 3 s + 5 s, after which the second node may take the row
     const child = await spawnNode(dataDir, { WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_TIMEOUT_MS: '3000' });
     children.push(child);
-    const store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
+    const store = await openStore(dbs.get(dataDir)!.url);
     stores.push(store);
     const ev = await completeSession(child, m, store);
     await waitFor('the child node to dial', () => rx.forEvent(ev.id).length === 1);
     await kill(child);
 
-    const second = await startTestNode({ DATA_DIR: dataDir, WEBHOOK_SCAN_INTERVAL_MS: '100', WEBHOOK_TIMEOUT_MS: '1000' });
+    const second = await startTestNode({
+      DATA_DIR: dataDir,
+      STORE_URL: dbs.get(dataDir)!.url,
+      WEBHOOK_SCAN_INTERVAL_MS: '100',
+      WEBHOOK_TIMEOUT_MS: '1000',
+    });
     nodes.push(second);
     const row = await waitForEvent(
       second.node.rt.store,

@@ -5,9 +5,9 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { Wallet, parseEther } from 'ethers';
 import { startTestNode, tempDir, http } from '../helpers/node.ts';
+import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
 import { spawnNode as spawnChildNode } from '../helpers/child-node.ts';
 import { eventually } from '../helpers/wait.ts';
@@ -23,6 +23,7 @@ interface Child {
 let chain: HardhatNode;
 let usdc: TestUsdc;
 let dataDir: string;
+let db: TestDatabase;
 let m: RegisteredMerchant;
 const children: Child[] = [];
 
@@ -30,6 +31,7 @@ const children: Child[] = [];
 async function spawnNode(env: Record<string, string>): Promise<Child> {
   const child = await spawnChildNode({
     DATA_DIR: dataDir,
+    STORE_URL: db.url,
     LOG_LEVEL: 'warn',
     ETHEREUM_TESTNET_RPC_URL: chain.url,
     ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
@@ -55,7 +57,8 @@ beforeAll(async () => {
   chain = await startHardhatNode();
   usdc = await chain.deployTestUsdc();
   dataDir = tempDir('x402-crash-');
-  const t = await startTestNode({ DATA_DIR: dataDir });
+  db = await freshDatabase('x402_crash');
+  const t = await startTestNode({ DATA_DIR: dataDir, STORE_URL: db.url });
   try {
     m = await registerMerchant(t);
   } finally {
@@ -66,6 +69,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(children.map(kill));
   await chain?.stop();
+  await db?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -89,7 +93,7 @@ it('a redeem killed mid-settlement is consumed exactly once after a restart', as
 
   await chain.setAutomine(false);
   const inflight = http(first.url, 'POST', '/v1/x402/redeem', { key: m.apiKey, body: { proof, resource: '/data' } }).catch((e: Error) => e);
-  const store: Store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
+  const store: Store = await openStore(db.url);
   try {
     // the settlement is signed, persisted and sent; the node waits for it to be mined, and dies
     await eventually(

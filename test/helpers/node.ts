@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../config/index.ts';
 import { startNode, type NodeOptions, type RunningNode } from '../../app.ts';
-import type { Mail, Mailer } from '../../lib/mail.ts';
+import type { Mail, Mailer } from '../../lib/runtime/mail.ts';
 
 export interface HttpResult<T = any> {
   status: number;

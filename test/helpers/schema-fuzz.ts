@@ -560,3 +560,37 @@ export const BODY_KINDS = new Set([
   'raw-body',
   'bad-encoding',
 ]);
+
+const ENVELOPE_KEYS = new Set(['code', 'message', 'field', 'remediation', 'request_id', 'retryable', 'errors']);
+
+/**
+ * What is wrong with an error answer's body, or null: exactly the envelope (code, message, remediation,
+ * request_id and retryable always; field and errors[] only as the Error schema allows), request_id equal
+ * to the X-Request-Id header, retryable true for 429 and 5xx, and never a field on a 5xx.
+ */
+export function envelopeProblem(status: number, requestIdHeader: string | undefined | null, body: unknown): string | null {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return 'body is not an object';
+  const e = body as Record<string, unknown>;
+  const extra = Object.keys(e).filter((k) => !ENVELOPE_KEYS.has(k));
+  if (extra.length) return `unknown keys ${extra.join()}`;
+  if (typeof e.code !== 'number' || typeof e.message !== 'string' || !e.message) return 'code or message missing or of the wrong type';
+  if (typeof e.remediation !== 'string' || e.remediation.length < 10) return 'no remediation';
+  if (typeof e.request_id !== 'string' || !e.request_id) return 'no request_id';
+  if (e.request_id !== requestIdHeader) return `request_id ${e.request_id} is not the X-Request-Id header ${requestIdHeader}`;
+  if (typeof e.retryable !== 'boolean') return 'retryable is not a boolean';
+  if ((status === 429 || status === 500) && e.retryable !== true) return `a ${status} that is not retryable`;
+  if (status >= 400 && status < 500 && status !== 429 && e.retryable && e.code !== 5) return `a ${status} marked retryable`;
+  if ('field' in e && (typeof e.field !== 'string' || !e.field)) return 'field is not a non-empty string';
+  if (status >= 500 && 'field' in e) return 'a server error names a field';
+  if ('errors' in e) {
+    if (!Array.isArray(e.errors) || e.errors.length === 0) return 'errors is not a non-empty array';
+    for (const x of e.errors as Record<string, unknown>[]) {
+      if (!x || typeof x !== 'object' || typeof x.message !== 'string') return 'an errors[] entry has no message';
+      if (Object.keys(x).some((k) => k !== 'field' && k !== 'message')) return 'an errors[] entry has unknown keys';
+      if ('field' in x && typeof x.field !== 'string') return 'an errors[] field is not a string';
+    }
+    const first = (e.errors as { field?: string; message: string }[])[0];
+    if (first.message !== e.message || first.field !== e.field) return 'errors[0] is not the message and field of the envelope';
+  }
+  return null;
+}

@@ -9,7 +9,7 @@ import { merchant } from './sessions-helpers.ts';
 import { startReceiver, type Receiver } from './webhooks-helpers.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { RAILS, createSession, sessionWhen, until } from './chain-listener-helpers.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import type { PaymentSessionState } from '../../lib/sessions/payment-session.ts';
 
 jest.setTimeout(300_000);
 

@@ -144,7 +144,7 @@ describe('GET /v1/events', () => {
     for (const q of ['limit=0', 'limit=101', 'limit=x', 'cursor=nope', 'type=DROP%20TABLE', 'created_after=yesterday', 'foo=1']) {
       const res = await t.request('GET', `/v1/events?${q}`, { key: m.apiKey });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ code: 3, message: expect.any(String) });
+      expect(res.body).toMatchObject({ code: 3, message: expect.any(String) });
     }
     const anon = await t.request('GET', '/v1/events');
     expect(anon.status).toBe(401);

@@ -21,7 +21,7 @@ describe('gateway', () => {
     ]) {
       const res = await t.request(method, path);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ code: 2, message: expect.any(String) });
+      expect(res.body).toMatchObject({ code: 2, message: expect.any(String) });
     }
   });
 
@@ -29,13 +29,13 @@ describe('gateway', () => {
     const path = '/v1/merchants/email-verification';
     const notJson = await t.request('POST', path, { raw: 'email=a@b.c', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
     expect(notJson.status).toBe(415);
-    expect(notJson.body).toEqual({ code: 3, message: 'Content-Type must be application/json' });
+    expect(notJson.body).toMatchObject({ code: 3, message: 'Content-Type must be application/json' });
     const malformed = await t.request('POST', path, { raw: '{"email":', headers: { 'Content-Type': 'application/json' } });
     expect(malformed.status).toBe(400);
-    expect(malformed.body).toEqual({ code: 3, message: 'request body is not valid JSON' });
+    expect(malformed.body).toMatchObject({ code: 3, message: 'request body is not valid JSON' });
     const big = await t.request('POST', path, { body: { email: `${'a'.repeat(4000)}@b.example` } });
     expect(big.status).toBe(413);
-    expect(big.body).toEqual({ code: 3, message: 'request body is too large' });
+    expect(big.body).toMatchObject({ code: 3, message: 'request body is too large' });
     const array = await t.request('POST', path, { body: ['a@b.example'] });
     expect(array.status).toBe(400);
     expect(array.body.code).toBe(3);
@@ -80,7 +80,7 @@ describe('gateway', () => {
       for (const name of last.headers.keys()) expect(name.toLowerCase()).not.toMatch(/ratelimit|rate-limit/);
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
-    expect(last!.body).toEqual({ code: 4, message: expect.stringMatching(/rate limit/) });
+    expect(last!.body).toMatchObject({ code: 4, message: expect.stringMatching(/rate limit/) });
     // another merchant has its own count
     expect((await t.request('GET', '/v1/me', { key: b.apiKey })).status).toBe(200);
     // an operator raises the limit live

@@ -17,7 +17,7 @@ describe('/metrics access', () => {
   it('with METRICS_TOKEN, answers only the bearer of the token', async () => {
     const anon = await withToken.request('GET', '/metrics');
     expect(anon.status).toBe(401);
-    expect(anon.body).toEqual({ code: 7, message: expect.any(String) });
+    expect(anon.body).toMatchObject({ code: 7, message: expect.any(String) });
     expect((await withToken.request('GET', '/metrics', { bearer: 'wrong-token-wrong-token' })).status).toBe(401);
     const ok = await withToken.request('GET', '/metrics', { bearer: 'metrics-token-for-tests' });
     expect(ok.status).toBe(200);

@@ -35,7 +35,7 @@ describe('a create whose node died after reserving its Idempotency-Key', () => {
     const young = await deadReservation(m.id, 'resume-young', 1_000);
     const first = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body, headers: { 'Idempotency-Key': 'resume-young' } });
     expect(first.status).toBe(409);
-    expect(first.body).toEqual({ code: 5, message: 'a request with this Idempotency-Key is still in progress; retry it' });
+    expect(first.body).toMatchObject({ code: 5, message: 'a request with this Idempotency-Key is still in progress; retry it' });
     expect(await t.node.rt.store.get('payment_sessions', young)).toBeNull();
 
     const old = await deadReservation(m.id, 'resume-old', RESUME_RESERVED_AFTER_MS + 1_000);

@@ -81,7 +81,8 @@ describe('payment sessions over HTTP', () => {
                 ? `ethereum:${USDC_CONTRACT}@${chainId}/transfer?address=${s.address}&uint256=1000000`
                 : `ethereum:${s.address}@${chainId}`,
           );
-          expect(s.explorer_url).toBe(`https://${rail.network === 'mainnet' ? '' : 'sepolia.'}etherscan.io/address/${s.address}`);
+          // mainnet's RPC URL here is a loopback address: a local chain, which no public explorer knows
+          expect(s.explorer_url).toBe(rail.network === 'mainnet' ? undefined : `https://sepolia.etherscan.io/address/${s.address}`);
         } else {
           expect(s.address).toMatch(SOL_ADDRESS);
           expect(s.qr_data).toBe(
@@ -178,7 +179,7 @@ describe('payment sessions over HTTP', () => {
       expect(raw.status).toBe(400);
       const anon = await t.request('POST', '/v1/payment_sessions', { body: ok() });
       expect(anon.status).toBe(401);
-      expect(anon.body).toEqual({ code: 7, message: 'missing or invalid authorization header' });
+      expect(anon.body).toMatchObject({ code: 7, message: 'missing or invalid authorization header' });
     });
 
     it('keeps sandbox merchants on testnet and gates mainnet behind KYC (abuse_signal_total mainnet_kyc_required)', async () => {
@@ -186,7 +187,7 @@ describe('payment sessions over HTTP', () => {
       const sandboxBefore = await abuseCount(t, { signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: 'sandbox' });
       const res = await create(sandbox.apiKey, ok({ paymentMethod: mainnet }));
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({ code: 7, message: expect.stringMatching(/sandbox merchants can use testnet rails only/) });
+      expect(res.body).toMatchObject({ code: 7, message: expect.stringMatching(/sandbox merchants can use testnet rails only/) });
       expect(await abuseCount(t, { signal: 'limit_violation', outcome: 'mainnet_kyc_required', environment: 'sandbox' })).toBe(
         sandboxBefore + 1,
       );
@@ -216,7 +217,7 @@ describe('payment sessions over HTTP', () => {
       // a live merchant is never paid in (free) testnet tokens, KYC or not
       const liveTestnet = await create(live.apiKey, ok());
       expect(liveTestnet.status).toBe(403);
-      expect(liveTestnet.body).toEqual({ code: 7, message: expect.stringMatching(/live merchants are paid on mainnet rails only/) });
+      expect(liveTestnet.body).toMatchObject({ code: 7, message: expect.stringMatching(/live merchants are paid on mainnet rails only/) });
       await t.call('operators.setKyc', { merchant_id: live.id, status: 'pending' });
       expect((await create(live.apiKey, ok({ paymentMethod: mainnet }))).status).toBe(403);
       await t.call('operators.setKyc', { merchant_id: live.id, status: 'verified' });
@@ -259,7 +260,7 @@ describe('payment sessions over HTTP', () => {
       expect(retry.headers.get('location')).toBe(`/v1/payment_sessions/${first.body.session_id}`);
       const changed = await withKey(sandbox.apiKey, 'order-1001', ok({ amount: 13 }));
       expect(changed.status).toBe(409);
-      expect(changed.body).toEqual({ code: 5, message: 'idempotency key was already used with a different payload' });
+      expect(changed.body).toMatchObject({ code: 5, message: 'idempotency key was already used with a different payload' });
       // keys are scoped to the merchant
       const theirs = await withKey(other.apiKey, 'order-1001', ok({ metadata: { order: 1001 } }));
       expect(theirs.status).toBe(201);
@@ -425,9 +426,9 @@ describe('payment sessions over HTTP', () => {
       expect((await t.request('POST', '/v1/payment_sessions/demo', { body: { network: 'mainnet' } })).status).toBe(400);
       const huge = await t.request('POST', '/v1/payment_sessions/demo', { body: { amount: 5000 } });
       expect(huge.status).toBe(400);
-      expect(huge.body).toEqual({ code: 3, message: 'demo sessions take at most 1000 USDC' });
+      expect(huge.body).toMatchObject({ code: 3, message: 'demo sessions take at most 1000 USDC' });
       const absurd = await t.request('POST', '/v1/payment_sessions/demo', { body: { amount: 1e300 } });
-      expect(absurd.body).toEqual({ code: 3, message: 'amount is larger than the maximum of 1000000000000000 token units' });
+      expect(absurd.body).toMatchObject({ code: 3, message: 'amount is larger than the maximum of 1000000000000000 token units' });
       expect((await t.request('POST', '/v1/payment_sessions/demo', { body: { chain: 'bitcoin' } })).body.message).toMatch(
         /no testnet rail matches/,
       );
@@ -475,7 +476,7 @@ describe('payment sessions over HTTP', () => {
       const anon = await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`);
       const unknown = await t.request('POST', `/v1/payment_sessions/ps_${s.session_id.slice(3, -4)}zzzz/simulate`);
       expect(anon.status).toBe(404);
-      expect(anon.body).toEqual(unknown.body);
+      expect({ ...anon.body, request_id: '' }).toEqual({ ...unknown.body, request_id: '' });
       expect(unknown.status).toBe(404);
       // another merchant: as unknown as on GET
       expect((await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: other.apiKey })).status).toBe(404);
@@ -490,7 +491,7 @@ describe('payment sessions over HTTP', () => {
       expect((await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: sandbox.apiKey })).status).toBe(200);
       const again = await t.request('POST', `/v1/payment_sessions/${s.session_id}/simulate`, { key: sandbox.apiKey });
       expect(again.status).toBe(409);
-      expect(again.body).toEqual({
+      expect(again.body).toMatchObject({
         code: 5,
         message: 'the session is completed; simulate completes only pending or partially paid sessions',
       });
@@ -671,7 +672,7 @@ describe('catalog checkout references', () => {
     });
     const bad = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: body('chk_other') });
     expect(bad.status).toBe(409);
-    expect(bad.body).toEqual({ code: 5, message: 'checkout_reference_id does not match this amount and rail' });
+    expect(bad.body).toMatchObject({ code: 5, message: 'checkout_reference_id does not match this amount and rail' });
     expect(await t.node.rt.store.count('payment_sessions', { merchant_id: m.id })).toBe(1);
   });
 });
@@ -781,6 +782,6 @@ describe('payment session expiry', () => {
     expect(statuses).toContain(429);
     const res = await t.request('POST', '/v1/payment_sessions/demo');
     if (res.status === 429)
-      expect(res.body).toEqual({ code: 4, message: expect.stringMatching(/too many demo sessions from this client/) });
+      expect(res.body).toMatchObject({ code: 4, message: expect.stringMatching(/too many demo sessions from this client/) });
   });
 });

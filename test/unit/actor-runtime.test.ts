@@ -1,7 +1,8 @@
 /** The actor runtime: one message at a time, compare-and-set with reload-and-retry, bounded mailbox, idle deactivation. */
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
-import { ActorHost, type ActorBehavior } from '../../actors/runtime.ts';
+import { ActorHost } from '../../actors/runtime.ts';
+import type { ActorBehavior } from '../../lib/core/actor.ts';
 import { SqliteStore } from '../../lib/store/sqlite.ts';
 import type { Doc } from '../../lib/store/port.ts';
 import { tempDir } from '../helpers/node.ts';

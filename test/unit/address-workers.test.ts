@@ -1,6 +1,6 @@
 /** The worker pool derives exactly the addresses the in-process deriver does. */
-import { AddressWorkers } from '../../lib/address-workers.ts';
-import { AddressDeriver } from '../../lib/addresses.ts';
+import { AddressWorkers } from '../../lib/addresses/workers.ts';
+import { AddressDeriver } from '../../lib/addresses/addresses.ts';
 
 const PHRASE = 'test test test test test test test test test test test junk';
 

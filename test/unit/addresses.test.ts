@@ -11,7 +11,7 @@ import {
   loadSeedPhrase,
   paymentUri,
   slip10DerivePath,
-} from '../../lib/addresses.ts';
+} from '../../lib/addresses/addresses.ts';
 import { SqliteStore } from '../../lib/store/sqlite.ts';
 import { SESSIONS_COLLECTIONS } from '../../lib/store/schema/sessions.ts';
 
@@ -128,7 +128,7 @@ describe('key material', () => {
   });
 
   it('several processes starting at once agree on one seed', () => {
-    const script = `import { loadSeedPhrase, AddressDeriver } from ${JSON.stringify(join(process.cwd(), 'lib/addresses.ts'))};
+    const script = `import { loadSeedPhrase, AddressDeriver } from ${JSON.stringify(join(process.cwd(), 'lib/addresses/addresses.ts'))};
       const s = loadSeedPhrase(process.argv[2], {}); console.log(new AddressDeriver(s.phrase).fingerprint);`;
     const file = join(dir, 'probe.mts');
     writeFileSync(file, script);

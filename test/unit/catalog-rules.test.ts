@@ -129,6 +129,27 @@ describe('price terms against the rail list', () => {
     }
   });
 
+  it('takes a price in fiat: minor units of the currency, payable on known rails of any token', () => {
+    expect(ok({ amount_subunits: '2500', currency_or_token: 'USD' })).toEqual({ decimals: 2 });
+    expect(ok({ amount_subunits: '1500', currency_or_token: 'JPY' })).toEqual({ decimals: 0 });
+    // any token, and no min_amount here: it is checked on the converted amount when a session is created
+    expect(
+      ok({ amount_subunits: '1', currency_or_token: 'EUR', allowed_payment_methods: ['ethereum:testnet:ETH', 'solana:mainnet:USDC'] }),
+    ).toEqual({ decimals: 2 });
+    const cases: Array<[Parameters<typeof checkPriceTerms>[0], RegExp]> = [
+      [{ amount_subunits: '0', currency_or_token: 'USD' }, /minor unit of USD \(2 decimals\).*"2500" for 25 USD/],
+      [{ amount_subunits: '25.00', currency_or_token: 'USD' }, /digits only/],
+      [{ amount_subunits: '100000000000001', currency_or_token: 'USD' }, /at most 1000000000000 USD/],
+      [{ amount_subunits: '2500', currency_or_token: 'USD', allowed_payment_methods: ['tron:mainnet:USDT'] }, /not a known rail/],
+      [{ amount_subunits: '2500', currency_or_token: 'USD', allowed_payment_methods: [] }, /must not be empty/],
+      [{ amount_subunits: '2500', currency_or_token: 'usd' }, /not the token of an enabled rail; .*or a fiat currency: USD, EUR/],
+    ];
+    for (const [terms, message] of cases) {
+      const got = ok(terms);
+      expect([terms, 'error' in got && got.error]).toEqual([terms, expect.stringMatching(message)]);
+    }
+  });
+
   it('refuses a token whose rails disagree on decimals unless the methods pick rails that agree', () => {
     const odd: Rail[] = [
       ...testnetOnly,
@@ -182,6 +203,21 @@ describe('checkout payment methods', () => {
         false,
       ),
     ).toEqual([]);
+  });
+
+  it('a price in fiat is offered on every enabled rail of the environment (or those of its list), any token', () => {
+    expect(checkoutMethods({ amount_subunits: '2500', currency_or_token: 'USD' }, withEthMainnet, true)).toEqual(testnetOnly.map(railKey));
+    expect(checkoutMethods({ amount_subunits: '2500', currency_or_token: 'USD' }, withEthMainnet, false)).toEqual([
+      'ethereum:mainnet:USDC',
+      'ethereum:mainnet:ETH',
+    ]);
+    expect(
+      checkoutMethods(
+        { amount_subunits: '2500', currency_or_token: 'EUR', allowed_payment_methods: ['solana:testnet:SOL', 'ethereum:mainnet:ETH'] },
+        withEthMainnet,
+        true,
+      ),
+    ).toEqual(['solana:testnet:SOL']);
   });
 
   it('property: the result is always enabled rails of the token, within the list, testnet-only for sandbox and mainnet-only for live', () => {

@@ -11,7 +11,7 @@ import { tempDir } from '../helpers/node.ts';
 import { DepositInbox, classify, depositKey, type DepositDoc, type FoundDeposit } from '../../lib/chains/deposit-inbox.ts';
 import { Lease } from '../../lib/chains/lease.ts';
 import { SessionAddressBook, sessionIdAt } from '../../lib/chains/address-book.ts';
-import { decideSession, type PaymentSessionState, type SessionMsg, type SessionReply } from '../../actors/payment-session.ts';
+import { decideSession, type PaymentSessionState, type SessionMsg, type SessionReply } from '../../lib/sessions/payment-session.ts';
 import { ServiceError } from '../../lib/core/errors.ts';
 import type { WatchedAddress } from '../../lib/chains/address-book.ts';
 import { findMissedDeposits, type BackfillChain } from '../../lib/chains/ethereum/backfill.ts';

@@ -1,6 +1,6 @@
 /** Key roles live on separate derivation accounts; deposit keys are the session addresses' keys. */
 import { Wallet } from 'ethers';
-import { AddressDeriver } from '../../lib/addresses.ts';
+import { AddressDeriver } from '../../lib/addresses/addresses.ts';
 import { KeyDeriver, keyPath } from '../../lib/chains/keys.ts';
 import { signTransaction } from '../../lib/chains/sign.ts';
 import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';

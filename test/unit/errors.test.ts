@@ -1,5 +1,20 @@
 import { Errors } from 'moleculer';
-import { badRequest, conflict, envelopeCode, forbidden, notFound, rateLimited, toEnvelope, unauthorized } from '../../lib/core/errors.ts';
+import {
+  FieldChecks,
+  REMEDIATION,
+  badRequest,
+  conflict,
+  forbidden,
+  notFound,
+  rateLimited,
+  unauthorized,
+  unavailable,
+} from '../../lib/core/errors.ts';
+import { envelopeCode, toEnvelope } from '../../lib/http/envelope.ts';
+import { validate } from '../../lib/http/validation.ts';
+import { requestIdFor } from '../../lib/http/request-id.ts';
+
+const RID = 'req_test_1';
 
 describe('error envelope', () => {
   it.each([
@@ -17,32 +32,116 @@ describe('error envelope', () => {
     expect(envelopeCode(status)).toBe(code);
   });
 
-  it('keeps the message of client errors and hides internals of server errors', () => {
-    expect(toEnvelope(badRequest('amount must be a number'))).toEqual({
-      status: 400,
-      body: { code: 3, message: 'amount must be a number' },
+  it('keeps code and message and adds field, remediation, request_id, retryable and errors, in that order', () => {
+    const { status, body } = toEnvelope(
+      badRequest('amount must be greater than 0', { field: 'amount', remediation: 'Send amount above 0.' }),
+      RID,
+    );
+    expect(status).toBe(400);
+    expect(body).toEqual({
+      code: 3,
+      message: 'amount must be greater than 0',
+      field: 'amount',
+      remediation: 'Send amount above 0.',
+      request_id: RID,
+      retryable: false,
+      errors: [{ field: 'amount', message: 'amount must be greater than 0' }],
     });
-    expect(toEnvelope(notFound('payment session'))).toEqual({ status: 404, body: { code: 2, message: 'payment session not found' } });
-    expect(toEnvelope(conflict('busy'))).toEqual({ status: 409, body: { code: 5, message: 'busy' } });
-    expect(toEnvelope(rateLimited()).body.code).toBe(4);
-    expect(toEnvelope(new Error('SQLITE_BUSY at /srv/app/lib/store.ts:12'))).toEqual({
-      status: 500,
-      body: { code: 1, message: 'internal server error' },
-    });
-    expect(toEnvelope(new Errors.MoleculerServerError('db password wrong', 500, 'X'))).toEqual({
-      status: 500,
-      body: { code: 1, message: 'internal server error' },
-    });
-    expect(toEnvelope(new Errors.RequestTimeoutError({ action: 'x', nodeID: 'n' })).status).toBe(503);
+    expect(Object.keys(body)).toEqual(['code', 'message', 'field', 'remediation', 'request_id', 'retryable', 'errors']);
   });
 
-  it('always uses the spec wording for missing or invalid credentials', () => {
-    expect(toEnvelope(unauthorized())).toEqual({ status: 401, body: { code: 7, message: 'missing or invalid authorization header' } });
-    expect(toEnvelope(new Errors.MoleculerClientError('jwt expired', 401, 'X'))).toEqual({
-      status: 401,
-      body: { code: 7, message: 'missing or invalid authorization header' },
+  it('has no field where no single input is at fault, and a default remediation for every condition', () => {
+    const cases: [unknown, number, number, string, boolean][] = [
+      [badRequest('the code is wrong or has expired'), 400, 3, 'Correct the request as the message says and send it again.', false],
+      [notFound('payment session'), 404, 2, REMEDIATION.notFound, false],
+      [conflict('busy'), 409, 5, REMEDIATION.conflict, false],
+      [rateLimited(), 429, 4, 'Wait a minute before sending more requests, then retry.', true],
+      [unauthorized(), 401, 7, REMEDIATION.apiKey, false],
+      [forbidden(), 403, 7, REMEDIATION.apiKey, false],
+      [new Error('SQLITE_BUSY at /srv/app/lib/store.ts:12'), 500, 1, REMEDIATION.internal, true],
+    ];
+    for (const [err, status, code, remediation, retryable] of cases) {
+      const out = toEnvelope(err, RID);
+      expect(out.status).toBe(status);
+      expect(out.body).toEqual({ code, message: expect.any(String), remediation, request_id: RID, retryable });
+    }
+  });
+
+  it('keeps the message of client errors and hides internals of server errors, details included', () => {
+    expect(toEnvelope(notFound('payment session'), RID).body.message).toBe('payment session not found');
+    expect(toEnvelope(new Error('SQLITE_BUSY at /srv/app/lib/store.ts:12'), RID).body.message).toBe('internal server error');
+    const leaky = new Errors.MoleculerServerError('db password wrong', 500, 'X', { field: 'password', remediation: 'call 555' });
+    expect(toEnvelope(leaky, RID).body).toEqual({
+      code: 1,
+      message: 'internal server error',
+      remediation: REMEDIATION.internal,
+      request_id: RID,
+      retryable: true,
     });
-    expect(toEnvelope(forbidden('registration is not permitted for this email')).body).toEqual({
+    // a library's client error with data: its message may pass, its data never does
+    const lib = new Errors.MoleculerClientError('bad thing', 400, 'LIB', { field: 'secret', remediation: 'x', errors: [{ message: 'y' }] });
+    expect(toEnvelope(lib, RID).body).toEqual({
+      code: 3,
+      message: 'bad thing',
+      remediation: 'Correct the request as the message says and send it again.',
+      request_id: RID,
+      retryable: false,
+    });
+    expect(toEnvelope(new Errors.RequestTimeoutError({ action: 'x', nodeID: 'n' }), RID)).toMatchObject({
+      status: 503,
+      body: { code: 1, message: 'service temporarily unavailable, retry later', retryable: true },
+    });
+  });
+
+  it('keeps the details of our errors after they crossed from another node (regenerated by name)', () => {
+    const remote = Object.assign(new Error('payment session not found'), {
+      name: 'ServiceError',
+      code: 404,
+      type: 'NOT_FOUND',
+      data: { remediation: 'Use an id of yours.' },
+    });
+    expect(toEnvelope(remote, RID).body).toMatchObject({
+      code: 2,
+      message: 'payment session not found',
+      remediation: 'Use an id of yours.',
+    });
+  });
+
+  it('is retryable only where the same request can succeed later', () => {
+    expect(toEnvelope(rateLimited(), RID).body.retryable).toBe(true);
+    expect(toEnvelope(rateLimited('too many wrong codes; start again', { retryable: false }), RID).body.retryable).toBe(false);
+    expect(toEnvelope(unavailable('no fresh rate for ETH/USD; sources are stale'), RID).body).toMatchObject({
+      code: 1,
+      message: 'no fresh rate for ETH/USD; sources are stale',
+      retryable: true,
+    });
+    expect(
+      toEnvelope(unavailable('no source for ETH/EUR', { retryable: false, remediation: 'Set RATES_STATIC.' }), RID).body,
+    ).toMatchObject({
+      retryable: false,
+      remediation: 'Set RATES_STATIC.',
+    });
+    expect(toEnvelope(badRequest('x'), RID).body.retryable).toBe(false);
+    expect(toEnvelope(conflict('x'), RID).body.retryable).toBe(false);
+    expect(toEnvelope(conflict('still in progress; retry it', { retryable: true }), RID).body.retryable).toBe(true);
+    expect(toEnvelope(notFound(), RID).body.retryable).toBe(false);
+  });
+
+  it('always uses the spec wording for missing or invalid credentials, and names X-API-Key', () => {
+    expect(toEnvelope(unauthorized(), RID)).toEqual({
+      status: 401,
+      body: {
+        code: 7,
+        message: 'missing or invalid authorization header',
+        remediation: expect.stringContaining('X-API-Key'),
+        request_id: RID,
+        retryable: false,
+      },
+    });
+    expect(toEnvelope(new Errors.MoleculerClientError('jwt expired', 401, 'X'), RID).body.message).toBe(
+      'missing or invalid authorization header',
+    );
+    expect(toEnvelope(forbidden('registration is not permitted for this email'), RID).body).toMatchObject({
       code: 7,
       message: 'registration is not permitted for this email',
     });
@@ -50,12 +149,121 @@ describe('error envelope', () => {
 });
 
 describe('store races', () => {
-  it('surface as 409 code 5 without internals', async () => {
+  it('surface as 409 code 5 without internals, retryable', async () => {
     const { DuplicateKeyError, VersionConflictError } = await import('../../lib/store/port.ts');
-    expect(toEnvelope(new VersionConflictError('merchants', 'mer_1'))).toEqual({
+    expect(toEnvelope(new VersionConflictError('merchants', 'mer_1'), RID)).toEqual({
       status: 409,
-      body: { code: 5, message: 'the resource was changed by a concurrent request; retry' },
+      body: {
+        code: 5,
+        message: 'the resource was changed by a concurrent request; retry',
+        remediation: REMEDIATION.retryLater,
+        request_id: RID,
+        retryable: true,
+      },
     });
-    expect(toEnvelope(new DuplicateKeyError('merchants', 'UNIQUE constraint failed: merchants.id')).body.message).not.toMatch(/UNIQUE/);
+    expect(toEnvelope(new DuplicateKeyError('merchants', 'UNIQUE constraint failed: merchants.id'), RID).body.message).not.toMatch(
+      /UNIQUE/,
+    );
+  });
+});
+
+describe('validation lists every invalid field at once', () => {
+  it('keeps the first message as before and names each field by its path', () => {
+    let thrown: unknown;
+    try {
+      validate('CreatePaymentSessionRequest', {
+        amount: -1,
+        paymentMethod: { methodID: 0, chain: 7, token: 'USDC', network: 'moon' },
+        colour: 'red',
+      });
+    } catch (e) {
+      thrown = e;
+    }
+    const { status, body } = toEnvelope(thrown, RID);
+    expect(status).toBe(400);
+    // the message of the first problem, worded as before the envelope was enriched (Ajv reports the same
+    // first error with allErrors as without)
+    expect(body.message).toBe('body.expires_in is required');
+    expect(body.field).toBe('expires_in');
+    expect(body.remediation).toBe('Add expires_in to the body; openapi.json lists the required fields of this operation.');
+    expect(body.errors).toEqual([
+      { field: 'expires_in', message: 'body.expires_in is required' },
+      { field: 'colour', message: "unknown field 'colour' in body: no other properties are allowed" },
+      { field: 'amount', message: 'body.amount must be > 0' },
+      { field: 'paymentMethod.chain', message: 'body.paymentMethod.chain must be of type string' },
+      { field: 'paymentMethod.network', message: 'body.paymentMethod.network must be one of "testnet", "mainnet"' },
+    ]);
+  });
+
+  it('names array items with brackets, and no field when the whole body is wrong', () => {
+    const items = () =>
+      validate('CatalogPriceCreate', { plan_id: 'plan_x', amount_subunits: '1', currency_or_token: 'USDC', allowed_payment_methods: [1] });
+    expect(() => items()).toThrow();
+    try {
+      items();
+    } catch (e) {
+      expect(toEnvelope(e, RID).body.field).toBe('allowed_payment_methods[0]');
+    }
+    try {
+      validate('CreatePaymentSessionRequest', []);
+    } catch (e) {
+      const { body } = toEnvelope(e, RID);
+      expect(body.message).toBe('body must be of type object');
+      expect(body.field).toBeUndefined();
+      expect(body.errors).toEqual([{ message: 'body must be of type object' }]);
+      expect(body.remediation).toBe('Send body as an object.');
+    }
+  });
+
+  it('FieldChecks runs independent checks, skips refused fields and throws one 400 listing all', () => {
+    const checks = new FieldChecks();
+    checks.add(
+      badRequest('body.amount must be > 0', {
+        field: 'amount',
+        remediation: 'Send amount > 0.',
+        errors: [{ field: 'amount', message: 'body.amount must be > 0' }],
+      }),
+    );
+    expect(checks.run('amount', () => 1)).toBeUndefined(); // already refused by the schema
+    expect(
+      checks.run('expires_in', (): number => {
+        throw badRequest('expires_in must be a duration such as 15m', { field: 'expires_in', remediation: 'Send expires_in such as 15m.' });
+      }),
+    ).toBeUndefined();
+    expect(checks.run('metadata', () => 'ok')).toBe('ok');
+    expect(() =>
+      checks.run('x', () => {
+        throw new Error('not a refusal');
+      }),
+    ).toThrow('not a refusal');
+    let thrown: unknown;
+    try {
+      checks.throwIfAny();
+    } catch (e) {
+      thrown = e;
+    }
+    expect(toEnvelope(thrown, RID).body).toEqual({
+      code: 3,
+      message: 'body.amount must be > 0',
+      field: 'amount',
+      remediation: 'Send amount > 0.',
+      request_id: RID,
+      retryable: false,
+      errors: [
+        { field: 'amount', message: 'body.amount must be > 0' },
+        { field: 'expires_in', message: 'expires_in must be a duration such as 15m' },
+      ],
+    });
+    expect(() => new FieldChecks().throwIfAny()).not.toThrow();
+  });
+});
+
+describe('request ids', () => {
+  it('keeps a sane incoming id and replaces anything else with a fresh one', () => {
+    expect(requestIdFor('3f0c1f8e-7a1b-4c7e-9a55-0e8d3c2b1a00')).toBe('3f0c1f8e-7a1b-4c7e-9a55-0e8d3c2b1a00');
+    expect(requestIdFor('trace:abc/def=1')).toBe('trace:abc/def=1');
+    for (const bad of [undefined, '', 'a b', 'x\ninjected log line', 'é', 'a'.repeat(129), '-leading-dash'])
+      expect(requestIdFor(bad)).toMatch(/^req_[0-9a-z]{26}$/);
+    expect(requestIdFor(undefined)).not.toBe(requestIdFor(undefined));
   });
 });

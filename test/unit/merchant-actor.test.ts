@@ -1,5 +1,5 @@
 /** The merchant actor's decisions, without a broker. */
-import { decideMerchant, liveSecrets, type MerchantState } from '../../actors/merchant.ts';
+import { decideMerchant, liveSecrets, type MerchantState } from '../../lib/merchants/merchant.ts';
 
 const now = new Date('2026-06-01T12:00:00Z');
 const later = (ms: number) => new Date(now.getTime() + ms);

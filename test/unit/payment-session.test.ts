@@ -7,8 +7,8 @@ import {
   type SessionMsg,
   type SessionReply,
   type SessionStatus,
-} from '../../actors/payment-session.ts';
-import type { Decision } from '../../actors/runtime.ts';
+} from '../../lib/sessions/payment-session.ts';
+import type { Decision } from '../../lib/core/actor.ts';
 import type { WebhookEventDoc } from '../../lib/webhooks/event.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');

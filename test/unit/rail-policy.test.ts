@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { buildRails, railKey } from '../../config/rails.ts';
 import { knownRails } from '../../lib/catalog/rules.ts';
 import { allowedKeys, checkRailPolicy, effectiveRails, parseRailPolicy, presentRailPolicy } from '../../lib/merchants/rail-policy.ts';
-import { decideMerchant, type MerchantState } from '../../actors/merchant.ts';
+import { decideMerchant, type MerchantState } from '../../lib/merchants/merchant.ts';
 
 const known = knownRails();
 const testnetOnly = buildRails({

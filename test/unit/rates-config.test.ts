@@ -1,6 +1,6 @@
 /** RATE_SOURCES and RATES_* parsing, and the completion rate the session actor records (pure, no broker). */
 import { loadRatesConfig, sourcesFor } from '../../config/rates.ts';
-import { decideSession, paymentSessionBehaviorWithRates, type PaymentSessionState } from '../../actors/payment-session.ts';
+import { decideSession, paymentSessionBehaviorWithRates, type PaymentSessionState } from '../../lib/sessions/payment-session.ts';
 
 describe('loadRatesConfig', () => {
   it('has defaults that invent nothing: no static table, no HTTP source, mainnet Chainlink feeds, the pegs last', () => {

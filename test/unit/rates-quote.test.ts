@@ -134,14 +134,19 @@ describe('fiat prices', () => {
     }
   });
 
-  it('passes on why the rates engine has no rate: retryable when sources failed, not when none is configured', async () => {
+  it('passes on why the rates engine has no rate as a 503: retryable when sources failed, not when none is configured', async () => {
     const now = new Date();
     const failing = { rate: async () => Promise.reject(new RateUnavailableError('ETH', 'USD', ['http: HTTP 500'])) };
     const unset = { rate: async () => Promise.reject(new RateUnavailableError('ETH', 'USD', [])) };
-    await expect(quotePrice(failing, usd('1'), { token: 'ETH', decimals: 18 }, now)).rejects.toMatchObject({ retryable: true });
-    await expect(quotePrice(unset, usd('1'), { token: 'ETH', decimals: 18 }, now)).rejects.toMatchObject({ retryable: false });
-    await expect(quotePrice({ rate: async () => view('2500') }, usd('25'), { token: 'ETH', decimals: 18 }, now)).resolves.toMatchObject({
-      subunits: 10n ** 16n,
+    const stale = { rate: async () => view('2500', true) };
+    const eth = { token: 'ETH', decimals: 18 };
+    await expect(quotePrice(failing, usd('1'), eth, now)).rejects.toMatchObject({ code: 503, data: { retryable: true } });
+    await expect(quotePrice(stale, usd('1'), eth, now)).rejects.toMatchObject({ code: 503, data: { retryable: true } });
+    await expect(quotePrice(unset, usd('1'), eth, now)).rejects.toMatchObject({
+      code: 503,
+      message: expect.stringMatching(/^cannot price USD in ETH: no rate for ETH\/USD/),
+      data: { retryable: false, remediation: expect.stringMatching(/RATES_STATIC/) },
     });
+    await expect(quotePrice({ rate: async () => view('2500') }, usd('25'), eth, now)).resolves.toMatchObject({ subunits: 10n ** 16n });
   });
 });

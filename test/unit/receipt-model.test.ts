@@ -1,7 +1,7 @@
 /** The receipt's content rules: exact fiat value, marks, who has a receipt (pure, no broker). */
 import fc from 'fast-check';
 import { fiatValue, receiptData, NoReceiptError } from '../../lib/receipts/model.ts';
-import type { DepositRecord, PaymentSessionState } from '../../actors/payment-session.ts';
+import type { DepositRecord, PaymentSessionState } from '../../lib/sessions/payment-session.ts';
 
 const dep = (over: Partial<DepositRecord>): DepositRecord => ({
   key: 'k',
@@ -121,7 +121,14 @@ describe('receiptData', () => {
       } as Partial<PaymentSessionState>),
       'Shop',
     );
-    expect(r.fiat).toEqual({ quote: 'USD', rate: '0.99985', value: '2.50', source: 'chainlink', as_of: '2026-01-01 00:04:00 UTC' });
+    expect(r.fiat).toEqual({
+      quote: 'USD',
+      rate: '0.99985',
+      value: '2.50',
+      source: 'chainlink',
+      as_of: '2026-01-01 00:04:00 UTC',
+      stale: false,
+    });
     expect(r.marks).toEqual([]);
   });
 });

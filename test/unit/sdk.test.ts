@@ -72,7 +72,43 @@ describe('retryingFetch', () => {
       status: 409,
       message: 'c',
     });
-    expect(PaymentsError.from(502, 'gateway')).toMatchObject({ code: 0, status: 502, message: 'HTTP 502' });
+    expect(PaymentsError.from(502, 'gateway')).toMatchObject({ code: 0, status: 502, message: 'HTTP 502', retryable: true });
+  });
+  it('exposes the enriched envelope: field, remediation, request_id, retryable and every invalid field', () => {
+    const e = PaymentsError.from(400, {
+      code: 3,
+      message: 'body.amount must be > 0',
+      field: 'amount',
+      remediation: 'Send amount > 0.',
+      request_id: 'req_1',
+      retryable: false,
+      errors: [
+        { field: 'amount', message: 'body.amount must be > 0' },
+        { field: 'expires_in', message: 'expires_in must be a duration' },
+        { message: 'no field' },
+        'garbage',
+      ],
+    });
+    expect(e).toMatchObject({
+      code: 3,
+      status: 400,
+      field: 'amount',
+      remediation: 'Send amount > 0.',
+      request_id: 'req_1',
+      retryable: false,
+      errors: [
+        { field: 'amount', message: 'body.amount must be > 0' },
+        { field: 'expires_in', message: 'expires_in must be a duration' },
+        { message: 'no field' },
+      ],
+    });
+    // a non-retryable 503 (a rate pair with no source) stays non-retryable; a bare 503 is retryable
+    expect(PaymentsError.from(503, { code: 1, message: 'no source', retryable: false }).retryable).toBe(false);
+    expect(PaymentsError.from(503, undefined).retryable).toBe(true);
+    expect(PaymentsError.from(404, { code: 2, message: 'x' }).retryable).toBe(false);
+    // an answer without the envelope still has its request id from the header
+    const proxy = PaymentsError.from(502, 'bad gateway', new Headers({ 'X-Request-Id': 'req_from_header' }));
+    expect(proxy).toMatchObject({ request_id: 'req_from_header', field: undefined, errors: [] });
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * The payment-session transition table (ALLOWED in actors/payment-session.ts) against the decisions:
+ * The payment-session transition table (ALLOWED in lib/sessions/payment-session.ts) against the decisions:
  * random message sequences never make a move outside the table, every edge of the table is reachable,
  * and expired is final.
  */
@@ -11,7 +11,7 @@ import {
   type PaymentSessionState,
   type SessionMsg,
   type SessionStatus,
-} from '../../actors/payment-session.ts';
+} from '../../lib/sessions/payment-session.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const MIN = 60_000;

@@ -25,7 +25,7 @@ import { idempotencyKey } from '../../lib/core/idempotency.ts';
 import { floorSubunits } from '../../lib/core/money.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
 import { tempDir } from '../helpers/node.ts';
-import type { PaymentSessionState } from '../../actors/payment-session.ts';
+import type { PaymentSessionState } from '../../lib/sessions/payment-session.ts';
 
 const rails = buildRails({
   ethereum: { testnet: { rpcUrl: '' }, mainnet: { rpcUrl: 'http://x' } },

@@ -43,6 +43,15 @@ export default tseslint.config(
     rules: {
       // a cycle is a layering bug: lib/ never imports services/, domains import core, not the other way
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // layers: a domain module (lib/) never imports the actor runtime, a mixin or a service
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            { target: './lib', from: ['./actors', './mixins', './services'], message: 'lib/ is below actors/, mixins/ and services/' },
+          ],
+        },
+      ],
       '@typescript-eslint/no-unused-vars': [
         'error',
         { args: 'after-used', argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },

@@ -3,12 +3,12 @@
  * delays the answer of the request that caused it by more than its store writes: an alerting failure is
  * logged, the request goes on.
  */
-import type { Runtime } from '../../runtime.ts';
+import type { Runtime } from '../../runtime/index.ts';
 import { opsHasher } from '../hash.ts';
 import { AlertEngine, type RaisedAlert } from './engine.ts';
 import type { AlertContext } from './payload.ts';
 import type { Observation } from './rules.ts';
-import type { AbuseLabels } from '../../metrics.ts';
+import type { AbuseLabels } from '../../runtime/metrics.ts';
 
 export type { AlertContext } from './payload.ts';
 export type { Observation } from './rules.ts';

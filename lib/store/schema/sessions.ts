@@ -3,7 +3,7 @@ import type { CollectionSpec } from '../port.ts';
 
 export const SESSIONS_COLLECTIONS: CollectionSpec[] = [
   /**
-   * One document per payment session (the session actor's state, actors/payment-session.ts).
+   * One document per payment session (the session actor's state, lib/sessions/payment-session.ts).
    * address+chain+network is unique (no address is ever handed out twice) and is what the chain
    * listeners look deposits up by; expiry_due_at is the persisted due time the expiry scanner claims
    * (null once the session is terminal).
@@ -21,7 +21,7 @@ export const SESSIONS_COLLECTIONS: CollectionSpec[] = [
     // set on demo sessions only (lib/sessions/new-session.ts): merchants' sessions are never purged
     expiresField: 'purge_at',
   },
-  /** id = chain: the next unreserved BIP-44 / SLIP-0010 address index (lib/addresses.ts) */
+  /** id = chain: the next unreserved BIP-44 / SLIP-0010 address index (lib/addresses/addresses.ts) */
   { name: 'address_indexes' },
   /** id = <merchant_id>:<chain>:<network>:<token>:<UTC day>: the day's session volume in smallest units (DAILY_VOLUME_LIMIT) */
   { name: 'session_volume', expiresField: 'expires_at' },

@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * Hosted checkout page
-         * @description The page a session's payment_url points at: amount, receiving address, a QR code of qr_data, a wallet link and live status. Public: the unguessable session id is the capability. Served with a strict Content-Security-Policy.
+         * @description The page a session's payment_url points at, server-rendered for the session's state: open (amount and its fiat equivalent when a fresh rate exists, the receiving address and the amount with copy buttons, a QR code and a wallet link for the amount still due, a countdown), partially paid (what is left), paid (a clear paid message, the receipt; no QR, no wallet link) and expired (says so; no QR, no wallet link). A sandbox or demo session shows a TEST MODE banner; the merchant's order reference (metadata.order_id, else metadata.reference) is shown; once paid or expired, the session's return_url is a "Back to the shop" link. The page follows the status live (it polls /status and re-renders from the server). Public: the unguessable session id is the capability. Served with a strict Content-Security-Policy and no external resources.
          */
         get: operations["getCheckoutPage"];
         put?: never;
@@ -1217,7 +1217,7 @@ export interface paths {
         put?: never;
         /**
          * Create an x402 challenge for a resource
-         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored.
+         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A catalog price in fiat is converted at a fresh rate of the rail's token (rounded up) and the response carries its quote; no fresh rate: 503. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored.
          */
         post: operations["createX402Challenge"];
         delete?: never;
@@ -1308,12 +1308,53 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /**
+         * @description The error envelope. code and message are the spec's (unchanged); the other fields say which input is at fault, what fixes it, which request it was and whether the same request may succeed later.
+         * @example {
+         *       "code": 3,
+         *       "message": "body.amount must be > 0",
+         *       "field": "amount",
+         *       "remediation": "Send amount > 0.",
+         *       "request_id": "req_01jd5k8w3h4q2x9y7z6v5t4s3r",
+         *       "retryable": false,
+         *       "errors": [
+         *         {
+         *           "field": "amount",
+         *           "message": "body.amount must be > 0"
+         *         },
+         *         {
+         *           "field": "paymentMethod.network",
+         *           "message": "body.paymentMethod.network must be one of \"testnet\", \"mainnet\""
+         *         }
+         *       ]
+         *     }
+         */
         Error: {
             /**
              * @description 1 internal, 2 not found, 3 bad request, 4 rate limited, 5 conflict, 7 credentials
              * @enum {integer}
              */
             code: 1 | 2 | 3 | 4 | 5 | 7;
+            /** @description what is wrong; for invalid input, the first problem */
+            message: string;
+            /**
+             * @description the first invalid input: a body or query field's path (names joined by dots, [i] for an array item: paymentMethod.chain, webhook_url, allowed_payment_methods[0]) or a header's name (Idempotency-Key, X-Merchant-Id, Last-Event-ID). Absent when no single input is at fault (credentials, a missing resource, a server error).
+             * @example paymentMethod.chain
+             */
+            field?: string;
+            /** @description one sentence saying what to do: the header, setting, command or value that fixes it (a 401 names X-API-Key) */
+            remediation: string;
+            /** @description equals the X-Request-Id header of the response; quote it to the operator */
+            request_id: string;
+            /** @description true only where the same request can succeed later unchanged: 429, 5xx (a rate with no fresh source included), a lost race; false where the request itself must change */
+            retryable: boolean;
+            /** @description every invalid input at once (validation failures); the first is the one message and field name */
+            errors?: components["schemas"]["FieldError"][];
+        };
+        /** @description One invalid input */
+        FieldError: {
+            /** @description its path, as Error.field; absent when the whole input is at fault */
+            field?: string;
             message: string;
         };
         /**
@@ -1512,6 +1553,8 @@ export interface components {
             /** @enum {string} */
             status?: "open" | "redeemed" | "expired";
             redeemed_at?: string | null;
+            /** @description present when price_id names a catalog price in fiat: the fresh rate its amount in tokens was converted at (rounded up to the token's smallest unit) and locked with the challenge */
+            quote?: components["schemas"]["SessionQuote"];
         };
         X402RedeemRequest: {
             proof: string;
@@ -1583,9 +1626,9 @@ export interface components {
             plan_id: string;
             amount_subunits: string;
             currency_or_token: string;
-            /** @description the token's decimals on the price's rails: amount = amount_subunits / 10^decimals */
+            /** @description the token's decimals on the price's rails, or the fiat currency's minor-unit digits: amount = amount_subunits / 10^decimals */
             decimals: number;
-            /** @description null: every enabled rail of the token */
+            /** @description null: every enabled rail of the token (of any token for a price in fiat) */
             allowed_payment_methods: string[] | null;
             /** @enum {string} */
             status: "draft" | "published" | "archived";
@@ -1659,17 +1702,17 @@ export interface components {
         CatalogPriceCreate: {
             plan_id: string;
             /**
-             * @description positive integer in the token's smallest unit (decimals from GET /v1/payment_methods), digits only without leading zeros, e.g. "2500000" for 2.5 USDC; at least the min_amount of every rail it may be paid on
+             * @description positive integer in the token's smallest unit (decimals from GET /v1/payment_methods), digits only without leading zeros, e.g. "2500000" for 2.5 USDC; at least the min_amount of every rail it may be paid on For a price in fiat: the currency's minor units (2 decimals for USD, EUR, GBP, CHF; 0 for JPY), at most 10^12 of the currency; the rails' min_amount is checked on the converted amount when the session is created.
              * @example 2500000
              */
             amount_subunits: string;
             /**
-             * @description token symbol of an enabled rail, e.g. USDC, ETH, SOL
+             * @description token symbol of an enabled rail, e.g. USDC, ETH, SOL. Or a fiat currency (USD, EUR, GBP, CHF, JPY): amount_subunits is then in the currency's minor unit (cents: "2500" for 25.00 USD), the price may be paid on any rail, and the payment session converts it at a fresh rate when it is created (price {amount, currency}; see FiatPrice).
              * @example USDC
              */
             currency_or_token: string;
             /**
-             * @description <chain>:<network>:<token> entries, each a known rail (GET /v1/payment_methods lists the enabled ones) of currency_or_token; omitted means every enabled rail of the token
+             * @description <chain>:<network>:<token> entries, each a known rail (GET /v1/payment_methods lists the enabled ones) of currency_or_token; omitted means every enabled rail of the token For a price in fiat: known rails of any token; omitted means every enabled rail.
              * @example [
              *       "solana:testnet:USDC",
              *       "ethereum:testnet:USDC"
@@ -1707,17 +1750,17 @@ export interface components {
         /** @description Fields to change; null clears allowed_payment_methods (every enabled rail of the token). The result is validated as a whole. The plan cannot change. */
         CatalogPriceUpdate: {
             /**
-             * @description positive integer in the token's smallest unit (decimals from GET /v1/payment_methods), digits only without leading zeros, e.g. "2500000" for 2.5 USDC; at least the min_amount of every rail it may be paid on
+             * @description positive integer in the token's smallest unit (decimals from GET /v1/payment_methods), digits only without leading zeros, e.g. "2500000" for 2.5 USDC; at least the min_amount of every rail it may be paid on For a price in fiat: the currency's minor units (2 decimals for USD, EUR, GBP, CHF; 0 for JPY), at most 10^12 of the currency; the rails' min_amount is checked on the converted amount when the session is created.
              * @example 2500000
              */
             amount_subunits?: string;
             /**
-             * @description token symbol of an enabled rail, e.g. USDC, ETH, SOL
+             * @description token symbol of an enabled rail, e.g. USDC, ETH, SOL. Or a fiat currency (USD, EUR, GBP, CHF, JPY): amount_subunits is then in the currency's minor unit (cents: "2500" for 25.00 USD), the price may be paid on any rail, and the payment session converts it at a fresh rate when it is created (price {amount, currency}; see FiatPrice).
              * @example USDC
              */
             currency_or_token?: string;
             /**
-             * @description <chain>:<network>:<token> entries, each a known rail (GET /v1/payment_methods lists the enabled ones) of currency_or_token; omitted means every enabled rail of the token
+             * @description <chain>:<network>:<token> entries, each a known rail (GET /v1/payment_methods lists the enabled ones) of currency_or_token; omitted means every enabled rail of the token For a price in fiat: known rails of any token; omitted means every enabled rail.
              * @example [
              *       "solana:testnet:USDC",
              *       "ethereum:testnet:USDC"
@@ -1826,7 +1869,7 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
-        /** @description A checkout snapshot of a price. Create a payment session for the merchant with metadata.checkout_reference_id set to checkout_reference_id, for exactly amount_subunits (amount_subunits / 10^decimals token units) on one of allowed_payment_methods, before expires_at. */
+        /** @description A checkout snapshot of a price. Create a payment session for the merchant with metadata.checkout_reference_id set to checkout_reference_id, for exactly amount_subunits (amount_subunits / 10^decimals token units) on one of allowed_payment_methods, before expires_at. For a price in fiat (currency_or_token USD, EUR, …) create it with price {amount: amount_subunits / 10^decimals, currency: currency_or_token} instead of an amount: the session converts it at a fresh rate of the chosen rail's token and carries the quote. */
         CheckoutIntent: {
             checkout_reference_id: string;
             price_id: string;
@@ -1837,7 +1880,7 @@ export interface components {
             amount_subunits: string;
             currency_or_token: string;
             decimals?: number;
-            /** @description the price's methods ∩ enabled rails ∩ (testnet only for a sandbox merchant) */
+            /** @description the price's methods ∩ enabled rails ∩ (testnet only for a sandbox merchant) ∩ the merchant's rail policy */
             allowed_payment_methods: string[];
             expires_at: components["schemas"]["Timestamp"];
         };
@@ -1847,13 +1890,16 @@ export interface components {
             status: "pending" | "partial_paid" | "completed" | "expired";
             expected_amount: number;
             received_amount: number;
+            /** @description received_amount exactly, in smallest units (the page compares it to notice a payment) */
+            received_amount_subunits?: string;
             currency: string;
             chain: string;
             /** @enum {string} */
             network: "testnet" | "mainnet";
             address: string;
             qr_data: string;
-            explorer_url: string;
+            /** @description absent on a local development chain (no public explorer) */
+            explorer_url?: string;
             expires_at: components["schemas"]["Timestamp"];
             completed_at?: components["schemas"]["Timestamp"];
             demo: boolean;
@@ -2347,11 +2393,16 @@ export interface components {
              * @description legacy name of paymentMethod
              */
             payment_method?: components["schemas"]["SessionPaymentMethod"];
-            /** @description caller-supplied, at most 4KB as JSON; checkout_reference_id (string) ties the session to a catalog checkout */
+            /** @description caller-supplied, at most 4KB as JSON; checkout_reference_id (string) ties the session to a catalog checkout; for a catalog price in fiat the session must be created with the same price {amount, currency} */
             metadata?: Record<string, unknown>;
             /** @description the amount exactly, in the token's smallest units (wei, lamports, USDC 6-decimal units); the way to send amounts with more digits than a JSON number carries (an 18-decimal ETH price, say) */
             amount_subunits?: string;
             price?: components["schemas"]["FiatPrice"];
+            /**
+             * @description optional: where the hosted checkout page links the buyer back to the shop once the session is paid or expired ("Back to the shop"). An absolute https URL; plain http only when the service runs with WEBHOOK_ALLOW_PRIVATE (local development); no credentials. Stored and returned on the session.
+             * @example https://shop.example/orders/1001
+             */
+            return_url?: string;
         };
         CreateDemoSessionRequest: {
             /**
@@ -2421,7 +2472,7 @@ export interface components {
             payment_url?: string;
             /** @description Ethereum: EIP-681 URI (ethereum:<usdc contract>@<chain id>/transfer?address=<address>&uint256=<subunits> for USDC, ethereum:<address>@<chain id>?value=<wei> for ETH); Solana: Solana Pay URI (solana:<address>?amount=<units>[&spl-token=<USDC mint>]) */
             qr_data?: string;
-            /** @description block explorer page of the address, or of the paying transaction once one is credited */
+            /** @description public block explorer page of the address, or of the paying transaction once one is credited; absent on a local development chain (a loopback RPC URL), which no public explorer knows */
             explorer_url?: string;
             paymentMethod: {
                 /** @enum {integer} */
@@ -2434,6 +2485,8 @@ export interface components {
             deposits?: components["schemas"]["PaymentSessionDeposit"][];
             quote?: components["schemas"]["SessionQuote"];
             completion_rate?: components["schemas"]["RecordedRate"];
+            /** @description the return_url the session was created with (absent when none) */
+            return_url?: string;
         };
         PaymentSessionList: {
             data: components["schemas"]["PaymentSession"][];
@@ -2543,6 +2596,7 @@ export interface components {
         /** @description Bad request, check the body (code 3) */
         BadRequest: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2552,6 +2606,7 @@ export interface components {
         /** @description Missing or invalid credentials (code 7) */
         Unauthorized: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2561,6 +2616,7 @@ export interface components {
         /** @description Insufficient credentials (code 7) */
         Forbidden: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2570,6 +2626,7 @@ export interface components {
         /** @description Not found (code 2) */
         NotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2579,6 +2636,7 @@ export interface components {
         /** @description Conflict (code 5) */
         Conflict: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2588,6 +2646,17 @@ export interface components {
         /** @description Rate limited (code 4). No X-RateLimit-* headers are sent. */
         RateLimited: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Internal error (code 1): nothing about the cause is sent; quote request_id to the operator. retryable is true. */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2597,7 +2666,10 @@ export interface components {
     };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The id of this request: the caller's X-Request-Id when it sent a sane one (1 to 128 letters, digits and . _ : @ + = / -, starting with a letter or digit), else a new req_… id. An error's request_id is the same value, and so is the id in the server's log line for the request. */
+        "X-Request-Id": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2616,13 +2688,25 @@ export interface operations {
             /** @description HTML page */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
-            404: components["responses"]["NotFound"];
+            /** @description Unknown checkout: an HTML page for a browser (Accept: text/html), the error envelope (code 2) for any other client */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
         };
     };
     getCheckoutReceipt: {
@@ -2642,6 +2726,7 @@ export interface operations {
             /** @description The receipt */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description sha256 of the PDF bytes, quoted */
                     ETag?: string;
                     [name: string]: unknown;
@@ -2653,6 +2738,7 @@ export interface operations {
             /** @description Not modified */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description sha256 of the PDF bytes, quoted */
                     ETag?: string;
                     [name: string]: unknown;
@@ -2662,6 +2748,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getCheckoutStatus: {
@@ -2678,6 +2765,7 @@ export interface operations {
             /** @description Status */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2685,6 +2773,7 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
         };
     };
     getOpenapi: {
@@ -2699,6 +2788,7 @@ export interface operations {
             /** @description The OpenAPI 3.1 description */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2706,6 +2796,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
         };
     };
     getAgentSpendPolicy: {
@@ -2723,6 +2814,7 @@ export interface operations {
             /** @description The current policy */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2732,6 +2824,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     putAgentSpendPolicy: {
@@ -2753,6 +2846,7 @@ export interface operations {
             /** @description The new policy version */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2763,6 +2857,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listAgentSpendAttempts: {
@@ -2784,6 +2879,7 @@ export interface operations {
             /** @description A page */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2794,6 +2890,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createAgentSpendAttempt: {
@@ -2815,6 +2912,7 @@ export interface operations {
             /** @description An attempt with this reference already exists */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2824,6 +2922,7 @@ export interface operations {
             /** @description Recorded (any status) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     Location?: string;
                     [name: string]: unknown;
                 };
@@ -2836,6 +2935,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getAgentSpendAttempt: {
@@ -2854,6 +2954,7 @@ export interface operations {
             /** @description The attempt */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2863,6 +2964,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     approveAgentSpendAttempt: {
@@ -2881,6 +2983,7 @@ export interface operations {
             /** @description The decided attempt */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2891,6 +2994,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     denyAgentSpendAttempt: {
@@ -2909,6 +3013,7 @@ export interface operations {
             /** @description The denied attempt */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2919,6 +3024,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     evaluateAgentSpendAttempt: {
@@ -2940,6 +3046,7 @@ export interface operations {
             /** @description The decision */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2950,6 +3057,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listAuditEvents: {
@@ -2971,6 +3079,7 @@ export interface operations {
             /** @description A page of audit events */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2980,6 +3089,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createCheckoutIntent: {
@@ -3001,6 +3111,7 @@ export interface operations {
             /** @description The checkout intent */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3011,6 +3122,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     discoverProducts: {
@@ -3032,6 +3144,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3039,6 +3152,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
         };
     };
     discoverProduct: {
@@ -3056,6 +3170,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3063,6 +3178,7 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
         };
     };
     listEvents: {
@@ -3085,6 +3201,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3095,6 +3212,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getEvent: {
@@ -3112,6 +3230,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3122,6 +3241,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     streamEvents: {
@@ -3144,6 +3264,7 @@ export interface operations {
             /** @description The event stream */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3154,6 +3275,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getMe: {
@@ -3168,6 +3290,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3176,6 +3299,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     revokeCredentials: {
@@ -3194,6 +3318,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3203,6 +3328,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     rotateCredentials: {
@@ -3221,6 +3347,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3230,6 +3357,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getRailPolicy: {
@@ -3244,6 +3372,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3252,6 +3381,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     putRailPolicy: {
@@ -3270,6 +3400,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3279,6 +3410,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     registerMerchant: {
@@ -3297,6 +3429,7 @@ export interface operations {
             /** @description Merchant created */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3307,6 +3440,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
         };
     };
     startEmailVerification: {
@@ -3325,6 +3459,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3333,6 +3468,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     confirmEmail: {
@@ -3351,6 +3487,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3359,6 +3496,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     issueProofOfWork: {
@@ -3377,6 +3515,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3385,6 +3524,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listPaymentMethods: {
@@ -3399,6 +3539,7 @@ export interface operations {
             /** @description Enabled rails */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3406,6 +3547,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listPaymentSessions: {
@@ -3425,6 +3567,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3434,6 +3577,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createPaymentSession: {
@@ -3455,6 +3599,7 @@ export interface operations {
             /** @description Created; Location names the session */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     Location?: string;
                     [name: string]: unknown;
                 };
@@ -3467,9 +3612,11 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
             /** @description A price in fiat with no fresh rate of the rail's token in its currency (code 1): the message names the pair and why; retryable says whether sending the same request later can succeed */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3492,6 +3639,7 @@ export interface operations {
             /** @description The session */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3501,6 +3649,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getSessionDiagnostics: {
@@ -3518,6 +3667,7 @@ export interface operations {
             /** @description The findings */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3527,6 +3677,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getPaymentSessionReceipt: {
@@ -3546,6 +3697,7 @@ export interface operations {
             /** @description The receipt */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description sha256 of the PDF bytes, quoted */
                     ETag?: string;
                     [name: string]: unknown;
@@ -3557,6 +3709,7 @@ export interface operations {
             /** @description Not modified (If-None-Match matched the ETag) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description sha256 of the PDF bytes, quoted */
                     ETag?: string;
                     [name: string]: unknown;
@@ -3567,6 +3720,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     simulatePaymentSession: {
@@ -3583,6 +3737,7 @@ export interface operations {
             /** @description The completed session */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3594,6 +3749,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     retrySessionWebhooks: {
@@ -3615,6 +3771,7 @@ export interface operations {
             /** @description The session's delivery log */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3625,6 +3782,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getSessionWebhooks: {
@@ -3642,6 +3800,7 @@ export interface operations {
             /** @description The session's delivery log */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3651,6 +3810,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createDemoPaymentSession: {
@@ -3669,6 +3829,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     Location?: string;
                     [name: string]: unknown;
                 };
@@ -3678,6 +3839,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listPayouts: {
@@ -3696,6 +3858,7 @@ export interface operations {
             /** @description A page of payouts */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3705,6 +3868,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createPayout: {
@@ -3726,6 +3890,7 @@ export interface operations {
             /** @description Created (or the payout of a replayed Idempotency-Key) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -3740,6 +3905,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getPayout: {
@@ -3756,6 +3922,7 @@ export interface operations {
             /** @description The payout */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3765,6 +3932,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listPlans: {
@@ -3788,6 +3956,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3799,6 +3968,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createPlan: {
@@ -3822,6 +3992,7 @@ export interface operations {
             /** @description Created (or the original resource for a replayed Idempotency-Key) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -3836,6 +4007,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getPlan: {
@@ -3856,6 +4028,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3867,6 +4040,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     deletePlan: {
@@ -3887,6 +4061,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3899,6 +4074,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     updatePlan: {
@@ -3923,6 +4099,7 @@ export interface operations {
             /** @description Changed in place */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3932,6 +4109,7 @@ export interface operations {
             /** @description A new draft version */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -3946,6 +4124,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     archivePlan: {
@@ -3970,6 +4149,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3981,6 +4161,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     publishPlan: {
@@ -4005,6 +4186,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4017,6 +4199,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listPrices: {
@@ -4040,6 +4223,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4051,6 +4235,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createPrice: {
@@ -4074,6 +4259,7 @@ export interface operations {
             /** @description Created (or the original resource for a replayed Idempotency-Key) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -4088,6 +4274,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getPrice: {
@@ -4108,6 +4295,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4119,6 +4307,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     deletePrice: {
@@ -4139,6 +4328,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4151,6 +4341,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     updatePrice: {
@@ -4175,6 +4366,7 @@ export interface operations {
             /** @description Changed in place */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4184,6 +4376,7 @@ export interface operations {
             /** @description A new draft version */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -4198,6 +4391,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     archivePrice: {
@@ -4222,6 +4416,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4233,6 +4428,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     publishPrice: {
@@ -4257,6 +4453,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4269,6 +4466,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listProducts: {
@@ -4292,6 +4490,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4303,6 +4502,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createProduct: {
@@ -4326,6 +4526,7 @@ export interface operations {
             /** @description Created (or the original resource for a replayed Idempotency-Key) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -4340,6 +4541,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getProduct: {
@@ -4360,6 +4562,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4371,6 +4574,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     deleteProduct: {
@@ -4391,6 +4595,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4403,6 +4608,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     updateProduct: {
@@ -4427,6 +4633,7 @@ export interface operations {
             /** @description Changed in place */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4436,6 +4643,7 @@ export interface operations {
             /** @description A new draft version */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -4450,6 +4658,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     archiveProduct: {
@@ -4474,6 +4683,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4485,6 +4695,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     publishProduct: {
@@ -4509,6 +4720,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4521,6 +4733,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listRates: {
@@ -4540,6 +4753,7 @@ export interface operations {
             /** @description Rates */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4548,9 +4762,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
             /** @description No source has a fresh-enough rate (code 1); the message says which pair and why */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4571,12 +4787,14 @@ export interface operations {
             /** @description Faucets */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["FaucetList"];
                 };
             };
+            500: components["responses"]["InternalError"];
         };
     };
     dripFaucet: {
@@ -4595,6 +4813,7 @@ export interface operations {
             /** @description Sent (status sent or confirmed; failed with failure_reason when the chain refused it) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4605,9 +4824,11 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
             /** @description The development gas wallet cannot pay (code 1); the message names it */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4635,6 +4856,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4646,6 +4868,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createStore: {
@@ -4669,6 +4892,7 @@ export interface operations {
             /** @description Created (or the original resource for a replayed Idempotency-Key) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -4683,6 +4907,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getStore: {
@@ -4703,6 +4928,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4714,6 +4940,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     deleteStore: {
@@ -4734,6 +4961,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4746,6 +4974,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     updateStore: {
@@ -4770,6 +4999,7 @@ export interface operations {
             /** @description Changed in place */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4782,6 +5012,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     archiveStore: {
@@ -4806,6 +5037,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4817,6 +5049,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     publishStore: {
@@ -4841,6 +5074,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4853,6 +5087,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listWallets: {
@@ -4870,6 +5105,7 @@ export interface operations {
             /** @description A page of wallets */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4879,6 +5115,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createWallet: {
@@ -4897,6 +5134,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description path of the created resource */
                     Location?: string;
                     [name: string]: unknown;
@@ -4909,6 +5147,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getWallet: {
@@ -4925,6 +5164,7 @@ export interface operations {
             /** @description The wallet */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4934,6 +5174,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listWalletTransactions: {
@@ -4953,6 +5194,7 @@ export interface operations {
             /** @description A page of wallet transactions */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4963,6 +5205,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     createX402Challenge: {
@@ -4981,6 +5224,7 @@ export interface operations {
             /** @description The challenge */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     Location?: string;
                     [name: string]: unknown;
                 };
@@ -4994,6 +5238,17 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            /** @description A catalog price in fiat with no fresh rate of the rail's token (code 1); retryable says whether the same request can succeed later */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getX402Challenge: {
@@ -5010,6 +5265,7 @@ export interface operations {
             /** @description The challenge */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5019,6 +5275,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     redeemX402Proof: {
@@ -5037,6 +5294,7 @@ export interface operations {
             /** @description Settled */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5046,6 +5304,7 @@ export interface operations {
             /** @description Settlement pending */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5057,6 +5316,7 @@ export interface operations {
             /** @description The proof does not pay; the message starts with the reason code */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5065,6 +5325,7 @@ export interface operations {
             };
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     receivePayoutEvent: {

@@ -8,7 +8,7 @@
  * forgets unused ones when the node stops (gaps in the sequence, harmless: 2^31 indexes per chain).
  */
 import type { AddressChain, AddressIndexAllocator } from './addresses.ts';
-import type { AddressWorkers } from './address-workers.ts';
+import type { AddressWorkers } from './workers.ts';
 
 export interface PooledAddress {
   index: number;

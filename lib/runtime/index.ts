@@ -1,9 +1,9 @@
 /** What every service of a node shares: configuration, the store, the mailer and the metrics registry. */
-import type { Config } from '../config/index.ts';
-import type { Store } from './store/port.ts';
+import type { Config } from '../../config/index.ts';
+import type { Store } from '../store/port.ts';
 import type { Mailer } from './mail.ts';
 import type { Metrics } from './metrics.ts';
-import type { Keyring } from './core/keyring.ts';
+import type { Keyring } from '../core/keyring.ts';
 
 export interface Runtime {
   config: Config;

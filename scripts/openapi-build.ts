@@ -30,7 +30,30 @@ export function buildOpenapi(root = process.cwd()): Json {
     for (const tag of frag.tags ?? []) base.tags.push(tag);
   }
   base.paths = Object.fromEntries(Object.entries(base.paths).sort(([a], [b]) => a.localeCompare(b)));
+  addGatewayResponses(base);
   return base;
+}
+
+const METHODS = ['get', 'put', 'post', 'patch', 'delete'];
+
+/**
+ * What the gateway adds to every operation, written once here rather than in each fragment: the
+ * X-Request-Id header on every response (success or not) and the 500 any operation may answer.
+ */
+function addGatewayResponses(doc: Json): void {
+  const header = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+  const withHeader = (r: Json) => {
+    if (r && !r.$ref) r.headers = { ...header, ...(r.headers ?? {}) };
+  };
+  for (const r of Object.values<Json>(doc.components.responses ?? {})) withHeader(r);
+  for (const item of Object.values<Json>(doc.paths)) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      op.responses['500'] ??= { $ref: '#/components/responses/InternalError' };
+      for (const r of Object.values<Json>(op.responses)) withHeader(r);
+    }
+  }
 }
 
 export function writeOpenapi(doc: Json, { check = false, root = process.cwd() } = {}): { stale: boolean } {

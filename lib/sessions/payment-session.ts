@@ -33,14 +33,14 @@
  *   and network once (ledger transfer keyed by the deposit key), and a revert takes it back, in the same
  *   atomic write (`sessionBehavior(settle)`, lib/wallets/settlement.ts).
  */
-import type { ActorBehavior, Decision } from './runtime.ts';
-import type { Doc, WriteOp } from '../lib/store/port.ts';
-import type { Environment } from '../lib/metrics.ts';
-import { webhookEventOp, type WebhookEventType } from '../lib/webhooks/event.ts';
-import { toApiNumber } from '../lib/core/money.ts';
-import type { RecordedRate } from '../lib/rates/types.ts';
-import type { SessionQuote } from '../lib/rates/quote.ts';
-import { badRequest, notFound } from '../lib/core/errors.ts';
+import type { ActorBehavior, Decision } from '../core/actor.ts';
+import type { Doc, WriteOp } from '../store/port.ts';
+import type { Environment } from '../runtime/metrics.ts';
+import { webhookEventOp, type WebhookEventType } from '../webhooks/event.ts';
+import { toApiNumber } from '../core/money.ts';
+import type { RecordedRate } from '../core/rate.ts';
+import type { SessionQuote } from '../rates/quote.ts';
+import { badRequest, notFound } from '../core/errors.ts';
 
 export type SessionStatus = 'pending' | 'partial_paid' | 'completed' | 'expired';
 /**
@@ -129,6 +129,8 @@ export interface PaymentSessionState extends Doc {
   key_fingerprint: string;
   status: SessionStatus;
   metadata: Record<string, unknown>;
+  /** where the checkout page sends the buyer back once paid or expired (https, or http under WEBHOOK_ALLOW_PRIVATE) */
+  return_url?: string;
   expires_at: string;
   /** the scanner's due time: expires_at while open (pushed by claim leases), null when terminal */
   expiry_due_at: string | null;

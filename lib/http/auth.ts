@@ -3,9 +3,9 @@
  * high-entropy secrets, stored only as SHA-256 hashes and found by that hash; the stored hash is then
  * compared in constant time.
  */
-import { randomToken } from './core/ids.ts';
-import { constantTimeEqual, sha256Hex } from './core/secrets.ts';
-import type { Doc, Store } from './store/port.ts';
+import { randomToken } from '../core/ids.ts';
+import { constantTimeEqual, sha256Hex } from '../core/secrets.ts';
+import type { Doc, Store } from '../store/port.ts';
 
 export interface ApiKeyDoc extends Doc {
   merchant_id: string;

@@ -1,4 +1,4 @@
-/** Shapes shared by the rates engine, its cache and the sessions that record a rate. */
+/** The shape of an exchange rate, shared by the rates engine (lib/rates/), its cache and the sessions that record one. */
 
 /** One spot rate: 1 `base` = `rate` `quote` (decimal string, exact). */
 export interface SpotRate {
