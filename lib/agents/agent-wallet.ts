@@ -35,13 +35,12 @@ import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
 import { custodyMoveOp } from '../payouts/custody.ts';
 import type { WalletDoc } from '../wallets/model.ts';
 import { encodeHeader } from '../x402/challenge.ts';
+import { CHALLENGE_PAYMENTS } from '../x402/redeem.ts';
 import { auditOp } from '../core/audit.ts';
 
 export const AGENT_WALLET_STATES = 'agent_wallet_states';
 export const POLICIES = 'agent_policies';
 export const REFERENCES = 'spend_references';
-/** id = challenge id: the agent spend that paid an x402 challenge (inserted with its reservation) */
-export const X402_PAID = 'x402_agent_payments';
 
 export interface StoredPolicy {
   id: string;
@@ -321,11 +320,12 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
       };
       ops.push({ op: 'insert', coll: PAYOUTS, doc: payout });
     }
-    // one payment per challenge: of two wallets paying it at once, the insert lets one through
+    // one payment per challenge: of two wallets (or a wallet and an on-chain proof in flight) paying it at
+    // once, the insert lets one through
     if (a.target_kind === 'x402')
       ops.push({
         op: 'insert',
-        coll: X402_PAID,
+        coll: CHALLENGE_PAYMENTS,
         doc: { id: a.challenge_id!, attempt_id: a.id, agent_wallet_id: a.agent_wallet_id, created_at: at },
       });
     return {
@@ -335,11 +335,11 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
     };
   }
 
-  /** An x402 payment that would buy nothing: its challenge is closed, or another attempt has paid it. */
+  /** An x402 payment that would buy nothing: its challenge is closed, or another attempt or an on-chain proof has paid it. */
   async function challengeClosed(a: SpendAttemptDoc, target: AttemptContext['target']): Promise<boolean> {
     if (a.target_kind !== 'x402') return false;
     if (target.kind !== 'x402' || target.closed) return true;
-    const paid = await store.get<Doc & { attempt_id: string }>(X402_PAID, a.challenge_id!);
+    const paid = await store.get<Doc & { attempt_id: string }>(CHALLENGE_PAYMENTS, a.challenge_id!);
     return !!paid && paid.attempt_id !== a.id;
   }
 
@@ -550,7 +550,7 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
   return {
     collection: AGENT_WALLET_STATES,
     // another wallet's actor created the account or paid the challenge first: decide again
-    retryDuplicatesIn: ['ledger_accounts', 'wallet_transactions', X402_PAID],
+    retryDuplicatesIn: ['ledger_accounts', 'wallet_transactions', CHALLENGE_PAYMENTS],
     async handle(state, msg, now) {
       try {
         return await handle(state, msg, now);
