@@ -32,7 +32,7 @@ import {
   type AgentWalletReply,
   type AgentWalletState,
   type StoredPolicy,
-} from '../lib/agents/agent-wallet.ts';
+} from '../lib/agents/state.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 
 type Http = { body?: unknown; query?: Record<string, string | undefined>; params?: Record<string, string | undefined> };

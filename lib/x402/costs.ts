@@ -1,13 +1,14 @@
 /**
- * Who pays for settling an x402 payment on chain, in one place (issue 18's fee policy; until lib/treasury
- * holds the policy and its booking primitive, this follows the draft in docs/money-out.md): the network fee
- * of the gas wallet's settlement transaction (EIP-3009 `transferWithAuthorization`, or the fee of a Solana
- * payment it co-signed as fee payer) is a **platform cost**, booked `sys:gas` → `sys:fees` in the chain's
- * native coin, like a token sweep's. The merchant is credited the whole amount; what keeps a payment from
- * costing more than it brings is the per-rail minimum of a challenge (x402MinimumSubunits).
+ * What settling an x402 payment on chain costs, and who pays it: the fee policy (lib/treasury/fee-policy.ts)
+ * makes an x402 settlement a **platform cost** (money arriving), so the network fee of the gas wallet's
+ * settlement transaction (EIP-3009 `transferWithAuthorization`, or the fee of a Solana payment it co-signed as
+ * fee payer) is booked through the one booking primitive (`fee:x402:<challenge id>`, sys:gas → sys:fees in the
+ * chain's native coin). The merchant is credited the whole amount; what keeps a payment from costing more
+ * than it brings is the per-rail minimum of a challenge (x402MinimumSubunits).
  */
-import { LedgerBatch, accountId } from '../ledger/index.ts';
+import type { LedgerBatch } from '../ledger/index.ts';
 import { toSubunits } from '../core/money.ts';
+import { bookNetworkCost } from '../treasury/fee-booking.ts';
 import type { Rail } from '../../config/rails.ts';
 
 const NATIVE = { ethereum: 'ETH', solana: 'SOL' } as const;
@@ -18,16 +19,12 @@ export async function bookSettlementCost(
   fee: bigint,
   txHash: string,
 ): Promise<void> {
-  if (fee <= 0n) return;
-  const asset = `${c.chain}:${c.network}:${NATIVE[c.chain]}`;
-  await b.transfer({
-    id: `fee:x402:${c.id}`,
-    kind: 'fee',
-    asset,
-    amount: fee,
-    tx_hash: txHash,
-    debit_account: accountId('sys:gas', asset),
-    credit_account: accountId('sys:fees', asset),
+  await bookNetworkCost(b, {
+    movement: 'x402_settlement',
+    key: `x402:${c.id}`,
+    asset: `${c.chain}:${c.network}:${NATIVE[c.chain]}`,
+    fee,
+    refs: { tx_hash: txHash },
   });
 }
 
