@@ -4,9 +4,9 @@
  * events API as session and payout events; added to the write that credits the wallet, so it exists
  * exactly when the credit does.
  */
-import { newId } from '../core/ids.ts';
 import { toApiNumber } from '../core/money.ts';
 import type { WriteOp } from '../store/port.ts';
+import { eventRowOp } from '../webhooks/event.ts';
 
 export interface X402SettledEventBody {
   event_type: 'x402.settled';
@@ -56,20 +56,5 @@ export function settledEventOp(
     tx_hash: r.tx_hash,
     timestamp: String(Math.floor(now.getTime() / 1000)),
   };
-  return {
-    op: 'insert',
-    coll: 'webhook_events',
-    doc: {
-      id: newId('evt'),
-      merchant_id: c.merchant_id,
-      challenge_id: c.id,
-      event_type: body.event_type,
-      body,
-      status: 'pending',
-      attempts: [],
-      next_attempt_at: now.toISOString(),
-      created_at: now.toISOString(),
-      delivered_at: null,
-    },
-  };
+  return eventRowOp(c.merchant_id, { challenge_id: c.id }, body, now);
 }
