@@ -17,6 +17,7 @@ import { Interface, getAddress } from 'ethers';
 import type { Doc, Store } from '../store/port.ts';
 import { isDuplicate } from '../store/port.ts';
 import { forbidden } from '../core/errors.ts';
+import { networkForbidden, networkGate, type MerchantStanding } from '../core/environment.ts';
 import type { Rail } from '../../config/rails.ts';
 import { ethProvider } from '../chains/clients.ts';
 import { caip2Network, tokenDomain } from './chain-facts.ts';
@@ -109,13 +110,29 @@ async function railOf(env: X402Env, network: unknown): Promise<{ rail: Rail; fac
   return null;
 }
 
-/** Everything verify and settle check before the chain is asked; a 403 for a payTo that is not the merchant's. */
-async function check(env: X402Env, merchantId: string, body: FacilitatorRequest): Promise<Checked> {
+/** The merchant a facilitator call acts for, with what the environment gate reads. */
+export interface FacilitatorMerchant extends MerchantStanding {
+  id: string;
+}
+
+/**
+ * Everything verify and settle check before the chain is asked; a 403 for a payTo that is not the
+ * merchant's, and for a network the merchant may not be paid on (the environment gate: sandbox merchants
+ * testnet only, live merchants mainnet only and with KYC).
+ */
+async function check(env: X402Env, merchant: FacilitatorMerchant, body: FacilitatorRequest): Promise<Checked> {
+  const merchantId = merchant.id;
   const r = body.paymentRequirements;
   if (r.scheme !== 'exact') throw new Invalid('unsupported_scheme', "only the 'exact' scheme is settled here");
   const found = await railOf(env, r.network);
   if (!found) throw new Invalid('invalid_network', `network ${String(r.network)} is not one this service settles on; see /supported`);
   const { rail } = found;
+  const refusal = networkGate(merchant, rail.network, 'x402 settlements');
+  if (refusal)
+    throw networkForbidden(refusal, 'paymentRequirements.network', {
+      sandbox: 'Settle payments on a testnet network with a sandbox merchant’s key.',
+      live: 'Settle payments on a mainnet network with a live merchant’s key.',
+    });
   let payTo: string;
   try {
     payTo = rail.chain === 'ethereum' ? getAddress(String(r.payTo)) : String(r.payTo);
@@ -213,10 +230,10 @@ async function chainState(env: X402Env, c: Checked): Promise<void> {
 }
 
 /** POST …/verify: the VerifyResponse; writes nothing. */
-export async function verify(env: X402Env, merchantId: string, body: FacilitatorRequest): Promise<VerifyResponse> {
+export async function verify(env: X402Env, merchant: FacilitatorMerchant, body: FacilitatorRequest): Promise<VerifyResponse> {
   let c: Checked | null = null;
   try {
-    c = await check(env, merchantId, body);
+    c = await check(env, merchant, body);
     if (await env.store.findOne<RedemptionDoc>(REDEMPTIONS, { proof_key: c.proofKey }))
       throw new Invalid('already_redeemed', 'this payment has already been settled');
     await chainState(env, c);
@@ -232,10 +249,11 @@ export async function verify(env: X402Env, merchantId: string, body: Facilitator
 export const facilitatorChallengeId = (proofKey: string) => `xfs_${createHash('sha256').update(proofKey).digest('hex').slice(0, 32)}`;
 
 /** POST …/settle: settles on chain (gas wallet) and credits the merchant's wallet once; the SettleResponse. */
-export async function settle(env: X402Env, merchantId: string, body: FacilitatorRequest): Promise<SettleResponse> {
+export async function settle(env: X402Env, merchant: FacilitatorMerchant, body: FacilitatorRequest): Promise<SettleResponse> {
+  const merchantId = merchant.id;
   let c: Checked;
   try {
-    c = await check(env, merchantId, body);
+    c = await check(env, merchant, body);
   } catch (e) {
     if (e instanceof Invalid)
       return {
