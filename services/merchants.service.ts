@@ -95,7 +95,10 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       /** Step 1: always the same 200 shape; a code is sent only to trusted or invited emails. */
       startEmailVerification: {
         async handler(ctx: Context<Body<unknown>>) {
-          const body = validate<{ email: string; invitation_token?: string }>('EmailVerificationRequest', ctx.params.body);
+          const body = validate<{ email: string; invitation_token?: string; webhook_url?: string }>(
+            'EmailVerificationRequest',
+            ctx.params.body,
+          );
           await limitClient(ctx, 'email');
           const { answer, mailId } = await onboarding.startEmailVerification(body);
           if (mailId)

@@ -449,7 +449,7 @@ export interface paths {
         put?: never;
         /**
          * Step 1: start a registration intent
-         * @description Always 200 with the same shape, whatever the email; a one-time code is emailed only when the email passes the trust check or a valid invitation_token is given. Disposable-mail domains are refused with 400.
+         * @description Always 200 with the same shape, whatever the email; a one-time code is emailed only when the email passes the trust check or a valid invitation_token is given. Disposable-mail domains are refused with 400. A webhook_url given here is checked with the rule of registration (step 4) before any code is sent or counted, so a URL the service would refuse costs no code.
          */
         post: operations["startEmailVerification"];
         delete?: never;
@@ -1943,6 +1943,8 @@ export interface components {
             /** Format: email */
             email: string;
             invitation_token?: string;
+            /** @description the webhook_url you will register with, checked now (https on a public host; http and private hosts only where configuration allows): a 400 here costs no verification code */
+            webhook_url?: string;
         };
         EmailVerificationResponse: {
             registration_intent_id: string;
