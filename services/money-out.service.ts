@@ -15,8 +15,9 @@ import { CHAIN_TXS } from '../lib/chains/broadcast/types.ts';
 import { GasWallets } from '../lib/treasury/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { SWEEPS, Sweeper } from '../lib/treasury/sweeps.ts';
-import { PayoutExecutor } from '../lib/treasury/payout-executor.ts';
+import { PayoutExecutor, type PayoutExecutorDeps } from '../lib/treasury/payout-executor.ts';
 import { CustodyMover } from '../lib/treasury/custody-mover.ts';
+
 import { CUSTODY_MOVES } from '../lib/payouts/custody.ts';
 import { rpcErrorText } from '../lib/chains/clients.ts';
 
@@ -93,8 +94,8 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         log,
         metrics,
       });
-      sweeper = new Sweeper({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
-      payouts = new PayoutExecutor({
+      // the three treasury engines share one set of dependencies (lib/treasury/engine-deps.ts)
+      const deps: PayoutExecutorDeps = {
         store: rt.store,
         config: rt.config,
         broadcaster,
@@ -104,17 +105,10 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         pollIntervalMs: cfg.pollIntervalMs,
         now,
         log,
-      });
-      custody = new CustodyMover({
-        store: rt.store,
-        config: rt.config,
-        broadcaster,
-        driver,
-        gas,
-        pollIntervalMs: cfg.pollIntervalMs,
-        now,
-        log,
-      });
+      };
+      sweeper = new Sweeper(deps);
+      payouts = new PayoutExecutor(deps);
+      custody = new CustodyMover(deps);
       broadcaster.start();
       payouts.start();
       custody.start();

@@ -48,7 +48,9 @@ describe('merchant rail policy', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body).toMatchObject({
       code: 3,
+      field: 'allowed_rails[1]',
       message: expect.stringMatching(/^allowed_rails\[1\] 'bitcoin:mainnet:BTC' is not a rail/),
+      remediation: expect.stringMatching(/GET \/v1\/payment_methods/),
     });
     expect((await put({ allowed_rails: ['USDC'] })).status).toBe(400);
     expect((await put({ allowed_rails: [] })).status).toBe(400);
@@ -73,7 +75,7 @@ describe('merchant rail policy', () => {
     for (const rail of [RAILS.eth, RAILS.sol]) {
       const r = await session(rail);
       expect(r.status).toBe(400);
-      expect(r.body).toMatchObject({ code: 3 });
+      expect(r.body).toMatchObject({ code: 3, field: 'paymentMethod', remediation: expect.stringMatching(/PUT \/v1\/me\/rail-policy/) });
       expect(r.body.message).toBe(
         `${rail.chain}:${rail.network}:${rail.token} is not allowed by the merchant's rail policy (allowed_rails: ethereum:testnet:USDC, solana:testnet:USDC, ethereum:mainnet:USDC)`,
       );
@@ -81,7 +83,7 @@ describe('merchant rail policy', () => {
     // a price in fiat is refused the same way, before any rate is read
     const priced = await session(RAILS.eth, { price: { amount: '25.00', currency: 'USD' } });
     expect(priced.status).toBe(400);
-    expect(priced.body.message).toMatch(/^ethereum:testnet:ETH is not allowed/);
+    expect(priced.body).toMatchObject({ field: 'paymentMethod', message: expect.stringMatching(/^ethereum:testnet:ETH is not allowed/) });
     expect(await sessionCount()).toBe(before);
 
     expect((await session(RAILS.ethUsdc)).status).toBe(201);
@@ -106,13 +108,19 @@ describe('merchant rail policy', () => {
     });
     const refused = await t.request('POST', `/v1/catalog/prices/${eth.price.id}/checkout-intent`);
     expect(refused.status).toBe(400);
-    expect(refused.body.message).toMatch(/^ethereum:testnet:ETH is not allowed by the merchant's rail policy/);
+    expect(refused.body).toMatchObject({
+      field: 'paymentMethod',
+      message: expect.stringMatching(/^ethereum:testnet:ETH is not allowed by the merchant's rail policy/),
+    });
   });
 
   it('x402 challenges on a rail outside the policy are refused, and none is stored', async () => {
     const refused = await challenge(RAILS.eth);
     expect(refused.status).toBe(400);
-    expect(refused.body.message).toMatch(/^ethereum:testnet:ETH is not allowed by the merchant's rail policy/);
+    expect(refused.body).toMatchObject({
+      field: 'paymentMethod',
+      message: expect.stringMatching(/^ethereum:testnet:ETH is not allowed by the merchant's rail policy/),
+    });
     expect(await t.node.rt.store.count('x402_challenges', { merchant_id: m.id })).toBe(0);
     expect((await challenge(RAILS.ethUsdc)).status).toBe(201);
   });
