@@ -50,7 +50,7 @@ export interface SessionCalls {
 
 export interface SessionsOptions {
   store: Store;
-  config: Pick<Config, 'rails' | 'sessionAmountLimit' | 'dailyVolumeLimit'>;
+  config: Pick<Config, 'rails' | 'sessionAmountLimit' | 'dailyVolumeLimit' | 'webhookAllowPrivate'>;
   keyring: Keyring;
   now: () => Date;
   /** fresh spot rates, for prices in fiat */
@@ -90,7 +90,7 @@ export class Sessions {
 
   /** The checks in the documented order; the catalog check fails closed (no catalog: 503). */
   private async decide(calls: SessionCalls, merchant: { merchant_id: string; sandbox: boolean }, body: CreateBody): Promise<CreateRequest> {
-    const draft = decideCreateBody(body, this.o.config.rails);
+    const draft = decideCreateBody(body, this.o.config.rails, { allowHttpReturnUrl: this.o.config.webhookAllowPrivate });
     const account = await this.o.store.get<Doc & { kyc_status?: string; rail_policy?: RailPolicy | null }>(
       'merchants',
       merchant.merchant_id,

@@ -19,6 +19,7 @@ import { parseDuration } from '../core/duration.ts';
 import { networkRefusal } from '../core/environment.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseOutcome, AbuseSignal, Environment } from '../runtime/metrics.ts';
+import { checkReturnUrl } from '../checkout/return-url.ts';
 import { FiatPriceError, parseFiatAmount, type FiatAmount, type SessionQuote } from '../rates/quote.ts';
 
 /** expires_in bounds (documented in the README and the OpenAPI description) */
@@ -40,6 +41,8 @@ export interface CreateBody {
   paymentMethod?: PaymentMethodInput;
   payment_method?: PaymentMethodInput;
   metadata?: Record<string, unknown>;
+  /** the checkout page's link back to the shop once paid or expired (lib/checkout/return-url.ts) */
+  return_url?: string;
 }
 export interface DemoBody {
   chain?: string;
@@ -116,6 +119,13 @@ export interface CreateRequest {
   metadata: Record<string, unknown>;
   /** the locked quote of a price in fiat: expected was converted from it */
   quote?: SessionQuote;
+  return_url?: string;
+}
+
+/** What the create rules take from configuration besides the rails. */
+export interface CreateOptions {
+  /** WEBHOOK_ALLOW_PRIVATE: local development, where a plain-http return_url is fine */
+  allowHttpReturnUrl?: boolean;
 }
 
 /** A create body decided before any rate is read: a token amount, or a price in fiat still to be quoted. */
@@ -143,7 +153,14 @@ export function quotedRequest(draft: Extract<CreateDraft, { price: FiatAmount }>
     throw e;
   }
   checkMinimum(units, rail, quote);
-  return { rail, expiresMs: draft.expiresMs, metadata: draft.metadata, expected: units, quote };
+  return {
+    rail,
+    expiresMs: draft.expiresMs,
+    metadata: draft.metadata,
+    ...(draft.return_url ? { return_url: draft.return_url } : {}),
+    expected: units,
+    quote,
+  };
 }
 
 /** amount (token units) or amount_subunits (exact); both, when sent, must name the same amount. */
@@ -193,7 +210,7 @@ function requestedAmountOrPrice(body: CreateBody, rail: Rail): { expected: bigin
  * The rules of a create body, each field checked on its own so that every refusal is listed at once (the
  * first in the documented order leads); fields `checks` already holds refused are skipped.
  */
-function checkCreateBody(body: CreateBody, rails: Rail[], checks: FieldChecks): CreateDraft {
+function checkCreateBody(body: CreateBody, rails: Rail[], checks: FieldChecks, opts: CreateOptions): CreateDraft {
   const railField = body.paymentMethod === undefined && body.payment_method !== undefined ? 'payment_method' : 'paymentMethod';
   const rail =
     checks.refused('paymentMethod') || checks.refused('payment_method')
@@ -207,23 +224,25 @@ function checkCreateBody(body: CreateBody, rails: Rail[], checks: FieldChecks): 
       : undefined;
   const metadata = body.metadata ?? {};
   checks.run('metadata', () => checkMetadataSize(metadata));
+  const returnUrl =
+    body.return_url === undefined ? undefined : checks.run('return_url', () => checkReturnUrl(body.return_url!, !!opts.allowHttpReturnUrl));
   checks.throwIfAny();
-  return { rail: rail!, expiresMs: expiresMs!, metadata, ...amount! } as CreateDraft;
+  return { rail: rail!, expiresMs: expiresMs!, metadata, ...(returnUrl ? { return_url: returnUrl } : {}), ...amount! } as CreateDraft;
 }
 
-/** Everything a create body decides on its own: rail, duration, amount or price, metadata. */
-export function decideCreateBody(body: CreateBody, rails: Rail[]): CreateDraft {
-  return checkCreateBody(body, rails, new FieldChecks());
+/** Everything a create body decides on its own: rail, duration, amount or price, metadata, return_url. */
+export function decideCreateBody(body: CreateBody, rails: Rail[], opts: CreateOptions = {}): CreateDraft {
+  return checkCreateBody(body, rails, new FieldChecks(), opts);
 }
 
 /**
  * Throws the refusal of a body the schema refused (`schemaRefusal`), adding what the rules find wrong in
  * its other fields, so that one answer lists every invalid field.
  */
-export function refuseCreateBody(body: unknown, rails: Rail[], schemaRefusal: unknown): never {
+export function refuseCreateBody(body: unknown, rails: Rail[], schemaRefusal: unknown, opts: CreateOptions = {}): never {
   const checks = new FieldChecks();
   checks.add(schemaRefusal);
-  if (body !== null && typeof body === 'object' && !Array.isArray(body)) checkCreateBody(body as CreateBody, rails, checks);
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) checkCreateBody(body as CreateBody, rails, checks, opts);
   checks.throwIfAny();
   throw schemaRefusal;
 }

@@ -125,7 +125,7 @@ describe('receipts', () => {
 
     // the checkout page links the receipt once paid
     const page = await t.request('GET', `/checkout/${s.session_id}`);
-    expect(page.text).toMatch(new RegExp(`<div class="small" id="receipt-row"><a id="receipt" href="/checkout/${s.session_id}/receipt"`));
+    expect(page.text).toContain(`<a id="receipt" href="/checkout/${s.session_id}/receipt"`);
   });
 
   it('marks partial and late payments, and changes the ETag when a deposit arrives', async () => {
@@ -178,7 +178,7 @@ describe('receipts', () => {
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 5, message: expect.stringMatching(/has received no payment yet/) });
     expect((await t.request('GET', `/checkout/${s.session_id}/receipt`)).status).toBe(409);
-    expect((await t.request('GET', `/checkout/${s.session_id}`)).text).toContain('id="receipt-row" hidden');
+    expect((await t.request('GET', `/checkout/${s.session_id}`)).text).not.toContain('id="receipt"');
   });
 
   it('keeps receipts to their merchant; demo receipts are public; simulated payments are marked', async () => {

@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * Hosted checkout page
-         * @description The page a session's payment_url points at: amount, receiving address, a QR code of qr_data, a wallet link and live status. Public: the unguessable session id is the capability. Served with a strict Content-Security-Policy.
+         * @description The page a session's payment_url points at, server-rendered for the session's state: open (amount and its fiat equivalent when a fresh rate exists, the receiving address and the amount with copy buttons, a QR code and a wallet link for the amount still due, a countdown), partially paid (what is left), paid (a clear paid message, the receipt; no QR, no wallet link) and expired (says so; no QR, no wallet link). A sandbox or demo session shows a TEST MODE banner; the merchant's order reference (metadata.order_id, else metadata.reference) is shown; once paid or expired, the session's return_url is a "Back to the shop" link. The page follows the status live (it polls /status and re-renders from the server). Public: the unguessable session id is the capability. Served with a strict Content-Security-Policy and no external resources.
          */
         get: operations["getCheckoutPage"];
         put?: never;
@@ -1890,13 +1890,16 @@ export interface components {
             status: "pending" | "partial_paid" | "completed" | "expired";
             expected_amount: number;
             received_amount: number;
+            /** @description received_amount exactly, in smallest units (the page compares it to notice a payment) */
+            received_amount_subunits?: string;
             currency: string;
             chain: string;
             /** @enum {string} */
             network: "testnet" | "mainnet";
             address: string;
             qr_data: string;
-            explorer_url: string;
+            /** @description absent on a local development chain (no public explorer) */
+            explorer_url?: string;
             expires_at: components["schemas"]["Timestamp"];
             completed_at?: components["schemas"]["Timestamp"];
             demo: boolean;
@@ -2393,6 +2396,11 @@ export interface components {
             /** @description the amount exactly, in the token's smallest units (wei, lamports, USDC 6-decimal units); the way to send amounts with more digits than a JSON number carries (an 18-decimal ETH price, say) */
             amount_subunits?: string;
             price?: components["schemas"]["FiatPrice"];
+            /**
+             * @description optional: where the hosted checkout page links the buyer back to the shop once the session is paid or expired ("Back to the shop"). An absolute https URL; plain http only when the service runs with WEBHOOK_ALLOW_PRIVATE (local development); no credentials. Stored and returned on the session.
+             * @example https://shop.example/orders/1001
+             */
+            return_url?: string;
         };
         CreateDemoSessionRequest: {
             /**
@@ -2462,7 +2470,7 @@ export interface components {
             payment_url?: string;
             /** @description Ethereum: EIP-681 URI (ethereum:<usdc contract>@<chain id>/transfer?address=<address>&uint256=<subunits> for USDC, ethereum:<address>@<chain id>?value=<wei> for ETH); Solana: Solana Pay URI (solana:<address>?amount=<units>[&spl-token=<USDC mint>]) */
             qr_data?: string;
-            /** @description block explorer page of the address, or of the paying transaction once one is credited */
+            /** @description public block explorer page of the address, or of the paying transaction once one is credited; absent on a local development chain (a loopback RPC URL), which no public explorer knows */
             explorer_url?: string;
             paymentMethod: {
                 /** @enum {integer} */
@@ -2475,6 +2483,8 @@ export interface components {
             deposits?: components["schemas"]["PaymentSessionDeposit"][];
             quote?: components["schemas"]["SessionQuote"];
             completion_rate?: components["schemas"]["RecordedRate"];
+            /** @description the return_url the session was created with (absent when none) */
+            return_url?: string;
         };
         PaymentSessionList: {
             data: components["schemas"]["PaymentSession"][];
@@ -2683,7 +2693,17 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            404: components["responses"]["NotFound"];
+            /** @description Unknown checkout: an HTML page for a browser (Accept: text/html), the error envelope (code 2) for any other client */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
         };
     };
