@@ -6,10 +6,11 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import type { Doc } from '../lib/store/port.ts';
-import type { Caller } from './routes/types.ts';
+import { callingMerchant, loadCallingMerchant } from '../lib/merchants/caller.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/http/validation.ts';
-import { REMEDIATION, badRequest, conflict, forbidden, notFound, unauthorized, ServiceError } from '../lib/core/errors.ts';
+import { REMEDIATION, badRequest, conflict, notFound, ServiceError } from '../lib/core/errors.ts';
+import { networkForbidden, networkGate } from '../lib/core/environment.ts';
 import { newId } from '../lib/core/ids.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
@@ -27,7 +28,7 @@ import { gasWalletRef } from '../lib/treasury/gas-wallet.ts';
 import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc } from '../lib/x402/redeem.ts';
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
-import { checkRailPolicy, type RailPolicy } from '../lib/merchants/rail-policy.ts';
+import { checkRailPolicy } from '../lib/merchants/rail-policy.ts';
 import type { AbuseLabels } from '../lib/runtime/metrics.ts';
 
 type Http = { body?: unknown; params?: Record<string, string | undefined> };
@@ -84,12 +85,6 @@ export function createX402Service(rt: Runtime): ServiceSchema {
       });
     }
     return redeemer;
-  }
-
-  function merchantOf(ctx: Context): Extract<Caller, { kind: 'merchant' }> {
-    const user = requestMeta(ctx).user;
-    if (user?.kind !== 'merchant') throw unauthorized();
-    return user;
   }
 
   async function amountOf(
@@ -155,7 +150,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
       createChallenge: {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
-          const caller = merchantOf(ctx);
+          const caller = await loadCallingMerchant(store, ctx);
           const b = validate<ChallengeBody>('X402ChallengeRequest', ctx.params.body);
           const pm = b.paymentMethod;
           const rail = findRail(config.rails, pm.chain, pm.network, pm.token);
@@ -164,29 +159,28 @@ export function createX402Service(rt: Runtime): ServiceSchema {
               field: 'paymentMethod',
               remediation: REMEDIATION.rails,
             });
-          const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string; rail_policy?: RailPolicy | null }>(
-            'merchants',
-            caller.merchant_id,
-          );
           // no challenge is payable on a rail the merchant's policy excludes
-          checkRailPolicy(merchant?.rail_policy, rail);
-          if (rail.network === 'mainnet' && (merchant?.sandbox || merchant?.kyc_status !== 'verified')) {
-            limitViolation(
-              rt,
-              {
-                signal: 'limit_violation',
-                outcome: 'mainnet_kyc_required',
-                environment: merchant?.sandbox ? 'sandbox' : 'live',
-                chain: rail.chain,
-                network: rail.network,
-                token: rail.token,
-              } as AbuseLabels & { signal: 'limit_violation' },
-              { merchant_id: caller.merchant_id, ctx },
-            );
-            throw forbidden(
-              merchant?.sandbox ? 'sandbox merchants can charge on testnet only' : 'mainnet requires KYC verification of the merchant',
-              { field: 'paymentMethod.network' },
-            );
+          checkRailPolicy(caller.rail_policy, rail);
+          // the environment gate: a live merchant's challenge on testnet would be paid in free tokens
+          const refusal = networkGate(caller, rail.network, 'x402 challenges');
+          if (refusal) {
+            if (refusal.abuse)
+              limitViolation(
+                rt,
+                {
+                  signal: 'limit_violation',
+                  outcome: 'mainnet_kyc_required',
+                  environment: caller.sandbox ? 'sandbox' : 'live',
+                  chain: rail.chain,
+                  network: rail.network,
+                  token: rail.token,
+                } as AbuseLabels & { signal: 'limit_violation' },
+                { merchant_id: caller.id, ctx },
+              );
+            throw networkForbidden(refusal, 'paymentMethod.network', {
+              sandbox: 'Set paymentMethod.network to testnet; mainnet needs a live merchant account.',
+              live: 'Set paymentMethod.network to mainnet; testnet challenges belong to sandbox merchants.',
+            });
           }
           const ttl = parseDuration(b.expires_in ?? CHALLENGE_TTL_DEFAULT);
           if (ttl === null || ttl < TTL_MIN_MS || ttl > TTL_MAX_MS)
@@ -194,15 +188,15 @@ export function createX402Service(rt: Runtime): ServiceSchema {
               field: 'expires_in',
               remediation: 'Send expires_in as a whole number and a unit, from 10s to 24h, e.g. "5m".',
             });
-          const { amount, price_id, quote } = await amountOf(b, caller.merchant_id, rail);
+          const { amount, price_id, quote } = await amountOf(b, caller.id, rail);
           // paid into the merchant's settlement wallet, where session deposits go too
-          const wallet = await wallets.defaultWallet(caller.merchant_id, rail.chain, rail.network);
+          const wallet = await wallets.defaultWallet(caller.id, rail.chain, rail.network);
           // without a configured contract or mint the asset is the symbol: only agent wallets can pay then
           const asset = (rail.token === 'USDC' ? config.chains[rail.chain][rail.network].usdcToken : '') || rail.token;
           const now = rt.now();
           const doc: ChallengeDoc = {
             id: newId('xch'),
-            merchant_id: caller.merchant_id,
+            merchant_id: caller.id,
             wallet_id: wallet.id,
             chain: rail.chain,
             network: rail.network,
@@ -245,7 +239,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
       getChallenge: {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
-          const caller = merchantOf(ctx);
+          const caller = callingMerchant(ctx);
           const c = await store.get<ChallengeDoc>(CHALLENGES, ctx.params.params?.challenge_id ?? '');
           if (!c || c.merchant_id !== caller.merchant_id) throw notFound('challenge');
           const challenge = buildChallenge({
@@ -273,7 +267,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
       redeem: {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
-          const caller = merchantOf(ctx);
+          const caller = callingMerchant(ctx);
           const b = validate<{ proof: string; resource: string }>('X402RedeemRequest', ctx.params.body);
           try {
             const r = await engine().redeem(b.proof, b.resource, caller.merchant_id);

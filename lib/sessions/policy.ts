@@ -11,12 +11,12 @@
  *   (lib/rates/quote.ts), the converted amount's min_amount, SESSION_AMOUNT_LIMIT; then the facade
  *   reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and allocates the address.
  */
-import { FieldChecks, REMEDIATION, ServiceError, badRequest, forbidden } from '../core/errors.ts';
+import { FieldChecks, REMEDIATION, ServiceError, badRequest } from '../core/errors.ts';
 import { AmountError, checkAmountBound, floorSubunits, fromSubunits, toApiNumber, toSubunits } from '../core/money.ts';
 import { checkMinimum, parseAmount } from '../core/amount.ts';
 import { METADATA_MAX_BYTES } from '../core/metadata.ts';
 import { parseDuration } from '../core/duration.ts';
-import { networkRefusal } from '../core/environment.ts';
+import { networkForbidden, networkGate } from '../core/environment.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseOutcome, AbuseSignal, Environment } from '../runtime/metrics.ts';
 import { checkReturnUrl } from '../checkout/return-url.ts';
@@ -250,37 +250,15 @@ export function refuseCreateBody(body: unknown, rails: Rail[], schemaRefusal: un
 /** Whether the KYC status must be read to decide (mainnet for a live merchant). */
 export const needsKyc = (rail: Rail, sandbox: boolean): boolean => rail.network === 'mainnet' && !sandbox;
 
-/**
- * Whether the merchant may use the rail's network (lib/core/environment.ts: sandbox merchants testnet
- * only, live merchants mainnet only), and mainnet only after KYC.
- */
+/** The environment gate (lib/core/environment.ts) for a session on the rail: a refusal on mainnet is an abuse signal. */
 export function checkNetworkAccess(rail: Rail, sandbox: boolean, kycStatus: string | null | undefined): void {
-  const refusal = networkRefusal(sandbox, rail.network);
-  // asking for mainnet without the right is an abuse signal; a live merchant asking for testnet is not
-  const field = 'paymentMethod.network';
-  if (refusal) {
-    const denied = forbidden(refusal, {
-      field,
-      remediation: sandbox
-        ? 'Set paymentMethod.network to testnet; mainnet needs a live merchant account (registered with a bearer token).'
-        : 'Set paymentMethod.network to mainnet, or use a sandbox merchant (a service_sk_test_ key) for testnet.',
-    });
-    throw rail.network === 'mainnet' ? refuse(denied, 'mainnet_kyc_required', rail) : denied;
-  }
-  if (rail.network === 'mainnet' && kycStatus !== 'verified') {
-    throw refuse(
-      forbidden(
-        'mainnet payment sessions require KYC verification of the merchant; complete KYC with the operator, or use network testnet',
-        {
-          field,
-          remediation:
-            'Ask the operator to verify your KYC (`npm run operator -- set-kyc <merchant_id> verified`), or set paymentMethod.network to testnet.',
-        },
-      ),
-      'mainnet_kyc_required',
-      rail,
-    );
-  }
+  const refusal = networkGate({ sandbox, kyc_status: kycStatus }, rail.network, 'payment sessions');
+  if (!refusal) return;
+  const denied = networkForbidden(refusal, 'paymentMethod.network', {
+    sandbox: 'Set paymentMethod.network to testnet; mainnet needs a live merchant account (registered with a bearer token).',
+    live: 'Set paymentMethod.network to mainnet, or use a sandbox merchant (a service_sk_test_ key) for testnet.',
+  });
+  throw refusal.abuse ? refuse(denied, 'mainnet_kyc_required', rail) : denied;
 }
 
 /** SESSION_AMOUNT_LIMIT (token units; null: no cap). */

@@ -268,9 +268,11 @@ describe('error envelope over HTTP', () => {
       for (let i = 0; i < 100 && !logged.some((l) => l.includes(`request_id=${id}`)); i++) await new Promise((r) => setTimeout(r, 20));
       return logged.filter((l) => l.includes(`request_id=${id}`));
     };
+    for (let i = 0; i < 100 && logged.filter((l) => l.includes(`request_id=${mine}`)).length < 2; i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(await waitForLine(mine)).toEqual([
       expect.stringMatching(/GET \/v1\/me 200 [\d.]+ms request_id=/),
-      expect.stringMatching(/GET \/v1\/me 401 /),
+      expect.stringMatching(/GET \/v1\/me 401 [\d.]+ms request_id=/),
     ]);
     const missing = await t.request('GET', '/v1/payment_sessions/ps_00000000000000000000000000', { key: m.apiKey });
     const lines = await waitForLine(missing.body.request_id);

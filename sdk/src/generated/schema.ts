@@ -114,7 +114,7 @@ export interface paths {
         put?: never;
         /**
          * Evaluate and record an outbound spend attempt
-         * @description Evaluates the attempt against the rules in this order: ownership (wallet_not_owned) → wallet type (not_agent_wallet) → sandbox on mainnet (sandbox_mainnet_not_allowed) → KYC for mainnet (kyc_required) → rail enabled and on the wallet's chain (rail_not_enabled, wallet_rail_mismatch) → policy present, unexpired, allowing mainnet, naming the rail in limits (no_policy, policy_expired, policy_mainnet_not_allowed, rail_not_in_policy) → denylist (target_denied) → allowlist of targets and API domains (target_not_allowed, api_domain_not_allowed) → per-attempt cap (per_attempt_cap_exceeded) → window caps over pending and posted spends (window_amount_exceeded, window_count_exceeded) → approval threshold (approval_required, approval_threshold). The first failing rule decides. An allowed attempt the wallet cannot fund is denied with insufficient_funds. `pending` writes the attempt and a pending ledger transfer (`ledger_entry_id`) in one atomic write; `approval_required` reserves nothing; `denied` writes no ledger row. Attempts on one wallet are decided one at a time, so concurrent attempts never reserve more than a window cap. `reference` is the idempotency key: the same reference and body answer 200 with the same attempt, another body 409. A pending attempt is executed at once: to one of this service's wallets or to an x402 challenge's payTo (with `reference` = the challenge id, which also sets `spend_reference` to the X-Service-Payment value) inside the ledger; to any other address as an on-chain payout of the agent wallet (persisted before broadcast, never sent twice). `settlement` shows the execution.
+         * @description Evaluates the attempt against the rules in this order: ownership (wallet_not_owned) → wallet type (not_agent_wallet) → the merchant's own network: testnet for sandbox, mainnet for live (sandbox_mainnet_not_allowed, live_testnet_not_allowed) → KYC for mainnet (kyc_required) → rail enabled and on the wallet's chain (rail_not_enabled, wallet_rail_mismatch) → policy present, unexpired, allowing mainnet, naming the rail in limits (no_policy, policy_expired, policy_mainnet_not_allowed, rail_not_in_policy) → denylist (target_denied) → allowlist of targets and API domains (target_not_allowed, api_domain_not_allowed) → per-attempt cap (per_attempt_cap_exceeded) → window caps over pending and posted spends (window_amount_exceeded, window_count_exceeded) → approval threshold (approval_required, approval_threshold). The first failing rule decides. An allowed attempt the wallet cannot fund is denied with insufficient_funds. `pending` writes the attempt and a pending ledger transfer (`ledger_entry_id`) in one atomic write; `approval_required` reserves nothing; `denied` writes no ledger row. Attempts on one wallet are decided one at a time, so concurrent attempts never reserve more than a window cap. `reference` is the idempotency key: the same reference and body answer 200 with the same attempt, another body 409. A pending attempt is executed at once: to one of this service's wallets or to an x402 challenge's payTo (with `reference` = the challenge id, which also sets `spend_reference` to the X-Service-Payment value) inside the ledger; to any other address as an on-chain payout of the agent wallet (persisted before broadcast, never sent twice). `settlement` shows the execution.
          */
         post: operations["createAgentSpendAttempt"];
         delete?: never;
@@ -449,7 +449,7 @@ export interface paths {
         put?: never;
         /**
          * Step 1: start a registration intent
-         * @description Always 200 with the same shape, whatever the email; a one-time code is emailed only when the email passes the trust check or a valid invitation_token is given. Disposable-mail domains are refused with 400.
+         * @description Always 200 with the same shape, whatever the email; a one-time code is emailed only when the email passes the trust check or a valid invitation_token is given. Disposable-mail domains are refused with 400. A webhook_url given here is checked with the rule of registration (step 4) before any code is sent or counted, so a URL the service would refuse costs no code.
          */
         post: operations["startEmailVerification"];
         delete?: never;
@@ -1217,7 +1217,7 @@ export interface paths {
         put?: never;
         /**
          * Create an x402 challenge for a resource
-         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A catalog price in fiat is converted at a fresh rate of the rail's token (rounded up) and the response carries its quote; no fresh rate: 503. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored.
+         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A catalog price in fiat is converted at a fresh rate of the rail's token (rounded up) and the response carries its quote; no fresh rate: 503. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored. The merchant's own network only, as for sessions: a sandbox merchant charges on testnet, a live merchant on mainnet and only after KYC; anything else is a 403 (code 7, field paymentMethod.network).
          */
         post: operations["createX402Challenge"];
         delete?: never;
@@ -1474,7 +1474,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             /** @enum {string} */
-            reason?: "wallet_not_owned" | "not_agent_wallet" | "sandbox_mainnet_not_allowed" | "kyc_required" | "rail_not_enabled" | "wallet_rail_mismatch" | "no_policy" | "policy_expired" | "policy_mainnet_not_allowed" | "rail_not_in_policy" | "target_denied" | "target_not_allowed" | "api_domain_not_allowed" | "per_attempt_cap_exceeded" | "window_amount_exceeded" | "window_count_exceeded" | "approval_threshold" | "insufficient_funds" | "denied_by_merchant" | "challenge_closed";
+            reason?: "wallet_not_owned" | "not_agent_wallet" | "sandbox_mainnet_not_allowed" | "live_testnet_not_allowed" | "kyc_required" | "rail_not_enabled" | "wallet_rail_mismatch" | "no_policy" | "policy_expired" | "policy_mainnet_not_allowed" | "rail_not_in_policy" | "target_denied" | "target_not_allowed" | "api_domain_not_allowed" | "per_attempt_cap_exceeded" | "window_amount_exceeded" | "window_count_exceeded" | "approval_threshold" | "insufficient_funds" | "denied_by_merchant" | "challenge_closed";
             policy_id?: string;
             ledger_entry_id?: string;
             /** @description for an x402 payment: the complete X-Service-Payment value */
@@ -1943,6 +1943,8 @@ export interface components {
             /** Format: email */
             email: string;
             invitation_token?: string;
+            /** @description the webhook_url you will register with, checked now (https on a public host; http and private hosts only where configuration allows): a 400 here costs no verification code */
+            webhook_url?: string;
         };
         EmailVerificationResponse: {
             registration_intent_id: string;
