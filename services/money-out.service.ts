@@ -16,6 +16,7 @@ import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { SWEEPS, Sweeper } from '../lib/treasury/sweeps.ts';
 import { PayoutExecutor } from '../lib/treasury/payout-executor.ts';
 import { CustodyMover } from '../lib/treasury/custody-mover.ts';
+import type { TreasuryDeps } from '../lib/treasury/engine-deps.ts';
 import { CUSTODY_MOVES } from '../lib/payouts/custody.ts';
 import { rpcErrorText } from '../lib/chains/clients.ts';
 
@@ -92,8 +93,8 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         log,
         metrics,
       });
-      sweeper = new Sweeper({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
-      payouts = new PayoutExecutor({
+      // the three treasury engines share one set of dependencies (lib/treasury/engine-deps.ts)
+      const deps: TreasuryDeps = {
         store: rt.store,
         config: rt.config,
         broadcaster,
@@ -102,17 +103,10 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         pollIntervalMs: cfg.pollIntervalMs,
         now,
         log,
-      });
-      custody = new CustodyMover({
-        store: rt.store,
-        config: rt.config,
-        broadcaster,
-        driver,
-        gas,
-        pollIntervalMs: cfg.pollIntervalMs,
-        now,
-        log,
-      });
+      };
+      sweeper = new Sweeper(deps);
+      payouts = new PayoutExecutor(deps);
+      custody = new CustodyMover(deps);
       broadcaster.start();
       payouts.start();
       custody.start();
