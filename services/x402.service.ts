@@ -299,5 +299,5 @@ export function createX402Service(rt: Runtime): ServiceSchema {
       await scanner?.stop();
       await signer?.close();
     },
-  } as unknown as ServiceSchema;
+  };
 }
