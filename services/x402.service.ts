@@ -1,6 +1,8 @@
 /**
- * x402 (facade): challenges for a merchant's resource server, and redemption of the proofs its clients
- * send back (lib/x402/redeem.ts). Runs the scanner that finishes settlements a redeem stopped waiting for.
+ * x402 (facade): challenges for a merchant's resource server (the spec's flat challenge and the x402 v2
+ * PaymentRequired), redemption of the proofs its clients send back (lib/x402/redeem.ts), and this service
+ * as a facilitator for resource servers on the ecosystem's middleware (lib/x402/facilitator.ts). Runs the
+ * scanner that finishes settlements a redeem stopped waiting for.
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
@@ -26,6 +28,11 @@ import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
 import { gasWalletRef } from '../lib/treasury/gas-wallet.ts';
 import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc } from '../lib/x402/redeem.ts';
+import { authorizationUse } from '../lib/x402/chain-facts.ts';
+import { x402MinimumSubunits } from '../lib/x402/costs.ts';
+import { paymentRequired, requirementsOf, type PaymentRequired } from '../lib/x402/wire.ts';
+import { railFacts, supported, verify, settle, type FacilitatorRequest, type X402Env } from '../lib/x402/facilitator.ts';
+import { fromSubunits } from '../lib/core/money.ts';
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 import { checkRailPolicy } from '../lib/merchants/rail-policy.ts';
@@ -81,10 +88,36 @@ export function createX402Service(rt: Runtime): ServiceSchema {
         gasWallet,
         now: () => rt.now(),
         settleTimeoutMs: config.agents.settleTimeoutMs,
+        authorizationUse: (network, token, a) =>
+          authorizationUse(rpcUrl('ethereum', network)!, token, a, config.chains.ethereum[network as 'testnet' | 'mainnet'].confirmations),
         executeAttempt: (attempt_id, wallet_id) => broker!.call('agents.execute', { attempt_id, wallet_id }) as Promise<SpendAttemptDoc>,
       });
     }
     return redeemer;
+  }
+
+  const env: X402Env = {
+    store,
+    rails: config.rails,
+    rpcUrl,
+    tokenOf: (rail) => (rail.token === 'USDC' ? config.chains[rail.chain][rail.network].usdcToken || null : null),
+    gasWallet,
+    minimum: (rail) => x402MinimumSubunits(rail, config.agents.x402MinAmounts),
+    redeemer: engine,
+    now: () => rt.now(),
+  };
+
+  /** The x402 v2 PaymentRequired of a challenge: one `accepts[]` entry when standard clients can pay its rail. */
+  async function v2Offer(c: ChallengeDoc): Promise<PaymentRequired | null> {
+    const rail = findRail(config.rails, c.chain, c.network, c.token);
+    const facts = rail && c.x402_network ? await railFacts(env, rail).catch(() => null) : null;
+    if (!facts) return null;
+    const requirements = requirementsOf(
+      { challenge_id: c.id, amount_subunits: c.amount_subunits, asset: c.asset, pay_to: c.pay_to, expires_at: c.expires_at },
+      facts,
+      rt.now(),
+    );
+    return paymentRequired([requirements], { url: c.resource, description: c.description });
   }
 
   async function amountOf(
@@ -189,10 +222,22 @@ export function createX402Service(rt: Runtime): ServiceSchema {
               remediation: 'Send expires_in as a whole number and a unit, from 10s to 24h, e.g. "5m".',
             });
           const { amount, price_id, quote } = await amountOf(b, caller.id, rail);
+          // a challenge must bring more than settling it costs the platform (lib/x402/costs.ts)
+          const minimum = env.minimum(rail);
+          if (BigInt(amount) < minimum)
+            throw badRequest(
+              `the amount is below the x402 minimum of ${railKey(rail)}: ${minimum} smallest units (${fromSubunits(minimum, rail.decimals)} ${rail.token})`,
+              {
+                field: b.price_id !== undefined ? 'price_id' : 'amount_subunits',
+                remediation: `Charge at least ${minimum} smallest units on ${railKey(rail)} (X402_MIN_AMOUNTS sets the minimum per rail).`,
+              },
+            );
           // paid into the merchant's settlement wallet, where session deposits go too
           const wallet = await wallets.defaultWallet(caller.id, rail.chain, rail.network);
           // without a configured contract or mint the asset is the symbol: only agent wallets can pay then
           const asset = (rail.token === 'USDC' ? config.chains[rail.chain][rail.network].usdcToken : '') || rail.token;
+          // the v2 wire's network, read from the node (null: standard clients cannot pay this rail)
+          const facts = await railFacts(env, rail).catch(() => null);
           const now = rt.now();
           const doc: ChallengeDoc = {
             id: newId('xch'),
@@ -210,6 +255,8 @@ export function createX402Service(rt: Runtime): ServiceSchema {
             price_id,
             ...(quote ? { quote } : {}),
             status: 'open',
+            x402_network: facts?.network ?? null,
+            source: 'challenge',
             expires_at: new Date(now.getTime() + ttl).toISOString(),
             created_at: now.toISOString(),
             redeemed_at: null,
@@ -225,11 +272,13 @@ export function createX402Service(rt: Runtime): ServiceSchema {
             description: b.description,
           });
           created(ctx, `/v1/x402/challenges/${doc.id}`);
+          const offer = await v2Offer(doc);
           return {
             challenge_id: doc.id,
             expires_at: doc.expires_at,
             challenge,
             header: encodeHeader(challenge),
+            ...(offer ? { payment_required: offer } : {}),
             chain: rail.chain,
             fee_payer: gasWallet(rail.chain, rail.network),
             ...(quote ? { quote } : {}),
@@ -252,6 +301,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
             description: c.description ?? undefined,
           });
           const expired = c.status === 'open' && c.expires_at <= rt.now().toISOString();
+          const offer = await v2Offer(c);
           return {
             challenge_id: c.id,
             status: expired ? 'expired' : c.status,
@@ -259,6 +309,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
             redeemed_at: c.redeemed_at,
             challenge,
             header: encodeHeader(challenge),
+            ...(offer ? { payment_required: offer } : {}),
             chain: c.chain,
             fee_payer: gasWallet(c.chain, c.network),
           };
@@ -276,6 +327,30 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           } catch (e) {
             refuse(e);
           }
+        },
+      },
+      /** GET /v1/x402/facilitator/supported */
+      facilitatorSupported: {
+        visibility: 'published',
+        async handler(ctx: Context<Http>) {
+          callingMerchant(ctx);
+          return supported(env);
+        },
+      },
+      /** POST /v1/x402/facilitator/verify */
+      facilitatorVerify: {
+        visibility: 'published',
+        async handler(ctx: Context<Http>) {
+          const caller = await loadCallingMerchant(store, ctx);
+          return verify(env, caller, validate<FacilitatorRequest>('X402FacilitatorRequest', ctx.params.body));
+        },
+      },
+      /** POST /v1/x402/facilitator/settle */
+      facilitatorSettle: {
+        visibility: 'published',
+        async handler(ctx: Context<Http>) {
+          const caller = await loadCallingMerchant(store, ctx);
+          return settle(env, caller, validate<FacilitatorRequest>('X402FacilitatorRequest', ctx.params.body));
         },
       },
     },
