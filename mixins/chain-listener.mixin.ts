@@ -8,7 +8,6 @@ import type { Runtime } from '../lib/runtime/index.ts';
 import { ListenerSet, type ListenerSetOptions, type Logger } from '../lib/chains/listener-service.ts';
 import type { SessionMsg, SessionReply } from '../lib/sessions/payment-session.ts';
 
-
 export interface ChainListenerOptions<S> {
   name: string;
   chain: ListenerSetOptions<S>['chain'];
