@@ -167,6 +167,30 @@ export function createX402Service(rt: Runtime): ServiceSchema {
     return { amount: subunits.toString(), price_id: b.price_id!, quote };
   }
 
+  /**
+   * The challenge as both answers show it: the spec's X402Challenge and its header, the x402 v2 offer when
+   * standard clients can pay its rail, the chain and the fee payer.
+   */
+  async function presentChallenge(c: ChallengeDoc) {
+    const challenge = buildChallenge({
+      id: c.id,
+      network: c.network as 'testnet' | 'mainnet',
+      amount_subunits: c.amount_subunits,
+      asset: c.asset,
+      pay_to: c.pay_to,
+      resource: c.resource,
+      description: c.description ?? undefined,
+    });
+    const offer = await v2Offer(c);
+    return {
+      challenge,
+      header: encodeHeader(challenge),
+      ...(offer ? { payment_required: offer } : {}),
+      chain: c.chain,
+      fee_payer: gasWallet(c.chain, c.network),
+    };
+  }
+
   function refuse(e: unknown): never {
     if (e instanceof ProofError) {
       if (e.reason === 'malformed') throw badRequest(e.message, { field: 'proof' });
@@ -262,27 +286,8 @@ export function createX402Service(rt: Runtime): ServiceSchema {
             redeemed_at: null,
           };
           await store.write([{ op: 'insert', coll: CHALLENGES, doc }]);
-          const challenge = buildChallenge({
-            id: doc.id,
-            network: rail.network,
-            amount_subunits: amount,
-            asset,
-            pay_to: wallet.address,
-            resource: b.resource,
-            description: b.description,
-          });
           created(ctx, `/v1/x402/challenges/${doc.id}`);
-          const offer = await v2Offer(doc);
-          return {
-            challenge_id: doc.id,
-            expires_at: doc.expires_at,
-            challenge,
-            header: encodeHeader(challenge),
-            ...(offer ? { payment_required: offer } : {}),
-            chain: rail.chain,
-            fee_payer: gasWallet(rail.chain, rail.network),
-            ...(quote ? { quote } : {}),
-          };
+          return { challenge_id: doc.id, expires_at: doc.expires_at, ...(await presentChallenge(doc)), ...(quote ? { quote } : {}) };
         },
       },
       getChallenge: {
@@ -291,27 +296,13 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const caller = callingMerchant(ctx);
           const c = await store.get<ChallengeDoc>(CHALLENGES, ctx.params.params?.challenge_id ?? '');
           if (!c || c.merchant_id !== caller.merchant_id) throw notFound('challenge');
-          const challenge = buildChallenge({
-            id: c.id,
-            network: c.network as 'testnet',
-            amount_subunits: c.amount_subunits,
-            asset: c.asset,
-            pay_to: c.pay_to,
-            resource: c.resource,
-            description: c.description ?? undefined,
-          });
           const expired = c.status === 'open' && c.expires_at <= rt.now().toISOString();
-          const offer = await v2Offer(c);
           return {
             challenge_id: c.id,
             status: expired ? 'expired' : c.status,
             expires_at: c.expires_at,
             redeemed_at: c.redeemed_at,
-            challenge,
-            header: encodeHeader(challenge),
-            ...(offer ? { payment_required: offer } : {}),
-            chain: c.chain,
-            fee_payer: gasWallet(c.chain, c.network),
+            ...(await presentChallenge(c)),
           };
         },
       },
@@ -374,5 +365,5 @@ export function createX402Service(rt: Runtime): ServiceSchema {
       await scanner?.stop();
       await signer?.close();
     },
-  } as unknown as ServiceSchema;
+  };
 }
