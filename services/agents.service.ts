@@ -216,5 +216,5 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
     async stopped() {
       await scanner?.stop();
     },
-  } as unknown as ServiceSchema;
+  };
 }

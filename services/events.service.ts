@@ -128,5 +128,5 @@ export function createEventsService(rt: Runtime): ServiceSchema {
       if (timer) clearInterval(timer);
       await running;
     },
-  } as ServiceSchema;
+  };
 }

@@ -174,5 +174,5 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
     async stopped() {
       await signer?.close();
     },
-  } as ServiceSchema;
+  };
 }

@@ -215,5 +215,5 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
         },
       },
     },
-  } as ServiceSchema;
+  };
 }

@@ -121,5 +121,5 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       await Promise.all([broadcaster?.stop(), payouts?.stop(), custody?.stop(), sweeper?.stop()]);
       await signer?.close();
     },
-  } as ServiceSchema;
+  };
 }

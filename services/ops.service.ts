@@ -271,5 +271,5 @@ export function createOpsService(rt: Runtime): ServiceSchema {
       rt.metrics.payoutCounts = null;
       await Promise.all([deliveries?.stop(), sealer?.stop()]);
     },
-  } as ServiceSchema;
+  };
 }

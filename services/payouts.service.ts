@@ -104,5 +104,5 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
         return pageById<PayoutDoc, unknown>(store, PAYOUTS, filter, { cursor: q.cursor, limit: q.limit }, present);
       },
     },
-  } as ServiceSchema;
+  };
 }

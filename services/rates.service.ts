@@ -99,5 +99,5 @@ export function createRatesService(rt: Runtime): ServiceSchema {
     stopped() {
       if (timer) clearInterval(timer);
     },
-  } as ServiceSchema;
+  };
 }

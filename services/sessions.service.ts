@@ -253,5 +253,5 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       await pool?.stop();
       await workers?.close();
     },
-  } as ServiceSchema;
+  };
 }

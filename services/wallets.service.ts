@@ -89,5 +89,5 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
         handler: () => checkStoredLedger(store),
       },
     },
-  } as ServiceSchema;
+  };
 }

@@ -124,5 +124,5 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     async stopped() {
       await engine.stop();
     },
-  } as ServiceSchema;
+  };
 }

@@ -101,6 +101,22 @@ export function createX402Service(rt: Runtime): ServiceSchema {
 
   const issue: IssueDeps = { env, wallets, rates };
 
+  /**
+   * The challenge as both answers show it: the spec's X402Challenge and its header, the x402 v2 offer when
+   * standard clients can pay its rail, the chain and the fee payer.
+   */
+  async function presentChallenge(c: ChallengeDoc) {
+    const challenge = flatChallenge(c);
+    const offer = await v2Offer(env, c);
+    return {
+      challenge,
+      header: encodeHeader(challenge),
+      ...(offer ? { payment_required: offer } : {}),
+      chain: c.chain,
+      fee_payer: gasWallet(c.chain, c.network),
+    };
+  }
+
   function refuse(e: unknown): never {
     if (e instanceof ProofError) {
       if (e.reason === 'malformed') throw badRequest(e.message, { field: 'proof' });
@@ -156,19 +172,8 @@ export function createX402Service(rt: Runtime): ServiceSchema {
               remediation: 'Send expires_in as a whole number and a unit, from 10s to 24h, e.g. "5m".',
             });
           const { doc, quote } = await issueChallenge(issue, caller.id, rail, b, ttl);
-          const challenge = flatChallenge(doc);
           created(ctx, `/v1/x402/challenges/${doc.id}`);
-          const offer = await v2Offer(env, doc);
-          return {
-            challenge_id: doc.id,
-            expires_at: doc.expires_at,
-            challenge,
-            header: encodeHeader(challenge),
-            ...(offer ? { payment_required: offer } : {}),
-            chain: rail.chain,
-            fee_payer: gasWallet(rail.chain, rail.network),
-            ...(quote ? { quote } : {}),
-          };
+          return { challenge_id: doc.id, expires_at: doc.expires_at, ...(await presentChallenge(doc)), ...(quote ? { quote } : {}) };
         },
       },
       getChallenge: {
@@ -177,19 +182,13 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const caller = callingMerchant(ctx);
           const c = await store.get<ChallengeDoc>(CHALLENGES, ctx.params.params?.challenge_id ?? '');
           if (!c || c.merchant_id !== caller.merchant_id) throw notFound('challenge');
-          const challenge = flatChallenge(c);
           const expired = c.status === 'open' && c.expires_at <= rt.now().toISOString();
-          const offer = await v2Offer(env, c);
           return {
             challenge_id: c.id,
             status: expired ? 'expired' : c.status,
             expires_at: c.expires_at,
             redeemed_at: c.redeemed_at,
-            challenge,
-            header: encodeHeader(challenge),
-            ...(offer ? { payment_required: offer } : {}),
-            chain: c.chain,
-            fee_payer: gasWallet(c.chain, c.network),
+            ...(await presentChallenge(c)),
           };
         },
       },
@@ -324,5 +323,5 @@ export function createX402Service(rt: Runtime): ServiceSchema {
       await scanner?.stop();
       await signer?.close();
     },
-  } as unknown as ServiceSchema;
+  };
 }
