@@ -371,6 +371,24 @@ describe('@x402/express with HTTPFacilitatorClient pointed at this service', () 
       body: { x402Version: 2, paymentPayload: { ...signed, accepted: mine }, paymentRequirements: mine },
     });
     expect(ok.body).toEqual({ isValid: true, payer: account.address });
+
+    // the merchant's rail policy: a payment on a rail it excludes is refused before anything is read or moved
+    expect((await t.request('PUT', '/v1/me/rail-policy', { key: m.apiKey, body: { allowed_rails: ['solana:testnet:USDC'] } })).status).toBe(
+      200,
+    );
+    for (const path of ['verify', 'settle']) {
+      const refused = await t.request('POST', `/v1/x402/facilitator/${path}`, {
+        key: m.apiKey,
+        body: { x402Version: 2, paymentPayload: { ...signed, accepted: mine }, paymentRequirements: mine },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({
+        field: 'paymentRequirements.network',
+        message: expect.stringMatching(/^ethereum:testnet:USDC is not allowed by the merchant's rail policy/),
+      });
+    }
+    expect(await usdc.balanceOf(account.address)).toBe(1_000_000n);
+    await t.request('PUT', '/v1/me/rail-policy', { key: m.apiKey, body: { allowed_rails: null } });
   });
 });
 

@@ -1294,7 +1294,7 @@ export interface paths {
         put?: never;
         /**
          * x402 facilitator: settle a payment into one of your wallets
-         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). The gas wallet submits (EIP-3009) or co-signs as fee payer (Solana) the settlement, persisted before it is sent; the payment is recorded as a challenge of the merchant (id xfs_…, one per payment, GET /v1/x402/challenges/{id}) and, once confirmed at the rail's depth, credits the wallet in the ledger exactly once (deposit transfer x402:<id>), books the network fee as a platform cost and queues an x402.settled event, like a redeemed challenge. The same payload settled again is refused (already_redeemed), except a settlement that answered settlement_pending: settled again, it answers success once it has confirmed. 200 with success false and errorReason for a payment that does not pay.
+         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. A network whose rail is outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentRequirements.network) naming the rail; nothing is read or moved. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). The gas wallet submits (EIP-3009) or co-signs as fee payer (Solana) the settlement, persisted before it is sent; the payment is recorded as a challenge of the merchant (id xfs_…, one per payment, GET /v1/x402/challenges/{id}) and, once confirmed at the rail's depth, credits the wallet in the ledger exactly once (deposit transfer x402:<id>), books the network fee as a platform cost and queues an x402.settled event, like a redeemed challenge. The same payload settled again is refused (already_redeemed), except a settlement that answered settlement_pending: settled again, it answers success once it has confirmed. 200 with success false and errorReason for a payment that does not pay.
          */
         post: operations["x402FacilitatorSettle"];
         delete?: never;
@@ -1334,7 +1334,7 @@ export interface paths {
         put?: never;
         /**
          * x402 facilitator: verify a payment without settling it
-         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). Also reads what settling would find on chain (the authorization unused, the payer's balance). Writes nothing. 200 with isValid false and invalidReason for a payment that does not pay.
+         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. A network whose rail is outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentRequirements.network) naming the rail; nothing is read or moved. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). Also reads what settling would find on chain (the authorization unused, the payer's balance). Writes nothing. 200 with isValid false and invalidReason for a payment that does not pay.
          */
         post: operations["x402FacilitatorVerify"];
         delete?: never;
@@ -2400,8 +2400,10 @@ export interface components {
             execution?: "chain" | "ledger" | "simulated";
             simulated?: boolean;
             tx_hash: string | null;
-            /** @description network fee in the chain's native token's smallest units, once known */
+            /** @description The network fee and any token-account rent this payout costs the merchant, in the chain's native coin's smallest units (wei, lamports; the merchant pays them: docs/money-out.md "Who pays network fees"). On an on-chain payout it is first the quote, reserved from the wallet's ETH or SOL together with the amount at acceptance; once the payout is final it is what was charged: exactly what the chain took, so at most the quote unless a stuck transaction had to be replaced at a higher gas price. "0" for payouts settled inside the ledger or simulated. */
             fee_subunits: string | null;
+            /** @description Why an accepted on-chain payout is not on its way yet, when it waits: gas_wallet_empty, custody_move_pending (money moved into the wallet inside the ledger is still on its way to its address), or a missing RPC. Null otherwise. */
+            waiting_reason?: string | null;
             failure_reason: string | null;
             metadata?: Record<string, unknown> | null;
             /** Format: date-time */
