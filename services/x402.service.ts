@@ -31,22 +31,16 @@ import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type Redempti
 import { authorizationUse } from '../lib/x402/chain-facts.ts';
 import { x402MinimumSubunits } from '../lib/x402/costs.ts';
 import { paymentRequired, requirementsOf, type PaymentRequired } from '../lib/x402/wire.ts';
-import { railFacts, supported, verify, settle, type FacilitatorRequest, type X402Env } from '../lib/x402/facilitator.ts';
+import { railFacts, supported, verify, settle, type X402Env } from '../lib/x402/facilitator.ts';
 import { fromSubunits } from '../lib/core/money.ts';
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 import { checkRailPolicy } from '../lib/merchants/rail-policy.ts';
 import type { AbuseLabels } from '../lib/runtime/metrics.ts';
+import type { Checked } from '../lib/http/contract.ts';
 
 type Http = { body?: unknown; params?: Record<string, string | undefined> };
-interface ChallengeBody {
-  resource: string;
-  amount_subunits?: string;
-  price_id?: string;
-  paymentMethod: { chain: string; network: string; token: string };
-  description?: string;
-  expires_in?: string;
-}
+type ChallengeBody = Checked<'X402ChallengeRequest'>;
 
 export const CHALLENGE_TTL_DEFAULT = '5m';
 const TTL_MIN_MS = 10_000;
@@ -208,7 +202,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const caller = await loadCallingMerchant(store, ctx);
-          const b = validate<ChallengeBody>('X402ChallengeRequest', ctx.params.body);
+          const b = validate('X402ChallengeRequest', ctx.params.body);
           const pm = b.paymentMethod;
           const rail = findRail(config.rails, pm.chain, pm.network, pm.token);
           if (!rail)
@@ -310,7 +304,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const caller = callingMerchant(ctx);
-          const b = validate<{ proof: string; resource: string }>('X402RedeemRequest', ctx.params.body);
+          const b = validate('X402RedeemRequest', ctx.params.body);
           try {
             const r = await engine().redeem(b.proof, b.resource, caller.merchant_id);
             if (r.status === 'pending') requestMeta(ctx).$statusCode = 202;
@@ -333,7 +327,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const caller = await loadCallingMerchant(store, ctx);
-          return verify(env, caller, validate<FacilitatorRequest>('X402FacilitatorRequest', ctx.params.body));
+          return verify(env, caller, validate('X402FacilitatorRequest', ctx.params.body));
         },
       },
       /** POST /v1/x402/facilitator/settle */
@@ -341,7 +335,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const caller = await loadCallingMerchant(store, ctx);
-          return settle(env, caller, validate<FacilitatorRequest>('X402FacilitatorRequest', ctx.params.body));
+          return settle(env, caller, validate('X402FacilitatorRequest', ctx.params.body));
         },
       },
     },

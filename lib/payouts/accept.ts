@@ -28,15 +28,9 @@ import { checkDestination } from './destination.ts';
 import { PAYOUTS, payoutEventOp, type PayoutDoc, type PayoutExecution } from './model.ts';
 import { payoutAuditOp } from './audit.ts';
 import { custodyMoveOp } from './custody.ts';
+import type { Checked } from '../http/contract.ts';
 
-export interface PayoutBody {
-  wallet_id: string;
-  amount?: number | string;
-  amount_subunits?: string;
-  token: string;
-  destination: string;
-  metadata?: Record<string, unknown>;
-}
+export type PayoutBody = Checked<'CreatePayoutRequest'>;
 
 export interface PayoutMerchant {
   id: string;
