@@ -23,7 +23,8 @@ import {
   limitViolationLabels,
   listAttempts,
   showAttempt,
-  walletFacts } from '../lib/spend/facts.ts';
+  walletFacts,
+} from '../lib/spend/facts.ts';
 import {
   AGENT_WALLET_STATES,
   type AgentWalletMsg,

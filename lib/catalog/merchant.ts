@@ -61,7 +61,8 @@ const SCHEMAS = {
   store: { list: 'CatalogStoreListQuery', update: 'CatalogStoreUpdate' },
   product: { list: 'CatalogProductListQuery', update: 'CatalogProductUpdate' },
   plan: { list: 'CatalogPlanListQuery', update: 'CatalogPlanUpdate' },
-  price: { list: 'CatalogPriceListQuery', update: 'CatalogPriceUpdate' } } as const satisfies Record<Kind, { list: SchemaName; update: SchemaName }>;
+  price: { list: 'CatalogPriceListQuery', update: 'CatalogPriceUpdate' },
+} as const satisfies Record<Kind, { list: SchemaName; update: SchemaName }>;
 const ENTITLEMENT_MAX_BYTES = 4096;
 
 type Body = Record<string, unknown>;
@@ -122,7 +123,8 @@ export class CatalogMerchant {
       if (merchantHeader !== undefined && merchantHeader !== caller.merchant_id) {
         throw forbidden('X-Merchant-Id does not name the merchant of this API key; omit it or send the matching id', {
           field: 'X-Merchant-Id',
-          remediation: "Omit X-Merchant-Id with an API key, or send the id of the key's own merchant." });
+          remediation: "Omit X-Merchant-Id with an API key, or send the id of the key's own merchant.",
+        });
       }
       return { merchant_id: caller.merchant_id, sandbox: caller.sandbox };
     }
@@ -130,23 +132,27 @@ export class CatalogMerchant {
     if (merchantHeader !== undefined && !isId(merchantHeader, 'mer'))
       throw badRequest('X-Merchant-Id must be a merchant id (mer_…)', {
         field: 'X-Merchant-Id',
-        remediation: 'Send X-Merchant-Id as the id of one of your merchants (mer_…), or leave it out.' });
+        remediation: 'Send X-Merchant-Id as the id of one of your merchants (mer_…), or leave it out.',
+      });
     const owned = await this.store.find<Doc & { sandbox: boolean }>('merchants', { owner_user_id: caller.user_id }, { limit: 1000 });
     if (merchantHeader !== undefined) {
       const m = owned.find((o) => o.id === merchantHeader);
       if (!m)
         throw forbidden('X-Merchant-Id names a merchant this user does not own', {
           field: 'X-Merchant-Id',
-          remediation: 'Send X-Merchant-Id as the id of a merchant this bearer token registered.' });
+          remediation: 'Send X-Merchant-Id as the id of a merchant this bearer token registered.',
+        });
       return { merchant_id: m.id, sandbox: !!m.sandbox };
     }
     if (owned.length === 0)
       throw forbidden('this user owns no merchant; register one with POST /v1/merchants and this bearer token first', {
-        remediation: 'Register a merchant with POST /v1/merchants and this bearer token first.' });
+        remediation: 'Register a merchant with POST /v1/merchants and this bearer token first.',
+      });
     if (owned.length > 1)
       throw badRequest('this user owns several merchants; name the one to act for in the X-Merchant-Id header', {
         field: 'X-Merchant-Id',
-        remediation: 'Add the X-Merchant-Id header naming the merchant (mer_…) to act for.' });
+        remediation: 'Add the X-Merchant-Id header naming the merchant (mer_…) to act for.',
+      });
     return { merchant_id: owned[0].id, sandbox: !!owned[0].sandbox };
   }
 
@@ -183,7 +189,8 @@ export class CatalogMerchant {
     const page = rows.slice(0, limit);
     const more = rows.length > limit;
     return {
-      body: { data: page.map((r) => present(kind, r)), has_more: more, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null } };
+      body: { data: page.map((r) => present(kind, r)), has_more: more, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null },
+    };
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -224,7 +231,8 @@ export class CatalogMerchant {
       created_at: at,
       updated_at: at,
       published_at: null,
-      archived_at: null };
+      archived_at: null,
+    };
     const versioned = { lineage_id: id, version_no: 1, supersedes_id: null, checkout_referenced: false };
     const ops: WriteOp[] = [];
     switch (c.kind) {
