@@ -10,12 +10,14 @@ import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
 import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
+import { feeQuoter } from '../lib/treasury/fee-quote.ts';
 import { CHAIN_TXS } from '../lib/chains/broadcast/types.ts';
 import { GasWallets } from '../lib/treasury/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { SWEEPS, Sweeper } from '../lib/treasury/sweeps.ts';
-import { PayoutExecutor } from '../lib/treasury/payout-executor.ts';
+import { PayoutExecutor, type PayoutExecutorDeps } from '../lib/treasury/payout-executor.ts';
 import { CustodyMover } from '../lib/treasury/custody-mover.ts';
+
 import { CUSTODY_MOVES } from '../lib/payouts/custody.ts';
 import { rpcErrorText } from '../lib/chains/clients.ts';
 
@@ -92,27 +94,21 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         log,
         metrics,
       });
-      sweeper = new Sweeper({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
-      payouts = new PayoutExecutor({
+      // the three treasury engines share one set of dependencies (lib/treasury/engine-deps.ts)
+      const deps: PayoutExecutorDeps = {
         store: rt.store,
         config: rt.config,
         broadcaster,
         driver,
         gas,
+        quoteFee: feeQuoter(rt.config),
         pollIntervalMs: cfg.pollIntervalMs,
         now,
         log,
-      });
-      custody = new CustodyMover({
-        store: rt.store,
-        config: rt.config,
-        broadcaster,
-        driver,
-        gas,
-        pollIntervalMs: cfg.pollIntervalMs,
-        now,
-        log,
-      });
+      };
+      sweeper = new Sweeper(deps);
+      payouts = new PayoutExecutor(deps);
+      custody = new CustodyMover(deps);
       broadcaster.start();
       payouts.start();
       custody.start();
@@ -127,5 +123,5 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       await Promise.all([broadcaster?.stop(), payouts?.stop(), custody?.stop(), sweeper?.stop()]);
       await signer?.close();
     },
-  } as ServiceSchema;
+  };
 }

@@ -104,7 +104,8 @@ async function reserve(
     spend_reference: a.target_kind === 'x402' ? agentProofHeader(a.challenge_id!, a.agent_wallet_id, a.id) : a.spend_reference,
   };
   if (execution === 'chain') ops.push({ op: 'insert', coll: PAYOUTS, doc: payoutOf(a, payoutId, asset, at) });
-  // one payment per challenge: of two wallets paying it at once, the insert lets one through
+  // one payment per challenge: of two wallets (or a wallet and an on-chain proof in flight) paying it at
+  // once, the insert lets one through
   if (a.target_kind === 'x402')
     ops.push({
       op: 'insert',
@@ -118,7 +119,7 @@ async function reserve(
   };
 }
 
-/** An x402 payment that would buy nothing: its challenge is closed, or another attempt has paid it. */
+/** An x402 payment that would buy nothing: its challenge is closed, or another attempt or an on-chain proof paid it. */
 async function challengeClosed(store: Store, a: SpendAttemptDoc, target: AttemptContext['target']): Promise<boolean> {
   if (a.target_kind !== 'x402') return false;
   if (target.kind !== 'x402' || target.closed) return true;

@@ -11,8 +11,11 @@ import type { SpendAttemptDoc, AttemptInput, AttemptContext } from '../spend/att
 export const AGENT_WALLET_STATES = 'agent_wallet_states';
 export const POLICIES = 'agent_policies';
 export const REFERENCES = 'spend_references';
-/** id = challenge id: the agent spend that paid an x402 challenge (inserted with its reservation) */
-export const X402_PAID = 'x402_agent_payments';
+/**
+ * id = challenge id: the one payment of an x402 challenge, an agent spend's (inserted with its execution)
+ * or an on-chain proof's (inserted with its settlement, lib/x402/redeem.ts): the x402 domain owns it.
+ */
+export { CHALLENGE_PAYMENTS as X402_PAID } from '../x402/redeem.ts';
 
 export interface StoredPolicy {
   id: string;

@@ -14,6 +14,7 @@ import { isConflict, isDuplicate } from '../store/port.ts';
 import type { WebhookEventDoc } from '../webhooks/event.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
 import { badRequest, notFound, invalidCursor, invalidLimit } from '../core/errors.ts';
+import type { Checked } from '../http/contract.ts';
 
 export const EVENTS_COLL = 'webhook_events';
 export const SEQUENCE_COLL = 'event_sequence';
@@ -36,12 +37,7 @@ export function bodyOf(event: Record<string, unknown>): Record<string, unknown> 
   return body;
 }
 
-export interface ListQuery {
-  cursor?: string;
-  limit?: string;
-  type?: string;
-  created_after?: string;
-}
+export type ListQuery = Checked<'EventListQuery'>;
 
 /** `type` may name several event types separated by commas. */
 function typeCondition(raw: string | undefined): Filter {
@@ -50,7 +46,7 @@ function typeCondition(raw: string | undefined): Filter {
     .split(',')
     .map((t) => t.trim())
     .filter(Boolean);
-  if (types.length === 0 || types.some((t) => !/^[a-z_]+(\.[a-z_]+)+$/.test(t))) {
+  if (types.length === 0 || types.some((t) => !/^[a-z0-9_]+(\.[a-z_]+)+$/.test(t))) {
     throw badRequest('type must be one or more event types such as payment_session.completed, separated by commas', {
       field: 'type',
       remediation: 'Send type as event types separated by commas, e.g. payment_session.completed,payment_session.expired.',

@@ -3,8 +3,8 @@
  * completing and failing it are each one atomic write with the ledger change.
  * Status only moves forward: pending → processing → completed | failed (pending may fail directly).
  */
-import { newId } from '../core/ids.ts';
 import type { Doc, WriteOp } from '../store/port.ts';
+import { eventRowOp } from '../webhooks/event.ts';
 
 export const PAYOUTS = 'payouts';
 export type PayoutStatus = 'pending' | 'processing' | 'completed' | 'failed';
@@ -44,7 +44,15 @@ export interface PayoutDoc extends Doc {
   execution: PayoutExecution;
   simulated: boolean;
   tx_hash: string | null;
+  /**
+   * the network fee and token-account rent in the chain's native coin (lib/treasury/fee-policy.ts): the
+   * quote reserved at acceptance until the payout is final, then what was charged ("0" inside the ledger)
+   */
   fee_subunits: string | null;
+  /** the quote behind the reservation (`feeres:<payout id>`); the transaction is pinned to its gas */
+  fee_quote?: { fee_subunits: string; rent_subunits: string; gas_limit: string | null; gas_price: string | null } | null;
+  /** why an accepted payout is not on its way yet (gas_wallet_empty, custody_move_pending, …); null otherwise */
+  waiting_reason?: string | null;
   failure_reason: string | null;
   metadata: Record<string, unknown> | null;
   /** when the executor should look at it next (chain payouts) */
@@ -95,20 +103,5 @@ export function payoutEventOp(
     timestamp: String(Math.floor(now.getTime() / 1000)),
     tx_hash: p.tx_hash,
   };
-  return {
-    op: 'insert',
-    coll: 'webhook_events',
-    doc: {
-      id: newId('evt'),
-      merchant_id: p.merchant_id,
-      payout_id: p.id,
-      event_type,
-      body,
-      status: 'pending',
-      attempts: [],
-      next_attempt_at: now.toISOString(),
-      created_at: now.toISOString(),
-      delivered_at: null,
-    },
-  };
+  return eventRowOp(p.merchant_id, { payout_id: p.id }, body, now);
 }

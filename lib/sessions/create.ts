@@ -14,6 +14,7 @@ import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionR
 import { quotePrice } from '../rates/quote.ts';
 import type { RatesEngine } from '../rates/engine.ts';
 import { checkRailPolicy, type RailPolicy } from '../merchants/rail-policy.ts';
+import type { ReferenceCheck } from '../catalog/model.ts';
 import {
   checkAmountLimit,
   checkNetworkAccess,
@@ -32,19 +33,7 @@ import { newSessionState, type AddressSource, type SessionOwner } from './new-se
 export interface SessionCalls {
   send(id: string, msg: SessionMsg): Promise<SessionReply>;
   /** the catalog answers a 4xx when the session does not match the reference (merchant, amount, rail, expiry) */
-  checkReference(
-    args: {
-      merchant_id: string;
-      checkout_reference_id: string;
-      chain: string;
-      network: string;
-      token: string;
-    } & (
-      | { amount_subunits: string }
-      /** a session priced in fiat: the price in its currency's minor units */
-      | { price: { currency: string; amount_minor: string } }
-    ),
-  ): Promise<unknown>;
+  checkReference(args: ReferenceCheck): Promise<unknown>;
   log: { warn(...args: unknown[]): void };
 }
 

@@ -11,23 +11,14 @@ import { validate } from '../http/validation.ts';
 import { AmountError, toSubunits } from '../core/money.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseLabels, AbuseOutcome } from '../runtime/metrics.ts';
-import { CHALLENGES, type ChallengeDoc } from '../x402/redeem.ts';
+import { CHALLENGES, CHALLENGE_PAYMENTS, REDEMPTIONS, type ChallengeDoc } from '../x402/redeem.ts';
 import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
 import { LIMIT_VIOLATIONS, parsePolicy, PolicyError, sameTarget, type PolicyInput, type Reason } from './policy.ts';
 import { ATTEMPTS, presentAttempt, type AttemptContext, type AttemptInput, type SpendAttemptDoc, type WalletFacts } from './attempts.ts';
+import type { Checked } from '../http/contract.ts';
 
 /** The spend-attempt request after ajv (AgentSpendAttemptRequest: closed schema). */
-export interface AttemptBody {
-  target: string;
-  amount: number;
-  amount_subunits: string;
-  token_symbol: string;
-  chain: string;
-  network: string;
-  api_domain?: string;
-  reference?: string;
-  metadata?: Record<string, unknown>;
-}
+export type AttemptBody = Checked<'AgentSpendAttemptRequest'>;
 
 /** A target in its canonical form (checksummed hex, exact base58), or null when it is not an address of the chain. */
 export function normalizeAddress(chain: string, target: string): string | null {
@@ -90,9 +81,11 @@ export function attemptInput(b: AttemptBody, enabled: Rail[], known: Rail[]): { 
 }
 
 /**
- * What the target is: an x402 challenge's payTo (reference = its memo; `closed` once it expired or was
- * redeemed, so that paying it is refused rather than made a plain transfer), one of our wallets, or an
- * address on chain.
+ * What the target is: an x402 challenge's payTo (reference = its memo; `closed` once it expired, was
+ * redeemed, or has a redemption in flight or a payment (an EIP-3009 or Solana proof being settled), so that
+ * paying it is refused rather than made a plain transfer), one of our wallets, or an address on chain.
+ * A proof that starts settling after this read still cannot pay too: both write the challenge's one
+ * payment row (x402 CHALLENGE_PAYMENTS), and the agent-wallet actor decides again when it lost.
  */
 export async function resolveTarget(store: Store, now: Date, input: AttemptInput, wallet: WalletFacts): Promise<AttemptContext['target']> {
   if (input.reference) {
@@ -107,7 +100,11 @@ export async function resolveTarget(store: Store, now: Date, input: AttemptInput
           },
         );
       }
-      const open = c.status === 'open' && c.expires_at > now.toISOString();
+      const open =
+        c.status === 'open' &&
+        c.expires_at > now.toISOString() &&
+        !(await store.get(REDEMPTIONS, c.id)) &&
+        !(await store.get<Doc & { attempt_id: string | null }>(CHALLENGE_PAYMENTS, c.id).then((p) => p && p.attempt_id === null));
       return { kind: 'x402', wallet_id: c.wallet_id, challenge_id: c.id, ...(open ? {} : { closed: true }) };
     }
   }
@@ -209,7 +206,7 @@ export const showAttempt = async (store: Store, a: SpendAttemptDoc) => presentAt
 /** A page of the wallet's attempts, newest first (`?status=&limit=&cursor=`). */
 export async function listAttempts(store: Store, wallet: WalletFacts, rawQuery: unknown) {
   // validated: a repeated or bracketed parameter arrives as an array or object and must not reach the store
-  const q = validate<{ limit?: string; cursor?: string; status?: string }>('AgentSpendAttemptListQuery', rawQuery ?? {}, 'query');
+  const q = validate('AgentSpendAttemptListQuery', rawQuery ?? {}, 'query');
   const limit = q.limit === undefined ? 20 : Number(q.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('limit must be an integer from 1 to 100', { field: 'limit' });
   const filter: Record<string, unknown> = { agent_wallet_id: wallet.id, merchant_id: wallet.merchant_id };

@@ -99,7 +99,10 @@ describe('receipts', () => {
     const detected = [...text.matchAll(/Detected (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC, credited (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC/g)];
     expect(detected).toHaveLength(2);
     expect(detected[1][2] > detected[0][2]).toBe(true);
-    expect(text).not.toMatch(/PARTIAL|LATE|Value at completion/);
+    expect(text).not.toMatch(/PARTIAL|LATE/);
+    // USDC is valued by its peg in the default setup: the value at completion is a fact, not a guess
+    expect(text).toContain('Value at completion (USD): 11.00 USD');
+    expect(text).toMatch(/1 USDC = 1 USD \(source peg/);
     // the fixed creation date is the completion time
     const completed = new Date(session.completed_at);
     const pdfDate = `D:${completed.toISOString().slice(0, 19).replace(/[-:T]/g, '')}Z`;

@@ -240,6 +240,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/catalog/prices/{price_id}/x402": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Buy a published catalog price with any x402 client
+         * @description No credentials. Without a payment header: 402 with PAYMENT-REQUIRED (x402 v2 PaymentRequired, one accepts[] entry per rail the price can be paid on, each a challenge of the price's merchant living 5 minutes, resource.url this URL), X-PAYMENT-REQUIRED (the spec's flat challenge of the first) and the spec's 402 body. With PAYMENT-SIGNATURE (x402 v2), X-Service-Payment or X-PAYMENT: the proof is redeemed for the merchant (as POST /v1/x402/redeem): 200 with the purchase and PAYMENT-RESPONSE (a v2 SettleResponse); 202 while the settlement confirms (send the same header again; never pay twice); a proof that does not pay: 402 again with the reason in `error`. The merchant is told by its x402.settled event (the challenge's price_id names the price). A price that is not published (with its plan, product and store): 404; one no x402 client can pay here: 409.
+         */
+        get: operations["buyPriceWithX402"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/catalog/products": {
         parameters: {
             query?: never;
@@ -1217,7 +1237,7 @@ export interface paths {
         put?: never;
         /**
          * Create an x402 challenge for a resource
-         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A catalog price in fiat is converted at a fresh rate of the rail's token (rounded up) and the response carries its quote; no fresh rate: 503. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored. The merchant's own network only, as for sessions: a sandbox merchant charges on testnet, a live merchant on mainnet and only after KYC; anything else is a 403 (code 7, field paymentMethod.network).
+         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A catalog price in fiat is converted at a fresh rate of the rail's token (rounded up) and the response carries its quote; no fresh rate: 503. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored. The merchant's own network only, as for sessions: a sandbox merchant charges on testnet, a live merchant on mainnet and only after KYC; anything else is a 403 (code 7, field paymentMethod.network). Besides the flat challenge the answer carries `payment_required`, the x402 v2 PaymentRequired (CAIP-2 network read from the node, the token's EIP-712 name and version read from the token, the challenge id in `extra.challengeId`), for PAYMENT-REQUIRED. An amount below the rail's x402 minimum (X402_MIN_AMOUNTS, never below the rail's min_amount) is a 400: a challenge must bring more than settling it costs.
          */
         post: operations["createX402Challenge"];
         delete?: never;
@@ -1243,6 +1263,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/x402/facilitator/discovery/resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * x402 discovery (bazaar): catalog prices payable with x402
+         * @description No credentials. The x402 bazaar's discovery list (what withBazaar(new HTTPFacilitatorClient({url: '<service>/v1/x402/facilitator'})).extensions.bazaar.listResources() reads): every published price (of a published plan, product and store) that standard x402 clients can pay, newest first, as a paid resource of this service (GET /v1/catalog/prices/{price_id}/x402) with one accepts[] entry per rail: USDC with a configured token, on the merchant's own network, allowed by its rail policy and the price's allowed_payment_methods (a fiat price converted at a fresh rate; below the rail's x402 minimum it is left out). Filters: type (http), payTo, network, scheme; limit 1–100 (20), offset. The newest 1,000 published prices are looked at. Listing a price creates its merchant's settlement wallet on that rail when it has none yet (payTo).
+         */
+        get: operations["x402DiscoveryResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/facilitator/settle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * x402 facilitator: settle a payment into one of your wallets
+         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. A network whose rail is outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentRequirements.network) naming the rail; nothing is read or moved. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). The gas wallet submits (EIP-3009) or co-signs as fee payer (Solana) the settlement, persisted before it is sent; the payment is recorded as a challenge of the merchant (id xfs_…, one per payment, GET /v1/x402/challenges/{id}) and, once confirmed at the rail's depth, credits the wallet in the ledger exactly once (deposit transfer x402:<id>), books the network fee as a platform cost and queues an x402.settled event, like a redeemed challenge. The same payload settled again is refused (already_redeemed), except a settlement that answered settlement_pending: settled again, it answers success once it has confirmed. 200 with success false and errorReason for a payment that does not pay.
+         */
+        post: operations["x402FacilitatorSettle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/facilitator/supported": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * x402 facilitator: what this service settles
+         * @description For HTTPFacilitatorClient({url: '<service>/v1/x402/facilitator', createAuthHeaders}) with the merchant's X-API-Key. One `exact` kind per network the service can settle on (USDC with a configured token contract or mint): eip155:<chain id> (EIP-3009) and solana:<genesis hash prefix> (SPL transferChecked, `extra.feePayer` = the gas wallet).
+         */
+        get: operations["x402FacilitatorSupported"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/facilitator/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * x402 facilitator: verify a payment without settling it
+         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. A network whose rail is outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentRequirements.network) naming the rail; nothing is read or moved. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). Also reads what settling would find on chain (the authorization unused, the payer's balance). Writes nothing. 200 with isValid false and invalidReason for a payment that does not pay.
+         */
+        post: operations["x402FacilitatorVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/x402/redeem": {
         parameters: {
             query?: never;
@@ -1254,7 +1354,7 @@ export interface paths {
         put?: never;
         /**
          * Verify and settle a proof, consuming its challenge once
-         * @description `proof` is the X-Service-Payment (or PAYMENT-SIGNATURE) value: base64 JSON of an EIP-3009 transferWithAuthorization whose nonce is keccak256(memo) (submitted by the service's gas wallet), a Solana transaction paying payTo with the memo, signed by the payer, with the gas wallet as fee payer (co-signed and submitted), or an agent wallet's spend attempt (`spend_reference`). 200 when settled (serve the resource; send `payment_response` as PAYMENT-RESPONSE); 202 when the settlement has not confirmed in time (do not ask for a new payment: present the same proof again later, it is served once when settled); 402 with the reason leading the message when the proof does not pay (wrong_amount, wrong_asset, wrong_payee, wrong_network, wrong_resource, memo_mismatch, challenge_expired, not_yet_valid, authorization_expired, bad_signature, already_redeemed, settlement_failed, …). Of concurrent redeems of one challenge exactly one wins.
+         * @description `proof` is the proof header the client sent: X-Service-Payment (the spec's wire), PAYMENT-SIGNATURE (an x402 v2 PaymentPayload, the challenge named by `accepted.extra.challengeId`) or X-PAYMENT (an x402 v1 payload, the challenge found by resource, payTo and amount). Payloads: an EIP-3009 transferWithAuthorization with any nonce (keccak256(memo) as the spec's proofs use, or a random one; the token's own nonce and the unique proof key make it pay once) submitted by the service's gas wallet; a Solana transaction paying payTo, signed by the payer, with the gas wallet as fee payer, a compute-unit limit (required, at most 200,000) and a memo (the challenge id on the spec's wire; any on the v2 wire), co-signed and submitted; or an agent wallet's spend attempt (`spend_reference`). One payment per challenge across every proof type: an agent spend of the challenge and an on-chain proof in flight cannot both pay it. An EIP-3009 authorization that someone else submitted first still paid payTo: the token's AuthorizationUsed log (with its Transfer to payTo of the amount) settles the challenge with that transaction. 200 when settled (serve the resource; send `payment_response`, an x402 v2 SettleResponse, as PAYMENT-RESPONSE); 202 when the settlement has not confirmed in time (do not ask for a new payment: present the same proof again later, it is served once when settled); 402 with the reason leading the message when the proof does not pay (wrong_amount, wrong_asset, wrong_payee, wrong_network, wrong_resource, memo_mismatch, challenge_expired, not_yet_valid, authorization_expired, bad_signature, compute_limit_missing, already_redeemed, settlement_failed, …). Of concurrent redeems of one challenge exactly one wins. A settled on-chain payment books its network fee as a platform cost and queues an x402.settled event.
          */
         post: operations["redeemX402Proof"];
         delete?: never;
@@ -1546,7 +1646,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             challenge: components["schemas"]["X402Challenge"];
-            /** @description base64 JSON of challenge, for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED */
+            /** @description base64 JSON of challenge (the spec's flat X402Challenge), for X-PAYMENT-REQUIRED */
             header: string;
             chain?: string;
             fee_payer?: string;
@@ -1555,6 +1655,8 @@ export interface components {
             redeemed_at?: string | null;
             /** @description present when price_id names a catalog price in fiat: the fresh rate its amount in tokens was converted at (rounded up to the token's smallest unit) and locked with the challenge */
             quote?: components["schemas"]["SessionQuote"];
+            /** @description the x402 v2 PaymentRequired for PAYMENT-REQUIRED; present when standard x402 clients can pay the rail (USDC with a configured token contract or mint) */
+            payment_required?: components["schemas"]["X402PaymentRequired"];
         };
         X402RedeemRequest: {
             proof: string;
@@ -1568,8 +1670,130 @@ export interface components {
             amount_subunits: string;
             tx_hash?: string;
             settled_at: string | null;
-            /** @description base64 JSON for the PAYMENT-RESPONSE header */
+            /** @description base64 JSON of settle_response, for the PAYMENT-RESPONSE header */
             payment_response: string;
+            settle_response?: components["schemas"]["X402SettleResponse"];
+        };
+        /** @description One way to pay on the x402 v2 wire (an `accepts[]` entry; what a client copies back as `accepted`). `extra`: on Ethereum the token's EIP-712 `name` and `version` read from the token (never assumed), on Solana `feePayer` (the service's gas wallet) and `memo`; for a challenge of this service also `challengeId`. */
+        X402PaymentRequirements: {
+            /** @enum {string} */
+            scheme: "exact";
+            /** @description CAIP-2: eip155:<chain id read from the node>, or solana:<first 32 characters of the node's genesis hash> (mainnet solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp, devnet solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1) */
+            network: string;
+            /** @description smallest units */
+            amount: string;
+            /** @description token contract (Ethereum) or mint (Solana) */
+            asset: string;
+            payTo: string;
+            maxTimeoutSeconds: number;
+            extra?: Record<string, unknown> | null;
+        };
+        /** @description The x402 v2 PaymentRequired carried (base64 JSON) in PAYMENT-REQUIRED, as @x402/core validates it. The spec's flat X402Challenge stays in X-PAYMENT-REQUIRED and in the 402 body; PAYMENT-REQUIRED also carries the flat fields beside these (all but `resource`, an object here), so a client that reads the spec's challenge from it keeps working. */
+        X402PaymentRequired: {
+            /** @enum {integer} */
+            x402Version: 2;
+            error?: string;
+            resource: {
+                url: string;
+                description?: string;
+                mimeType?: string;
+            };
+            accepts: components["schemas"]["X402PaymentRequirements"][];
+        };
+        /** @description x402 v2 SettleResponse: PAYMENT-RESPONSE (base64 JSON, with challenge_id, status and chain beside it) and the facilitator's /settle answer. */
+        X402SettleResponse: {
+            success: boolean;
+            /** @description transaction hash or signature that moved the money ('' when none: an agent-wallet payment inside the ledger, or a refusal) */
+            transaction: string;
+            /** @description CAIP-2 where the challenge was offered on the v2 wire; else testnet or mainnet */
+            network: string;
+            payer?: string;
+            /** @description a refusal's reason: the redeem reasons (wrong_amount, already_redeemed, settlement_failed, …), the facilitator's (invalid_network, invalid_asset, invalid_payload, invalid_payment_requirements, amount_below_minimum, insufficient_funds), or settlement_pending (settle the same payload again later) */
+            errorReason?: string;
+            errorMessage?: string;
+            challenge_id?: string;
+            /** @enum {string} */
+            status?: "settled" | "pending";
+            chain?: string;
+        };
+        X402VerifyResponse: {
+            isValid: boolean;
+            payer?: string;
+            invalidReason?: string;
+            invalidMessage?: string;
+        };
+        /** @description What @x402/core's HTTPFacilitatorClient posts to /verify and /settle. */
+        X402FacilitatorRequest: {
+            /** @enum {integer} */
+            x402Version?: 1 | 2;
+            /** @description the client's x402 v2 PaymentPayload {x402Version: 2, resource, accepted, payload} */
+            paymentPayload: Record<string, unknown>;
+            paymentRequirements: components["schemas"]["X402PaymentRequirements"];
+        };
+        X402Supported: {
+            kinds: {
+                x402Version: number;
+                scheme: string;
+                network: string;
+                extra?: Record<string, unknown>;
+            }[];
+            extensions: string[];
+            /** @description per network, the gas wallet that submits (Ethereum) or pays the fee of (Solana) the settlement */
+            signers: {
+                [key: string]: string[];
+            };
+        };
+        X402DiscoveryQuery: {
+            /** @description http (the only type listed) */
+            type?: string;
+            payTo?: string;
+            /** @description CAIP-2 */
+            network?: string;
+            scheme?: string;
+            extensions?: string;
+            /** @description 1 to 100, default 20 */
+            limit?: string;
+            offset?: string;
+        };
+        /** @description @x402/extensions bazaar DiscoveryResourcesResponse. */
+        X402DiscoveryResources: {
+            /** @enum {integer} */
+            x402Version: 2;
+            items: {
+                /** @description absolute URL of the paid resource: <PUBLIC_URL>/v1/catalog/prices/{price_id}/x402 */
+                resource: string;
+                /** @enum {string} */
+                type: "http";
+                x402Version: number;
+                accepts: components["schemas"]["X402PaymentRequirements"][];
+                lastUpdated: string;
+                description?: string;
+                mimeType?: string;
+                serviceName?: string;
+            }[];
+            pagination: {
+                limit: number;
+                offset: number;
+                total: number;
+            };
+        };
+        /** @description A catalog price bought with x402. */
+        X402Purchase: {
+            /** @enum {string} */
+            status: "paid";
+            price_id: string;
+            plan_id: string;
+            product_id: string;
+            store_id: string;
+            merchant_id: string;
+            /** @description the plan's entitlement */
+            entitlement?: Record<string, unknown> | null;
+            challenge_id: string;
+            amount_subunits: string;
+            payer: string;
+            transaction: string;
+            network: string;
+            settled_at: string | null;
         };
         /** @description A store of a merchant. Stores do not version: PATCH changes them in place, and an archived store can be published again. */
         CatalogStore: {
@@ -2176,8 +2400,10 @@ export interface components {
             execution?: "chain" | "ledger" | "simulated";
             simulated?: boolean;
             tx_hash: string | null;
-            /** @description network fee in the chain's native token's smallest units, once known */
+            /** @description The network fee and any token-account rent this payout costs the merchant, in the chain's native coin's smallest units (wei, lamports; the merchant pays them: docs/money-out.md "Who pays network fees"). On an on-chain payout it is first the quote, reserved from the wallet's ETH or SOL together with the amount at acceptance; once the payout is final it is what was charged: exactly what the chain took, so at most the quote unless a stuck transaction had to be replaced at a higher gas price. "0" for payouts settled inside the ledger or simulated. */
             fee_subunits: string | null;
+            /** @description Why an accepted on-chain payout is not on its way yet, when it waits: gas_wallet_empty, custody_move_pending (money moved into the wallet inside the ledger is still on its way to its address), or a missing RPC. Null otherwise. */
+            waiting_reason?: string | null;
             failure_reason: string | null;
             metadata?: Record<string, unknown> | null;
             /** Format: date-time */
@@ -3119,6 +3345,73 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    buyPriceWithX402: {
+        parameters: {
+            query?: never;
+            header?: {
+                "PAYMENT-SIGNATURE"?: string;
+                "X-Service-Payment"?: string;
+                "X-PAYMENT"?: string;
+            };
+            path: {
+                price_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Paid: the purchase */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description base64 JSON of an X402SettleResponse */
+                    "PAYMENT-RESPONSE"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402Purchase"];
+                };
+            };
+            /** @description Paid, settlement pending */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status?: string;
+                        challenge_id?: string;
+                        retry?: string;
+                    };
+                };
+            };
+            /** @description Payment required (or the proof does not pay: error) */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description base64 JSON of an X402PaymentRequired */
+                    "PAYMENT-REQUIRED"?: string;
+                    /** @description base64 JSON of an X402Challenge */
+                    "X-PAYMENT-REQUIRED"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        x402Version?: number;
+                        error?: string;
+                        accepts?: components["schemas"]["X402Challenge"][];
+                        chain?: string;
+                        fee_payer?: string;
+                    };
+                };
+            };
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
@@ -5274,6 +5567,121 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    x402DiscoveryResources: {
+        parameters: {
+            query?: {
+                type?: string;
+                payTo?: string;
+                network?: string;
+                scheme?: string;
+                limit?: string;
+                offset?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description DiscoveryResourcesResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402DiscoveryResources"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    x402FacilitatorSettle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["X402FacilitatorRequest"];
+            };
+        };
+        responses: {
+            /** @description SettleResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402SettleResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    x402FacilitatorSupported: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Supported kinds */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402Supported"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    x402FacilitatorVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["X402FacilitatorRequest"];
+            };
+        };
+        responses: {
+            /** @description VerifyResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402VerifyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
