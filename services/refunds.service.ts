@@ -12,12 +12,12 @@ import { validate } from '../lib/http/validation.ts';
 import { notFound } from '../lib/core/errors.ts';
 import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
-import { pageById, type PageQuery } from '../lib/wallets/listing.ts';
+import { pageById } from '../lib/wallets/listing.ts';
 import { feeQuoter } from '../lib/treasury/fee-quote.ts';
 import { loadCallingMerchant, callingMerchant } from '../lib/merchants/caller.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 import type { AbuseLabels } from '../lib/runtime/metrics.ts';
-import { acceptRefund, checkRefund, ownSession, presentRefund, type RefundBody, type RefundDeps } from '../lib/refunds/accept.ts';
+import { acceptRefund, checkRefund, ownSession, presentRefund, type RefundDeps } from '../lib/refunds/accept.ts';
 import { addressInspector } from '../lib/refunds/destination.ts';
 import { REFUNDS, type RefundDoc } from '../lib/refunds/model.ts';
 import type { PayoutMerchant } from '../lib/payouts/accept.ts';
@@ -66,7 +66,7 @@ export function createRefundsService(rt: Runtime): ServiceSchema {
       async create(ctx: Context<Http>) {
         const m = await loadCallingMerchant(store, ctx);
         const sessionId = ctx.params.params?.session_id ?? '';
-        const body = validate<RefundBody>('CreateRefundRequest', ctx.params.body ?? {});
+        const body = validate('CreateRefundRequest', ctx.params.body ?? {});
         const key = idempotencyKey(requestMeta(ctx).headers?.['idempotency-key']);
         const deps = depsFor(m);
         const req =
@@ -107,7 +107,7 @@ export function createRefundsService(rt: Runtime): ServiceSchema {
       async list(ctx: Context<Http>) {
         const merchantId = callingMerchant(ctx).merchant_id;
         const session = await ownSession(store, merchantId, ctx.params.params?.session_id);
-        const q = validate<PageQuery>('RefundListQuery', ctx.params.query ?? {}, 'query');
+        const q = validate('RefundListQuery', ctx.params.query ?? {}, 'query');
         return pageById<RefundDoc, unknown>(store, REFUNDS, { session_id: session.id }, { cursor: q.cursor, limit: q.limit }, present);
       },
     },

@@ -174,7 +174,7 @@ describe('refund acceptance against a real store, concurrently', () => {
       }
     }
     // the sweep confirmed: the money is available in the wallet
-    for (; !simulated; ) {
+    for (; !simulated;) {
       try {
         await store.write(await settlementPostOps(store, key));
         break;
