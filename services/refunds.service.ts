@@ -15,8 +15,7 @@ import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { pageById } from '../lib/wallets/listing.ts';
 import { feeQuoter } from '../lib/treasury/fee-quote.ts';
 import { loadCallingMerchant, callingMerchant } from '../lib/merchants/caller.ts';
-import { limitViolation } from '../lib/ops/alerts/index.ts';
-import type { AbuseLabels } from '../lib/runtime/metrics.ts';
+import { merchantLimitViolation } from '../lib/ops/alerts/index.ts';
 import { acceptRefund, checkRefund, ownSession, presentRefund, type RefundDeps } from '../lib/refunds/accept.ts';
 import { addressInspector } from '../lib/refunds/destination.ts';
 import { REFUNDS, type RefundDoc } from '../lib/refunds/model.ts';
@@ -39,19 +38,7 @@ export function createRefundsService(rt: Runtime): ServiceSchema {
     quoteFee,
     inspect,
     now: () => rt.now(),
-    signal: (outcome, rail) =>
-      limitViolation(
-        rt,
-        {
-          signal: 'limit_violation',
-          outcome,
-          environment: m.sandbox ? 'sandbox' : 'live',
-          chain: rail.chain as AbuseLabels['chain'],
-          network: rail.network as AbuseLabels['network'],
-          token: rail.token as AbuseLabels['token'],
-        },
-        { merchant_id: m.id },
-      ),
+    signal: (outcome, rail) => merchantLimitViolation(rt, m, outcome, rail),
   });
   const own = async (merchantId: string, sessionId: string, id: unknown) => {
     const r = typeof id === 'string' && id.length <= 64 ? await store.get<RefundDoc>(REFUNDS, id) : null;

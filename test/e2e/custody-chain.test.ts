@@ -187,7 +187,7 @@ describe('internal transfers move custody on chain', () => {
     expect(bal(agentNow, 'USDC').available_subunits).toBe('3500000');
     expect(BigInt(bal(agentNow, 'ETH').available_subunits)).toBe(agentEth - BigInt(usdcDone.fee_subunits));
     expect((await reconcile()).differences).toEqual([]);
-    expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, custody_moves: 0, transactions: 0 });
+    expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, refunds: 0, custody_moves: 0, transactions: 0 });
   });
 
   it('Solana SPL USDC and SOL: the gas wallet pays; the exact amounts arrive; the agent pays out on chain', async () => {
