@@ -132,7 +132,6 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
 
     const gasSpent = gasBefore - (await eth.provider.getBalance(gasWallet));
     const parked = (await account(parkedGasAccount(main.address, ETH))) + (await account(parkedGasAccount(agent.address, ETH)));
-    // eslint-disable-next-line no-console
     console.log(
       `after 9 USDC movements: gas wallet spent ${gasSpent} wei; merchant ETH available ${await ethOf(main.id)} + ${await ethOf(agent.id)} wei; platform gas parked at its addresses ${parked} wei`,
     );
@@ -168,7 +167,6 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
     await settled();
 
     const b = await books();
-    // eslint-disable-next-line no-console
     console.log(`ETH books: deposited ${b.deposited}, paid out ${b.paidOut}, fees charged ${b.fees}, withdrawable ${b.available}`);
     expect(b.deposited).toBe(5n * 10n ** 16n);
     expect(b.paidOut).toBe(3n * 10n ** 15n);
