@@ -35,7 +35,7 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
   let store: Store;
   let gasWallet: string;
   let main: any;
-  let agent: WalletRef;
+  let second: WalletRef;
 
   beforeAll(async () => {
     eth = await startHardhatNode();
@@ -53,7 +53,7 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
     gasWallet = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase).address(gasWalletRef('ethereum', 'testnet'));
     await eth.setBalance(gasWallet, 10n ** 19n);
     store = await openStore(`sqlite:${join(t.dataDir, 'service.db')}`);
-    agent = await createWallet(t, m, 'agent');
+    second = await createWallet(t, m, 'merchant'); // a second merchant wallet (an second wallet pays out only through its policy)
   }, 180_000);
 
   afterAll(async () => {
@@ -95,7 +95,7 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
     let deposited = 0n;
     let paidOut = 0n;
     let fees = 0n;
-    for (const id of [main.id, agent.id]) {
+    for (const id of [main.id, second.id]) {
       available += await ethOf(id);
       const rows = (await get(`/v1/wallets/${id}/transactions?limit=100`)).data.filter((x: any) => x.token === 'ETH' || x.asset === ETH);
       for (const x of rows.filter((r: any) => r.status === 'posted')) {
@@ -116,28 +116,28 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
       'the USDC to become available',
       async () => {
         const { data } = await get('/v1/wallets?limit=100');
-        const w = data.find((x: any) => x.chain === 'ethereum' && x.type === 'merchant');
+        const w = data.find((x: any) => x.chain === 'ethereum' && x.is_default);
         return w && bal(w, 'USDC')?.available_subunits === '10000000' ? w : null;
       },
       90_000,
     );
-    // 5 moves out to the agent, 4 back: nine custody moves, each topped up by the platform
+    // 5 moves out to the second wallet, 4 back: nine custody moves, each topped up by the platform
     for (let i = 0; i < 9; i++) {
-      const [from, to] = i % 2 === 0 ? [main, agent] : [agent, main];
+      const [from, to] = i % 2 === 0 ? [main, second] : [second, main];
       await pay({ wallet_id: from.id, amount_subunits: '1000000', token: 'USDC', destination: to.address });
       await settled();
     }
-    expect(await usdc.balanceOf(agent.address)).toBe(1_000_000n);
+    expect(await usdc.balanceOf(second.address)).toBe(1_000_000n);
     expect(await usdc.balanceOf(main.address)).toBe(9_000_000n);
 
     const gasSpent = gasBefore - (await eth.provider.getBalance(gasWallet));
-    const parked = (await account(parkedGasAccount(main.address, ETH))) + (await account(parkedGasAccount(agent.address, ETH)));
+    const parked = (await account(parkedGasAccount(main.address, ETH))) + (await account(parkedGasAccount(second.address, ETH)));
     console.log(
-      `after 9 USDC movements: gas wallet spent ${gasSpent} wei; merchant ETH available ${await ethOf(main.id)} + ${await ethOf(agent.id)} wei; platform gas parked at its addresses ${parked} wei`,
+      `after 9 USDC movements: gas wallet spent ${gasSpent} wei; merchant ETH available ${await ethOf(main.id)} + ${await ethOf(second.id)} wei; platform gas parked at its addresses ${parked} wei`,
     );
     expect(gasSpent).toBeGreaterThan(0n);
     expect(await ethOf(main.id)).toBe(0n);
-    expect(await ethOf(agent.id)).toBe(0n);
+    expect(await ethOf(second.id)).toBe(0n);
     expect(parked).toBeGreaterThan(0n); // the unused top-up gas: the platform's, at the merchant's addresses
     // the gas wallet's loss on chain is exactly what the ledger booked against it
     expect(-(await account(accountId('sys:gas', ETH)))).toBe(gasSpent);
@@ -157,12 +157,12 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
     const s = await createSession(t, m, RAILS.eth, 0.05);
     await eth.sendEth(2, s.address, 5n * 10n ** 16n);
     await until('the ETH to become available', async () => ((await ethOf(main.id)) > 0n ? true : null), 90_000);
-    await pay({ wallet_id: main.id, amount_subunits: '20000000000000000', token: 'ETH', destination: agent.address });
-    await pay({ wallet_id: main.id, amount_subunits: '2000000', token: 'USDC', destination: agent.address });
+    await pay({ wallet_id: main.id, amount_subunits: '20000000000000000', token: 'ETH', destination: second.address });
+    await pay({ wallet_id: main.id, amount_subunits: '2000000', token: 'USDC', destination: second.address });
     await settled();
-    await pay({ wallet_id: agent.id, amount_subunits: '5000000000000000', token: 'ETH', destination: main.address });
-    await pay({ wallet_id: agent.id, amount_subunits: '1000000', token: 'USDC', destination: Wallet.createRandom().address });
-    await pay({ wallet_id: agent.id, amount_subunits: '3000000000000000', token: 'ETH', destination: Wallet.createRandom().address });
+    await pay({ wallet_id: second.id, amount_subunits: '5000000000000000', token: 'ETH', destination: main.address });
+    await pay({ wallet_id: second.id, amount_subunits: '1000000', token: 'USDC', destination: Wallet.createRandom().address });
+    await pay({ wallet_id: second.id, amount_subunits: '3000000000000000', token: 'ETH', destination: Wallet.createRandom().address });
     await pay({ wallet_id: main.id, amount_subunits: '1500000', token: 'USDC', destination: Wallet.createRandom().address });
     await settled();
 
@@ -176,7 +176,7 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
     const gasSpent = gasBefore - (await eth.provider.getBalance(gasWallet));
     expect(sysGasBefore - (await account(accountId('sys:gas', ETH)))).toBe(gasSpent);
     // and each address holds exactly its wallet's ETH plus the platform's parked gas
-    for (const w of [main, agent]) {
+    for (const w of [main, second]) {
       expect(await eth.provider.getBalance(w.address)).toBe((await ethOf(w.id)) + (await account(parkedGasAccount(w.address, ETH))));
     }
     expect(((await t.call('treasury.reconcile')) as { differences: unknown[] }).differences).toEqual([]);
