@@ -9,14 +9,12 @@
  * - a payout that waits says why: `waiting_reason` in the API.
  */
 import { Wallet } from 'ethers';
-import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
-import { startTestNode, type TestNode } from '../helpers/node.ts';
+import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startEthereumMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { POLICY, attemptBody, createWallet, type WalletRef } from '../integration/agents-helpers.ts';
-import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
-import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 
 jest.setTimeout(300_000);
@@ -32,24 +30,13 @@ describe('agent wallets spend only through their policy and the platform limits'
   let gasWallet: string;
 
   beforeAll(async () => {
-    eth = await startHardhatNode();
-    usdc = await eth.deployTestUsdc();
-    await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
-    t = await startTestNode({
-      ETHEREUM_TESTNET_RPC_URL: eth.url,
-      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
+    ({ eth, usdc, t, gasWallet } = await startEthereumMoneyNode({
       PAYOUT_AMOUNT_LIMIT: '3',
       DAILY_PAYOUT_LIMIT: '10',
       RATE_LIMIT_PER_MINUTE: '100000',
-    });
+    }));
     m = await merchant(t);
     other = await merchant(t);
-    gasWallet = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase).address(gasWalletRef('ethereum', 'testnet'));
-    await eth.setBalance(gasWallet, 10n ** 19n);
     const su = await createSession(t, m, RAILS.ethUsdc, 20);
     await usdc.transfer(1, su.address, 20_000_000n);
     await sessionWhen(t, m, su.session_id, 'completion', (x) => x.status === 'completed');

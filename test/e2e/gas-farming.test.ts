@@ -12,14 +12,12 @@
  */
 import { join } from 'node:path';
 import { Wallet } from 'ethers';
-import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
-import { startTestNode, type TestNode } from '../helpers/node.ts';
+import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startEthereumMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { createWallet, type WalletRef } from '../integration/agents-helpers.ts';
-import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
-import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
 import { ACCOUNTS, accountId, parkedGasAccount, postedBalance, type LedgerAccount } from '../../lib/ledger/index.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
@@ -38,20 +36,8 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
   let second: WalletRef;
 
   beforeAll(async () => {
-    eth = await startHardhatNode();
-    usdc = await eth.deployTestUsdc();
-    await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
-    t = await startTestNode({
-      ETHEREUM_TESTNET_RPC_URL: eth.url,
-      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
-    });
+    ({ eth, usdc, t, gasWallet } = await startEthereumMoneyNode());
     m = await merchant(t);
-    gasWallet = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase).address(gasWalletRef('ethereum', 'testnet'));
-    await eth.setBalance(gasWallet, 10n ** 19n);
     store = await openStore(`sqlite:${join(t.dataDir, 'service.db')}`);
     second = await createWallet(t, m, 'merchant'); // a second merchant wallet (an second wallet pays out only through its policy)
   }, 180_000);
