@@ -7,6 +7,8 @@
  *  - a whole paid x402 request (challenge → agent spend → redeem) against three GET /v1/me;
  *  - redeem latency one at a time: an agent-wallet proof, and an EIP-3009 authorization whose service
  *    share is its latency minus a bare ethers client's send + receipt of the same kind of transaction;
+ *    one signed by the unmodified @x402/evm client (x402 v2 PaymentPayload, random nonce), and the same
+ *    v2 payment settled through the facilitator (POST /v1/x402/facilitator/settle);
  *  - POST /v1/payment_sessions and GET of a session against a bare node:http server (autocannon);
  *  - event streams: CPU of 1,000 open idle GET /v1/events/stream, and commit → event on a stream;
  *  - RSS of the process after start, and after 10,000 sessions and 10,000 spends;
@@ -25,6 +27,9 @@ import { startHardhatNode } from '../test/harness/hardhat-node.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { evaluate, parsePolicy } from '../lib/spend/policy.ts';
 import { signEip3009Proof } from '../lib/x402/payer.ts';
+import { encodeHeader } from '../lib/x402/challenge.ts';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { privateKeyToAccount } from 'viem/accounts';
 import { eip3009Intent } from '../lib/x402/settle.ts';
 import { openStore } from '../lib/store/index.ts';
 
@@ -306,6 +311,31 @@ try {
   const bareProofs: string[] = [];
   for (let i = 0; i < redeems; i++) bareProofs.push(await sign(await challenge(i, 'bare')));
   const payer = chain.wallet(2);
+  // the ecosystem's client: an x402 v2 PaymentPayload with a random EIP-3009 nonce
+  const evm = new ExactEvmScheme(privateKeyToAccount(outside.privateKey as `0x${string}`));
+  const v2Proofs: Array<{ proof: string; resource: string }> = [];
+  for (let i = 0; i < redeems; i++) {
+    const c = await challenge(i, 'v2');
+    const accepted = c.payment_required.accepts[0];
+    const p = await evm.createPaymentPayload(2, accepted);
+    v2Proofs.push({
+      proof: encodeHeader({ x402Version: 2, resource: c.payment_required.resource, accepted, payload: p.payload }),
+      resource: `/v2/${i}`,
+    });
+  }
+  const settlements: unknown[] = [];
+  for (let i = 0; i < redeems; i++) {
+    const c = await challenge(i, 'fac');
+    // the facilitator is handed requirements of the resource server's own (no challenge of ours)
+    const { challengeId: _id, ...extra } = c.payment_required.accepts[0].extra;
+    const requirements = { ...c.payment_required.accepts[0], extra };
+    const p = await evm.createPaymentPayload(2, requirements);
+    settlements.push({
+      x402Version: 2,
+      paymentPayload: { x402Version: 2, accepted: requirements, payload: p.payload },
+      paymentRequirements: requirements,
+    });
+  }
   const agentMs = await timeEach(redeems, (i) => call('POST', '/v1/x402/redeem', agentProofs[i]));
   const eipMs = await timeEach(redeems, (i) => call('POST', '/v1/x402/redeem', eipProofs[i]));
   const chainMs = await timeEach(redeems, async (i) => {
@@ -314,11 +344,18 @@ try {
     const tx = await payer.sendTransaction({ to: usdc.address, data: intent.data });
     if (!(await chain.receipt(tx.hash))) throw new Error('automine did not mine the transaction');
   });
+  const v2Ms = await timeEach(redeems, (i) => call('POST', '/v1/x402/redeem', v2Proofs[i]));
+  const facMs = await timeEach(redeems, async (i) => {
+    const r = await call('POST', '/v1/x402/facilitator/settle', settlements[i]);
+    if (!r.success) throw new Error(`settle: ${JSON.stringify(r)}`);
+  });
   const share = percentile(eipMs, 50) - percentile(chainMs, 50);
   lines.push(
     '',
     `POST /v1/x402/redeem, ${redeems} one at a time: agent-wallet proof p50 ${percentile(agentMs, 50).toFixed(1)} ms, p99 ${percentile(agentMs, 99).toFixed(1)} ms;`,
     `EIP-3009 p50 ${percentile(eipMs, 50).toFixed(1)} ms, p99 ${percentile(eipMs, 99).toFixed(1)} ms; bare ethers send + receipt p50 ${percentile(chainMs, 50).toFixed(1)} ms`,
+    `x402 v2 PAYMENT-SIGNATURE from @x402/evm p50 ${percentile(v2Ms, 50).toFixed(1)} ms, p99 ${percentile(v2Ms, 99).toFixed(1)} ms;` +
+      ` POST /v1/x402/facilitator/settle p50 ${percentile(facMs, 50).toFixed(1)} ms, p99 ${percentile(facMs, 99).toFixed(1)} ms`,
   );
   goals.push({
     goal: "EIP-3009 redeem on a local chain: the service's own share p50 ≤ 20 ms",

@@ -69,5 +69,5 @@ export function createCatalogService(rt: Runtime): ServiceSchema {
         handler: (ctx: Context<ReferenceCheck>) => buyer.checkReference(ctx.params),
       },
     },
-  } as ServiceSchema;
+  };
 }

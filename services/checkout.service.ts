@@ -64,5 +64,5 @@ export function createCheckoutService(rt: Runtime): ServiceSchema {
         },
       },
     },
-  } as ServiceSchema;
+  };
 }

@@ -132,5 +132,5 @@ export function createDiagnosticsService(rt: Runtime): ServiceSchema {
         },
       },
     },
-  } as ServiceSchema;
+  };
 }

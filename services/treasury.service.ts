@@ -39,5 +39,5 @@ export function createTreasuryService(rt: Runtime): ServiceSchema {
         },
       },
     },
-  } as ServiceSchema;
+  };
 }

@@ -14,6 +14,7 @@ import { isConflict, isDuplicate } from '../store/port.ts';
 import type { WebhookEventDoc } from '../webhooks/event.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
 import { badRequest, notFound, invalidCursor, invalidLimit } from '../core/errors.ts';
+import type { Checked } from '../http/contract.ts';
 
 export const EVENTS_COLL = 'webhook_events';
 export const SEQUENCE_COLL = 'event_sequence';
@@ -44,12 +45,7 @@ export function typeMatcher(raw: string | undefined): (row: FeedRow) => boolean 
   return (row) => types.has(row.event_type);
 }
 
-export interface ListQuery {
-  cursor?: string;
-  limit?: string;
-  type?: string;
-  created_after?: string;
-}
+export type ListQuery = Checked<'EventListQuery'>;
 
 /** `type` may name several event types separated by commas. */
 function typeCondition(raw: string | undefined): Filter {

@@ -11,7 +11,7 @@
  * PostgreSQL and MongoDB have their own tools (pg_dump, mongodump): the refusal says which.
  */
 import { DatabaseSync, backup } from 'node:sqlite';
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 
 export class BackupError extends Error {}
@@ -199,8 +199,9 @@ export async function restoreSqlite(
   release();
   let previous: string | null = null;
   if (existsSync(dbPath)) {
+    // kept under a second name first, then replaced in one rename: a crash at any point leaves a whole store at dbPath
     previous = `${dbPath}.pre-restore-${now.toISOString().replace(/[:.]/g, '-')}`;
-    renameSync(dbPath, previous);
+    linkSync(dbPath, previous);
     for (const suffix of ['-wal', '-shm']) if (existsSync(dbPath + suffix)) renameSync(dbPath + suffix, previous + suffix);
   }
   renameSync(tmp, dbPath);

@@ -15,6 +15,7 @@ import { TypedDataEncoder, getAddress, hexlify, keccak256, recoverAddress, toUtf
 import { PublicKey, VersionedTransaction } from '@solana/web3.js';
 import { createPublicKey, verify as verifySignature } from 'node:crypto';
 import { decodeHeader } from './challenge.ts';
+import { replayKey } from './replay.ts';
 import { associatedTokenAddress, TOKEN_PROGRAM_ID } from '../chains/clients.ts';
 
 export type ProofReason =
@@ -235,7 +236,7 @@ export function verifyEip3009(
   if (signer !== getAddress(a.from)) throw new ProofError('bad_signature', 'the authorization is not signed by authorization.from');
   return {
     payer: getAddress(a.from),
-    proof_key: `eip3009:${c.network}:${c.asset.toLowerCase()}:${a.from.toLowerCase()}:${a.nonce.toLowerCase()}`,
+    proof_key: replayKey.eip3009(c.network, c.asset, a.from, a.nonce),
   };
 }
 
@@ -367,5 +368,5 @@ export function verifySolana(
       throw new ProofError('bad_signature', 'a signature of the transaction is missing or not valid');
     }
   }
-  return { payer: payment.payer, proof_key: `solana:${c.network}:${hexlify(tx.signatures[signerIndex])}`, tx };
+  return { payer: payment.payer, proof_key: replayKey.solana(c.network, hexlify(tx.signatures[signerIndex])), tx };
 }

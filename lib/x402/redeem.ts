@@ -1,8 +1,9 @@
 /**
  * x402 redemption: verify a proof against its challenge, settle it, and consume the challenge once.
  *
- * - The redemption row's id is the challenge id and its `proof_key` is unique: of concurrent redeems exactly
- *   one insert wins; every other proof for that challenge, and the same proof again, is refused.
+ * - The redemption row's id is the challenge id and its `proof_key` (the proof's replay key, ./replay.ts)
+ *   is unique: of concurrent redeems exactly one insert wins; every other proof for that challenge, and the
+ *   same proof again, is refused.
  * - One payment per challenge across every proof type: an on-chain settlement and an agent spend both
  *   insert the challenge's row in `x402_agent_payments` (CHALLENGE_PAYMENTS) with what they write, so of an
  *   EIP-3009 redeem in flight and an agent spend of the same challenge exactly one goes through.
@@ -43,6 +44,7 @@ import { settledEventOp } from './events.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../chains/broadcast/types.ts';
 import type { Broadcaster } from '../chains/broadcast/outbox.ts';
 import type { SpendAttemptDoc } from '../spend/attempts.ts';
+import { replayKey } from './replay.ts';
 
 export const CHALLENGES = 'x402_challenges';
 export const REDEMPTIONS = 'x402_redemptions';
@@ -467,7 +469,7 @@ export class X402Redeemer {
     const row: RedemptionDoc = {
       id: c.id,
       merchant_id: c.merchant_id,
-      proof_key: `agent:${a.id}`,
+      proof_key: replayKey.agent(a.id),
       proof_hash: proofHash,
       kind: 'agent_wallet',
       payer: a.agent_wallet_id,

@@ -103,6 +103,8 @@ export interface StartHardhatNodeOptions {
   startTimeoutMs?: number;
   /** keep Hardhat's per-request console log on (default off: it costs time in benchmarks) */
   logging?: boolean;
+  /** a fixed port (default 0: a free one) */
+  port?: number;
 }
 
 const live = new Set<ChildProcess>();
@@ -165,7 +167,7 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
   const startTimeoutMs = options.startTimeoutMs ?? 90_000;
   const workDir = mkdtempSync(join(tmpdir(), 'hardhat-node-'));
   const childScript = join(process.cwd(), 'test', 'harness', 'hardhat-node-child.ts');
-  const args = JSON.stringify({ projectRoot: process.cwd(), workDir, hostname: '127.0.0.1', port: 0, chainId });
+  const args = JSON.stringify({ projectRoot: process.cwd(), workDir, hostname: '127.0.0.1', port: options.port ?? 0, chainId });
 
   installExitHook();
   const child = spawn(process.execPath, [childScript, args], {

@@ -8,6 +8,7 @@ import { merchant } from './sessions-helpers.ts';
 import { RAILS } from './chain-listener-helpers.ts';
 import { CatalogClient } from './catalog-helpers.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
+import { createPaymentsClient, BadRequestError } from '../../sdk/src/node.ts';
 
 describe('merchant rail policy', () => {
   let t: TestNode;
@@ -123,6 +124,24 @@ describe('merchant rail policy', () => {
     });
     expect(await t.node.rt.store.count('x402_challenges', { merchant_id: m.id })).toBe(0);
     expect((await challenge(RAILS.ethUsdc)).status).toBe(201);
+  });
+
+  it('through the SDK: set the policy, price a session in fiat on an allowed rail, a typed 400 on another', async () => {
+    const client = createPaymentsClient({ baseUrl: t.url, apiKey: other.apiKey });
+    expect(await client.railPolicy.set(['solana:testnet:USDC'])).toMatchObject({ allowed_rails: ['solana:testnet:USDC'] });
+    expect((await client.railPolicy.get()).effective_rails).toEqual(['solana:testnet:USDC']);
+    const s = await client.sessions.create({
+      price: { amount: '12.34', currency: 'USD' },
+      expires_in: '15m',
+      paymentMethod: RAILS.solUsdc,
+    });
+    expect(s).toMatchObject({ expected_amount_subunits: '12340000', quote: { currency: 'USD', amount: '12.34', rate: '1' } });
+    await expect(client.sessions.create({ amount: 1, expires_in: '15m', paymentMethod: RAILS.ethUsdc })).rejects.toMatchObject({
+      constructor: BadRequestError,
+      code: 3,
+      field: 'paymentMethod',
+    });
+    expect(await client.railPolicy.set(null)).toMatchObject({ allowed_rails: null });
   });
 
   it('every change is audited with the list it replaced; null removes the policy', async () => {
