@@ -8,7 +8,7 @@ import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { KeyDeriver } from '../lib/chains/keys.ts';
 import { GasWallets } from '../lib/treasury/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
-import { reconcile } from '../lib/treasury/reconcile.ts';
+import { reconcile } from '../lib/treasury/reconcile/wallets.ts';
 
 export function createTreasuryService(rt: Runtime): ServiceSchema {
   let gas: GasWallets | null = null;

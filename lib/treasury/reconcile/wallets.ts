@@ -7,11 +7,11 @@
  * flight too: its amount is still at the sender's address and not yet at the receiver's, so a wallet
  * whose difference is exactly its custody moves in flight is not listed.
  */
-import type { Config } from '../../config/index.ts';
-import type { Doc, Store } from '../store/port.ts';
-import { ACCOUNTS, postedBalance, walletAccount, type LedgerAccount } from '../ledger/index.ts';
-import { nativeBalance, rpcErrorText, tokenBalance } from '../chains/clients.ts';
-import { CUSTODY_MOVES, UNSETTLED, type CustodyMoveDoc } from '../payouts/custody.ts';
+import type { Config } from '../../../config/index.ts';
+import type { Doc, Store } from '../../store/port.ts';
+import { ACCOUNTS, postedBalance, walletAccount, type LedgerAccount } from '../../ledger/index.ts';
+import { nativeBalance, rpcErrorText, tokenBalance } from '../../chains/clients.ts';
+import { CUSTODY_MOVES, UNSETTLED, type CustodyMoveDoc } from '../../payouts/custody.ts';
 
 export interface ReconcileRow {
   wallet_id: string;
