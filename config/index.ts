@@ -98,6 +98,11 @@ export interface Config {
     settleTimeoutMs: number;
     /** AGENTS_SCAN_INTERVAL_MS: period of the scanners that finish interrupted spends and settlements */
     scanIntervalMs: number;
+    /**
+     * X402_MIN_AMOUNTS: the smallest x402 challenge per rail, `<chain>:<network>:<token>=<token units>` comma
+     * separated (a challenge must bring more than settling it costs); never below the rail's min_amount
+     */
+    x402MinAmounts: Record<string, string>;
   };
   chains: {
     ethereum: { testnet: ChainNetworkConfig; mainnet: ChainNetworkConfig };
@@ -243,6 +248,20 @@ function decimalOrNull(env: Env, name: string): string | null {
   return v;
 }
 
+/** `<chain>:<network>:<token>=<decimal>` pairs, comma separated */
+function railAmounts(env: Env, name: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (env[name] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const m = /^([a-z]+:(?:testnet|mainnet):[A-Z]+)=(\d+(?:\.\d+)?)$/.exec(part);
+    if (!m) throw new Error(`${name}: "${part}" is not <chain>:<network>:<token>=<token units>`);
+    out[m[1]] = m[2];
+  }
+  return out;
+}
+
 /** mainnet defaults to finalized: a deposit that counts must not be rolled back with its slot */
 function commitment(v: string | undefined, network: 'TESTNET' | 'MAINNET'): ChainNetworkConfig['commitment'] {
   const c = (v || (network === 'MAINNET' ? 'finalized' : 'confirmed')).trim();
@@ -360,6 +379,7 @@ export function loadConfig(env: Env = process.env): Config {
     agents: {
       settleTimeoutMs: int(env, 'X402_SETTLE_TIMEOUT_MS', 20_000, 0),
       scanIntervalMs: int(env, 'AGENTS_SCAN_INTERVAL_MS', 2000, 10),
+      x402MinAmounts: railAmounts(env, 'X402_MIN_AMOUNTS'),
     },
     chains,
     rails: buildRails(chains),

@@ -1,7 +1,8 @@
 /**
  * Spot-rate configuration (README "Spot rates"): the ordered sources per pair and what each source needs.
  *
- *   RATE_SOURCES           `*=chainlink,http,static` (default); per pair `ETH:USD=chainlink,http;*=http,static`
+ *   RATE_SOURCES           `*=chainlink,http,static,peg` (default); per pair `ETH:USD=chainlink,http;*=http,static`
+ *                          (`peg`: a stablecoin's peg, lib/rates/peg.ts: USDC:USD = 1)
  *   RATES_CHAINLINK_FEEDS  `ETH:USD=ethereum:mainnet:0x…[:max_age_s];…` (AggregatorV3 contracts; default: the
  *                          Ethereum mainnet ETH/USD, USDC/USD and SOL/USD feeds, used when that chain's RPC is set)
  *   RATES_HTTP_URL         base URL of a CoinGecko-compatible API (`/simple/price`); empty: no HTTP source
@@ -15,8 +16,9 @@
  */
 import { parseDuration } from '../lib/core/duration.ts';
 
-export type RateSourceName = 'chainlink' | 'http' | 'static';
-export const RATE_SOURCE_NAMES: RateSourceName[] = ['chainlink', 'http', 'static'];
+export type RateSourceName = 'chainlink' | 'http' | 'static' | 'peg';
+export const RATE_SOURCE_NAMES: RateSourceName[] = ['chainlink', 'http', 'static', 'peg'];
+export const DEFAULT_RATE_SOURCES = '*=chainlink,http,static,peg';
 
 export interface ChainlinkFeed {
   chain: 'ethereum';
@@ -78,14 +80,14 @@ function seconds(env: Env, name: string, dflt: number): number {
 
 export function loadRatesConfig(env: Env): RatesConfig {
   const sources: Record<string, RateSourceName[]> = {};
-  for (const [k, v] of entries(env.RATE_SOURCES || '*=chainlink,http,static', 'RATE_SOURCES')) {
+  for (const [k, v] of entries(env.RATE_SOURCES || DEFAULT_RATE_SOURCES, 'RATE_SOURCES')) {
     const list = v
       .split(',')
       .map((s) => s.trim().toLowerCase())
       .filter(Boolean);
     for (const s of list)
       if (!RATE_SOURCE_NAMES.includes(s as RateSourceName))
-        throw new Error(`RATE_SOURCES: unknown source '${s}' (chainlink, http or static)`);
+        throw new Error(`RATE_SOURCES: unknown source '${s}' (chainlink, http, static or peg)`);
     sources[pair(k, 'RATE_SOURCES', true)] = list as RateSourceName[];
   }
   const chainlinkFeeds: Record<string, ChainlinkFeed> = {};

@@ -7,9 +7,11 @@ pragma solidity ^0.8.20;
 ///         tests can prove that deposits are keyed by log index, not by tx hash.
 ///         EIP-3009 `transferWithAuthorization` (as USDC has it): a holder signs an
 ///         EIP-712 authorization off chain and anyone (a relayer) submits it; each
-///         (from, nonce) is usable once. x402 binds nonce = keccak256(challenge memo).
+///         (from, nonce) is usable once (the service's spec proofs use nonce = keccak256(memo),
+///         x402 v2 clients a random one). The EIP-712 name is the deployer's choice, so a test can
+///         stand in for USDC's own domain ("USD Coin", version "2").
 contract TestUSDC {
-    string public constant name = "Test USD Coin";
+    string public name;
     string public constant symbol = "USDC";
     uint8 public constant decimals = 6;
     string public constant version = "2";
@@ -38,7 +40,8 @@ contract TestUSDC {
     error AuthorizationUsedAlready();
     error InvalidSignature();
 
-    constructor() {
+    constructor(string memory name_) {
+        name = name_;
         owner = msg.sender;
         DOMAIN_SEPARATOR = keccak256(abi.encode(
             keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),

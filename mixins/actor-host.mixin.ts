@@ -3,7 +3,7 @@
  * strategy (preferLocal off), so that one node usually holds an actor; the store's compare-and-set keeps
  * it correct when two nodes briefly hold the same one.
  */
-import type { Context, ServiceSchema } from 'moleculer';
+import type { Context, Service, ServiceSchema } from 'moleculer';
 import { ActorHost, type ActorHostOptions } from '../actors/runtime.ts';
 import type { ActorBehavior } from '../lib/core/actor.ts';
 import type { Doc } from '../lib/store/port.ts';
@@ -13,6 +13,9 @@ export interface SendParams<M> {
   id: string;
   msg: M;
 }
+
+/** The hosting service as its handlers see it (tests reach the host through it too). */
+type Hosting<S extends Doc, M, R> = Service & { actors?: ActorHost<S, M, R> };
 
 export function actorHostMixin<S extends Doc, M, R>(
   rt: Runtime,
@@ -25,20 +28,20 @@ export function actorHostMixin<S extends Doc, M, R>(
         visibility: 'public',
         strategy: 'Shard',
         strategyOptions: { shardKey: 'id' },
-        handler(this: { actors: ActorHost<S, M, R> }, ctx: Context<SendParams<M>>) {
-          return this.actors.send(ctx.params.id, ctx.params.msg);
+        handler(this: Hosting<S, M, R>, ctx: Context<SendParams<M>>) {
+          return this.actors!.send(ctx.params.id, ctx.params.msg);
         },
       },
     },
-    created(this: { actors: ActorHost<S, M, R> }) {
+    created(this: Hosting<S, M, R>) {
       const activations = rt.metrics.actorActivations.labels(behavior.collection);
       const host = new ActorHost(rt.store, behavior, { now: () => rt.now(), onActivate: () => activations.inc(), ...opts });
       this.actors = host;
       rt.metrics.actorSources.set(behavior.collection, () => ({ depth: host.depth, active: host.size }));
     },
-    stopped(this: { actors: ActorHost<S, M, R> }) {
+    stopped(this: Hosting<S, M, R>) {
       rt.metrics.actorSources.delete(behavior.collection);
-      this.actors.stop();
+      this.actors?.stop();
     },
-  } as unknown as Partial<ServiceSchema>;
+  };
 }

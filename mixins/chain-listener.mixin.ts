@@ -8,8 +8,6 @@ import type { Runtime } from '../lib/runtime/index.ts';
 import { ListenerSet, type ListenerSetOptions, type Logger } from '../lib/chains/listener-service.ts';
 import type { SessionMsg, SessionReply } from '../lib/sessions/payment-session.ts';
 
-type Self<S> = { listeners: ListenerSet<S>; broker: { nodeID: string; call(a: string, p: unknown): Promise<unknown> }; logger: Logger };
-
 export interface ChainListenerOptions<S> {
   name: string;
   chain: ListenerSetOptions<S>['chain'];
@@ -19,28 +17,30 @@ export interface ChainListenerOptions<S> {
 }
 
 export function chainListenerService<S>(rt: Runtime, o: ChainListenerOptions<S>): ServiceSchema {
+  // one ListenerSet per service instance: the factory runs once per service the broker creates
+  let listeners: ListenerSet<S> | null = null;
   return {
     name: o.name,
     actions: {
       /** per network: lease holder, passes, the last pass's numbers (operators, tests) */
       status: {
         visibility: 'public',
-        handler(this: Self<S>) {
-          return this.listeners.status();
+        handler() {
+          return listeners!.status();
         },
       },
       /** runs one pass on each network now (where this node holds the lease) and the redelivery scan */
       poll: {
         visibility: 'public',
-        async handler(this: Self<S>) {
-          const passes = await this.listeners.pollNow();
-          const redelivered = await this.listeners.redeliverNow();
+        async handler() {
+          const passes = await listeners!.pollNow();
+          const redelivered = await listeners!.redeliverNow();
           return { passes, redelivered };
         },
       },
     },
-    created(this: Self<S>) {
-      this.listeners = new ListenerSet<S>({
+    created() {
+      listeners = new ListenerSet<S>({
         chain: o.chain,
         rt,
         nodeId: this.broker.nodeID,
@@ -50,12 +50,12 @@ export function chainListenerService<S>(rt: Runtime, o: ChainListenerOptions<S>)
         makeScanner: (network, cfg, deps) => o.makeScanner(this.logger, network, cfg, deps),
       });
     },
-    started(this: Self<S>) {
-      this.listeners.start();
-      if (this.listeners.networks.length) this.logger.info(`${o.chain} listener configured for ${this.listeners.networks.join(', ')}`);
+    started() {
+      listeners!.start();
+      if (listeners!.networks.length) this.logger.info(`${o.chain} listener configured for ${listeners!.networks.join(', ')}`);
     },
-    async stopped(this: Self<S>) {
-      await this.listeners.stop();
+    async stopped() {
+      await listeners?.stop();
     },
-  } as unknown as ServiceSchema;
+  };
 }

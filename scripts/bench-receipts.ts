@@ -17,6 +17,7 @@ function sample(i: number): ReceiptData {
   return {
     merchant_name: 'Bench Shop',
     session_id: `ps_bench${i}`,
+    order_reference: `A-${1000 + i}`,
     status: 'completed',
     marks: ['OVERPAID by 0.5 USDC'],
     token: 'USDC',
@@ -38,7 +39,7 @@ function sample(i: number): ReceiptData {
       simulated: false,
     })),
     qr_url: `https://sepolia.etherscan.io/tx/${tx(3)}`,
-    fiat: { quote: 'USD', rate: '0.9999', value: '10.50', source: 'chainlink', as_of: '2026-01-01 00:04:30 UTC' },
+    fiat: { quote: 'USD', rate: '0.9999', value: '10.50', source: 'chainlink', as_of: '2026-01-01 00:04:30 UTC', stale: false },
   };
 }
 

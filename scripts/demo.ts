@@ -162,7 +162,7 @@ async function main(): Promise<void> {
     say('  body       ' + JSON.stringify(JSON.parse(hook.raw), null, 2).split('\n').join('\n  '));
     const final = await api(base, 'GET', `/v1/payment_sessions/${session.session_id}`, undefined, merchant.api_key);
     say(`  session    ${final.status}, received ${final.received_amount} ${final.currency}, ${final.deposits.length} deposit(s)`);
-    say(`  explorer   ${final.explorer_url}`);
+    say(`  checkout   ${base}/checkout/${final.session_id} (paid; no explorer link: a local chain no public explorer knows)`);
     say('\ndemo: OK (payment_session.completed verified)');
   } finally {
     await node?.stop().catch(() => undefined);

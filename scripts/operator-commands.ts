@@ -5,22 +5,28 @@ import { startNode, type RunningNode } from '../app.ts';
 import { gasWalletLine, gasWalletWarning, type GasWalletInfo } from '../lib/treasury/gas-wallet.ts';
 import type { LedgerReport } from '../lib/ledger/check.ts';
 import { reconcileText, type ReconcileReport } from '../lib/treasury/reconcile/run.ts';
+import { backupStore, restoreStore } from '../lib/ops/backup.ts';
+import type { BackupResult, RestoreResult } from '../lib/store/sqlite-backup.ts';
 
-export interface OperatorCommand {
+type Args = Record<string, string | undefined>;
+
+interface CommandBase {
   name: string;
   args: string[];
   /** optional trailing arguments */
   optional?: string[];
   description: string;
-  action: string;
   /** prints the result as text instead of JSON */
   format?(result: unknown): string;
   /** lines for stderr (warnings beside a result whose stdout format is fixed) */
   warnings?(result: unknown): string[];
   /** the process exit code for a result (default 0): a check that found problems fails */
   exitCode?(result: unknown): number;
-  params(args: Record<string, string | undefined>): Record<string, unknown>;
 }
+
+/** A service action called through the broker, or a command on this machine's files (backup, restore) that joins none. */
+export type OperatorCommand = CommandBase &
+  ({ action: string; params(args: Args): Record<string, unknown>; local?: undefined } | { local(args: Args): Promise<unknown> });
 
 /** One filter argument read as a merchant id, an ISO time (since) or a type, as alerts and audit take it. */
 function byMerchantTimeOrType(a: Record<string, string | undefined>): Record<string, unknown> {
@@ -179,6 +185,30 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
     exitCode: (r) => ((r as LedgerReport).ok ? 0 : 1),
   },
   {
+    name: 'backup',
+    args: ['file'],
+    description: 'an online, consistent copy of the embedded store (SQLite) into a new file, while the service runs',
+    local: (a) => backupStore(loadConfig(process.env), a.file!),
+    format: (r) => {
+      const b = r as BackupResult;
+      return `backup written: ${b.file} (${b.bytes} bytes; ${rowLine(b.rows)}) in ${b.duration_ms} ms\nkeep the data dir's master.key and seed (or MASTER_KEY and SEED_MNEMONIC) safe apart from it: a restore needs them`;
+    },
+  },
+  {
+    name: 'restore',
+    args: ['file'],
+    description: 'restore a backup as the embedded store of a STOPPED data dir (the current store is kept beside it)',
+    local: (a) => restoreStore(loadConfig(process.env), a.file!),
+    format: (r) => {
+      const x = r as RestoreResult;
+      return [
+        `restored ${x.restored_from} into ${x.store} (${rowLine(x.rows)})`,
+        ...(x.previous_saved_as ? [`the store that was there is kept as ${x.previous_saved_as}`] : []),
+        'start the service, then check it: npm run operator -- ledger:check; npm run operator -- reconcile',
+      ].join('\n');
+    },
+  },
+  {
     name: 'set-rate-limit',
     args: ['merchant_id', 'per_minute'],
     description: "set a merchant's requests per minute",
@@ -205,8 +235,15 @@ export async function startOperatorNode(env = process.env): Promise<RunningNode>
   return node;
 }
 
-export function runCommand(broker: ServiceBroker, cmd: OperatorCommand, values: string[]): Promise<unknown> {
+export function runCommand(broker: ServiceBroker | null, cmd: OperatorCommand, values: string[]): Promise<unknown> {
   const names = [...cmd.args, ...(cmd.optional ?? [])];
   const args = Object.fromEntries(names.map((n, i) => [n, values[i]]));
+  if (cmd.local) return cmd.local(args);
+  if (!broker) throw new Error(`${cmd.name} needs a node`);
   return broker.call(cmd.action, cmd.params(args));
+}
+
+/** The row counts of the main collections of a store summary, as text. */
+function rowLine(rows: Record<string, number>): string {
+  return ['merchants', 'payment_sessions', 'ledger_transfers', 'audit_events'].map((t) => `${rows[t] ?? 0} ${t}`).join(', ');
 }

@@ -15,10 +15,11 @@ if (!cmd || values.length < cmd.args.length) {
   }
   process.exit(name && name !== 'help' ? 2 : 0);
 }
-const node = await startOperatorNode();
+// a local command (backup, restore) works on this machine's files and joins no broker
+const node = cmd.local ? null : await startOperatorNode();
 let code: number;
 try {
-  const result = await runCommand(node.broker, cmd, values);
+  const result = await runCommand(node?.broker ?? null, cmd, values);
   console.log(cmd.format ? cmd.format(result) : JSON.stringify(result, null, 2));
   for (const w of cmd.warnings?.(result) ?? []) console.error(`warning: ${w}`);
   code = cmd.exitCode?.(result) ?? 0;
@@ -26,6 +27,6 @@ try {
   console.error(`error: ${(e as Error).message}`);
   code = 1;
 } finally {
-  await node.stop();
+  await node?.stop();
 }
 process.exit(code);

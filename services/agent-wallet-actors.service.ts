@@ -9,5 +9,5 @@ export function createAgentWalletActorsService(rt: Runtime): ServiceSchema {
   return {
     name: 'agent-wallet-actors',
     mixins: [actorHostMixin(rt, makeAgentWalletBehavior(rt.store), { mailboxSize: 500 })],
-  } as ServiceSchema;
+  };
 }

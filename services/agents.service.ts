@@ -6,9 +6,10 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
 import { merchantCaller } from '../lib/core/request-meta.ts';
+import { callingMerchant } from '../lib/merchants/caller.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/http/validation.ts';
-import { badRequest, notFound, unauthorized } from '../lib/core/errors.ts';
+import { badRequest, notFound } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
 import { findRail } from '../config/rails.ts';
@@ -32,7 +33,7 @@ import {
   type AgentWalletReply,
   type AgentWalletState,
   type StoredPolicy,
-} from '../lib/agents/agent-wallet.ts';
+} from '../lib/agents/state.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 
 type Http = { body?: unknown; query?: Record<string, string | undefined>; params?: Record<string, string | undefined> };
@@ -55,20 +56,15 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
     created_at: p.created_at,
   });
 
-  function merchantOf(ctx: Context) {
-    const user = merchantCaller(ctx);
-    if (!user) throw unauthorized();
-    return user;
-  }
   const walletOf = (ctx: Context<Http>) => walletFacts(store, ctx.params.params?.agent_wallet_id ?? '');
   /** A wallet the caller owns, for policy and attempt reads (another merchant's is a 404 like an unknown one). */
   async function ownWallet(ctx: Context<Http>): Promise<WalletFacts> {
     const w = await walletOf(ctx);
-    if (w.merchant_id !== merchantOf(ctx).merchant_id) throw notFound('agent wallet');
+    if (w.merchant_id !== callingMerchant(ctx).merchant_id) throw notFound('agent wallet');
     return w;
   }
   const attemptIn = async (ctx: Context<Http>, wallet: WalletFacts) =>
-    attemptOf(store, wallet, ctx.params.params?.attempt_id ?? '', merchantOf(ctx).merchant_id);
+    attemptOf(store, wallet, ctx.params.params?.attempt_id ?? '', callingMerchant(ctx).merchant_id);
 
   /** Checked body and the facts of a new attempt (or an evaluation). */
   async function prepare(ctx: Context<Http>) {
@@ -78,7 +74,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
       config.rails,
       known,
     );
-    return { wallet, input, actx: await attemptContext(store, rt.now(), merchantOf(ctx).merchant_id, wallet, input, enabled) };
+    return { wallet, input, actx: await attemptContext(store, rt.now(), callingMerchant(ctx).merchant_id, wallet, input, enabled) };
   }
 
   function signal(ctx: Context, a: SpendAttemptDoc) {
@@ -176,7 +172,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<Http>) {
           const wallet = await ownWallet(ctx);
           const a = await attemptIn(ctx, wallet);
-          const actx = await attemptContext(store, rt.now(), merchantOf(ctx).merchant_id, wallet, a, railEnabled(a));
+          const actx = await attemptContext(store, rt.now(), callingMerchant(ctx).merchant_id, wallet, a, railEnabled(a));
           const reply = await send(ctx, wallet.id, { type: 'approve', attempt_id: a.id, payout_id: newId('po'), ctx: actx });
           signal(ctx, reply.attempt!);
           return showAttempt(store, await executeNow(ctx, reply.attempt!));
@@ -220,5 +216,5 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
     async stopped() {
       await scanner?.stop();
     },
-  } as unknown as ServiceSchema;
+  };
 }

@@ -8,7 +8,8 @@ import type { Runtime } from '../lib/runtime/index.ts';
 import { clientHash, requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { CatalogMerchant, type Actor, type Result } from '../lib/catalog/merchant.ts';
-import { CatalogBuyer, type ReferenceCheck } from '../lib/catalog/buyer.ts';
+import { CatalogBuyer } from '../lib/catalog/buyer.ts';
+import type { ReferenceCheck } from '../lib/catalog/model.ts';
 import type { Kind } from '../lib/catalog/rules.ts';
 
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
@@ -68,5 +69,5 @@ export function createCatalogService(rt: Runtime): ServiceSchema {
         handler: (ctx: Context<ReferenceCheck>) => buyer.checkReference(ctx.params),
       },
     },
-  } as ServiceSchema;
+  };
 }

@@ -6,8 +6,8 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
-import { requestMeta } from '../lib/core/request-meta.ts';
-import { forbidden, notFound } from '../lib/core/errors.ts';
+import { callingMerchant } from '../lib/merchants/caller.ts';
+import { notFound } from '../lib/core/errors.ts';
 import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 import type { DepositDoc } from '../lib/chains/deposit-inbox.ts';
 import { CURSORS } from '../lib/chains/cursor.ts';
@@ -92,8 +92,7 @@ export function createDiagnosticsService(rt: Runtime): ServiceSchema {
     actions: {
       session: {
         async handler(ctx: Context<{ params: { session_id: string } }>) {
-          const caller = requestMeta(ctx).user;
-          if (caller?.kind !== 'merchant') throw forbidden();
+          const caller = callingMerchant(ctx);
           const id = ctx.params.params?.session_id;
           const s = typeof id === 'string' ? await store.get<PaymentSessionState>('payment_sessions', id) : null;
           if (!s || s.merchant_id !== caller.merchant_id) throw notFound('payment session');
@@ -133,5 +132,5 @@ export function createDiagnosticsService(rt: Runtime): ServiceSchema {
         },
       },
     },
-  } as ServiceSchema;
+  };
 }

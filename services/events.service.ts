@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
-import { forbidden } from '../lib/core/errors.ts';
+import { callingMerchant } from '../lib/merchants/caller.ts';
 import { validate } from '../lib/http/validation.ts';
 import { getEvent, listEvents, readAfter, sequenceAll, startSeq, type ListQuery } from '../lib/events/feed.ts';
 import { eventStream } from '../lib/events/stream.ts';
@@ -26,12 +26,6 @@ export function createEventsService(rt: Runtime): ServiceSchema {
   let stopping = false;
   /** ends this node's open streams when it stops, so the HTTP server can close */
   const streams = new AbortController();
-
-  function merchantOf(ctx: Context): string {
-    const caller = requestMeta(ctx).user;
-    if (caller?.kind !== 'merchant') throw forbidden();
-    return caller.merchant_id;
-  }
 
   /** One sequencer run at a time per node; a request during a run makes it go round once more. */
   function sequence(broker: { broadcast(event: string, data?: unknown): unknown }, logger: { warn(...a: unknown[]): void }): Promise<void> {
@@ -63,14 +57,14 @@ export function createEventsService(rt: Runtime): ServiceSchema {
       list: {
         async handler(ctx: Context<Http>) {
           const query = validate<ListQuery>('EventListQuery', ctx.params.query ?? {}, 'query');
-          return listEvents(rt.store, merchantOf(ctx), query);
+          return listEvents(rt.store, callingMerchant(ctx).merchant_id, query);
         },
       },
 
       /** GET /v1/events/{event_id} */
       get: {
         async handler(ctx: Context<{ params: { event_id: string } }>) {
-          return getEvent(rt.store, merchantOf(ctx), String(ctx.params.params?.event_id));
+          return getEvent(rt.store, callingMerchant(ctx).merchant_id, String(ctx.params.params?.event_id));
         },
       },
 
@@ -78,7 +72,7 @@ export function createEventsService(rt: Runtime): ServiceSchema {
       stream: {
         async handler(ctx: Context<Http>) {
           const query = validate<{ type?: string; last_event_id?: string }>('EventStreamQuery', ctx.params.query ?? {}, 'query');
-          const merchantId = merchantOf(ctx);
+          const merchantId = callingMerchant(ctx).merchant_id;
           const meta = requestMeta(ctx);
           // EventSource sends Last-Event-ID on reconnects; a first connection may pass it in the query
           const lastId = meta.headers?.['last-event-id'] ?? query.last_event_id;
@@ -134,5 +128,5 @@ export function createEventsService(rt: Runtime): ServiceSchema {
       if (timer) clearInterval(timer);
       await running;
     },
-  } as ServiceSchema;
+  };
 }

@@ -6,9 +6,10 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
+import { callingMerchant } from '../lib/merchants/caller.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { validate } from '../lib/http/validation.ts';
-import { ServiceError, badRequest, forbidden, rateLimited, unauthorized, unavailable } from '../lib/core/errors.ts';
+import { ServiceError, badRequest, forbidden, rateLimited, unavailable } from '../lib/core/errors.ts';
 import { newId } from '../lib/core/ids.ts';
 import { fromSubunits } from '../lib/core/money.ts';
 import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
@@ -94,8 +95,7 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
       /** POST /v1/sandbox/faucets/drip */
       drip: {
         async handler(ctx: Context<{ body: unknown }>) {
-          const caller = requestMeta(ctx).user;
-          if (caller?.kind !== 'merchant') throw unauthorized();
+          const caller = callingMerchant(ctx);
           if (!caller.sandbox)
             throw forbidden('the faucet drip is for sandbox merchants (a service_sk_test_ key)', {
               remediation: "Call the drip with a sandbox merchant's key (service_sk_test_…).",
@@ -174,5 +174,5 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
     async stopped() {
       await signer?.close();
     },
-  } as ServiceSchema;
+  };
 }

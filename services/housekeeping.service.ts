@@ -17,5 +17,5 @@ export function createHousekeepingService(rt: Runtime): ServiceSchema {
     stopped() {
       if (timer) clearInterval(timer);
     },
-  } as ServiceSchema;
+  };
 }

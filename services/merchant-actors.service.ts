@@ -34,5 +34,5 @@ export function createMerchantActorsService(rt: Runtime): ServiceSchema {
         },
       },
     },
-  } as unknown as ServiceSchema;
+  };
 }

@@ -5,11 +5,12 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
+import { callingMerchant } from '../lib/merchants/caller.ts';
 import { ROTATION_OVERLAP_MS } from '../config/index.ts';
 import { clientHash, merchantCaller, requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/http/validation.ts';
-import { forbidden, notFound } from '../lib/core/errors.ts';
+import { notFound } from '../lib/core/errors.ts';
 import { MailOutbox } from '../lib/onboarding/mail-outbox.ts';
 import { Onboarding, presentMerchant, type PresentedMerchant, type RegisterBody } from '../lib/onboarding/onboarding.ts';
 import { limitInStore } from '../lib/core/rate-limit.ts';
@@ -56,8 +57,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
   }
 
   async function currentMerchant(ctx: Context): Promise<MerchantState> {
-    const caller = requestMeta(ctx).user;
-    if (caller?.kind !== 'merchant') throw forbidden();
+    const caller = callingMerchant(ctx);
     const m = await store.get<MerchantState>('merchants', caller.merchant_id);
     if (!m) throw notFound('merchant');
     return m;
@@ -95,7 +95,10 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       /** Step 1: always the same 200 shape; a code is sent only to trusted or invited emails. */
       startEmailVerification: {
         async handler(ctx: Context<Body<unknown>>) {
-          const body = validate<{ email: string; invitation_token?: string }>('EmailVerificationRequest', ctx.params.body);
+          const body = validate<{ email: string; invitation_token?: string; webhook_url?: string }>(
+            'EmailVerificationRequest',
+            ctx.params.body,
+          );
           await limitClient(ctx, 'email');
           const { answer, mailId } = await onboarding.startEmailVerification(body);
           if (mailId)
@@ -212,5 +215,5 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
         },
       },
     },
-  } as ServiceSchema;
+  };
 }

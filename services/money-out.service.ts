@@ -18,6 +18,7 @@ import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { SWEEPS, Sweeper } from '../lib/treasury/sweeps.ts';
 import { PayoutExecutor } from '../lib/treasury/payout-executor.ts';
 import { CustodyMover } from '../lib/treasury/custody-mover.ts';
+import type { TreasuryDeps } from '../lib/treasury/engine-deps.ts';
 import { CUSTODY_MOVES } from '../lib/payouts/custody.ts';
 import { rpcErrorText } from '../lib/chains/clients.ts';
 import { ReconcileScanner } from '../lib/treasury/reconcile/scanner.ts';
@@ -105,8 +106,8 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         log,
         metrics,
       });
-      sweeper = new Sweeper({ store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs: cfg.pollIntervalMs, now, log });
-      payouts = new PayoutExecutor({
+      // the three treasury engines share one set of dependencies (lib/treasury/engine-deps.ts)
+      const deps: TreasuryDeps = {
         store: rt.store,
         config: rt.config,
         broadcaster,
@@ -115,17 +116,10 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         pollIntervalMs: cfg.pollIntervalMs,
         now,
         log,
-      });
-      custody = new CustodyMover({
-        store: rt.store,
-        config: rt.config,
-        broadcaster,
-        driver,
-        gas,
-        pollIntervalMs: cfg.pollIntervalMs,
-        now,
-        log,
-      });
+      };
+      sweeper = new Sweeper(deps);
+      payouts = new PayoutExecutor(deps);
+      custody = new CustodyMover(deps);
       broadcaster.start();
       payouts.start();
       custody.start();
@@ -155,5 +149,5 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       await Promise.all([broadcaster?.stop(), payouts?.stop(), custody?.stop(), sweeper?.stop(), reconciler?.stop()]);
       await signer?.close();
     },
-  } as ServiceSchema;
+  };
 }

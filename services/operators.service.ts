@@ -141,5 +141,5 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
         },
       },
     },
-  } as ServiceSchema;
+  };
 }

@@ -6,6 +6,7 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
+import { callingMerchant } from '../lib/merchants/caller.ts';
 import { badRequest, invalidCursor, invalidLimit } from '../lib/core/errors.ts';
 import { ALERT_DELIVERIES, ALERTS, type AlertDeliveryDoc, type AlertDoc } from '../lib/ops/alerts/engine.ts';
 import { ALERT_TYPES, type AlertType } from '../lib/ops/alerts/rules.ts';
@@ -14,8 +15,6 @@ import { DueScanner } from '../lib/core/due-scanner.ts';
 import { AUDIT_EVENTS, sealRow, verifyChains } from '../lib/ops/audit-chain.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../lib/catalog/rules.ts';
 import { validate } from '../lib/http/validation.ts';
-import { requestMeta } from '../lib/core/request-meta.ts';
-import { forbidden } from '../lib/core/errors.ts';
 import type { Doc, Filter } from '../lib/store/port.ts';
 import type { PaymentSessionState } from '../lib/sessions/payment-session.ts';
 import { fromSubunits } from '../lib/core/money.ts';
@@ -206,8 +205,7 @@ export function createOpsService(rt: Runtime): ServiceSchema {
       /** GET /v1/audit-events: the calling merchant's own audit events, newest first, paged. */
       auditEvents: {
         async handler(ctx: Context<{ query?: unknown }>) {
-          const caller = requestMeta(ctx).user;
-          if (caller?.kind !== 'merchant') throw forbidden();
+          const caller = callingMerchant(ctx);
           const q = validate<{ limit?: string; cursor?: string; type?: string }>('AuditEventsQuery', ctx.params.query ?? {}, 'query');
           const limit = parseLimit(q.limit);
           if (typeof limit === 'string') throw invalidLimit(limit);
@@ -273,5 +271,5 @@ export function createOpsService(rt: Runtime): ServiceSchema {
       rt.metrics.payoutCounts = null;
       await Promise.all([deliveries?.stop(), sealer?.stop()]);
     },
-  } as ServiceSchema;
+  };
 }

@@ -9,7 +9,7 @@ import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/http/validation.ts';
-import { notFound, unauthorized } from '../lib/core/errors.ts';
+import { notFound } from '../lib/core/errors.ts';
 import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { pageById, type PageQuery } from '../lib/wallets/listing.ts';
@@ -18,6 +18,7 @@ import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
 import type { AbuseLabels } from '../lib/runtime/metrics.ts';
 import type { Filter } from '../lib/store/port.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
+import { callingMerchant, loadCallingMerchant } from '../lib/merchants/caller.ts';
 
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
 
@@ -27,12 +28,6 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
   const wallets = openWalletDirectory(store, config.dataDir, () => rt.now());
   const present = (p: PayoutDoc) => presentPayout(p, config.rails);
 
-  const merchantOf = async (ctx: Context): Promise<PayoutMerchant> => {
-    const caller = requestMeta(ctx).user;
-    if (caller?.kind !== 'merchant') throw unauthorized();
-    const m = await store.get<{ id: string; kyc_status?: string }>('merchants', caller.merchant_id);
-    return { id: caller.merchant_id, sandbox: caller.sandbox, kyc_status: m?.kyc_status };
-  };
   const depsFor = (m: PayoutMerchant): AcceptDeps => ({
     store,
     rails: config.rails,
@@ -53,9 +48,9 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
         { merchant_id: m.id },
       ),
   });
-  const own = async (m: PayoutMerchant, id: unknown) => {
+  const own = async (merchantId: string, id: unknown) => {
     const p = typeof id === 'string' && id.length <= 64 ? await store.get<PayoutDoc>(PAYOUTS, id) : null;
-    if (!p || p.merchant_id !== m.id) throw notFound('payout');
+    if (!p || p.merchant_id !== merchantId) throw notFound('payout');
     return p;
   };
 
@@ -64,7 +59,7 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
     actions: {
       /** POST /v1/payouts */
       async create(ctx: Context<Http>) {
-        const m = await merchantOf(ctx);
+        const m = await loadCallingMerchant(store, ctx);
         const body = validate<PayoutBody>('CreatePayoutRequest', ctx.params.body ?? {});
         const key = idempotencyKey(requestMeta(ctx).headers?.['idempotency-key']);
         const deps = depsFor(m);
@@ -72,7 +67,7 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
         // a replay answers before any check: the payout exists whatever the balance is now
         const replay = async () => {
           const earlier = req && (await idem.replay<{ id: string }>(req));
-          return earlier ? { payout: await own(m, earlier.id), events: [] } : undefined;
+          return earlier ? { payout: await own(m.id, earlier.id), events: [] } : undefined;
         };
         const accepted =
           (await replay()) ??
@@ -98,16 +93,16 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
       },
       /** GET /v1/payouts/{payout_id} */
       async get(ctx: Context<Http>) {
-        return present(await own(await merchantOf(ctx), ctx.params.params?.payout_id));
+        return present(await own(callingMerchant(ctx).merchant_id, ctx.params.params?.payout_id));
       },
       /** GET /v1/payouts */
       async list(ctx: Context<Http>) {
-        const m = await merchantOf(ctx);
+        const merchantId = callingMerchant(ctx).merchant_id;
         const q = validate<PageQuery & { wallet_id?: string }>('PayoutListQuery', ctx.params.query ?? {}, 'query');
-        const filter: Filter = { merchant_id: m.id };
+        const filter: Filter = { merchant_id: merchantId };
         if (q.wallet_id) filter.wallet_id = q.wallet_id;
         return pageById<PayoutDoc, unknown>(store, PAYOUTS, filter, { cursor: q.cursor, limit: q.limit }, present);
       },
     },
-  } as ServiceSchema;
+  };
 }

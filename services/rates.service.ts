@@ -18,14 +18,34 @@ interface RatesQuery {
 
 export const DEFAULT_QUOTE = 'USD';
 
+/** What fixes a pair that no source can price: a setting (no retry helps), or time (a source failed now). */
+function noRate(message: string, retryable: boolean) {
+  return unavailable(message, {
+    retryable,
+    remediation: retryable
+      ? 'Send the same request again shortly: a configured rate source failed or its last value is too old.'
+      : 'Configure a rate source for the pair: RATES_STATIC (e.g. ETH:USD=3000, for sandbox), RATES_HTTP_URL, or a Chainlink feed with ETHEREUM_MAINNET_RPC_URL; RATE_SOURCES orders them.',
+  });
+}
+
 export function createRatesService(rt: Runtime): ServiceSchema {
   const engine = new RatesEngine(rt.store, rt.config, () => rt.now());
   const tokens = [...new Set(rt.config.rails.map((r) => r.token))];
   let timer: NodeJS.Timeout | null = null;
+  // a pair without any source is a setting, not an incident: said once per process, not per request
+  const told = new Set<string>();
+  const tell = (log: { warn(...a: unknown[]): void }, e: RateUnavailableError) => {
+    if (e.retryable || told.has(`${e.base}:${e.quote}`)) return;
+    told.add(`${e.base}:${e.quote}`);
+    log.warn(`no rate source is configured for ${e.base}/${e.quote}: GET /v1/rates answers 503 for it (set RATES_STATIC or RATE_SOURCES)`);
+  };
 
-  async function warm(log: { debug(...a: unknown[]): void }) {
+  async function warm(log: { debug(...a: unknown[]): void; warn(...a: unknown[]): void }) {
     for (const t of tokens) {
-      await engine.rate(t, DEFAULT_QUOTE).catch((e) => log.debug(`rate ${t}/${DEFAULT_QUOTE}: ${(e as Error).message}`));
+      await engine.rate(t, DEFAULT_QUOTE).catch((e) => {
+        if (e instanceof RateUnavailableError) tell(log, e);
+        log.debug(`rate ${t}/${DEFAULT_QUOTE}: ${(e as Error).message}`);
+      });
     }
   }
 
@@ -49,16 +69,19 @@ export function createRatesService(rt: Runtime): ServiceSchema {
           }
           const data: RateView[] = [];
           const missing: Array<{ base: string; quote: string; message: string }> = [];
+          let retryable = false;
           for (const b of base ? [base] : tokens) {
             try {
               data.push(await engine.rate(b, quote));
             } catch (e) {
               if (!(e instanceof RateUnavailableError)) throw e;
+              tell(this.logger, e);
+              retryable ||= e.retryable;
               missing.push({ base: b, quote, message: e.message });
             }
           }
           // a number is never invented: nothing fresh enough is a 503 that says why
-          if (data.length === 0) throw unavailable(missing.map((m) => m.message).join('; '));
+          if (data.length === 0) throw noRate(missing.map((m) => m.message).join('; '), retryable);
           requestMeta(ctx).$responseHeaders = { 'Cache-Control': 'public, max-age=10' };
           return {
             data: data.map((r) => ({ base: r.base, quote: r.quote, rate: r.rate, source: r.source, as_of: r.as_of, stale: r.stale })),
@@ -76,5 +99,5 @@ export function createRatesService(rt: Runtime): ServiceSchema {
     stopped() {
       if (timer) clearInterval(timer);
     },
-  } as ServiceSchema;
+  };
 }

@@ -85,5 +85,5 @@ export function createReceiptsService(rt: Runtime): ServiceSchema {
     async stopped() {
       await pool?.close();
     },
-  } as ServiceSchema;
+  };
 }

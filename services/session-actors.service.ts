@@ -35,5 +35,5 @@ export function createSessionActorsService(rt: Runtime): ServiceSchema {
         },
       },
     },
-  } as unknown as ServiceSchema;
+  };
 }

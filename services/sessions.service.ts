@@ -102,7 +102,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       body = validate<CreateBody>('CreatePaymentSessionRequest', ctx.params.body);
     } catch (e) {
       // the schema's refusal, plus what the creation rules find wrong in the other fields: all at once
-      refuseCreateBody(ctx.params.body, config.rails, e);
+      refuseCreateBody(ctx.params.body, config.rails, e, { allowHttpReturnUrl: config.webhookAllowPrivate });
     }
     return sessions.create(callsOf(ctx), caller, body, idempotencyKey(requestMeta(ctx).headers?.['idempotency-key']));
   }
@@ -253,5 +253,5 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       await pool?.stop();
       await workers?.close();
     },
-  } as ServiceSchema;
+  };
 }

@@ -54,5 +54,5 @@ export function createTreasuryService(rt: Runtime): ServiceSchema {
         },
       },
     },
-  } as ServiceSchema;
+  };
 }

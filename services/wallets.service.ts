@@ -5,17 +5,17 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
-import { requestMeta } from '../lib/core/request-meta.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/http/validation.ts';
-import { REMEDIATION, badRequest, unauthorized } from '../lib/core/errors.ts';
+import { REMEDIATION, badRequest } from '../lib/core/errors.ts';
 import { balances, checkStoredLedger } from '../lib/ledger/index.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { WALLETS, type WalletDoc, type WalletType } from '../lib/wallets/model.ts';
 import { presentWallet, presentWalletTx } from '../lib/wallets/present.ts';
 import { pageById, pageWalletTxs, type PageQuery } from '../lib/wallets/listing.ts';
-import { checkMainnet, type PayoutMerchant } from '../lib/payouts/accept.ts';
+import { checkWalletNetwork } from '../lib/payouts/accept.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
+import { callingMerchant, loadCallingMerchant } from '../lib/merchants/caller.ts';
 
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
 interface CreateBody {
@@ -29,12 +29,6 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
   const wallets = openWalletDirectory(store, config.dataDir, () => rt.now());
 
-  const merchantOf = async (ctx: Context): Promise<PayoutMerchant> => {
-    const caller = requestMeta(ctx).user;
-    if (caller?.kind !== 'merchant') throw unauthorized();
-    const m = await store.get<{ id: string; kyc_status?: string }>('merchants', caller.merchant_id);
-    return { id: caller.merchant_id, sandbox: caller.sandbox, kyc_status: m?.kyc_status };
-  };
   const present = async (w: WalletDoc) => presentWallet(w, await balances(store, w.id), config.rails);
 
   return {
@@ -42,7 +36,7 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
     actions: {
       /** POST /v1/wallets */
       async create(ctx: Context<Http>) {
-        const m = await merchantOf(ctx);
+        const m = await loadCallingMerchant(store, ctx);
         const body = validate<CreateBody>('CreateWalletRequest', ctx.params.body ?? {});
         if (!config.rails.some((r) => r.chain === body.chain && r.network === body.network)) {
           throw badRequest(`no rail is enabled on ${body.chain} ${body.network}; choose a chain and network from GET /v1/payment_methods`, {
@@ -50,7 +44,7 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
             remediation: REMEDIATION.rails,
           });
         }
-        checkMainnet(m, body.network, 'wallets', () =>
+        checkWalletNetwork(m, body.network, 'wallets', 'network', () =>
           limitViolation(
             rt,
             {
@@ -75,19 +69,17 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
       },
       /** GET /v1/wallets */
       async list(ctx: Context<Http>) {
-        const m = await merchantOf(ctx);
+        const merchantId = callingMerchant(ctx).merchant_id;
         const q = validate<PageQuery>('WalletListQuery', ctx.params.query ?? {}, 'query');
-        return pageById<WalletDoc, unknown>(store, WALLETS, { merchant_id: m.id }, q, present);
+        return pageById<WalletDoc, unknown>(store, WALLETS, { merchant_id: merchantId }, q, present);
       },
       /** GET /v1/wallets/{wallet_id} */
       async get(ctx: Context<Http>) {
-        const m = await merchantOf(ctx);
-        return present(await wallets.own(m.id, ctx.params.params?.wallet_id));
+        return present(await wallets.own(callingMerchant(ctx).merchant_id, ctx.params.params?.wallet_id));
       },
       /** GET /v1/wallets/{wallet_id}/transactions */
       async transactions(ctx: Context<Http>) {
-        const m = await merchantOf(ctx);
-        const w = await wallets.own(m.id, ctx.params.params?.wallet_id);
+        const w = await wallets.own(callingMerchant(ctx).merchant_id, ctx.params.params?.wallet_id);
         const q = validate<PageQuery>('WalletListQuery', ctx.params.query ?? {}, 'query');
         return pageWalletTxs(store, w.id, q, (r) => presentWalletTx(r, config.rails));
       },
@@ -97,5 +89,5 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
         handler: () => checkStoredLedger(store),
       },
     },
-  } as ServiceSchema;
+  };
 }

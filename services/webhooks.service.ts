@@ -6,8 +6,8 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
-import { merchantCaller } from '../lib/core/request-meta.ts';
-import { forbidden, notFound } from '../lib/core/errors.ts';
+import { callingMerchant } from '../lib/merchants/caller.ts';
+import { notFound } from '../lib/core/errors.ts';
 import { validate } from '../lib/http/validation.ts';
 import type { Doc } from '../lib/store/port.ts';
 import { presentEvent, type DeliveryDoc } from '../lib/webhooks/delivery.ts';
@@ -23,12 +23,6 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
   const { store } = rt;
   const alerts = nodeAlerts(rt);
   let engine: WebhookDelivery;
-
-  function merchantOf(ctx: Context): string {
-    const caller = merchantCaller(ctx);
-    if (!caller) throw forbidden();
-    return caller.merchant_id;
-  }
 
   /** The session's events for its owner; 404 for anyone else or an unknown session. */
   async function sessionEvents(sessionId: string, merchantId: string): Promise<DeliveryDoc[]> {
@@ -56,7 +50,7 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
       log: {
         async handler(ctx: Context<HttpParams>) {
           const sessionId = String(ctx.params.params.session_id);
-          return present(sessionId, await sessionEvents(sessionId, merchantOf(ctx)));
+          return present(sessionId, await sessionEvents(sessionId, callingMerchant(ctx).merchant_id));
         },
       },
 
@@ -69,7 +63,7 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<HttpParams>) {
           const body = validate<{ event_id?: string }>('WebhookRetryRequest', ctx.params.body ?? {});
           const sessionId = String(ctx.params.params.session_id);
-          const merchantId = merchantOf(ctx);
+          const merchantId = callingMerchant(ctx).merchant_id;
           let events = await sessionEvents(sessionId, merchantId);
           if (body.event_id !== undefined) {
             events = events.filter((e) => e.id === body.event_id);
@@ -130,5 +124,5 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
     async stopped() {
       await engine.stop();
     },
-  } as ServiceSchema;
+  };
 }

@@ -261,6 +261,17 @@ export interface LinkTarget {
   rpc_url?: string;
 }
 
+/** A loopback RPC URL: a chain running on this machine (a development chain: no public explorer knows it). */
+export function isLocalRpc(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 function ethereumChainId(network: string, rpcUrl = ''): number {
   if (network === 'mainnet') return 1;
   if (/holesky/i.test(rpcUrl)) return 17000;
@@ -296,8 +307,12 @@ export function paymentUri(t: LinkTarget): string {
   return t.address;
 }
 
-/** A block-explorer page of the address, or of a transaction when tx is given. */
-export function explorerUrl(t: Pick<LinkTarget, 'chain' | 'network' | 'address' | 'rpc_url'>, tx?: string | null): string {
+/**
+ * A public block-explorer page of the address, or of a transaction when tx is given; null for a local
+ * development chain (a loopback RPC URL), which no public explorer knows.
+ */
+export function explorerUrl(t: Pick<LinkTarget, 'chain' | 'network' | 'address' | 'rpc_url'>, tx?: string | null): string | null {
+  if (t.rpc_url && isLocalRpc(t.rpc_url)) return null;
   if (t.chain === 'ethereum') {
     const chainId = ethereumChainId(t.network, t.rpc_url);
     const host =

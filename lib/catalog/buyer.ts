@@ -24,6 +24,7 @@ import {
   type PriceRow,
   type ProductRow,
   type StoreRow,
+  type ReferenceCheck,
 } from './model.ts';
 import { retrying } from './tx.ts';
 
@@ -33,18 +34,6 @@ export const CHECKOUT_TTL_MS = 30 * 60_000;
 const REF_RETENTION_MS = 7 * 24 * 3600_000;
 /** checkout intents per client (hashed IP) and minute: they write, without credentials */
 const INTENTS_PER_MINUTE = 300;
-
-export interface ReferenceCheck {
-  merchant_id: string;
-  checkout_reference_id: string;
-  /** a session for an amount in tokens: that amount (smallest units) */
-  amount_subunits?: string;
-  chain: string;
-  network: string;
-  token: string;
-  /** a session priced in fiat: its price in the currency's minor units (a fiat catalog price is matched on it) */
-  price?: { currency: string; amount_minor: string };
-}
 
 export class CatalogBuyer {
   private rt: Runtime;

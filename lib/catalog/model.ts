@@ -168,3 +168,20 @@ export function present(kind: Kind, row: AnyRow): Record<string, unknown> {
       return presentPrice(row as PriceRow);
   }
 }
+
+/**
+ * What a session created with metadata.checkout_reference_id asks the catalog to confirm (the
+ * catalog.checkCheckoutReference action): the session's merchant, rail and either its amount in tokens or
+ * its price in fiat, which must match the reference's snapshot.
+ */
+export type ReferenceCheck = {
+  merchant_id: string;
+  checkout_reference_id: string;
+  chain: string;
+  network: string;
+  token: string;
+} & (
+  | { amount_subunits: string; price?: undefined }
+  /** a session priced in fiat: its price in the currency's minor units (a fiat catalog price is matched on it) */
+  | { price: { currency: string; amount_minor: string }; amount_subunits?: undefined }
+);

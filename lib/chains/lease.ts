@@ -35,9 +35,17 @@ export class Lease {
     this.now = now;
   }
 
-  /** whether we held the lease at the last check (it may have lapsed since) */
+  /**
+   * Whether we hold the lease now by our own clock: until a margin before its expiry, so that we have
+   * stopped before another node may take it over (a node cut from the store cannot renew; it must stop).
+   */
   get held(): boolean {
-    return this.doc !== null && Date.parse(this.doc.expires_at) > this.now().getTime();
+    return this.doc !== null && Date.parse(this.doc.expires_at) - this.margin > this.now().getTime();
+  }
+
+  /** how long before expiry the holder counts the lease as lost: a tenth of the TTL, at most a second */
+  private get margin(): number {
+    return Math.min(1000, this.ttlMs / 10);
   }
 
   /**

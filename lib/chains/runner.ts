@@ -87,6 +87,11 @@ export class RailRunner<S> {
       this.lastError = null;
       return stats;
     } catch (e) {
+      // a lease we could not renew (the store is unreachable) is lost once it lapses: stop working under it
+      if (this.holding && !this.o.lease.held) {
+        this.holding = false;
+        this.o.log.warn(`${this.o.name}: lease ${this.o.lease.id} lapsed without renewal; stopped listening`);
+      }
       const message = (e as Error)?.message ?? String(e);
       // the same failure on every pass (an RPC node down) is logged once a minute, not every interval
       const now = Date.now();

@@ -116,6 +116,8 @@ export class DueScanner<T extends Doc = Doc> {
       for (let i = 0; i < due.length; i += parallel) {
         await Promise.all(
           due.slice(i, i + parallel).map(async (row) => {
+            // a row whose claim has lapsed while it waited in this batch may be another node's now
+            if ((this.o.now ?? (() => new Date()))().getTime() >= now.getTime() + this.o.leaseMs) return;
             try {
               await this.o.handle(row, now);
             } catch (e) {

@@ -14,6 +14,11 @@ export class Keyring {
     if (key.length !== 32) throw new Error('master key must be 32 bytes');
   }
 
+  /** The master key the service would use (MASTER_KEY, else DATA_DIR/master.key), without creating one; null when there is none. */
+  static existing(dataDir: string, env: Record<string, string | undefined> = process.env): Keyring | null {
+    return env.MASTER_KEY || existsSync(resolve(dataDir, 'master.key')) ? Keyring.load(dataDir, env) : null;
+  }
+
   static load(dataDir: string, env: Record<string, string | undefined> = process.env): Keyring {
     if (env.MASTER_KEY) {
       if (!/^[0-9a-fA-F]{64}$/.test(env.MASTER_KEY)) throw new Error('MASTER_KEY must be 64 hex characters');

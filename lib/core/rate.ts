@@ -5,7 +5,7 @@ export interface SpotRate {
   base: string;
   quote: string;
   rate: string;
-  /** chainlink, http or static */
+  /** chainlink, http, static or peg */
   source: string;
   /** when the source says the value was observed (ISO, UTC) */
   as_of: string;

@@ -14,7 +14,14 @@ export interface RequestMeta {
   /** hashed, never raw: per-client limits and alerts must not store IPs */
   client?: { ip_hash: string; user_agent_hash?: string; route?: string; credentials?: string[] };
   /** the request headers actions read (the gateway copies exactly these) */
-  headers?: { 'idempotency-key'?: string; 'x-merchant-id'?: string; 'if-none-match'?: string; 'last-event-id'?: string };
+  headers?: {
+    'idempotency-key'?: string;
+    'x-merchant-id'?: string;
+    'if-none-match'?: string;
+    'last-event-id'?: string;
+    /** the hosted checkout answers a browser (text/html) with pages, anyone else with JSON */
+    accept?: string;
+  };
   $statusCode?: number;
   $location?: string;
   $responseType?: string;

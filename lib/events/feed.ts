@@ -50,7 +50,7 @@ function typeCondition(raw: string | undefined): Filter {
     .split(',')
     .map((t) => t.trim())
     .filter(Boolean);
-  if (types.length === 0 || types.some((t) => !/^[a-z_]+(\.[a-z_]+)+$/.test(t))) {
+  if (types.length === 0 || types.some((t) => !/^[a-z0-9_]+(\.[a-z_]+)+$/.test(t))) {
     throw badRequest('type must be one or more event types such as payment_session.completed, separated by commas', {
       field: 'type',
       remediation: 'Send type as event types separated by commas, e.g. payment_session.completed,payment_session.expired.',

@@ -10,6 +10,7 @@ import type { Config } from '../../config/index.ts';
 import type { FaucetEntry } from '../../config/faucets.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import { toSubunits } from '../core/money.ts';
+import { isLocalRpc } from '../addresses/addresses.ts';
 import { gasWalletRef } from '../treasury/gas-wallet.ts';
 import type { TxIntent } from '../chains/broadcast/types.ts';
 
@@ -23,16 +24,7 @@ export interface FaucetView extends FaucetEntry {
 
 export class DripRefusal extends Error {}
 
-/** A loopback RPC URL: a chain running on this machine. */
-export function isLocalRpc(url: string): boolean {
-  let host: string;
-  try {
-    host = new URL(url).hostname.toLowerCase();
-  } catch {
-    return false;
-  }
-  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
+export { isLocalRpc };
 
 type FaucetConfig = Pick<Config, 'rails' | 'chains' | 'faucets' | 'publicUrl'>;
 

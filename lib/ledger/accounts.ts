@@ -15,8 +15,13 @@ import type { Doc } from '../store/port.ts';
  * - `sys:fees`: network fees booked as `fee` transfers.
  * - `sys:losses`: the platform's share of a reorged deposit that the wallet had already spent
  *   (a reversal never drives a wallet below zero; the shortfall lands here for an operator to see).
+ * - `sys:gas`: the platform's gas wallets (what they paid out: top-ups, fees, rent).
+ * - `sys:rent`: lamports locked as Solana token-account rent by a movement (booked, never free money).
+ * - `sys:gas@<address>`: platform gas parked at an address the platform controls (a top-up's ETH at a
+ *   wallet or deposit address): never a wallet's balance; burnt by the moves it pays for, the rest
+ *   netted against the next top-up to that address. The address holds its wallet's ETH plus this.
  */
-export const SYSTEM_OWNERS = ['sys:chain', 'sys:simulated', 'sys:payouts', 'sys:fees', 'sys:losses', 'sys:gas'] as const;
+export const SYSTEM_OWNERS = ['sys:chain', 'sys:simulated', 'sys:payouts', 'sys:fees', 'sys:losses', 'sys:gas', 'sys:rent'] as const;
 export type SystemOwner = (typeof SYSTEM_OWNERS)[number];
 
 export const ACCOUNT_FLAGS = ['no_negative'] as const;
@@ -51,6 +56,10 @@ export function parseAccountId(id: string): { owner: string; asset: string } {
 }
 
 export const isWalletOwner = (owner: string) => owner.startsWith('wal_');
+
+/** the account of the platform's gas parked at `address` (see SYSTEM_OWNERS) */
+export const PARKED_GAS_PREFIX = 'sys:gas@';
+export const parkedGasAccount = (address: string, asset: string) => accountId(`${PARKED_GAS_PREFIX}${address}`, asset);
 
 /**
  * A wallet keeps sandbox-simulated money apart from money that exists on chain, in a sub-account owned

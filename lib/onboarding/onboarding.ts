@@ -84,6 +84,14 @@ export class Onboarding {
     this.codeKey = o.keyring.derive('email-code');
   }
 
+  /** The rule of a merchant's webhook_url (https on a public host, unless configuration allows private ones). */
+  private async checkWebhookUrl(url: string, environment: 'sandbox' | 'live'): Promise<void> {
+    const check = await checkWebhookUrl(url, { allowPrivate: this.o.config.webhookAllowPrivate });
+    if (check.ok) return;
+    this.o.metrics.signal({ signal: 'registration_spike', outcome: 'invalid_webhook_url', environment });
+    throw badRequest(check.reason!, { field: 'webhook_url', remediation: WEBHOOK_URL_REMEDIATION });
+  }
+
   private codeHash(intentId: string, code: string): string {
     return hmacHex(this.codeKey, `${intentId}:${code}`);
   }
@@ -104,6 +112,7 @@ export class Onboarding {
   async startEmailVerification(body: {
     email: string;
     invitation_token?: string;
+    webhook_url?: string;
   }): Promise<{ answer: { registration_intent_id: string; expires_at: string }; mailId: string | null }> {
     const email = normalizeEmail(body.email);
     if (isDisposableEmail(email))
@@ -111,6 +120,8 @@ export class Onboarding {
         field: 'email',
         remediation: 'Use an email address of your own domain or mail provider.',
       });
+    // before any code is sent or counted: a URL step 4 would refuse must not cost one of the email's codes
+    if (body.webhook_url !== undefined) await this.checkWebhookUrl(body.webhook_url, 'sandbox');
     const now = this.o.now();
     await countIntent(this.o.store, this.o.config.registration, email, now);
     const invitation = await this.validInvitation(body.invitation_token, email);
@@ -235,13 +246,7 @@ export class Onboarding {
       const earlier = await this.idempotency.replay<PresentedMerchant>(idem);
       if (earlier !== undefined) return { response: earlier, replay: true };
     }
-    if (body.webhook_url !== undefined) {
-      const check = await checkWebhookUrl(body.webhook_url, { allowPrivate: this.o.config.webhookAllowPrivate });
-      if (!check.ok) {
-        this.o.metrics.signal({ signal: 'registration_spike', outcome: 'invalid_webhook_url', environment });
-        throw badRequest(check.reason!, { field: 'webhook_url', remediation: WEBHOOK_URL_REMEDIATION });
-      }
-    }
+    if (body.webhook_url !== undefined) await this.checkWebhookUrl(body.webhook_url, environment);
     // read what the decision needs, decide (lib/onboarding/intents.ts), then write it all at once
     const intentNamed = body.registration_intent_id !== undefined;
     const intent =

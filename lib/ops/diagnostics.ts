@@ -11,6 +11,7 @@
  * merchants' data cannot appear.
  */
 import { fromSubunits } from '../core/money.ts';
+import type { DepositRecord, PaymentSessionState } from '../sessions/payment-session.ts';
 
 export type FindingCode =
   | 'stuck_unconfirmed'
@@ -46,26 +47,13 @@ export interface Finding {
   details: Record<string, string | number | boolean | null>;
 }
 
-export interface SessionFacts {
-  id: string;
-  status: string;
-  chain: string;
-  network: string;
-  token: string;
-  decimals: number;
-  expected_subunits: string;
-  received_subunits: string;
-  expires_at: string;
-  deposits: Array<{
-    tx_hash: string | null;
-    token: string;
-    amount_subunits: string;
-    counted: boolean;
-    late: boolean;
-    reverted: boolean;
-    simulated: boolean;
-  }>;
-}
+/** What diagnosis reads of the session: its own stored shape (lib/sessions/payment-session.ts), narrowed. */
+export type SessionFacts = Pick<
+  PaymentSessionState,
+  'id' | 'status' | 'chain' | 'network' | 'token' | 'decimals' | 'expected_subunits' | 'received_subunits' | 'expires_at'
+> & {
+  deposits: Array<Pick<DepositRecord, 'tx_hash' | 'token' | 'amount_subunits' | 'counted' | 'late' | 'reverted' | 'simulated'>>;
+};
 
 /** What the listeners stored for the session's address (collection `deposits`). */
 export interface RecordedDeposit {

@@ -11,10 +11,10 @@
  * - otherwise a sandbox merchant's simulated money covers it: `simulated`, completed at once, no broadcast;
  * - otherwise 409 `insufficient available balance`.
  */
-import { REMEDIATION, badRequest, conflict, forbidden, ServiceError } from '../core/errors.ts';
+import { REMEDIATION, badRequest, conflict, ServiceError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { floorSubunits, toApiNumber, toSubunits } from '../core/money.ts';
-import { networkRefusal } from '../core/environment.ts';
+import { networkForbidden, networkGate } from '../core/environment.ts';
 import { parseAmount } from '../core/amount.ts';
 import { METADATA_MAX_BYTES } from '../core/metadata.ts';
 import { retryOnConflict } from '../core/retry.ts';
@@ -66,26 +66,17 @@ interface VolumeDoc extends Doc {
 }
 
 /**
- * The merchant's own network only (lib/core/environment.ts: sandbox testnet, live mainnet), and mainnet
- * only with verified KYC: the same refusals and abuse outcome (mainnet_kyc_required) as sessions.
+ * The environment gate (lib/core/environment.ts) for money out of a wallet on `network`: `field` is where
+ * the request chose it; a refusal on mainnet is an abuse signal, as for sessions.
  */
-export function checkMainnet(m: PayoutMerchant, network: string, what: string, signal: () => void): void {
-  const refusal = networkRefusal(m.sandbox, network);
-  if (refusal) {
-    if (network === 'mainnet') signal();
-    throw forbidden(refusal, {
-      field: 'wallet_id',
-      remediation: m.sandbox
-        ? 'Pay out from a testnet wallet; mainnet needs a live merchant account.'
-        : 'Pay out from a mainnet wallet; testnet belongs to sandbox merchants.',
-    });
-  }
-  if (network === 'mainnet' && m.kyc_status !== 'verified') {
-    signal();
-    throw forbidden(`mainnet ${what} require KYC verification of the merchant; complete KYC with the operator, or use network testnet`, {
-      remediation: 'Ask the operator to verify your KYC (`npm run operator -- set-kyc <merchant_id> verified`), or use a testnet wallet.',
-    });
-  }
+export function checkWalletNetwork(m: PayoutMerchant, network: string, what: string, field: string, signal: () => void): void {
+  const refusal = networkGate(m, network, what);
+  if (!refusal) return;
+  if (refusal.abuse) signal();
+  throw networkForbidden(refusal, field, {
+    sandbox: `Use a testnet wallet; mainnet needs a live merchant account.`,
+    live: `Use a mainnet wallet; testnet belongs to sandbox merchants.`,
+  });
 }
 
 /** Exactly one of amount (token units, the sessions' rules) and amount_subunits; at least the rail minimum. */
@@ -129,7 +120,7 @@ export interface CheckedPayout {
 
 export async function checkPayout(deps: AcceptDeps, m: PayoutMerchant, body: PayoutBody): Promise<CheckedPayout> {
   const wallet = await deps.wallets.own(m.id, body.wallet_id);
-  checkMainnet(m, wallet.network, 'payouts', () =>
+  checkWalletNetwork(m, wallet.network, 'payouts', 'wallet_id', () =>
     deps.signal('mainnet_kyc_required', { chain: wallet.chain, network: wallet.network, token: body.token }),
   );
   const rail = findRail(deps.rails, wallet.chain, wallet.network, body.token);

@@ -3,8 +3,8 @@
  * completing and failing it are each one atomic write with the ledger change.
  * Status only moves forward: pending → processing → completed | failed (pending may fail directly).
  */
-import { newId } from '../core/ids.ts';
 import type { Doc, WriteOp } from '../store/port.ts';
+import { eventRowOp } from '../webhooks/event.ts';
 
 export const PAYOUTS = 'payouts';
 export type PayoutStatus = 'pending' | 'processing' | 'completed' | 'failed';
@@ -95,20 +95,5 @@ export function payoutEventOp(
     timestamp: String(Math.floor(now.getTime() / 1000)),
     tx_hash: p.tx_hash,
   };
-  return {
-    op: 'insert',
-    coll: 'webhook_events',
-    doc: {
-      id: newId('evt'),
-      merchant_id: p.merchant_id,
-      payout_id: p.id,
-      event_type,
-      body,
-      status: 'pending',
-      attempts: [],
-      next_attempt_at: now.toISOString(),
-      created_at: now.toISOString(),
-      delivered_at: null,
-    },
-  };
+  return eventRowOp(p.merchant_id, { payout_id: p.id }, body, now);
 }

@@ -1,5 +1,5 @@
 /**
- * Spot rates: per pair, the configured sources in order (config/rates.ts). The first value not older than
+ * Spot rates: per pair, the configured sources in order (config/rates.ts; a stablecoin's peg is the last). The first value not older than
  * RATES_MAX_AGE wins; when none is that fresh, the freshest value not older than RATES_REFUSE_AGE is served
  * with stale: true; with nothing at all a RateUnavailableError (503): a number is never invented.
  * Fetched values are kept in the store (`rates_cache`) for RATES_CACHE_TTL, so all nodes share one fetch,
@@ -10,6 +10,7 @@ import type { Config } from '../../config/index.ts';
 import { sourcesFor, type ChainlinkFeed, type RateSourceName, type RatesConfig } from '../../config/rates.ts';
 import { chainlinkRate, httpRate, SourceRefusal, type SourceValue } from './sources.ts';
 import type { SpotRate } from '../core/rate.ts';
+import { PEGS } from './peg.ts';
 
 export interface RateView extends SpotRate {
   stale: boolean;
@@ -50,11 +51,21 @@ const COLL = 'rates_cache';
 const pairKey = (base: string, quote: string) => `${base}:${quote}`;
 const view = (c: RatesConfig, r: SpotRate, now: Date): RateView => ({ ...r, stale: now.getTime() - Date.parse(r.as_of) > c.maxAgeMs });
 
-/** The static table's value of a pair, when the pair lists the static source. */
-function staticRate(c: RatesConfig, base: string, quote: string, now: Date): SpotRate | null {
+/** The sources that answer without a network call: the static table and the pegs. */
+function offlineValue(c: RatesConfig, source: RateSourceName, key: string): string | undefined {
+  if (source === 'static') return c.static[key];
+  if (source === 'peg') return PEGS[key];
+  return undefined;
+}
+
+/** The first offline source of a pair in its configured order, when it has a value. */
+function offlineRate(c: RatesConfig, base: string, quote: string, now: Date): SpotRate | null {
   const key = pairKey(base, quote);
-  const value = c.static[key];
-  return value && sourcesFor(c, key).includes('static') ? { base, quote, rate: value, source: 'static', as_of: now.toISOString() } : null;
+  for (const source of sourcesFor(c, key)) {
+    const value = offlineValue(c, source, key);
+    if (value) return { base, quote, rate: value, source, as_of: now.toISOString() };
+  }
+  return null;
 }
 
 /**
@@ -66,8 +77,8 @@ export async function cachedRate(store: Store, c: RatesConfig, base: string, quo
   if (doc && now.getTime() - Date.parse(doc.as_of) <= c.refuseAgeMs) {
     return view(c, { base, quote, rate: doc.rate, source: doc.source, as_of: doc.as_of }, now);
   }
-  const st = staticRate(c, base, quote, now);
-  return st ? view(c, st, now) : null;
+  const offline = offlineRate(c, base, quote, now);
+  return offline ? view(c, offline, now) : null;
 }
 
 export class RatesEngine {
@@ -162,8 +173,8 @@ export class RatesEngine {
   private async fromSource(source: RateSourceName, base: string, quote: string, now: Date): Promise<SourceValue | null> {
     const c = this.config.rates;
     const key = pairKey(base, quote);
-    if (source === 'static') {
-      const v = c.static[key];
+    if (source === 'static' || source === 'peg') {
+      const v = offlineValue(c, source, key);
       return v ? { rate: v, as_of: now } : null;
     }
     if (source === 'http') {

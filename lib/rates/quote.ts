@@ -8,7 +8,7 @@
  *   subunits = ceil(price × 10^decimals / rate)
  */
 import { decimalText } from '../core/money.ts';
-import { ServiceError } from '../core/errors.ts';
+import { unavailable, type ServiceError } from '../core/errors.ts';
 import { RateUnavailableError, type RatesEngine, type RateView } from './engine.ts';
 
 /** The fiat currencies a price may be given in, with their ISO 4217 minor units. */
@@ -157,7 +157,7 @@ export async function quotePrice(
 
 /** The 503 of a price that cannot be quoted now: retryable when a source lags, a setting otherwise. */
 export function quoteUnavailable(e: QuoteUnavailableError, token: string, currency: string): ServiceError {
-  return new ServiceError(503, `cannot price ${currency} in ${token}: ${e.message}`, 'UNAVAILABLE_EXPLAINED', {
+  return unavailable(`cannot price ${currency} in ${token}: ${e.message}`, {
     retryable: e.retryable,
     remediation: e.retryable
       ? 'Send the same request again shortly, or send an amount in tokens instead of a price in fiat.'

@@ -5,6 +5,7 @@
  */
 import { fromSubunits } from '../core/money.ts';
 import { explorerUrl } from '../addresses/addresses.ts';
+import { orderReference } from '../sessions/presenter.ts';
 import type { PaymentSessionState } from '../sessions/payment-session.ts';
 import type { RecordedRate } from '../core/rate.ts';
 
@@ -22,6 +23,8 @@ export interface ReceiptDeposit {
 export interface ReceiptData {
   merchant_name: string;
   session_id: string;
+  /** the merchant's order reference (metadata.order_id, else metadata.reference), or null */
+  order_reference: string | null;
   status: string;
   /** late, overpaid, partial: what a reader must notice */
   marks: string[];
@@ -37,9 +40,10 @@ export interface ReceiptData {
   issued_iso: string;
   completed_at: string | null;
   deposits: ReceiptDeposit[];
-  /** the explorer link in the QR code: the paying transaction, else the deposit address */
-  qr_url: string;
-  fiat: { quote: string; rate: string; value: string; source: string; as_of: string } | null;
+  /** the explorer link in the QR code: the paying transaction, else the deposit address; null on a local chain (no public explorer) */
+  qr_url: string | null;
+  /** the value at completion in fiat; stale: the rate was older than RATES_MAX_AGE then */
+  fiat: { quote: string; rate: string; value: string; source: string; as_of: string; stale: boolean } | null;
 }
 
 export class NoReceiptError extends Error {}
@@ -79,10 +83,11 @@ export function receiptData(s: PaymentSessionState, merchantName: string, rpcUrl
   const last = counted.reduce((a, d) => (d.credited_at > a ? d.credited_at : a), counted[0].credited_at);
   const issued = s.completed_at ?? last;
   const paying = [...counted].reverse().find((d) => d.tx_hash);
-  const rate = (s as { completion_rate?: RecordedRate }).completion_rate;
+  const rate = (s as { completion_rate?: RecordedRate & { stale?: boolean } }).completion_rate;
   return {
     merchant_name: merchantName,
     session_id: s.id,
+    order_reference: orderReference(s.metadata),
     status: s.status,
     marks,
     token: s.token,
@@ -111,6 +116,7 @@ export function receiptData(s: PaymentSessionState, merchantName: string, rpcUrl
           source: rate.source,
           as_of: utc(rate.as_of),
           value: fiatValue(s.received_subunits, s.decimals, rate.rate),
+          stale: rate.stale === true,
         }
       : null,
   };

@@ -69,9 +69,11 @@ export function renderReceipt(r: ReceiptData): Promise<Buffer> {
   doc.font('Helvetica').fontSize(12).text(r.merchant_name);
   doc.moveDown();
   const qrSize = 110;
-  drawQr(doc, r.qr_url, MARGIN + width - qrSize, MARGIN, qrSize);
+  // a local development chain has no public explorer: no QR code rather than a link to the wrong network
+  if (r.qr_url) drawQr(doc, r.qr_url, MARGIN + width - qrSize, MARGIN, qrSize);
 
   row('Session', r.session_id);
+  if (r.order_reference) row('Order', r.order_reference);
   row('Status', r.status);
   row('Token', r.token);
   row('Chain', CHAIN_NAMES[r.chain] ?? r.chain);
@@ -79,8 +81,11 @@ export function renderReceipt(r: ReceiptData): Promise<Buffer> {
   row('Expected amount', `${r.expected_amount} ${r.token}`);
   row('Received amount', `${r.received_amount} ${r.token}`);
   if (r.fiat) {
-    row(`Value at completion (${r.fiat.quote})`, `${r.fiat.value} ${r.fiat.quote}`);
-    row('Rate', `1 ${r.token} = ${r.fiat.rate} ${r.fiat.quote} (source ${r.fiat.source}, as of ${r.fiat.as_of})`);
+    row(`Value at completion (${r.fiat.quote})`, `${r.fiat.value} ${r.fiat.quote}${r.fiat.stale ? ' (stale rate)' : ''}`);
+    row(
+      'Rate',
+      `1 ${r.token} = ${r.fiat.rate} ${r.fiat.quote} (source ${r.fiat.source}, as of ${r.fiat.as_of}${r.fiat.stale ? '; older than RATES_MAX_AGE' : ''})`,
+    );
   }
   row('Created', r.created_at);
   if (r.completed_at) row('Completed', r.completed_at);
@@ -99,9 +104,11 @@ export function renderReceipt(r: ReceiptData): Promise<Buffer> {
     doc.font('Helvetica').fontSize(9).text(`Detected ${d.detected_at}, credited ${d.credited_at}`);
     if (d.tx_hash) {
       fitLine(doc, `Tx ${d.tx_hash}`, 8, width);
-      const y = doc.y;
-      const size = fitLine(doc, d.explorer_url!, 8, width, '#1d4ed8');
-      doc.link(MARGIN, y, doc.fontSize(size).widthOfString(d.explorer_url!), doc.currentLineHeight(), d.explorer_url!);
+      if (d.explorer_url) {
+        const y = doc.y;
+        const size = fitLine(doc, d.explorer_url, 8, width, '#1d4ed8');
+        doc.link(MARGIN, y, doc.fontSize(size).widthOfString(d.explorer_url), doc.currentLineHeight(), d.explorer_url);
+      }
     } else {
       doc.font('Helvetica-Oblique').fontSize(9).text('Sandbox simulation: no chain transaction');
     }
@@ -112,7 +119,9 @@ export function renderReceipt(r: ReceiptData): Promise<Buffer> {
     .font('Helvetica')
     .fontSize(8)
     .fillColor('#5b6478')
-    .text(`The QR code links to ${r.qr_url}`, MARGIN, undefined, { width })
+    .text(r.qr_url ? `The QR code links to ${r.qr_url}` : 'A local development chain: no public explorer link.', MARGIN, undefined, {
+      width,
+    })
     .text('Amounts are exact in token units. Times are UTC.', { width });
   doc.end();
   return done;

@@ -14,6 +14,7 @@ import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionR
 import { quotePrice } from '../rates/quote.ts';
 import type { RatesEngine } from '../rates/engine.ts';
 import { checkRailPolicy, type RailPolicy } from '../merchants/rail-policy.ts';
+import type { ReferenceCheck } from '../catalog/model.ts';
 import {
   checkAmountLimit,
   checkNetworkAccess,
@@ -32,25 +33,13 @@ import { newSessionState, type AddressSource, type SessionOwner } from './new-se
 export interface SessionCalls {
   send(id: string, msg: SessionMsg): Promise<SessionReply>;
   /** the catalog answers a 4xx when the session does not match the reference (merchant, amount, rail, expiry) */
-  checkReference(
-    args: {
-      merchant_id: string;
-      checkout_reference_id: string;
-      chain: string;
-      network: string;
-      token: string;
-    } & (
-      | { amount_subunits: string }
-      /** a session priced in fiat: the price in its currency's minor units */
-      | { price: { currency: string; amount_minor: string } }
-    ),
-  ): Promise<unknown>;
+  checkReference(args: ReferenceCheck): Promise<unknown>;
   log: { warn(...args: unknown[]): void };
 }
 
 export interface SessionsOptions {
   store: Store;
-  config: Pick<Config, 'rails' | 'sessionAmountLimit' | 'dailyVolumeLimit'>;
+  config: Pick<Config, 'rails' | 'sessionAmountLimit' | 'dailyVolumeLimit' | 'webhookAllowPrivate'>;
   keyring: Keyring;
   now: () => Date;
   /** fresh spot rates, for prices in fiat */
@@ -90,7 +79,7 @@ export class Sessions {
 
   /** The checks in the documented order; the catalog check fails closed (no catalog: 503). */
   private async decide(calls: SessionCalls, merchant: { merchant_id: string; sandbox: boolean }, body: CreateBody): Promise<CreateRequest> {
-    const draft = decideCreateBody(body, this.o.config.rails);
+    const draft = decideCreateBody(body, this.o.config.rails, { allowHttpReturnUrl: this.o.config.webhookAllowPrivate });
     const account = await this.o.store.get<Doc & { kyc_status?: string; rail_policy?: RailPolicy | null }>(
       'merchants',
       merchant.merchant_id,

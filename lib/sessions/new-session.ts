@@ -55,6 +55,7 @@ export function newSessionState(
     key_fingerprint: address.fingerprint,
     status: 'pending',
     metadata: req.metadata,
+    ...(req.return_url ? { return_url: req.return_url } : {}),
     ...(req.quote ? { quote: req.quote } : {}),
     expires_at: new Date(now.getTime() + req.expiresMs).toISOString(),
     expiry_due_at: null,

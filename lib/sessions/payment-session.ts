@@ -129,6 +129,8 @@ export interface PaymentSessionState extends Doc {
   key_fingerprint: string;
   status: SessionStatus;
   metadata: Record<string, unknown>;
+  /** where the checkout page sends the buyer back once paid or expired (https, or http under WEBHOOK_ALLOW_PRIVATE) */
+  return_url?: string;
   expires_at: string;
   /** the scanner's due time: expires_at while open (pushed by claim leases), null when terminal */
   expiry_due_at: string | null;

@@ -11,14 +11,15 @@
  *   (lib/rates/quote.ts), the converted amount's min_amount, SESSION_AMOUNT_LIMIT; then the facade
  *   reserves DAILY_VOLUME_LIMIT (lib/sessions/volume.ts) and allocates the address.
  */
-import { FieldChecks, REMEDIATION, ServiceError, badRequest, forbidden } from '../core/errors.ts';
+import { FieldChecks, REMEDIATION, ServiceError, badRequest } from '../core/errors.ts';
 import { AmountError, checkAmountBound, floorSubunits, fromSubunits, toApiNumber, toSubunits } from '../core/money.ts';
 import { checkMinimum, parseAmount } from '../core/amount.ts';
 import { METADATA_MAX_BYTES } from '../core/metadata.ts';
 import { parseDuration } from '../core/duration.ts';
-import { networkRefusal } from '../core/environment.ts';
+import { networkForbidden, networkGate } from '../core/environment.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseOutcome, AbuseSignal, Environment } from '../runtime/metrics.ts';
+import { checkReturnUrl } from '../checkout/return-url.ts';
 import { FiatPriceError, parseFiatAmount, type FiatAmount, type SessionQuote } from '../rates/quote.ts';
 
 /** expires_in bounds (documented in the README and the OpenAPI description) */
@@ -40,6 +41,8 @@ export interface CreateBody {
   paymentMethod?: PaymentMethodInput;
   payment_method?: PaymentMethodInput;
   metadata?: Record<string, unknown>;
+  /** the checkout page's link back to the shop once paid or expired (lib/checkout/return-url.ts) */
+  return_url?: string;
 }
 export interface DemoBody {
   chain?: string;
@@ -116,6 +119,13 @@ export interface CreateRequest {
   metadata: Record<string, unknown>;
   /** the locked quote of a price in fiat: expected was converted from it */
   quote?: SessionQuote;
+  return_url?: string;
+}
+
+/** What the create rules take from configuration besides the rails. */
+export interface CreateOptions {
+  /** WEBHOOK_ALLOW_PRIVATE: local development, where a plain-http return_url is fine */
+  allowHttpReturnUrl?: boolean;
 }
 
 /** A create body decided before any rate is read: a token amount, or a price in fiat still to be quoted. */
@@ -143,7 +153,14 @@ export function quotedRequest(draft: Extract<CreateDraft, { price: FiatAmount }>
     throw e;
   }
   checkMinimum(units, rail, quote);
-  return { rail, expiresMs: draft.expiresMs, metadata: draft.metadata, expected: units, quote };
+  return {
+    rail,
+    expiresMs: draft.expiresMs,
+    metadata: draft.metadata,
+    ...(draft.return_url ? { return_url: draft.return_url } : {}),
+    expected: units,
+    quote,
+  };
 }
 
 /** amount (token units) or amount_subunits (exact); both, when sent, must name the same amount. */
@@ -193,7 +210,7 @@ function requestedAmountOrPrice(body: CreateBody, rail: Rail): { expected: bigin
  * The rules of a create body, each field checked on its own so that every refusal is listed at once (the
  * first in the documented order leads); fields `checks` already holds refused are skipped.
  */
-function checkCreateBody(body: CreateBody, rails: Rail[], checks: FieldChecks): CreateDraft {
+function checkCreateBody(body: CreateBody, rails: Rail[], checks: FieldChecks, opts: CreateOptions): CreateDraft {
   const railField = body.paymentMethod === undefined && body.payment_method !== undefined ? 'payment_method' : 'paymentMethod';
   const rail =
     checks.refused('paymentMethod') || checks.refused('payment_method')
@@ -207,23 +224,25 @@ function checkCreateBody(body: CreateBody, rails: Rail[], checks: FieldChecks): 
       : undefined;
   const metadata = body.metadata ?? {};
   checks.run('metadata', () => checkMetadataSize(metadata));
+  const returnUrl =
+    body.return_url === undefined ? undefined : checks.run('return_url', () => checkReturnUrl(body.return_url!, !!opts.allowHttpReturnUrl));
   checks.throwIfAny();
-  return { rail: rail!, expiresMs: expiresMs!, metadata, ...amount! } as CreateDraft;
+  return { rail: rail!, expiresMs: expiresMs!, metadata, ...(returnUrl ? { return_url: returnUrl } : {}), ...amount! } as CreateDraft;
 }
 
-/** Everything a create body decides on its own: rail, duration, amount or price, metadata. */
-export function decideCreateBody(body: CreateBody, rails: Rail[]): CreateDraft {
-  return checkCreateBody(body, rails, new FieldChecks());
+/** Everything a create body decides on its own: rail, duration, amount or price, metadata, return_url. */
+export function decideCreateBody(body: CreateBody, rails: Rail[], opts: CreateOptions = {}): CreateDraft {
+  return checkCreateBody(body, rails, new FieldChecks(), opts);
 }
 
 /**
  * Throws the refusal of a body the schema refused (`schemaRefusal`), adding what the rules find wrong in
  * its other fields, so that one answer lists every invalid field.
  */
-export function refuseCreateBody(body: unknown, rails: Rail[], schemaRefusal: unknown): never {
+export function refuseCreateBody(body: unknown, rails: Rail[], schemaRefusal: unknown, opts: CreateOptions = {}): never {
   const checks = new FieldChecks();
   checks.add(schemaRefusal);
-  if (body !== null && typeof body === 'object' && !Array.isArray(body)) checkCreateBody(body as CreateBody, rails, checks);
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) checkCreateBody(body as CreateBody, rails, checks, opts);
   checks.throwIfAny();
   throw schemaRefusal;
 }
@@ -231,37 +250,15 @@ export function refuseCreateBody(body: unknown, rails: Rail[], schemaRefusal: un
 /** Whether the KYC status must be read to decide (mainnet for a live merchant). */
 export const needsKyc = (rail: Rail, sandbox: boolean): boolean => rail.network === 'mainnet' && !sandbox;
 
-/**
- * Whether the merchant may use the rail's network (lib/core/environment.ts: sandbox merchants testnet
- * only, live merchants mainnet only), and mainnet only after KYC.
- */
+/** The environment gate (lib/core/environment.ts) for a session on the rail: a refusal on mainnet is an abuse signal. */
 export function checkNetworkAccess(rail: Rail, sandbox: boolean, kycStatus: string | null | undefined): void {
-  const refusal = networkRefusal(sandbox, rail.network);
-  // asking for mainnet without the right is an abuse signal; a live merchant asking for testnet is not
-  const field = 'paymentMethod.network';
-  if (refusal) {
-    const denied = forbidden(refusal, {
-      field,
-      remediation: sandbox
-        ? 'Set paymentMethod.network to testnet; mainnet needs a live merchant account (registered with a bearer token).'
-        : 'Set paymentMethod.network to mainnet, or use a sandbox merchant (a service_sk_test_ key) for testnet.',
-    });
-    throw rail.network === 'mainnet' ? refuse(denied, 'mainnet_kyc_required', rail) : denied;
-  }
-  if (rail.network === 'mainnet' && kycStatus !== 'verified') {
-    throw refuse(
-      forbidden(
-        'mainnet payment sessions require KYC verification of the merchant; complete KYC with the operator, or use network testnet',
-        {
-          field,
-          remediation:
-            'Ask the operator to verify your KYC (`npm run operator -- set-kyc <merchant_id> verified`), or set paymentMethod.network to testnet.',
-        },
-      ),
-      'mainnet_kyc_required',
-      rail,
-    );
-  }
+  const refusal = networkGate({ sandbox, kyc_status: kycStatus }, rail.network, 'payment sessions');
+  if (!refusal) return;
+  const denied = networkForbidden(refusal, 'paymentMethod.network', {
+    sandbox: 'Set paymentMethod.network to testnet; mainnet needs a live merchant account (registered with a bearer token).',
+    live: 'Set paymentMethod.network to mainnet, or use a sandbox merchant (a service_sk_test_ key) for testnet.',
+  });
+  throw refusal.abuse ? refuse(denied, 'mainnet_kyc_required', rail) : denied;
 }
 
 /** SESSION_AMOUNT_LIMIT (token units; null: no cap). */

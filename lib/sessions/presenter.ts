@@ -27,6 +27,8 @@ export function presentSession(s: PaymentSessionState, config: Pick<Config, 'cha
     rpc_url: net?.rpcUrl ?? '',
   };
   const paying = [...s.deposits].reverse().find((d) => d.counted && !d.reverted && !d.simulated && d.tx_hash);
+  // a local development chain has no public explorer: no link rather than a wrong one
+  const explorer = explorerUrl(target, paying?.tx_hash ?? null);
   return {
     session_id: s.id,
     merchant_id: s.merchant_id,
@@ -48,7 +50,8 @@ export function presentSession(s: PaymentSessionState, config: Pick<Config, 'cha
     currency: s.token,
     payment_url: `${config.publicUrl}/checkout/${s.id}`,
     qr_data: paymentUri(target),
-    explorer_url: explorerUrl(target, paying?.tx_hash ?? null),
+    ...(explorer ? { explorer_url: explorer } : {}),
+    ...(s.return_url ? { return_url: s.return_url } : {}),
     paymentMethod: { methodID: s.method_id, chain: s.chain, token: s.token, network: s.network },
     deposits: s.deposits.map((d) => ({
       tx_hash: d.tx_hash,
@@ -76,14 +79,31 @@ export function buyerView(s: PaymentSessionState, config: Pick<Config, 'chains' 
     status: p.status,
     expected_amount: p.expected_amount,
     received_amount: p.received_amount,
+    received_amount_subunits: p.received_amount_subunits,
     currency: p.currency,
     chain: s.chain,
     network: s.network,
     address: p.address,
     qr_data: p.qr_data,
-    explorer_url: p.explorer_url,
+    ...(p.explorer_url ? { explorer_url: p.explorer_url } : {}),
     expires_at: p.expires_at,
     ...(p.completed_at ? { completed_at: p.completed_at } : {}),
     demo: p.demo,
   };
+}
+
+/** At most this many characters of an order reference are shown (a buyer-facing label, not a document). */
+export const ORDER_REFERENCE_MAX = 64;
+
+/**
+ * The merchant's order reference of a session, for the buyer (checkout page, receipt): `metadata.order_id`,
+ * else `metadata.reference`, when it is a non-empty string or a number; nothing else of the metadata.
+ */
+export function orderReference(metadata: Record<string, unknown> | undefined): string | null {
+  for (const key of ['order_id', 'reference']) {
+    const v = metadata?.[key];
+    const text = typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'string' ? v.trim() : '';
+    if (text) return text.length > ORDER_REFERENCE_MAX ? `${text.slice(0, ORDER_REFERENCE_MAX - 1)}…` : text;
+  }
+  return null;
 }

@@ -4,17 +4,20 @@
  * `reason`. Pure: no store, no broker, no clock of its own (the caller passes `now`).
  *
  * Order (README "Agent wallets"):
- *   1 ownership → 2 wallet type → 3 sandbox on mainnet → 4 KYC → 5 rail enabled (and the wallet's chain)
+ *   1 ownership → 2 wallet type → 3 the merchant's own network → 4 KYC (3 and 4: lib/core/environment.ts)
+ *   → 5 rail enabled (and the wallet's chain)
  *   → 6 policy present, unexpired, mainnet allowed by it, rail in its limits → 7 denylist → 8 allowlist
  *   (targets, API domains) → 9 per-attempt cap → 10 window caps (pending + posted spends) → 11 approval.
  */
 import { parseDuration } from '../core/duration.ts';
+import { networkGate } from '../core/environment.ts';
 
 /** Stable reason codes, in rule order. */
 export const REASONS = {
   ownership: ['wallet_not_owned'],
   wallet_type: ['not_agent_wallet'],
-  sandbox_mainnet: ['sandbox_mainnet_not_allowed'],
+  // the rule keeps its first name: a live merchant off mainnet fails it too (the environment gate)
+  sandbox_mainnet: ['sandbox_mainnet_not_allowed', 'live_testnet_not_allowed'],
   kyc: ['kyc_required'],
   rail: ['rail_not_enabled', 'wallet_rail_mismatch'],
   policy: ['no_policy', 'policy_expired', 'policy_mainnet_not_allowed', 'rail_not_in_policy'],
@@ -250,12 +253,22 @@ export function evaluate(f: AttemptFacts): Evaluation {
   const p = f.policy;
   const limits = p?.limits.get(rail);
   const windows = windowUsage(limits, rail, f.spends, f.now);
+  const gate = networkGate(
+    { sandbox: f.merchant.sandbox, kyc_status: f.merchant.kyc_verified ? 'verified' : null },
+    a.network,
+    'agent spends',
+  );
 
   const checks: Record<RuleName, Check> = {
     ownership: () => (f.wallet.merchant_id !== f.caller_merchant_id ? 'wallet_not_owned' : undefined),
     wallet_type: () => (f.wallet.type !== 'agent' ? 'not_agent_wallet' : undefined),
-    sandbox_mainnet: () => (mainnet && f.merchant.sandbox ? 'sandbox_mainnet_not_allowed' : undefined),
-    kyc: () => (mainnet && !f.merchant.kyc_verified ? 'kyc_required' : undefined),
+    sandbox_mainnet: () =>
+      gate?.reason === 'sandbox_mainnet'
+        ? 'sandbox_mainnet_not_allowed'
+        : gate?.reason === 'live_testnet'
+          ? 'live_testnet_not_allowed'
+          : undefined,
+    kyc: () => (gate?.reason === 'kyc_required' ? 'kyc_required' : undefined),
     rail: () => {
       if (!f.rail_enabled) return 'rail_not_enabled';
       if (f.wallet.chain !== a.chain || f.wallet.network !== a.network) return 'wallet_rail_mismatch';

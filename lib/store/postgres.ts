@@ -30,7 +30,7 @@ import {
   type WriteOp,
 } from './port.ts';
 import { ident, postgres } from './sql/dialect.ts';
-import { Statements, type Query } from './sql/statements.ts';
+import { likePattern, Statements, TEXT_WINDOW, type Query } from './sql/statements.ts';
 import { migrate, STORE_LOCK } from './sql/migrations.ts';
 
 const sql = new Statements(postgres);
@@ -281,9 +281,17 @@ export class PostgresStore implements Store {
   async find<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     const indexed = this.specs.get(coll)?.textIndex;
     let extra: Query | undefined;
-    // the trigram index narrows the rows; the LIKE on each field stays the test (as without the index)
-    if (opts.text?.q && indexed && opts.text.fields.every((f) => indexed.includes(f)))
-      extra = { sql: `text_body LIKE ? ESCAPE '\\'`, params: [`%${opts.text.q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`] };
+    if (opts.text?.q && indexed && opts.text.fields.every((f) => indexed.includes(f))) {
+      // as on SQLite: the next rows in order first (a common word), then the trigram index's candidates
+      if (opts.limit !== undefined) {
+        const { windowed, seen } = sql.textWindow(coll, filter, opts, this.expires(coll), TEXT_WINDOW);
+        const first = (await this.query<Row>(windowed, coll)).rows;
+        if (first.length >= opts.limit) return first.map((r) => this.doc<T>(r));
+        if (Number((await this.query<{ n: string }>(seen, coll)).rows[0].n) < TEXT_WINDOW) return first.map((r) => this.doc<T>(r));
+      }
+      // the trigram index narrows the rows; the LIKE on each field stays the test (as without the index)
+      extra = { sql: `text_body LIKE ? ESCAPE '\\'`, params: [likePattern(opts.text.q)] };
+    }
     const { rows } = await this.query<Row>(sql.find(coll, filter, opts, this.expires(coll), extra), coll);
     return rows.map((r) => this.doc<T>(r));
   }

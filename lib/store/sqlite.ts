@@ -25,7 +25,7 @@ import {
   type WriteOp,
 } from './port.ts';
 import { ident, sqlite } from './sql/dialect.ts';
-import { Statements } from './sql/statements.ts';
+import { Statements, TEXT_WINDOW } from './sql/statements.ts';
 import { migrate } from './sql/migrations.ts';
 
 const sql = new Statements(sqlite);
@@ -42,9 +42,6 @@ function textBody(doc: Record<string, unknown>, fields: string[]): string {
   }
   return parts.join('\n');
 }
-
-/** a text query on a collection with a text index first scans this many rows in order (cheap for common words) */
-const TEXT_WINDOW = 2000;
 
 function isUniqueViolation(e: unknown): boolean {
   return /UNIQUE constraint failed|PRIMARY KEY/i.test(String((e as Error)?.message));
@@ -329,28 +326,12 @@ export class SqliteStore implements Store {
    * index yields the candidate rows (a rare word has few).
    */
   private findText<T>(coll: string, filter: Filter, opts: FindOptions): T[] {
-    const text = opts.text!;
-    const order = sql.order(opts);
-    const q = text.q.toLowerCase();
-    const likeParams: unknown[] = [];
-    const like = sql.textLike(text.fields, q, likeParams);
-    const base: unknown[] = [];
-    const cond = sql.condition(filter, {}, this.expires(coll), base);
-    const t = ident(coll);
+    const q = opts.text!.q.toLowerCase();
     if (opts.limit !== undefined) {
-      const windowed = this.rows<T>({
-        sql: `SELECT data, version FROM (SELECT id, data, version FROM ${t} WHERE ${cond} ORDER BY ${order} LIMIT ?) WHERE ${like} ORDER BY ${order} LIMIT ?`,
-        params: [...base, TEXT_WINDOW, ...likeParams, opts.limit],
-      });
-      if (windowed.length >= opts.limit) return windowed;
-      const seen = Number(
-        (
-          this.r.get(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${t} WHERE ${cond} LIMIT ?)`).get(...bindAll(base), TEXT_WINDOW) as {
-            n: number;
-          }
-        ).n,
-      );
-      if (seen < TEXT_WINDOW) return windowed;
+      const { windowed, seen } = sql.textWindow(coll, filter, opts, this.expires(coll), TEXT_WINDOW);
+      const rows = this.rows<T>(windowed);
+      if (rows.length >= opts.limit) return rows;
+      if (Number((this.r.get(seen.sql).get(...bindAll(seen.params)) as { n: number }).n) < TEXT_WINDOW) return rows;
     }
     const fts = ident(`${coll}__text`);
     // the trigram index answers substrings of 3 or more characters; shorter ones scan its (small) text

@@ -24,12 +24,12 @@ import { isConflict, type Doc, type WriteOp } from '../store/port.ts';
 import { LedgerBatch, accountId, available, isLedgerError, walletAccount, type LedgerAccount } from '../ledger/index.ts';
 import { PAYOUTS, payoutEventOp, type PayoutDoc } from '../payouts/model.ts';
 import { payoutAuditOp } from '../payouts/audit.ts';
-import type { Config } from '../../config/index.ts';
 import type { ChainTxDoc, TxDriver, TxIntent } from '../chains/broadcast/types.ts';
 import { EthereumTxDriver } from '../chains/ethereum/tx-driver.ts';
 import { SolanaTxDriver } from '../chains/solana/tx-driver.ts';
-import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
-import { ChainEngine, type ChainEngineDeps } from '../chains/engine.ts';
+import { gasWalletRef } from './gas-wallet.ts';
+import { ChainEngine } from '../chains/engine.ts';
+import type { TreasuryDeps } from './engine-deps.ts';
 import { bookTopup, bookWalletFee } from './gas-booking.ts';
 import { solRentRefusal } from '../chains/solana/rent.ts';
 import { custodyInFlight } from '../payouts/custody.ts';
@@ -55,13 +55,7 @@ export interface ChainPayoutFields {
 }
 type ChainPayout = PayoutDoc & ChainPayoutFields;
 
-export interface PayoutExecutorDeps extends ChainEngineDeps {
-  config: Pick<Config, 'rails' | 'chains'>;
-  driver(chain: string, network: string): TxDriver | null;
-  gas: GasWallets;
-  /** how long a payout waiting for gas waits before the next try (default 30 s) */
-  retryMs?: number;
-}
+export type PayoutExecutorDeps = TreasuryDeps;
 
 export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps> {
   constructor(d: PayoutExecutorDeps) {
@@ -127,80 +121,79 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
     }
     const wallet = await this.d.store.get<WalletLike>('wallets', p.wallet_id);
     if (!wallet) return this.failUnsent(p, 'wallet not found');
-    const from: KeyRef = { role: 'wallet', chain: p.chain, index: wallet.derivation_index };
-    const gasRef = gasWalletRef(p.chain, p.network);
-    const txId = `payout:${p.id}`;
-    if (p.chain === 'solana') {
-      if (p.token === 'SOL' && driver instanceof SolanaTxDriver) {
-        // say so now, not after the transaction's blockhash expired
-        const refusal = await solRentRefusal(driver, wallet.address, p.destination, BigInt(p.amount_subunits));
-        if (refusal) return this.failUnsent(p, refusal);
-      }
-      const covers = await this.d.gas.covers('solana', p.network, 10_000n + (p.token === 'SOL' ? 0n : 2_100_000n));
-      if (!covers.ok) return this.wait(p, 'gas_wallet_empty');
-      const intent: TxIntent =
-        p.token === 'SOL'
-          ? { chain: 'solana', kind: 'native', from, to: p.destination, lamports: p.amount_subunits, fee_payer: gasRef }
-          : {
-              chain: 'solana',
-              kind: 'spl',
-              from,
-              mint: this.d.config.chains.solana[p.network].usdcToken,
-              decimals: this.decimals(p),
-              to: p.destination,
-              amount: p.amount_subunits,
-              fee_payer: gasRef,
-            };
-      return this.send(p, txId, intent, async () => []);
-    }
+    if (p.chain === 'solana') return this.stepSolana(p, wallet, driver);
     if (!(driver instanceof EthereumTxDriver)) throw new Error('no Ethereum driver');
-    if (p.token === 'ETH') {
-      const intent: TxIntent = { chain: 'ethereum', kind: 'native', from, to: p.destination, value: p.amount_subunits };
-      const gasPrice = await driver.gasPrice();
-      const gasLimit = await driver.gasLimit(intent);
-      const reserve = gasPrice * gasLimit;
-      const pinned: TxIntent = { ...intent, gas_price: gasPrice.toString(), gas_limit: gasLimit.toString() };
-      // the wallet pays its gas: reserve it with the payout's signing, or fail the payout if it cannot
-      const asset = this.native(p);
-      const acc = await this.d.store.get<LedgerAccount>('ledger_accounts', walletAccount(p.wallet_id, asset));
-      if (!acc || available(acc) < reserve)
-        return this.failUnsent(p, `insufficient available ETH for the network fee (${fromSubunits(reserve, 18)} ETH)`);
-      return this.send(p, txId, pinned, async () => {
-        const b = new LedgerBatch(this.d.store, this.now());
-        await b.transfer({
-          id: `feeres:${p.id}`,
-          kind: 'fee',
-          asset,
-          amount: reserve,
-          pending: true,
-          debit_account: walletAccount(p.wallet_id, asset),
-          credit_account: accountId('sys:fees', asset),
-          payout_id: p.id,
-        });
-        return b.ops();
-      });
+    return p.token === 'ETH' ? this.stepEth(p, wallet, driver) : this.stepErc20(p, wallet, driver);
+  }
+
+  private from(wallet: WalletLike): KeyRef {
+    return { role: 'wallet', chain: wallet.chain, index: wallet.derivation_index };
+  }
+
+  /** SOL or SPL with the gas wallet as fee payer */
+  private async stepSolana(p: ChainPayout, wallet: WalletLike, driver: TxDriver): Promise<void> {
+    if (p.token === 'SOL' && driver instanceof SolanaTxDriver) {
+      // say so now, not after the transaction's blockhash expired
+      const refusal = await solRentRefusal(driver, wallet.address, p.destination, BigInt(p.amount_subunits));
+      if (refusal) return this.failUnsent(p, refusal);
     }
-    // USDC on Ethereum: the wallet needs ETH for gas first
+    const covers = await this.d.gas.covers('solana', p.network, 10_000n + (p.token === 'SOL' ? 0n : 2_100_000n));
+    if (!covers.ok) return this.wait(p, 'gas_wallet_empty');
+    const from = this.from(wallet);
+    const fee_payer = gasWalletRef(p.chain, p.network);
+    const intent: TxIntent =
+      p.token === 'SOL'
+        ? { chain: 'solana', kind: 'native', from, to: p.destination, lamports: p.amount_subunits, fee_payer }
+        : {
+            chain: 'solana',
+            kind: 'spl',
+            from,
+            mint: this.d.config.chains.solana[p.network].usdcToken,
+            decimals: this.decimals(p),
+            to: p.destination,
+            amount: p.amount_subunits,
+            fee_payer,
+          };
+    return this.send(p, `payout:${p.id}`, intent, async () => []);
+  }
+
+  /** ETH: the wallet pays its gas, reserved with the signing (or the payout fails if it cannot) */
+  private async stepEth(p: ChainPayout, wallet: WalletLike, driver: EthereumTxDriver): Promise<void> {
+    const intent: TxIntent = { chain: 'ethereum', kind: 'native', from: this.from(wallet), to: p.destination, value: p.amount_subunits };
+    const gasPrice = await driver.gasPrice();
+    const gasLimit = await driver.gasLimit(intent);
+    const reserve = gasPrice * gasLimit;
+    const pinned: TxIntent = { ...intent, gas_price: gasPrice.toString(), gas_limit: gasLimit.toString() };
+    const asset = this.native(p);
+    const acc = await this.d.store.get<LedgerAccount>('ledger_accounts', walletAccount(p.wallet_id, asset));
+    if (!acc || available(acc) < reserve)
+      return this.failUnsent(p, `insufficient available ETH for the network fee (${fromSubunits(reserve, 18)} ETH)`);
+    return this.send(p, `payout:${p.id}`, pinned, async () => {
+      const b = new LedgerBatch(this.d.store, this.now());
+      await b.transfer({
+        id: `feeres:${p.id}`,
+        kind: 'fee',
+        asset,
+        amount: reserve,
+        pending: true,
+        debit_account: walletAccount(p.wallet_id, asset),
+        credit_account: accountId('sys:fees', asset),
+        payout_id: p.id,
+      });
+      return b.ops();
+    });
+  }
+
+  /** USDC on Ethereum: the wallet needs ETH for gas first (a top-up), then the transfer pinned to it */
+  private async stepErc20(p: ChainPayout, wallet: WalletLike, driver: EthereumTxDriver): Promise<void> {
+    const from = this.from(wallet);
     const token = this.d.config.chains.ethereum[p.network].usdcToken;
+    const transfer: TxIntent = { chain: 'ethereum', kind: 'erc20', from, token, to: p.destination, amount: p.amount_subunits };
     if (p.chain_stage === 'transfer' && p.gas_limit && p.gas_price) {
-      return this.send(
-        p,
-        txId,
-        {
-          chain: 'ethereum',
-          kind: 'erc20',
-          from,
-          token,
-          to: p.destination,
-          amount: p.amount_subunits,
-          gas_limit: p.gas_limit,
-          gas_price: p.gas_price,
-        },
-        async () => [],
-      );
+      return this.send(p, `payout:${p.id}`, { ...transfer, gas_limit: p.gas_limit, gas_price: p.gas_price }, async () => []);
     }
     const gasPrice = await driver.gasPrice();
-    const gasLimit = await driver.gasLimit({ chain: 'ethereum', kind: 'erc20', from, token, to: p.destination, amount: p.amount_subunits });
+    const gasLimit = await driver.gasLimit(transfer);
     const topup = gasLimit * gasPrice;
     const covers = await this.d.gas.covers('ethereum', p.network, topup + 21_000n * gasPrice);
     if (!covers.ok) return this.wait(p, 'gas_wallet_empty');
@@ -215,7 +208,7 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
         intent: {
           chain: 'ethereum',
           kind: 'native',
-          from: gasRef,
+          from: gasWalletRef(p.chain, p.network),
           to: wallet.address,
           value: topup.toString(),
           gas_price: gasPrice.toString(),

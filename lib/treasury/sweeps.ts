@@ -21,27 +21,21 @@
 import { newId } from '../core/ids.ts';
 import { isConflict, isDuplicate, type Doc, type WriteOp } from '../store/port.ts';
 import { LedgerBatch, accountId, depositKeyOf, settlementId, walletOfAccount, type LedgerTransfer } from '../ledger/index.ts';
-import type { Config } from '../../config/index.ts';
-import type { ChainTxDoc, TxDriver, TxIntent } from '../chains/broadcast/types.ts';
+import type { ChainTxDoc } from '../chains/broadcast/types.ts';
 import { EthereumTxDriver } from '../chains/ethereum/tx-driver.ts';
 import { SolanaTxDriver } from '../chains/solana/tx-driver.ts';
-import { gasWalletRef, type GasWallets } from './gas-wallet.ts';
+import { gasWalletRef } from './gas-wallet.ts';
 import { rpcErrorText } from '../chains/clients.ts';
-import { ChainEngine, type ChainEngineDeps } from '../chains/engine.ts';
 import type { KeyChain, KeyRef } from '../chains/keys.ts';
+import { TopupMoveEngine, type MoveEngineDeps, type MoveFields, type MoveStatus } from './move-engine.ts';
 
 export const SWEEPS = 'sweeps';
 export const SWEEP_CLAIMS = 'sweep_claims';
 
-export type SweepStatus = 'waiting' | 'topup' | 'moving' | 'completed' | 'failed';
+export type SweepStatus = MoveStatus;
 
-export interface SweepDoc extends Doc {
-  id: string;
+export interface SweepDoc extends MoveFields {
   session_id: string;
-  chain: KeyChain;
-  network: string;
-  token: string;
-  asset: string;
   wallet_id: string;
   deposit_index: number;
   from_address: string;
@@ -50,22 +44,7 @@ export interface SweepDoc extends Doc {
   amount_subunits: string;
   /** SOL: uncounted lamports swept along (they could not stay behind below the rent-exempt minimum) */
   extra_subunits?: string;
-  status: SweepStatus;
-  waiting_reason: string | null;
-  /** increases with every new transaction of the same stage (a failed top-up or move is tried again) */
-  attempt: number;
-  topup_tx: string | null;
-  move_tx: string | null;
-  /** Ethereum USDC: the gas the top-up paid for, pinned on the sweep transaction */
-  gas_limit: string | null;
-  gas_price: string | null;
-  /** native smallest units paid in network fees (top-up + sweep) */
-  fee_subunits: string | null;
-  tx_hash: string | null;
-  next_check_at: string | null;
   created_at: string;
-  updated_at: string;
-  completed_at: string | null;
 }
 
 interface SessionLike extends Doc {
@@ -83,28 +62,16 @@ interface WalletLike extends Doc {
   address: string;
 }
 
-export interface SweeperDeps extends ChainEngineDeps {
-  config: Pick<Config, 'rails' | 'chains'>;
-  driver(chain: string, network: string): TxDriver | null;
-  gas: GasWallets;
-  /** how long a waiting sweep waits before it is tried again (default 30 s) */
-  retryMs?: number;
-  /** new transactions per stage before a sweep fails for an operator to look at (default 5) */
-  maxAttempts?: number;
-}
+export type SweeperDeps = MoveEngineDeps;
 
 const TOKEN_OF_ASSET = (asset: string) => asset.split(':')[2]!;
 
-export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
+export class Sweeper extends TopupMoveEngine<SweepDoc, SweeperDeps> {
   private timer: NodeJS.Timeout | null = null;
   private discovering: Promise<unknown> | null = null;
 
   constructor(d: SweeperDeps) {
-    super(d, { name: 'sweeps', coll: SWEEPS, dueField: 'next_check_at', filter: { status: 'waiting' } });
-    d.broadcaster.hook('sweep_topup', (doc) => this.onTopupFinal(doc));
-    d.broadcaster.hook('sweep', (doc) => this.onMoveFinal(doc));
-    // kick: a step for one sweep now, if it is due (after its top-up landed)
-    d.broadcaster.afterFinal('sweep_topup', (tx) => this.kick(tx.ref!));
+    super(d, { name: 'sweeps', coll: SWEEPS, topupPurpose: 'sweep_topup', movePurpose: 'sweep', noun: 'sweep' });
   }
 
   /** discovery and the due sweeps, every pollIntervalMs */
@@ -132,10 +99,6 @@ export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
   override async scanOnce(): Promise<number> {
     await this.discover();
     return super.scanOnce();
-  }
-
-  private due(ms = 0): string {
-    return new Date(this.now().getTime() + ms).toISOString();
   }
 
   /**
@@ -237,226 +200,113 @@ export class Sweeper extends ChainEngine<SweepDoc, SweeperDeps> {
     return { role: 'deposit', chain: s.chain, index: s.deposit_index };
   }
 
-  private cas(s: SweepDoc, changes: Partial<SweepDoc>): WriteOp {
-    return { op: 'cas', coll: SWEEPS, doc: { ...s, ...changes, updated_at: this.now().toISOString() }, expected: s.version! };
+  protected txId(s: SweepDoc, stage: 'topup' | 'move'): string {
+    return stage === 'topup' ? `sweep:${s.id}:topup:${s.attempt}` : `sweep:${s.id}:${s.attempt}`;
   }
 
-  private async wait(s: SweepDoc, reason: string): Promise<void> {
-    if (s.waiting_reason !== reason) this.log().warn(`sweep ${s.id} (${s.asset}) waits: ${reason}`);
-    await this.d.store.write([
-      this.cas(s, { status: 'waiting', waiting_reason: reason, next_check_at: this.due(this.d.retryMs ?? 30_000) }),
-    ]);
+  protected async onWaiting(s: SweepDoc): Promise<void> {
+    if (s.chain === 'ethereum') return s.token === 'ETH' ? this.sweepEth(s) : this.sweepErc20(s);
+    if (!(await this.solanaGasCovers(s))) return this.wait(s, 'gas_wallet_empty');
+    return s.token === 'SOL' ? this.sweepSol(s) : this.sweepSpl(s);
   }
 
-  /** One step of a due sweep (claimed by the scanner: its version is current). */
-  override async step(s: SweepDoc): Promise<void> {
-    if (s.status !== 'waiting') return; // topup / moving advance through the outbox hooks
-    if (s.attempt >= (this.d.maxAttempts ?? 5)) {
-      await this.d.store.write([this.cas(s, { status: 'failed', waiting_reason: 'too many failed transactions', next_check_at: null })]);
-      this.log().warn(`sweep ${s.id} failed after ${s.attempt} attempts; its deposits stay pending for an operator`);
-      return;
-    }
-    const gasRef = gasWalletRef(s.chain, s.network);
-    const from = this.depositRef(s);
-    const id = `sweep:${s.id}:${s.attempt}`;
-    if (s.chain === 'ethereum') {
-      const driver = this.d.driver(s.chain, s.network);
-      if (!(driver instanceof EthereumTxDriver)) throw new Error(`no Ethereum driver for ${s.network}`);
-      if (s.token === 'ETH') {
-        const gasPrice = await driver.gasPrice();
-        if (21_000n * gasPrice >= BigInt(s.amount_subunits)) return this.wait(s, 'amount_below_fee');
-        return this.move(s, id, {
-          chain: 'ethereum',
-          kind: 'native',
-          from,
-          to: s.to_address,
-          value: s.amount_subunits,
-          deduct_fee: true,
-          gas_price: gasPrice.toString(),
-        });
-      }
-      const token = this.d.config.chains.ethereum[s.network as 'testnet' | 'mainnet'].usdcToken;
-      if (s.gas_limit && s.gas_price && s.waiting_reason === 'topup_confirmed') {
-        return this.move(s, id, {
-          chain: 'ethereum',
-          kind: 'erc20',
-          from,
-          token,
-          to: s.to_address,
-          amount: s.amount_subunits,
-          gas_limit: s.gas_limit,
-          gas_price: s.gas_price,
-        });
-      }
-      const gasPrice = await driver.gasPrice();
-      const gasLimit = await driver.gasLimit({
-        chain: 'ethereum',
-        kind: 'erc20',
-        from,
-        token,
-        to: s.to_address,
-        amount: s.amount_subunits,
-      });
-      const topup = gasLimit * gasPrice;
-      const covers = await this.d.gas.covers('ethereum', s.network, topup + 21_000n * gasPrice);
-      if (!covers.ok) return this.wait(s, 'gas_wallet_empty');
-      const txId = `sweep:${s.id}:topup:${s.attempt}`;
-      await this.d.broadcaster.create(
-        {
-          id: txId,
-          chain: 'ethereum',
-          network: s.network,
-          purpose: 'sweep_topup',
-          ref: s.id,
-          intent: {
-            chain: 'ethereum',
-            kind: 'native',
-            from: gasRef,
-            to: s.from_address,
-            value: topup.toString(),
-            gas_price: gasPrice.toString(),
-          },
-        },
-        async () => [
-          this.cas(s, {
-            status: 'topup',
-            waiting_reason: null,
-            topup_tx: txId,
-            gas_limit: gasLimit.toString(),
-            gas_price: gasPrice.toString(),
-            next_check_at: null,
-          }),
-        ],
-      );
-      await this.d.broadcaster.process(txId);
-      return;
-    }
-    const covers = await this.d.gas.covers('solana', s.network, 10_000n + (s.token === 'SOL' ? 0n : 2_100_000n));
-    if (!covers.ok) return this.wait(s, 'gas_wallet_empty');
-    if (s.token === 'SOL') {
-      const driver = this.d.driver(s.chain, s.network);
-      if (!(driver instanceof SolanaTxDriver)) throw new Error(`no Solana driver for ${s.network}`);
-      // lamports the address holds beyond the counted deposits (an uncounted dust transfer) that would stay
-      // below the rent-exempt minimum make Solana refuse the sweep: they go along, booked to the wallet
-      const held = await driver.lamports(s.from_address);
-      const counted = BigInt(s.amount_subunits);
-      if (held < counted) return this.wait(s, 'deposit_not_on_chain');
-      const left = held - counted;
-      const extra = left > 0n && left < (await driver.rentExemptMinimum()) ? left : 0n;
-      if (extra !== (s.extra_subunits ? BigInt(s.extra_subunits) : 0n)) s = { ...s, extra_subunits: extra.toString() };
-      return this.move(s, id, {
-        chain: 'solana',
-        kind: 'native',
-        from,
-        to: s.to_address,
-        lamports: (counted + extra).toString(),
-        fee_payer: gasRef,
-      });
-    }
+  /** ETH pays its own gas: the wallet receives amount − fee (waits while the amount is below the fee) */
+  private async sweepEth(s: SweepDoc): Promise<void> {
+    const driver = this.d.driver(s.chain, s.network);
+    if (!(driver instanceof EthereumTxDriver)) throw new Error(`no Ethereum driver for ${s.network}`);
+    const gasPrice = await driver.gasPrice();
+    if (21_000n * gasPrice >= BigInt(s.amount_subunits)) return this.wait(s, 'amount_below_fee');
+    return this.move(s, {
+      chain: 'ethereum',
+      kind: 'native',
+      from: this.depositRef(s),
+      to: s.to_address,
+      value: s.amount_subunits,
+      deduct_fee: true,
+      gas_price: gasPrice.toString(),
+    });
+  }
+
+  /** USDC on Ethereum: a gas top-up of the deposit address first, the sweep pinned to that gas */
+  private sweepErc20(s: SweepDoc): Promise<void> {
+    const token = this.d.config.chains.ethereum[s.network as 'testnet' | 'mainnet'].usdcToken;
+    return this.topupThenMove(
+      s,
+      { chain: 'ethereum', kind: 'erc20', from: this.depositRef(s), token, to: s.to_address, amount: s.amount_subunits },
+      s.from_address,
+    );
+  }
+
+  private async sweepSol(s: SweepDoc): Promise<void> {
+    const driver = this.d.driver(s.chain, s.network);
+    if (!(driver instanceof SolanaTxDriver)) throw new Error(`no Solana driver for ${s.network}`);
+    // lamports the address holds beyond the counted deposits (an uncounted dust transfer) that would stay
+    // below the rent-exempt minimum make Solana refuse the sweep: they go along, booked to the wallet
+    const held = await driver.lamports(s.from_address);
+    const counted = BigInt(s.amount_subunits);
+    if (held < counted) return this.wait(s, 'deposit_not_on_chain');
+    const left = held - counted;
+    const extra = left > 0n && left < (await driver.rentExemptMinimum()) ? left : 0n;
+    if (extra !== (s.extra_subunits ? BigInt(s.extra_subunits) : 0n)) s = { ...s, extra_subunits: extra.toString() };
+    return this.move(s, {
+      chain: 'solana',
+      kind: 'native',
+      from: this.depositRef(s),
+      to: s.to_address,
+      lamports: (counted + extra).toString(),
+      fee_payer: gasWalletRef(s.chain, s.network),
+    });
+  }
+
+  private sweepSpl(s: SweepDoc): Promise<void> {
     const mint = this.d.config.chains.solana[s.network as 'testnet' | 'mainnet'].usdcToken;
     const decimals = this.d.config.rails.find((r) => r.chain === 'solana' && r.token === s.token)?.decimals ?? 6;
-    return this.move(s, id, {
+    return this.move(s, {
       chain: 'solana',
       kind: 'spl',
-      from,
+      from: this.depositRef(s),
       mint,
       decimals,
       to: s.to_address,
       amount: s.amount_subunits,
-      fee_payer: gasRef,
+      fee_payer: gasWalletRef(s.chain, s.network),
     });
   }
 
-  private async move(s: SweepDoc, txId: string, intent: TxIntent): Promise<void> {
-    await this.d.broadcaster.create({ id: txId, chain: s.chain, network: s.network, purpose: 'sweep', ref: s.id, intent }, async () => [
-      this.cas(s, { status: 'moving', waiting_reason: null, move_tx: txId, next_check_at: null }),
-    ]);
-    await this.d.broadcaster.process(txId);
-  }
+  /** a sweep's top-up gas is the platform's, booked with the sweep's other fees when it completes */
+  protected async bookTopup(): Promise<void> {}
 
-  /** the top-up's final write: the sweep moves on (confirmed) or tries a new top-up later (failed) */
-  private async onTopupFinal(tx: ChainTxDoc): Promise<WriteOp[]> {
-    const s = await this.d.store.get<SweepDoc>(SWEEPS, tx.ref!);
-    if (!s || s.status !== 'topup' || s.topup_tx !== tx.id) return [];
-    const fee = BigInt(tx.fee_subunits ?? '0');
-    if (tx.status === 'confirmed') {
-      return [
-        this.cas(s, { status: 'waiting', waiting_reason: 'topup_confirmed', fee_subunits: fee.toString(), next_check_at: this.due() }),
-      ];
+  /** confirmed → the deposits' settlements posted, dust booked, the fees booked; failed → nothing yet */
+  protected async bookMove(s: SweepDoc, tx: ChainTxDoc, b: LedgerBatch, fee: bigint): Promise<void> {
+    if (tx.status !== 'confirmed') return;
+    for (const key of s.deposit_keys) {
+      const t = await b.transferDoc(settlementId(key));
+      if (t?.status === 'pending') await b.post(t.id); // keeps the deposit's tx hash; the sweep's is on the fee and the sweep
     }
-    return [
-      this.cas(s, {
-        status: 'waiting',
-        waiting_reason: `topup failed: ${tx.failure_reason}`,
-        attempt: s.attempt + 1,
-        fee_subunits: (BigInt(s.fee_subunits ?? '0') + fee).toString(),
-        gas_limit: null,
-        gas_price: null,
-        next_check_at: this.due(),
-      }),
-    ];
-  }
-
-  /** the sweep's final write: confirmed → settlements posted + fee booked; failed → a new attempt later */
-  private async onMoveFinal(tx: ChainTxDoc): Promise<WriteOp[]> {
-    const s = await this.d.store.get<SweepDoc>(SWEEPS, tx.ref!);
-    if (!s || s.status !== 'moving' || s.move_tx !== tx.id) return [];
-    const fee = BigInt(s.fee_subunits ?? '0') + BigInt(tx.fee_subunits ?? '0');
-    const b = new LedgerBatch(this.d.store, this.now());
-    const native = `${s.chain}:${s.network}:${s.chain === 'ethereum' ? 'ETH' : 'SOL'}`;
-    if (tx.status === 'confirmed') {
-      for (const key of s.deposit_keys) {
-        const t = await b.transferDoc(settlementId(key));
-        if (t?.status === 'pending') await b.post(t.id); // keeps the deposit's tx hash; the sweep's is on the fee and the sweep
-      }
-      if (s.extra_subunits && s.extra_subunits !== '0') {
-        // uncounted lamports that had to go along (see step): the wallet's address got them, so does its ledger
-        await b.transfer({
-          id: `dust:${s.id}`,
-          kind: 'deposit',
-          asset: s.asset,
-          amount: s.extra_subunits,
-          debit_account: accountId('sys:chain', s.asset),
-          credit_account: accountId(s.wallet_id, s.asset),
-          tx_hash: tx.tx_hash,
-        });
-      }
-      if (fee > 0n) {
-        // ETH: the merchant's wallet received amount − fee; otherwise the platform's gas wallet paid
-        const debit = s.token === 'ETH' ? accountId(s.wallet_id, native) : accountId('sys:gas', native);
-        await b.transfer({
-          id: `fee:${s.id}`,
-          kind: 'fee',
-          asset: native,
-          amount: fee,
-          debit_account: debit,
-          credit_account: accountId('sys:fees', native),
-          tx_hash: tx.tx_hash,
-        });
-      }
-      return [
-        this.cas(s, {
-          status: 'completed',
-          waiting_reason: null,
-          fee_subunits: fee.toString(),
-          tx_hash: tx.tx_hash,
-          completed_at: this.now().toISOString(),
-          next_check_at: null,
-        }),
-        ...b.ops(),
-      ];
+    if (s.extra_subunits && s.extra_subunits !== '0') {
+      // uncounted lamports that had to go along (see sweepSol): the wallet's address got them, so does its ledger
+      await b.transfer({
+        id: `dust:${s.id}`,
+        kind: 'deposit',
+        asset: s.asset,
+        amount: s.extra_subunits,
+        debit_account: accountId('sys:chain', s.asset),
+        credit_account: accountId(s.wallet_id, s.asset),
+        tx_hash: tx.tx_hash,
+      });
     }
-    this.log().warn(`sweep ${s.id} transaction failed (${tx.failure_reason}); trying again`);
-    return [
-      this.cas(s, {
-        status: 'waiting',
-        waiting_reason: `sweep failed: ${tx.failure_reason}`,
-        attempt: s.attempt + 1,
-        fee_subunits: fee.toString(),
-        gas_limit: null,
-        gas_price: null,
-        next_check_at: this.due(this.d.retryMs ?? 30_000),
-      }),
-    ];
+    if (fee > 0n) {
+      // ETH: the merchant's wallet received amount − fee; otherwise the platform's gas wallet paid
+      const native = this.native(s);
+      await b.transfer({
+        id: `fee:${s.id}`,
+        kind: 'fee',
+        asset: native,
+        amount: fee,
+        debit_account: s.token === 'ETH' ? accountId(s.wallet_id, native) : accountId('sys:gas', native),
+        credit_account: accountId('sys:fees', native),
+        tx_hash: tx.tx_hash,
+      });
+    }
   }
 }

@@ -130,13 +130,14 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
     kind: 'delivered' | 'failed' | 'skipped',
     extra: Record<string, unknown>,
   ): WriteOp {
-    // payout events (issue 9) share the outbox; their audit names the payout, not a session
+    // payout and x402 events share the outbox; their audit names the payout or the challenge, not a session
     const payoutId = (doc as { payout_id?: string }).payout_id;
+    const challengeId = (doc as { challenge_id?: string }).challenge_id;
     return auditOp(
-      `${payoutId ? 'payout' : 'payment_session'}.webhook.${kind}`,
+      `${payoutId ? 'payout' : challengeId ? 'x402' : 'payment_session'}.webhook.${kind}`,
       {
         merchant_id: doc.merchant_id,
-        ...(payoutId ? { payout_id: payoutId } : { session_id: doc.session_id }),
+        ...(payoutId ? { payout_id: payoutId } : challengeId ? { challenge_id: challengeId } : { session_id: doc.session_id }),
         event_id: doc.id,
         event_type: doc.event_type,
         environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null,

@@ -75,3 +75,26 @@ export function webhookEventOp(args: {
   };
   return { op: 'insert', coll: 'webhook_events', doc };
 }
+
+/**
+ * The outbox row of any event (sessions, payouts, x402 payments): `subject` names what it is about
+ * (`{payout_id}`, `{challenge_id}`, …) for the delivery log and audit; delivered from `now` on.
+ */
+export function eventRowOp(merchantId: string, subject: Record<string, string>, body: { event_type: string }, now: Date): WriteOp {
+  return {
+    op: 'insert',
+    coll: 'webhook_events',
+    doc: {
+      id: newId('evt'),
+      merchant_id: merchantId,
+      ...subject,
+      event_type: body.event_type,
+      body,
+      status: 'pending',
+      attempts: [],
+      next_attempt_at: now.toISOString(),
+      created_at: now.toISOString(),
+      delivered_at: null,
+    },
+  };
+}

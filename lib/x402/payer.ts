@@ -4,7 +4,14 @@
  * with the service's gas wallet as fee payer. Both return the X-Service-Payment header value.
  */
 import { getAddress, type Signer, type TypedDataDomain } from 'ethers';
-import { PublicKey, TransactionInstruction, TransactionMessage, VersionedTransaction, type Keypair } from '@solana/web3.js';
+import {
+  ComputeBudgetProgram,
+  PublicKey,
+  TransactionInstruction,
+  TransactionMessage,
+  VersionedTransaction,
+  type Keypair,
+} from '@solana/web3.js';
 import { encodeHeader, type X402Challenge } from './challenge.ts';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES, memoNonce, associatedTokenAddress, TOKEN_PROGRAM, SYSTEM_PROGRAM } from './proof.ts';
 
@@ -55,10 +62,13 @@ export interface SolanaProofOptions {
   recentBlockhash: string;
 }
 
+/** the compute-unit limit a proof states (required by the service; a transfer and a memo use far less) */
+export const PROOF_COMPUTE_UNIT_LIMIT = 50_000;
+
 /** A transfer of the challenge's amount to payTo with the memo, signed by the payer only. */
 export function buildSolanaProof(payer: Keypair, challenge: X402Challenge, o: SolanaProofOptions): string {
   const amount = BigInt(challenge.amount!);
-  const instructions: TransactionInstruction[] = [];
+  const instructions: TransactionInstruction[] = [ComputeBudgetProgram.setComputeUnitLimit({ units: PROOF_COMPUTE_UNIT_LIMIT })];
   if (challenge.asset === 'SOL') {
     const data = Buffer.alloc(12);
     data.writeUInt32LE(2, 0);

@@ -1,17 +1,21 @@
 /**
- * x402 proofs (the X-Service-Payment value, base64 JSON): decoding and verification of the three forms,
- * each bound to exactly one challenge through its memo (the challenge id):
- *  - `exact` on Ethereum: an EIP-3009 transferWithAuthorization whose nonce is keccak256(memo);
- *  - `exact` on Solana: a transaction carrying the memo, signed by the payer, fee payer = our gas wallet,
- *    which appears in no instruction;
- *  - `agent_wallet`: a spend attempt of an agent wallet of this service (checked against the store by the
- *    caller; here only its shape).
+ * x402 proofs: decoding and verification. A proof arrives in one of three wires, each naming the challenge
+ * it pays (its id, the memo) where it can:
+ *  - the spec's (X-Service-Payment, base64 JSON `{x402Version:1, scheme, chain, network, memo, payload}`);
+ *  - x402 v2's PaymentPayload (PAYMENT-SIGNATURE: `{x402Version:2, accepted, payload}`, the challenge id in
+ *    `accepted.extra.challengeId`), also what a facilitator is handed;
+ *  - x402 v1's (X-PAYMENT: `{x402Version:1, scheme, network, payload}`, no challenge id: found by its terms).
+ * The payloads: `exact` on Ethereum, an EIP-3009 transferWithAuthorization with any nonce (the token lets
+ * each (from, nonce) pay once, and the proof key makes it redeem once); `exact` on Solana, a transaction
+ * paying payTo, signed by the payer, fee payer = our gas wallet and in no instruction, with a bounded
+ * compute-unit limit; `agent_wallet` (spec wire only), a spend attempt of an agent wallet of this service.
  * Pure: the token's EIP-712 domain separator, the gas wallet address and the clock come from the caller.
  */
 import { TypedDataEncoder, getAddress, hexlify, keccak256, recoverAddress, toUtf8Bytes, isHexString, Signature } from 'ethers';
 import { PublicKey, VersionedTransaction } from '@solana/web3.js';
 import { createPublicKey, verify as verifySignature } from 'node:crypto';
 import { decodeHeader } from './challenge.ts';
+import { replayKey } from './replay.ts';
 import { associatedTokenAddress, TOKEN_PROGRAM_ID } from '../chains/clients.ts';
 
 export type ProofReason =
@@ -31,6 +35,7 @@ export type ProofReason =
   | 'fee_payer_mismatch'
   | 'fee_payer_in_instruction'
   | 'unexpected_instruction'
+  | 'compute_limit_missing'
   | 'settlement_failed';
 
 export class ProofError extends Error {
@@ -50,10 +55,25 @@ export interface Eip3009Authorization {
   validBefore: string;
   nonce: string;
 }
+/** The wire a proof came in: the spec's, x402 v2's PaymentPayload, or x402 v1's. */
+export type Wire = 'spec' | 'v2' | 'v1';
+/**
+ * `memo` is the id of the challenge the proof names (spec: its memo; v2: `accepted.extra.challengeId`);
+ * null when the wire carries none (v1, or a v2 payload for a facilitator). `network` is as the wire says it
+ * (spec: testnet or mainnet; v2: CAIP-2; v1: the ecosystem's names).
+ */
 export type Proof =
-  | { kind: 'eip3009'; network: string; memo: string; signature: string; authorization: Eip3009Authorization }
-  | { kind: 'solana'; network: string; memo: string; transaction: string }
-  | { kind: 'agent_wallet'; memo: string; agent_wallet_id: string; spend_attempt_id: string };
+  | {
+      kind: 'eip3009';
+      wire: Wire;
+      network: string;
+      memo: string | null;
+      signature: string;
+      authorization: Eip3009Authorization;
+      accepted?: Record<string, unknown>;
+    }
+  | { kind: 'solana'; wire: Wire; network: string; memo: string | null; transaction: string; accepted?: Record<string, unknown> }
+  | { kind: 'agent_wallet'; wire: 'spec'; memo: string; agent_wallet_id: string; spend_attempt_id: string };
 
 /** What a proof must match: the stored challenge. */
 export interface ChallengeTerms {
@@ -65,28 +85,69 @@ export interface ChallengeTerms {
   asset: string;
   pay_to: string;
   amount_subunits: string;
+  /** the CAIP-2 id the challenge was offered under on the v2 wire (null: not offered there) */
+  x402_network?: string | null;
 }
 
 const UINT = /^(0|[1-9]\d{0,77})$/;
 const UINT256_MAX = (1n << 256n) - 1n;
 const str = (v: unknown, max = 4096): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
 
-/** Decodes the header value; throws ProofError('malformed') for anything that is not one of the forms. */
+/** Decodes a proof header (X-Service-Payment, PAYMENT-SIGNATURE or X-PAYMENT); throws ProofError('malformed') for anything else. */
 export function decodeProof(header: string | undefined | null): Proof {
   const raw = decodeHeader(header);
-  const bad = (why: string) => new ProofError('malformed', `X-Service-Payment is not a valid proof: ${why}`);
-  if (!raw) throw bad('expected base64 JSON');
+  if (!raw) throw new ProofError('malformed', 'the payment proof is not valid: expected base64 JSON');
+  return decodePayload(raw);
+}
+
+/** A decoded proof object of any of the three wires (a facilitator is handed the v2 PaymentPayload as JSON). */
+export function decodePayload(raw: Record<string, unknown>): Proof {
+  const bad = (why: string) => new ProofError('malformed', `the payment proof is not valid: ${why}`);
   const payload = raw.payload as Record<string, unknown> | undefined;
-  if (!str(raw.memo, 200)) throw bad('memo (the challenge id) is missing');
-  if (!payload || typeof payload !== 'object') throw bad('payload is missing');
-  if (raw.scheme === 'agent_wallet') {
-    if (!str(payload.agent_wallet_id, 100) || !str(payload.spend_attempt_id, 100))
-      throw bad('payload needs agent_wallet_id and spend_attempt_id');
-    return { kind: 'agent_wallet', memo: raw.memo, agent_wallet_id: payload.agent_wallet_id, spend_attempt_id: payload.spend_attempt_id };
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw bad('payload is missing');
+  let wire: Wire;
+  let memo: string | null;
+  let network: string;
+  let chain: unknown;
+  let accepted: Record<string, unknown> | undefined;
+  if (raw.x402Version === 2) {
+    accepted = raw.accepted as Record<string, unknown> | undefined;
+    if (!accepted || typeof accepted !== 'object' || Array.isArray(accepted)) throw bad('accepted (the requirements paid) is missing');
+    if (accepted.scheme !== 'exact') throw bad("accepted.scheme must be 'exact'");
+    if (!str(accepted.network, 100) || !accepted.network.includes(':')) throw bad('accepted.network must be a CAIP-2 id');
+    const extra = accepted.extra as Record<string, unknown> | undefined;
+    wire = 'v2';
+    memo = extra && typeof extra === 'object' && str(extra.challengeId, 200) ? extra.challengeId : null;
+    network = accepted.network;
+    chain = network.startsWith('eip155:') ? 'ethereum' : network.startsWith('solana:') ? 'solana' : null;
+  } else if (raw.x402Version === 1 && raw.memo === undefined && raw.chain === undefined) {
+    if (raw.scheme !== 'exact') throw bad("scheme must be 'exact'");
+    if (!str(raw.network, 100)) throw bad('network is missing');
+    wire = 'v1';
+    memo = null;
+    network = raw.network;
+    chain = 'authorization' in payload ? 'ethereum' : 'transaction' in payload ? 'solana' : null;
+  } else {
+    if (!str(raw.memo, 200)) throw bad('memo (the challenge id) is missing');
+    if (raw.scheme === 'agent_wallet') {
+      if (!str(payload.agent_wallet_id, 100) || !str(payload.spend_attempt_id, 100))
+        throw bad('payload needs agent_wallet_id and spend_attempt_id');
+      return {
+        kind: 'agent_wallet',
+        wire: 'spec',
+        memo: raw.memo,
+        agent_wallet_id: payload.agent_wallet_id,
+        spend_attempt_id: payload.spend_attempt_id,
+      };
+    }
+    if (raw.scheme !== 'exact') throw bad("scheme must be 'exact' or 'agent_wallet'");
+    if (raw.network !== 'testnet' && raw.network !== 'mainnet') throw bad('network must be testnet or mainnet');
+    wire = 'spec';
+    memo = raw.memo;
+    network = raw.network;
+    chain = raw.chain;
   }
-  if (raw.scheme !== 'exact') throw bad("scheme must be 'exact' or 'agent_wallet'");
-  if (raw.network !== 'testnet' && raw.network !== 'mainnet') throw bad('network must be testnet or mainnet');
-  if (raw.chain === 'ethereum') {
+  if (chain === 'ethereum') {
     const a = payload.authorization as Record<string, unknown> | undefined;
     if (!str(payload.signature, 200) || !a || typeof a !== 'object') throw bad('payload needs signature and authorization');
     for (const k of ['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce'])
@@ -102,19 +163,21 @@ export function decodeProof(header: string | undefined | null): Proof {
     } catch {
       throw bad('authorization.from and .to must be addresses');
     }
-    return {
-      kind: 'eip3009',
-      network: raw.network,
-      memo: raw.memo,
-      signature: payload.signature,
-      authorization: a as unknown as Eip3009Authorization,
+    const authorization: Eip3009Authorization = {
+      from: a.from as string,
+      to: a.to as string,
+      value: a.value as string,
+      validAfter: a.validAfter as string,
+      validBefore: a.validBefore as string,
+      nonce: a.nonce as string,
     };
+    return { kind: 'eip3009', wire, network, memo, signature: payload.signature, authorization, ...(accepted ? { accepted } : {}) };
   }
-  if (raw.chain === 'solana') {
+  if (chain === 'solana') {
     if (!str(payload.transaction, 8192)) throw bad('payload.transaction (base64 wire transaction) is missing');
-    return { kind: 'solana', network: raw.network, memo: raw.memo, transaction: payload.transaction };
+    return { kind: 'solana', wire, network, memo, transaction: payload.transaction, ...(accepted ? { accepted } : {}) };
   }
-  throw bad("chain must be 'ethereum' or 'solana'");
+  throw bad(wire === 'spec' ? "chain must be 'ethereum' or 'solana'" : 'the network is neither eip155 nor solana');
 }
 
 // ---- EIP-3009 ------------------------------------------------------------------------------------------
@@ -130,18 +193,21 @@ export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
   ],
 };
 
-/** The authorization nonce that binds a proof to a challenge. */
+/** The authorization nonce the spec's proofs use (keccak256 of the memo); any other nonce is accepted too. */
 export const memoNonce = (memo: string): string => keccak256(toUtf8Bytes(memo));
 
-function checkCommon(p: { network: string; memo: string }, c: ChallengeTerms): void {
-  if (p.memo !== c.id) throw new ProofError('memo_mismatch', 'the proof is for another challenge');
-  if (p.network !== c.network) throw new ProofError('wrong_network', `the challenge is on ${c.network}`);
+function checkCommon(p: { wire: Wire; network: string; memo: string | null }, c: ChallengeTerms): void {
+  if (p.memo !== null && p.memo !== c.id) throw new ProofError('memo_mismatch', 'the proof is for another challenge');
+  // v1 names networks its own way; its signature (EIP-712 chain id, Solana blockhash) binds the chain anyway
+  const expected = p.wire === 'spec' ? c.network : p.wire === 'v2' ? c.x402_network : null;
+  if (expected && p.network !== expected) throw new ProofError('wrong_network', `the challenge is on ${expected}`);
 }
 
 /**
- * Verifies an EIP-3009 authorization against the challenge: payee, amount, nonce = keccak256(memo),
- * validity window (seconds), and the EIP-712 signature of `from` under the token's domain separator.
- * Returns the payer and the proof key (unique per token, payer and nonce).
+ * Verifies an EIP-3009 authorization against the challenge: payee, amount, validity window (seconds), and
+ * the EIP-712 signature of `from` under the token's domain separator. Any nonce: what makes it pay once is
+ * the token (each (from, nonce) once) and the proof key (unique per token, payer and nonce), which is
+ * returned with the payer.
  */
 export function verifyEip3009(
   p: Extract<Proof, { kind: 'eip3009' }>,
@@ -155,8 +221,6 @@ export function verifyEip3009(
   const a = p.authorization;
   if (getAddress(a.to) !== getAddress(c.pay_to)) throw new ProofError('wrong_payee', 'authorization.to is not the challenge payTo');
   if (a.value !== c.amount_subunits) throw new ProofError('wrong_amount', `authorization.value must be ${c.amount_subunits}`);
-  if (a.nonce.toLowerCase() !== memoNonce(c.id))
-    throw new ProofError('memo_mismatch', 'authorization.nonce must be keccak256 of the challenge memo');
   if (BigInt(a.validAfter) >= BigInt(nowSeconds)) throw new ProofError('not_yet_valid', 'the authorization is not valid yet (validAfter)');
   if (BigInt(a.validBefore) <= BigInt(nowSeconds) + 5n)
     throw new ProofError('authorization_expired', 'the authorization has expired (validBefore)');
@@ -172,7 +236,7 @@ export function verifyEip3009(
   if (signer !== getAddress(a.from)) throw new ProofError('bad_signature', 'the authorization is not signed by authorization.from');
   return {
     payer: getAddress(a.from),
-    proof_key: `eip3009:${c.network}:${c.asset.toLowerCase()}:${a.from.toLowerCase()}:${a.nonce.toLowerCase()}`,
+    proof_key: replayKey.eip3009(c.network, c.asset, a.from, a.nonce),
   };
 }
 
@@ -188,8 +252,13 @@ export const MEMO_PROGRAMS = new Set(['MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfc
 export const TOKEN_PROGRAM = TOKEN_PROGRAM_ID;
 export const SYSTEM_PROGRAM = '11111111111111111111111111111111';
 export const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
-/** the payer's compute budget is the gas wallet's cost: bounded */
+/**
+ * The payer's compute budget is the gas wallet's cost, so a limit is required and bounded (without one the
+ * runtime grants 200,000 units per instruction and the priority fee is charged on all of them).
+ */
 export const MAX_COMPUTE_UNIT_LIMIT = 200_000;
+/** a memo the payer chose (v2 clients add a random one so equal payments differ) */
+export const MAX_MEMO_BYTES = 256;
 export const MAX_COMPUTE_UNIT_PRICE = 5_000_000n;
 export { associatedTokenAddress };
 
@@ -206,10 +275,12 @@ function ed25519Verify(sig: Uint8Array, message: Uint8Array, publicKey: Uint8Arr
 const u64 = (data: Uint8Array, at: number): bigint => Buffer.from(data).readBigUInt64LE(at);
 
 /**
- * Verifies a Solana payment transaction against the challenge. Allowed instructions: compute budget
- * (bounded), one memo with exactly the challenge id, and one payment: SPL `transferChecked` of the mint
- * into payTo's associated token account, or a system transfer of SOL to payTo. The fee payer must be the
- * gas wallet, appear in no instruction, and every other signature must be present and valid.
+ * Verifies a Solana payment transaction against the challenge. Allowed instructions: a compute-unit limit
+ * (required, bounded) and price (bounded), one memo, and one payment: SPL `transferChecked` of the mint
+ * into payTo's associated token account, or a system transfer of SOL to payTo. The memo of a spec proof
+ * is exactly the challenge id (it binds the transaction to it); a v2 or v1 payer may write any memo (the
+ * challenge is named in `accepted`, and the transaction's signature is its proof key). The fee payer must
+ * be the gas wallet, appear in no instruction, and every other signature must be present and valid.
  * Returns the decoded transaction for the gas wallet to co-sign.
  */
 export function verifySolana(
@@ -230,6 +301,8 @@ export function verifySolana(
   const keys = msg.staticAccountKeys.map((k) => k.toBase58());
   if (keys[0] !== gasWallet) throw new ProofError('fee_payer_mismatch', `the fee payer must be the service's gas wallet ${gasWallet}`);
   let memoSeen = false;
+  let limitSeen = false;
+  let priceSeen = false;
   let payment: { payer: string } | null = null;
   for (const ix of msg.compiledInstructions) {
     const program = keys[ix.programIdIndex];
@@ -237,13 +310,23 @@ export function verifySolana(
     if (ix.accountKeyIndexes.includes(0)) throw new ProofError('fee_payer_in_instruction', 'the gas wallet must appear in no instruction');
     const data = ix.data;
     if (program === COMPUTE_BUDGET_PROGRAM) {
-      if (data[0] === 2 && data.length === 5 && Buffer.from(data).readUInt32LE(1) <= MAX_COMPUTE_UNIT_LIMIT) continue;
-      if (data[0] === 3 && data.length === 9 && u64(data, 1) <= MAX_COMPUTE_UNIT_PRICE) continue;
+      if (!limitSeen && data[0] === 2 && data.length === 5 && Buffer.from(data).readUInt32LE(1) <= MAX_COMPUTE_UNIT_LIMIT) {
+        limitSeen = true;
+        continue;
+      }
+      if (!priceSeen && data[0] === 3 && data.length === 9 && u64(data, 1) <= MAX_COMPUTE_UNIT_PRICE) {
+        priceSeen = true;
+        continue;
+      }
       throw new ProofError('unexpected_instruction', 'compute budget beyond the accepted bounds');
     }
     if (MEMO_PROGRAMS.has(program)) {
-      if (memoSeen || Buffer.from(data).toString('utf8') !== c.id)
-        throw new ProofError('memo_mismatch', 'the memo must be the challenge id, once');
+      if (memoSeen) throw new ProofError('memo_mismatch', 'one memo at most');
+      if (p.wire === 'spec' ? Buffer.from(data).toString('utf8') !== c.id : data.length > MAX_MEMO_BYTES)
+        throw new ProofError(
+          'memo_mismatch',
+          p.wire === 'spec' ? 'the memo must be the challenge id' : `a memo of ${MAX_MEMO_BYTES} bytes at most`,
+        );
       memoSeen = true;
       continue;
     }
@@ -268,7 +351,12 @@ export function verifySolana(
     }
     throw new ProofError('unexpected_instruction', `instruction of program ${program} is not accepted`);
   }
-  if (!memoSeen) throw new ProofError('memo_mismatch', 'the transaction must carry the challenge id in a memo');
+  if (!memoSeen && p.wire === 'spec') throw new ProofError('memo_mismatch', 'the transaction must carry the challenge id in a memo');
+  if (!limitSeen)
+    throw new ProofError(
+      'compute_limit_missing',
+      `a compute-unit limit (SetComputeUnitLimit, at most ${MAX_COMPUTE_UNIT_LIMIT}) is required`,
+    );
   if (!payment) throw new ProofError('wrong_amount', 'the transaction pays nothing');
   const signerIndex = keys.indexOf(payment.payer);
   if (signerIndex <= 0 || signerIndex >= msg.header.numRequiredSignatures)
@@ -280,5 +368,5 @@ export function verifySolana(
       throw new ProofError('bad_signature', 'a signature of the transaction is missing or not valid');
     }
   }
-  return { payer: payment.payer, proof_key: `solana:${c.network}:${hexlify(tx.signatures[signerIndex])}`, tx };
+  return { payer: payment.payer, proof_key: replayKey.solana(c.network, hexlify(tx.signatures[signerIndex])), tx };
 }

@@ -1,8 +1,16 @@
 /**
  * x402 redemption: verify a proof against its challenge, settle it, and consume the challenge once.
  *
- * - The redemption row's id is the challenge id and its `proof_key` is unique: of concurrent redeems exactly
- *   one insert wins; every other proof for that challenge, and the same proof again, is refused.
+ * - The redemption row's id is the challenge id and its `proof_key` (the proof's replay key, ./replay.ts)
+ *   is unique: of concurrent redeems exactly one insert wins; every other proof for that challenge, and the
+ *   same proof again, is refused.
+ * - One payment per challenge across every proof type: an on-chain settlement and an agent spend both
+ *   insert the challenge's row in `x402_agent_payments` (CHALLENGE_PAYMENTS) with what they write, so of an
+ *   EIP-3009 redeem in flight and an agent spend of the same challenge exactly one goes through.
+ * - An EIP-3009 authorization someone else submitted first (a front-run) still paid payTo: the token's
+ *   `AuthorizationUsed` log of that (from, nonce), followed by its Transfer to payTo of the amount, settles
+ *   the redemption with that transaction (lib/x402/chain-facts.ts), credited once like any other.
+ * - The settlement's network fee is booked in the same write (lib/x402/costs.ts).
  * - On-chain proofs go through the transaction outbox (lib/chains/broadcast): the gas wallet's signed
  *   transaction (row `x402:<challenge id>` in `chain_txs`) is written in the same write as the redemption
  *   row (status `settling`), before the first send; it is re-sent unchanged until it lands.
@@ -19,14 +27,29 @@ import { isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.t
 import { retryOnConflict } from '../core/retry.ts';
 import { LedgerBatch, TRANSFERS, accountId, walletAccount } from '../ledger/index.ts';
 import { encodeHeader } from './challenge.ts';
-import { decodeProof, verifyEip3009, verifySolana, ProofError, type ChallengeTerms, type Proof } from './proof.ts';
+import {
+  decodeProof,
+  verifyEip3009,
+  verifySolana,
+  ProofError,
+  type ChallengeTerms,
+  type Eip3009Authorization,
+  type Proof,
+} from './proof.ts';
 import { domainSeparator, eip3009Intent, solanaCosignIntent } from './settle.ts';
+import type { AuthorizationUse } from './chain-facts.ts';
+import type { SettleResponse } from './wire.ts';
+import { bookSettlementCost } from './costs.ts';
+import { settledEventOp } from './events.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../chains/broadcast/types.ts';
 import type { Broadcaster } from '../chains/broadcast/outbox.ts';
 import type { SpendAttemptDoc } from '../spend/attempts.ts';
+import { replayKey } from './replay.ts';
 
 export const CHALLENGES = 'x402_challenges';
 export const REDEMPTIONS = 'x402_redemptions';
+/** id = a challenge id: the one payment of it, whichever kind (`attempt_id` of an agent spend, or `proof_key`) */
+export const CHALLENGE_PAYMENTS = 'x402_agent_payments';
 
 export interface ChallengeDoc extends Doc, ChallengeTerms {
   merchant_id: string;
@@ -38,6 +61,10 @@ export interface ChallengeDoc extends Doc, ChallengeTerms {
   /** a catalog price in fiat: the quote amount_subunits was converted at (lib/rates/quote.ts) */
   quote?: SessionQuote;
   status: 'open' | 'redeemed';
+  /** the CAIP-2 id it is offered under on the x402 v2 wire (null: not payable there) */
+  x402_network?: string | null;
+  /** `facilitator`: made by POST /v1/x402/facilitator/settle for a payment a resource server was handed */
+  source?: 'challenge' | 'facilitator';
   expires_at: string;
   created_at: string;
   redeemed_at: string | null;
@@ -58,6 +85,8 @@ export interface RedemptionDoc extends Doc {
   chain_tx_id: string | null;
   tx_hash: string | null;
   spend_attempt_id: string | null;
+  /** EIP-3009: the authorization, so a front-run of it can be recognised on chain */
+  authorization?: Eip3009Authorization | null;
   next_check_at: string | null;
   failure_reason: string | null;
   created_at: string;
@@ -71,7 +100,9 @@ export interface RedeemResult {
   amount_subunits: string;
   tx_hash?: string;
   settled_at: string | null;
-  /** base64 JSON for the PAYMENT-RESPONSE header */
+  /** the x402 v2 SettleResponse (plus challenge_id, status and chain) */
+  settle_response: SettleResponse & { challenge_id: string; status: 'settled' | 'pending'; chain: string };
+  /** its base64 JSON, for the PAYMENT-RESPONSE header */
   payment_response: string;
 }
 
@@ -82,6 +113,8 @@ export interface RedeemDeps {
   rpcUrl(chain: string, network: string): string | null;
   /** the gas wallet address (the Solana fee payer) */
   gasWallet(chain: 'ethereum' | 'solana', network: string): string;
+  /** the token's record of an EIP-3009 authorization used on chain (lib/x402/chain-facts.ts authorizationUse) */
+  authorizationUse(network: string, token: string, a: Eip3009Authorization): Promise<AuthorizationUse | null>;
   now(): Date;
   /** runs a pending agent spend's ledger execution now (the agent-wallet actor) */
   executeAttempt(attemptId: string, walletId: string): Promise<SpendAttemptDoc>;
@@ -101,33 +134,65 @@ export class X402Redeemer {
 
   private result(c: ChallengeDoc, r: RedemptionDoc): RedeemResult {
     const settled = r.status === 'settled';
+    // the v2 SettleResponse (network in CAIP-2 where the challenge was offered so); the rest is additive
+    const settle_response = {
+      success: settled,
+      transaction: r.tx_hash ?? '',
+      network: c.x402_network ?? c.network,
+      payer: r.payer,
+      challenge_id: c.id,
+      status: settled ? ('settled' as const) : ('pending' as const),
+      chain: c.chain,
+    };
     return {
       challenge_id: c.id,
-      status: settled ? 'settled' : 'pending',
+      status: settle_response.status,
       payer: r.payer,
       amount_subunits: c.amount_subunits,
       ...(r.tx_hash ? { tx_hash: r.tx_hash } : {}),
       settled_at: r.settled_at,
-      payment_response: encodeHeader({
-        success: settled,
-        status: settled ? 'settled' : 'pending',
-        challenge_id: c.id,
-        payer: r.payer,
-        transaction: r.tx_hash ?? null,
-        network: c.network,
-        chain: c.chain,
-      }),
+      settle_response,
+      payment_response: encodeHeader(settle_response),
     };
   }
 
   async redeem(header: string, resource: string, merchantId: string): Promise<RedeemResult> {
-    const { store } = this.d;
     const proof = decodeProof(header);
-    const challenge = await store.get<ChallengeDoc>(CHALLENGES, proof.memo);
-    if (!challenge || challenge.merchant_id !== merchantId)
-      throw new ProofError('unknown_challenge', 'no challenge of yours has this memo');
+    const challenge = await this.challengeOf(proof, resource, merchantId);
     if (resource !== challenge.resource) throw new ProofError('wrong_resource', 'the proof pays for another resource');
-    const proofHash = sha(header.trim());
+    return this.settle(challenge, proof, sha(header.trim()));
+  }
+
+  /** The challenge a proof names; a v1 proof names none: an open one of this resource with its terms. */
+  private async challengeOf(proof: Proof, resource: string, merchantId: string): Promise<ChallengeDoc> {
+    const { store } = this.d;
+    if (proof.memo !== null) {
+      const c = await store.get<ChallengeDoc>(CHALLENGES, proof.memo);
+      if (!c || c.merchant_id !== merchantId) throw new ProofError('unknown_challenge', 'no challenge of yours has this memo');
+      return c;
+    }
+    const terms =
+      proof.kind === 'eip3009' ? { pay_to: proof.authorization.to, amount: proof.authorization.value } : { pay_to: null, amount: null };
+    const now = this.d.now().toISOString();
+    const open = await store.find<ChallengeDoc>(CHALLENGES, { merchant_id: merchantId, resource, status: 'open' } as never, {
+      sort: 'id',
+      desc: true,
+      limit: 20,
+    });
+    for (const c of open) {
+      if (c.expires_at <= now || (await store.get(REDEMPTIONS, c.id)) || (await store.get(CHALLENGE_PAYMENTS, c.id))) continue;
+      if (terms.amount !== null && (terms.amount !== c.amount_subunits || terms.pay_to!.toLowerCase() !== c.pay_to.toLowerCase())) continue;
+      return c;
+    }
+    throw new ProofError('unknown_challenge', 'no open challenge of yours for this resource matches the proof');
+  }
+
+  /**
+   * Verifies the proof against the challenge and settles it: what redeem does after finding the challenge,
+   * and what the facilitator does with the challenge it records for a payment it is handed.
+   */
+  async settle(challenge: ChallengeDoc, proof: Proof, proofHash: string): Promise<RedeemResult> {
+    const { store } = this.d;
     const existing = await store.get<RedemptionDoc>(REDEMPTIONS, challenge.id);
     if (existing) return this.continueExisting(challenge, existing, proofHash);
     // an agent wallet has paid already (its spend is reserved only while the challenge is open): checked there
@@ -163,7 +228,7 @@ export class X402Redeemer {
     const txId = `x402:${challenge.id}`;
     const row: RedemptionDoc = {
       id: challenge.id,
-      merchant_id: merchantId,
+      merchant_id: challenge.merchant_id,
       proof_key: proofKey,
       proof_hash: proofHash,
       kind: proof.kind,
@@ -175,6 +240,7 @@ export class X402Redeemer {
       chain_tx_id: txId,
       tx_hash: null,
       spend_attempt_id: null,
+      authorization: proof.kind === 'eip3009' ? proof.authorization : null,
       next_check_at: new Date(now.getTime() + 5_000).toISOString(),
       failure_reason: null,
       created_at: now.toISOString(),
@@ -182,23 +248,72 @@ export class X402Redeemer {
     };
     let created: boolean;
     try {
-      // the signed transaction and the redemption in one write: the redemption exists iff the bytes do
+      // the signed transaction, the redemption and the challenge's one payment in one write
       ({ created } = await this.d.broadcaster.create(
         { id: txId, chain: challenge.chain, network: challenge.network, purpose: 'x402', ref: challenge.id, intent },
-        async () => ((await store.get(REDEMPTIONS, challenge.id)) ? [] : [{ op: 'insert', coll: REDEMPTIONS, doc: row }]),
+        // refused before anything is written when the challenge or the proof is taken: no bytes without a row
+        async () => {
+          await this.refuseTaken(challenge.id, proofKey);
+          return this.claimOps(row);
+        },
       ));
     } catch (e) {
-      if (await store.get(REDEMPTIONS, challenge.id)) throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
-      // Ethereum signs after a simulation (estimateGas): a refused authorization ends here, nothing written
+      if (e instanceof ProofError) throw e;
+      await this.refuseTaken(challenge.id, proofKey);
+      // Ethereum signs after a simulation (estimateGas): a refused authorization ends here, nothing written,
+      // unless the token shows it was used by someone else, paying payTo all the same
+      if (proof.kind === 'eip3009') {
+        const use = await this.d.authorizationUse(challenge.network, challenge.asset, proof.authorization).catch(() => null);
+        if (use) return this.frontRun(challenge, { ...row, chain_tx_id: null, tx_hash: use.tx_hash }, use);
+      }
       throw new ProofError(
         'settlement_failed',
         `the settlement cannot be made: ${String((e as { shortMessage?: string }).shortMessage ?? (e as Error).message).slice(0, 160)}`,
       );
     }
     const mine = await store.get<RedemptionDoc>(REDEMPTIONS, challenge.id);
-    if (!created || !mine || mine.proof_hash !== proofHash)
-      throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
+    if (!created || !mine || mine.proof_hash !== proofHash) await this.refuseTaken(challenge.id, proofKey, true);
     return this.await(challenge, true);
+  }
+
+  /** the redemption and the challenge's one payment (CHALLENGE_PAYMENTS), inserted together */
+  private claimOps(row: RedemptionDoc): WriteOp[] {
+    return [
+      { op: 'insert', coll: REDEMPTIONS, doc: row },
+      {
+        op: 'insert',
+        coll: CHALLENGE_PAYMENTS,
+        doc: { id: row.id, attempt_id: null, proof_key: row.proof_key, created_at: row.created_at },
+      },
+    ];
+  }
+
+  /** Refuses when someone redeemed this challenge, paid it from an agent wallet, or redeemed this proof elsewhere. */
+  private async refuseTaken(challengeId: string, proofKey: string, always = false): Promise<void> {
+    const { store } = this.d;
+    if ((await store.get(REDEMPTIONS, challengeId)) || (await store.get(CHALLENGE_PAYMENTS, challengeId)))
+      throw new ProofError('already_redeemed', 'this challenge has already been paid');
+    if (await store.findOne(REDEMPTIONS, { proof_key: proofKey }))
+      throw new ProofError('already_redeemed', 'this proof has already been redeemed');
+    if (always) throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
+  }
+
+  /**
+   * A front-run: the authorization was used by another transaction that paid payTo the amount. The
+   * redemption is written with that transaction (no outbox row of ours) and settles when it is final.
+   */
+  private async frontRun(c: ChallengeDoc, row: RedemptionDoc, use: AuthorizationUse): Promise<RedeemResult> {
+    try {
+      await this.d.store.write(this.claimOps(row));
+    } catch (e) {
+      if (!isDuplicate(e)) throw e;
+      await this.refuseTaken(c.id, row.proof_key, true);
+    }
+    if (use.final) {
+      const done = await this.finish(c.id, true, use.tx_hash, null);
+      return done.mine ? this.result(c, done.doc) : this.serveOnce(c);
+    }
+    return this.await(c, true);
   }
 
   /** The same proof again: serve a settlement that finished after its redeem answered pending, once. */
@@ -221,17 +336,14 @@ export class X402Redeemer {
     });
   }
 
-  /** Moves the outbox row on until it is final or the wait is over; then settles, fails or answers pending. */
+  /** Moves the settlement on until it is final or the wait is over; then settles, fails or answers pending. */
   private async await(c: ChallengeDoc, serve: boolean): Promise<RedeemResult> {
     const deadline = Date.now() + this.d.settleTimeoutMs;
     for (let round = 0; ; round++) {
       const r = (await this.d.store.get<RedemptionDoc>(REDEMPTIONS, c.id))!;
       if (r.status === 'settled') return serve ? this.serveOnce(c) : this.result(c, r);
       if (r.status === 'failed') throw new ProofError('settlement_failed', `the settlement failed on chain: ${r.failure_reason ?? ''}`);
-      const tx =
-        (await this.d.broadcaster.process(r.chain_tx_id!).catch(() => null)) ??
-        (await this.d.store.get<ChainTxDoc>(CHAIN_TXS, r.chain_tx_id!));
-      const done = tx ? await this.settleFrom(r, tx, serve) : null;
+      const done = await this.progress(r, serve);
       if (done) return done.mine || !serve ? this.result(c, done.doc) : this.serveOnce(c);
       if (Date.now() >= deadline) return this.result(c, r);
       // a chain that mines at once answers within a few short polls; a slow one is polled less often
@@ -239,19 +351,52 @@ export class X402Redeemer {
     }
   }
 
-  /** A final outbox row decides the redemption: confirmed settles it, failed fails it. */
+  /** One step of a settling redemption: its outbox row, or (a front-run) the token's record. */
+  private async progress(r: RedemptionDoc, serve: boolean): Promise<{ doc: RedemptionDoc; mine: boolean } | null> {
+    if (!r.chain_tx_id) {
+      const use = await this.usedElsewhere(r);
+      return use?.final ? this.finish(r.id, serve, use.tx_hash, null) : null;
+    }
+    const tx =
+      (await this.d.broadcaster.process(r.chain_tx_id).catch(() => null)) ?? (await this.d.store.get<ChainTxDoc>(CHAIN_TXS, r.chain_tx_id));
+    return tx ? this.settleFrom(r, tx, serve) : null;
+  }
+
+  private async usedElsewhere(r: RedemptionDoc): Promise<AuthorizationUse | null> {
+    if (r.kind !== 'eip3009' || !r.authorization) return null;
+    const c = (await this.d.store.get<ChallengeDoc>(CHALLENGES, r.id))!;
+    return this.d.authorizationUse(c.network, c.asset, r.authorization);
+  }
+
+  /**
+   * A final outbox row decides the redemption: confirmed settles it; failed fails it, unless the
+   * authorization it carried was used by someone else's transaction that paid payTo (a front-run): then
+   * that transaction settles it (once final), and our failed one's fee is booked all the same.
+   */
   private async settleFrom(r: RedemptionDoc, tx: ChainTxDoc, serve: boolean): Promise<{ doc: RedemptionDoc; mine: boolean } | null> {
-    if (tx.status === 'confirmed') return this.finish(r.id, serve, tx.tx_hash);
+    const fee = { amount: BigInt(tx.fee_subunits ?? '0'), tx_hash: tx.tx_hash };
+    if (tx.status === 'confirmed') return this.finish(r.id, serve, tx.tx_hash, fee);
     if (tx.status === 'failed') {
+      const use = await this.usedElsewhere(r);
+      if (use && use.tx_hash.toLowerCase() !== tx.tx_hash.toLowerCase())
+        return use.final ? this.finish(r.id, serve, use.tx_hash, fee) : null;
       await this.fail(r.id, tx.failure_reason ?? 'failed on chain');
       throw new ProofError('settlement_failed', `the settlement failed on chain: ${tx.failure_reason ?? ''}`);
     }
     return null;
   }
 
-  /** Settled: consume the challenge and credit the merchant's wallet, in one write. */
-  /** `mine`: this call settled it (and served it when `serve`); otherwise it was settled before. */
-  private async finish(challengeId: string, serve: boolean, txHash: string): Promise<{ doc: RedemptionDoc; mine: boolean }> {
+  /**
+   * Settled: consume the challenge, credit the merchant's wallet, book the network fee our transaction
+   * paid (null: none of ours landed) and queue the `x402.settled` event, in one write. `mine`: this call
+   * settled it (and served it when `serve`); otherwise it was settled before.
+   */
+  private async finish(
+    challengeId: string,
+    serve: boolean,
+    txHash: string,
+    fee: { amount: bigint; tx_hash: string } | null,
+  ): Promise<{ doc: RedemptionDoc; mine: boolean }> {
     const { store } = this.d;
     return retryOnConflict(async () => {
       const r = (await store.get<RedemptionDoc>(REDEMPTIONS, challengeId))!;
@@ -270,11 +415,13 @@ export class X402Redeemer {
         debit_account: accountId('sys:chain', asset),
         credit_account: walletAccount(c.wallet_id, asset),
       });
+      if (fee) await bookSettlementCost(b, c, fee.amount, fee.tx_hash);
       const next: RedemptionDoc = { ...r, status: 'settled', served: serve, tx_hash: txHash, settled_at: at, next_check_at: null };
       const ops: WriteOp[] = [
         { op: 'cas', coll: REDEMPTIONS, doc: next, expected: r.version ?? 0 },
         { op: 'cas', coll: CHALLENGES, doc: { ...c, status: 'redeemed', redeemed_at: at }, expected: c.version ?? 0 },
         ...b.ops(),
+        settledEventOp(c, next, now),
       ];
       await store.write(ops);
       return { doc: next, mine: true };
@@ -314,12 +461,15 @@ export class X402Redeemer {
       throw new ProofError('challenge_expired', 'the challenge expired before the spend attempt paid it');
     if (a.settlement?.status === 'awaiting_execution') a = await this.d.executeAttempt(a.id, a.agent_wallet_id);
     if (a.settlement?.status !== 'settled') throw new ProofError('settlement_failed', 'the spend attempt is not settled');
+    // the spend holds the challenge's one payment (written with its execution): anything else paid it first
+    const paid = await store.get<Doc & { attempt_id: string | null }>(CHALLENGE_PAYMENTS, c.id);
+    if (paid?.attempt_id !== a.id) throw new ProofError('already_redeemed', 'this challenge has already been paid');
     const now = this.d.now();
     const at = now.toISOString();
     const row: RedemptionDoc = {
       id: c.id,
       merchant_id: c.merchant_id,
-      proof_key: `agent:${a.id}`,
+      proof_key: replayKey.agent(a.id),
       proof_hash: proofHash,
       kind: 'agent_wallet',
       payer: a.agent_wallet_id,
@@ -348,14 +498,11 @@ export class X402Redeemer {
     return this.result(c, row);
   }
 
-  /** The scanner's step for a redemption still settling: move its outbox row on, then settle or fail it. */
+  /** The scanner's step for a redemption still settling: move its settlement on, then settle or fail it. */
   async check(r: RedemptionDoc): Promise<void> {
-    if (r.status !== 'settling' || !r.chain_tx_id) return;
-    const tx =
-      (await this.d.broadcaster.process(r.chain_tx_id).catch(() => null)) ?? (await this.d.store.get<ChainTxDoc>(CHAIN_TXS, r.chain_tx_id));
-    if (tx)
-      await this.settleFrom(r, tx, false).catch((e) => {
-        if (!(e instanceof ProofError)) throw e;
-      });
+    if (r.status !== 'settling') return;
+    await this.progress(r, false).catch((e) => {
+      if (!(e instanceof ProofError)) throw e;
+    });
   }
 }

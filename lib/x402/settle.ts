@@ -1,36 +1,23 @@
 /**
  * What settling an x402 proof on chain sends, as transaction-outbox intents (lib/chains/broadcast): the
  * gas wallet's `transferWithAuthorization` call for EIP-3009, and the payer's Solana transaction for the
- * gas wallet to co-sign as fee payer. Also reads a token's EIP-712 domain separator. No store here.
+ * gas wallet to co-sign as fee payer. No store here.
  */
 import { Interface } from 'ethers';
 import type { VersionedTransaction } from '@solana/web3.js';
-import { ethProvider } from '../chains/clients.ts';
+import { tokenDomain } from './chain-facts.ts';
 import { gasWalletRef } from '../treasury/gas-wallet.ts';
 import type { TxIntent } from '../chains/broadcast/types.ts';
 import { splitSignature, type Eip3009Authorization } from './proof.ts';
 
 export const EIP3009_ABI = [
   'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
-  'function DOMAIN_SEPARATOR() view returns (bytes32)',
+  'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
 ];
 const iface = new Interface(EIP3009_ABI);
-const separators = new Map<string, string>();
 
-/** The token's EIP-712 domain separator, read from the contract once per RPC URL and token. */
-export async function domainSeparator(rpcUrl: string, token: string): Promise<string> {
-  const key = `${rpcUrl}|${token.toLowerCase()}`;
-  let hit = separators.get(key);
-  if (!hit) {
-    const p = await ethProvider(rpcUrl);
-    hit = iface.decodeFunctionResult(
-      'DOMAIN_SEPARATOR',
-      await p.call({ to: token, data: iface.encodeFunctionData('DOMAIN_SEPARATOR') }),
-    )[0] as string;
-    separators.set(key, hit);
-  }
-  return hit;
-}
+/** The token's EIP-712 domain separator (read from the token once per RPC URL: lib/x402/chain-facts.ts). */
+export const domainSeparator = async (rpcUrl: string, token: string): Promise<string> => (await tokenDomain(rpcUrl, token)).separator;
 
 export function eip3009Intent(network: string, token: string, a: Eip3009Authorization, signature: string): TxIntent {
   const { v, r, s } = splitSignature(signature);

@@ -130,6 +130,14 @@ export class PaymentsClient {
     return this.unwrap(this.api.GET('/v1/me'));
   }
 
+  /** the rails you accept: every session, checkout intent and x402 challenge on another rail is refused (400 on paymentMethod) */
+  readonly railPolicy = {
+    /** GET /v1/me/rail-policy: {allowed_rails (null: none), effective_rails, updated_at} */
+    get: () => this.unwrap(this.api.GET('/v1/me/rail-policy')),
+    /** PUT /v1/me/rail-policy: `<chain>:<network>:<token>` keys; null removes the policy (every enabled rail) */
+    set: (allowedRails: string[] | null) => this.unwrap(this.api.PUT('/v1/me/rail-policy', { body: { allowed_rails: allowedRails } })),
+  };
+
   /** GET /v1/payment_methods: the enabled rails */
   paymentMethods() {
     return this.unwrap(this.api.GET('/v1/payment_methods'));

@@ -31,7 +31,12 @@ export async function register(opts: RegisterOptions): Promise<RegisteredMerchan
   opts.onStep?.('email_verification');
   const start = await client.unwrap(
     api.POST('/v1/merchants/email-verification', {
-      body: { email: opts.email, ...(opts.invitationToken ? { invitation_token: opts.invitationToken } : {}) },
+      body: {
+        email: opts.email,
+        ...(opts.invitationToken ? { invitation_token: opts.invitationToken } : {}),
+        // checked before the code is sent: a URL the service refuses costs no code, no proof of work
+        ...(opts.webhookUrl ? { webhook_url: opts.webhookUrl } : {}),
+      },
     }),
   );
   const registrationIntentId = start.registration_intent_id;

@@ -10,10 +10,13 @@
  *   const fetchPaid = payingFetch(apiKey, 'wal_…', { serviceUrl });
  *   const res = await fetchPaid('https://api.example/report');
  *
- * Without a proof the server answers 402 with PAYMENT-REQUIRED and X-PAYMENT-REQUIRED (base64 JSON of the
- * X402Challenge); with X-Service-Payment (or PAYMENT-SIGNATURE) it redeems the proof with the service and
- * serves the resource only once it is settled, with PAYMENT-RESPONSE. A settlement still pending answers
- * 202 with Retry-After (present the same proof again), never a new 402, so nobody pays twice.
+ * Without a proof the server answers 402 with X-PAYMENT-REQUIRED (base64 JSON of the spec's X402Challenge)
+ * and PAYMENT-REQUIRED (the x402 v2 PaymentRequired, so `@x402/fetch` and other ecosystem clients pay it;
+ * it also carries the flat challenge's fields, for clients that read the spec's challenge there); with
+ * X-Service-Payment, PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (x402 v1) it redeems the proof with the
+ * service and serves the resource only once it is settled, with PAYMENT-RESPONSE (an x402 v2
+ * SettleResponse). A settlement still pending answers 202 with Retry-After (present the same proof again),
+ * never a new 402, so nobody pays twice.
  *
  * The header encodings here are the protocol's one implementation: the service (lib/x402/challenge.ts)
  * imports them from this file. Global fetch, atob/btoa and TextEncoder only, so it runs in Node and
@@ -45,6 +48,8 @@ export const HEADERS = {
   requiredLegacy: 'x-payment-required',
   payment: 'x-service-payment',
   signature: 'payment-signature',
+  /** x402 v1 */
+  paymentV1: 'x-payment',
   response: 'payment-response',
 } as const;
 
@@ -120,7 +125,7 @@ export function requirePayment(o: RequirePaymentOptions): (req: IncomingMessage,
       body: JSON.stringify(body),
     });
 
-  async function challenge(res: ServerResponse, resource: string, error?: string) {
+  async function challenge(req: IncomingMessage, res: ServerResponse, resource: string, error?: string) {
     const r = await call('/v1/x402/challenges', {
       resource,
       paymentMethod: o.paymentMethod,
@@ -128,21 +133,43 @@ export function requirePayment(o: RequirePaymentOptions): (req: IncomingMessage,
       ...(o.description ? { description: o.description } : {}),
       ...(o.expires_in ? { expires_in: o.expires_in } : {}),
     });
-    const c = (await r.json()) as { header: string; challenge: X402Challenge; fee_payer?: string; chain?: string; message?: string };
+    const c = (await r.json()) as {
+      header: string;
+      challenge: X402Challenge;
+      payment_required?: { resource: { url: string }; [k: string]: unknown };
+      fee_payer?: string;
+      chain?: string;
+      message?: string;
+    };
     if (r.status !== 201) return send(res, 503, { error: 'payment service unavailable', detail: c.message }, { 'Retry-After': '5' });
+    // x402 v2 names the resource by its absolute URL; the flat fields ride along for spec clients
+    const v2 = c.payment_required
+      ? encodeHeader({
+          ...c.challenge,
+          ...c.payment_required,
+          ...(error ? { error } : {}),
+          resource: { ...c.payment_required.resource, url: absoluteUrl(req) },
+        })
+      : c.header;
     send(
       res,
       402,
       { x402Version: 1, error: error ?? 'payment required', accepts: [c.challenge], chain: c.chain, fee_payer: c.fee_payer },
-      { [HEADERS.required]: c.header, [HEADERS.requiredLegacy]: c.header },
+      { [HEADERS.required]: v2, [HEADERS.requiredLegacy]: c.header },
     );
+  }
+
+  function absoluteUrl(req: IncomingMessage): string {
+    const host = headerOf(req, 'host');
+    const proto = headerOf(req, 'x-forwarded-proto') ?? ((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http');
+    return host ? `${proto.split(',')[0].trim()}://${host}${req.url ?? '/'}` : (req.url ?? '/');
   }
 
   return async (req, res, next) => {
     try {
       const resource = o.resource ? o.resource(req) : (req.url ?? '/');
-      const proof = headerOf(req, HEADERS.payment) ?? headerOf(req, HEADERS.signature);
-      if (!proof) return await challenge(res, resource);
+      const proof = headerOf(req, HEADERS.payment) ?? headerOf(req, HEADERS.signature) ?? headerOf(req, HEADERS.paymentV1);
+      if (!proof) return await challenge(req, res, resource);
       const r = await call('/v1/x402/redeem', { proof, resource });
       const body = (await r.json()) as { payment_response?: string; message?: string; challenge_id?: string };
       if (r.status === 200) {
@@ -158,7 +185,7 @@ export function requirePayment(o: RequirePaymentOptions): (req: IncomingMessage,
           { 'Retry-After': '2', [HEADERS.response]: body.payment_response! },
         );
       }
-      if (r.status === 402 || r.status === 400 || r.status === 404) return await challenge(res, resource, body.message);
+      if (r.status === 402 || r.status === 400 || r.status === 404) return await challenge(req, res, resource, body.message);
       // the service's answer is unknown (5xx): never ask for a new payment
       return send(res, 503, { error: 'payment verification unavailable, retry with the same proof' }, { 'Retry-After': '5' });
     } catch (e) {

@@ -14,4 +14,7 @@ export const AGENTS_ROUTES: RouteDef[] = [
   { method: 'POST', path: '/v1/x402/challenges', action: 'x402.createChallenge', auth: 'key' },
   { method: 'GET', path: '/v1/x402/challenges/:challenge_id', action: 'x402.getChallenge', auth: 'key' },
   { method: 'POST', path: '/v1/x402/redeem', action: 'x402.redeem', auth: 'key' },
+  { method: 'GET', path: '/v1/x402/facilitator/supported', action: 'x402.facilitatorSupported', auth: 'key' },
+  { method: 'POST', path: '/v1/x402/facilitator/verify', action: 'x402.facilitatorVerify', auth: 'key' },
+  { method: 'POST', path: '/v1/x402/facilitator/settle', action: 'x402.facilitatorSettle', auth: 'key' },
 ];

@@ -12,7 +12,7 @@ import { CapturingMailer, startTestNode, tempDir, type TestNode } from '../helpe
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
 import { eventually } from '../helpers/wait.ts';
 import type { ActorHost } from '../../actors/runtime.ts';
-import type { AgentWalletState, AgentWalletMsg, AgentWalletReply } from '../../lib/agents/agent-wallet.ts';
+import type { AgentWalletState, AgentWalletMsg, AgentWalletReply } from '../../lib/agents/state.ts';
 import { newId } from '../../lib/core/ids.ts';
 import { RAIL, attemptBody, balanceOf, createWallet, fund } from '../integration/agents-helpers.ts';
 

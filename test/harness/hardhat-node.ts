@@ -89,7 +89,8 @@ export interface HardhatNode {
   setBalance(address: string, wei: bigint): Promise<void>;
   sendEth(from: SignerRef, to: string, wei: bigint): Promise<TxResult>;
   receipt(hash: string): Promise<TransactionReceipt | null>;
-  deployTestUsdc(deployer?: SignerRef): Promise<TestUsdc>;
+  /** name: the token's EIP-712 name (default "Test USD Coin"; USDC's own is "USD Coin"), version "2" */
+  deployTestUsdc(deployer?: SignerRef, options?: { name?: string }): Promise<TestUsdc>;
   /** kills the node (process group), waits for it to exit, removes its work dir; idempotent */
   stop(): Promise<void>;
   /** the last lines the node printed (diagnostics) */
@@ -102,6 +103,8 @@ export interface StartHardhatNodeOptions {
   startTimeoutMs?: number;
   /** keep Hardhat's per-request console log on (default off: it costs time in benchmarks) */
   logging?: boolean;
+  /** a fixed port (default 0: a free one) */
+  port?: number;
 }
 
 const live = new Set<ChildProcess>();
@@ -164,7 +167,7 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
   const startTimeoutMs = options.startTimeoutMs ?? 90_000;
   const workDir = mkdtempSync(join(tmpdir(), 'hardhat-node-'));
   const childScript = join(process.cwd(), 'test', 'harness', 'hardhat-node-child.ts');
-  const args = JSON.stringify({ projectRoot: process.cwd(), workDir, hostname: '127.0.0.1', port: 0, chainId });
+  const args = JSON.stringify({ projectRoot: process.cwd(), workDir, hostname: '127.0.0.1', port: options.port ?? 0, chainId });
 
   installExitHook();
   const child = spawn(process.execPath, [childScript, args], {
@@ -272,11 +275,11 @@ export async function startHardhatNode(options: StartHardhatNodeOptions = {}): P
     else if (blocks > 1) await rpc('hardhat_mine', [`0x${blocks.toString(16)}`]);
   };
 
-  const deployTestUsdc = async (deployer: SignerRef = 0): Promise<TestUsdc> => {
+  const deployTestUsdc = async (deployer: SignerRef = 0, options: { name?: string } = {}): Promise<TestUsdc> => {
     const { abi, bytecode } = compileTestUsdc();
     const owner = signer(deployer);
     const factory = new ContractFactory(abi as never, bytecode, owner);
-    const deployTx = await factory.getDeployTransaction();
+    const deployTx = await factory.getDeployTransaction(options.name ?? 'Test USD Coin');
     const sent = await owner.sendTransaction(deployTx);
     if (!automine) await mine();
     let r: TransactionReceipt | null = null;

@@ -219,6 +219,31 @@ describe('error envelope over HTTP', () => {
     expect((await t.request('POST', '/v1/merchants', { body })).status).toBe(201);
   });
 
+  it('refuses a return_url that is not https, naming the field and WEBHOOK_ALLOW_PRIVATE; keeps an https one', async () => {
+    const body = { amount: 5, expires_in: '15m', paymentMethod: RAIL };
+    const res = await t.request('POST', '/v1/payment_sessions', {
+      key: m.apiKey,
+      body: { ...body, return_url: 'http://localhost:4242/done' },
+    });
+    expect(res.status).toBe(400);
+    expect(envelope(res)).toMatchObject({
+      code: 3,
+      message: 'return_url must use https',
+      field: 'return_url',
+      errors: [{ field: 'return_url', message: 'return_url must use https' }],
+    });
+    expect(res.body.remediation).toContain('WEBHOOK_ALLOW_PRIVATE=1');
+    const ok = await t.request('POST', '/v1/payment_sessions', {
+      key: m.apiKey,
+      body: { ...body, return_url: 'https://shop.example/orders/7' },
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.body.return_url).toBe('https://shop.example/orders/7');
+    expect((await t.request('GET', `/v1/payment_sessions/${ok.body.session_id}`, { key: m.apiKey })).body.return_url).toBe(
+      'https://shop.example/orders/7',
+    );
+  });
+
   it('puts an X-Request-Id on every answer, keeps a sane one, replaces any other, and logs the request under it', async () => {
     const ok = await t.request('GET', '/v1/payment_methods');
     expect(ok.status).toBe(200);
@@ -243,9 +268,11 @@ describe('error envelope over HTTP', () => {
       for (let i = 0; i < 100 && !logged.some((l) => l.includes(`request_id=${id}`)); i++) await new Promise((r) => setTimeout(r, 20));
       return logged.filter((l) => l.includes(`request_id=${id}`));
     };
+    for (let i = 0; i < 100 && logged.filter((l) => l.includes(`request_id=${mine}`)).length < 2; i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(await waitForLine(mine)).toEqual([
       expect.stringMatching(/GET \/v1\/me 200 [\d.]+ms request_id=/),
-      expect.stringMatching(/GET \/v1\/me 401 /),
+      expect.stringMatching(/GET \/v1\/me 401 [\d.]+ms request_id=/),
     ]);
     const missing = await t.request('GET', '/v1/payment_sessions/ps_00000000000000000000000000', { key: m.apiKey });
     const lines = await waitForLine(missing.body.request_id);

@@ -160,7 +160,13 @@ describe('PostgreSQL store: a server started by the test, crashed and restarted'
       await new Promise((r) => setTimeout(r, 300));
       const down = await node.request('POST', '/v1/payment_sessions/demo', { body: {} });
       expect(down.status).toBe(503);
-      expect(down.body).toEqual({ code: 1, message: expect.stringMatching(/retry/) });
+      expect(down.body).toEqual({
+        code: 1,
+        message: expect.stringMatching(/retry/),
+        remediation: expect.any(String),
+        request_id: down.headers.get('x-request-id'),
+        retryable: true,
+      });
       await restarted;
       await eventually(
         'the node to serve writes again',

@@ -8,6 +8,7 @@ import { merchant } from './sessions-helpers.ts';
 import { RAILS } from './chain-listener-helpers.ts';
 import { CatalogClient } from './catalog-helpers.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
+import { createPaymentsClient, BadRequestError } from '../../sdk/src/node.ts';
 
 describe('merchant rail policy', () => {
   let t: TestNode;
@@ -48,7 +49,9 @@ describe('merchant rail policy', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body).toMatchObject({
       code: 3,
+      field: 'allowed_rails[1]',
       message: expect.stringMatching(/^allowed_rails\[1\] 'bitcoin:mainnet:BTC' is not a rail/),
+      remediation: expect.stringMatching(/GET \/v1\/payment_methods/),
     });
     expect((await put({ allowed_rails: ['USDC'] })).status).toBe(400);
     expect((await put({ allowed_rails: [] })).status).toBe(400);
@@ -73,7 +76,7 @@ describe('merchant rail policy', () => {
     for (const rail of [RAILS.eth, RAILS.sol]) {
       const r = await session(rail);
       expect(r.status).toBe(400);
-      expect(r.body).toMatchObject({ code: 3 });
+      expect(r.body).toMatchObject({ code: 3, field: 'paymentMethod', remediation: expect.stringMatching(/PUT \/v1\/me\/rail-policy/) });
       expect(r.body.message).toBe(
         `${rail.chain}:${rail.network}:${rail.token} is not allowed by the merchant's rail policy (allowed_rails: ethereum:testnet:USDC, solana:testnet:USDC, ethereum:mainnet:USDC)`,
       );
@@ -81,7 +84,7 @@ describe('merchant rail policy', () => {
     // a price in fiat is refused the same way, before any rate is read
     const priced = await session(RAILS.eth, { price: { amount: '25.00', currency: 'USD' } });
     expect(priced.status).toBe(400);
-    expect(priced.body.message).toMatch(/^ethereum:testnet:ETH is not allowed/);
+    expect(priced.body).toMatchObject({ field: 'paymentMethod', message: expect.stringMatching(/^ethereum:testnet:ETH is not allowed/) });
     expect(await sessionCount()).toBe(before);
 
     expect((await session(RAILS.ethUsdc)).status).toBe(201);
@@ -106,15 +109,39 @@ describe('merchant rail policy', () => {
     });
     const refused = await t.request('POST', `/v1/catalog/prices/${eth.price.id}/checkout-intent`);
     expect(refused.status).toBe(400);
-    expect(refused.body.message).toMatch(/^ethereum:testnet:ETH is not allowed by the merchant's rail policy/);
+    expect(refused.body).toMatchObject({
+      field: 'paymentMethod',
+      message: expect.stringMatching(/^ethereum:testnet:ETH is not allowed by the merchant's rail policy/),
+    });
   });
 
   it('x402 challenges on a rail outside the policy are refused, and none is stored', async () => {
     const refused = await challenge(RAILS.eth);
     expect(refused.status).toBe(400);
-    expect(refused.body.message).toMatch(/^ethereum:testnet:ETH is not allowed by the merchant's rail policy/);
+    expect(refused.body).toMatchObject({
+      field: 'paymentMethod',
+      message: expect.stringMatching(/^ethereum:testnet:ETH is not allowed by the merchant's rail policy/),
+    });
     expect(await t.node.rt.store.count('x402_challenges', { merchant_id: m.id })).toBe(0);
     expect((await challenge(RAILS.ethUsdc)).status).toBe(201);
+  });
+
+  it('through the SDK: set the policy, price a session in fiat on an allowed rail, a typed 400 on another', async () => {
+    const client = createPaymentsClient({ baseUrl: t.url, apiKey: other.apiKey });
+    expect(await client.railPolicy.set(['solana:testnet:USDC'])).toMatchObject({ allowed_rails: ['solana:testnet:USDC'] });
+    expect((await client.railPolicy.get()).effective_rails).toEqual(['solana:testnet:USDC']);
+    const s = await client.sessions.create({
+      price: { amount: '12.34', currency: 'USD' },
+      expires_in: '15m',
+      paymentMethod: RAILS.solUsdc,
+    });
+    expect(s).toMatchObject({ expected_amount_subunits: '12340000', quote: { currency: 'USD', amount: '12.34', rate: '1' } });
+    await expect(client.sessions.create({ amount: 1, expires_in: '15m', paymentMethod: RAILS.ethUsdc })).rejects.toMatchObject({
+      constructor: BadRequestError,
+      code: 3,
+      field: 'paymentMethod',
+    });
+    expect(await client.railPolicy.set(null)).toMatchObject({ allowed_rails: null });
   });
 
   it('every change is audited with the list it replaced; null removes the policy', async () => {

@@ -73,7 +73,8 @@ describe('payment sessions priced in fiat', () => {
         quoted_at: expect.any(String),
       },
     });
-    expect(Date.parse(s.quote.quoted_at)).toBeGreaterThanOrEqual(Date.parse(s.created_at) - 1000);
+    // quoted while the request was decided, before the session was written
+    expect(Date.parse(s.quote.quoted_at)).toBeLessThanOrEqual(Date.parse(s.created_at));
     expect(s).not.toHaveProperty('amount');
 
     // part of it, then the rate doubles: the session still asks for the locked 0.01 ETH
@@ -128,20 +129,21 @@ describe('payment sessions priced in fiat', () => {
     expect(again.body.expected_amount_subunits).toBe(first.body.expected_amount_subunits);
   });
 
-  it('no fresh rate: 503 saying why; nothing is created', async () => {
+  it('no fresh rate: 503 saying why (retryable when a source lags, not when none is configured); nothing is created', async () => {
     const before = (await t.request('GET', '/v1/payment_sessions?limit=100', { key: m.apiKey })).body.data.length;
     const stale = await create({ price: { amount: '25.00', currency: 'USD' }, paymentMethod: RAILS.sol });
     expect(stale.status).toBe(503);
-    expect(stale.body).toMatchObject({ code: 1 });
+    expect(stale.body).toMatchObject({ code: 1, retryable: true, remediation: expect.stringMatching(/again shortly/) });
     expect(stale.body.message).toMatch(/cannot price USD in SOL: .*SOL\/USD/);
     const none = await create({ price: { amount: '25.00', currency: 'GBP' }, paymentMethod: RAILS.eth });
     expect(none.status).toBe(503);
-    expect(none.body).toMatchObject({ code: 1 });
+    expect(none.body).toMatchObject({ code: 1, retryable: false });
+    expect(none.body.remediation).toMatch(/RATES_STATIC/);
     expect(none.body.message).toMatch(/ETH\/GBP/);
     expect((await t.request('GET', '/v1/payment_sessions?limit=100', { key: m.apiKey })).body.data).toHaveLength(before);
   });
 
-  it('bad prices are 400s saying what to change', async () => {
+  it('bad prices are 400s naming the field', async () => {
     const refused = async (body: Record<string, unknown>) => {
       const r = await create({ paymentMethod: RAILS.eth, ...body });
       expect(r.status).toBe(400);
@@ -149,10 +151,15 @@ describe('payment sessions priced in fiat', () => {
       return r.body;
     };
     expect(await refused({ amount: 0.01, price: { amount: '25.00', currency: 'USD' } })).toMatchObject({
+      field: 'price',
       message: expect.stringMatching(/exactly one of amount and price/),
     });
-    expect((await refused({ amount_subunits: '1', price: { amount: '25.00', currency: 'USD' } })).message).toMatch(/exactly one/);
+    expect(await refused({ amount_subunits: '1', price: { amount: '25.00', currency: 'USD' } })).toMatchObject({
+      field: 'price',
+      message: expect.stringMatching(/exactly one/),
+    });
     expect(await refused({ price: { amount: '25.001', currency: 'USD' } })).toMatchObject({
+      field: 'price.amount',
       message: expect.stringMatching(/more decimal places than USD has \(2\)/),
     });
     expect((await refused({ price: { amount: '25', currency: 'XXX' } })).message).toMatch(/price\.currency must be one of "USD"/);
@@ -160,6 +167,7 @@ describe('payment sessions priced in fiat', () => {
     expect((await refused({ price: { amount: '25', currency: 'USD', rate: '1' } })).message).toMatch(/unknown field 'rate'/);
     // 0.01 USD at ≥ 2,500 USD/ETH is at most 0.000004 ETH: below the ETH rail's minimum of 0.00001
     expect(await refused({ price: { amount: '0.01', currency: 'USD' } })).toMatchObject({
+      field: 'price.amount',
       message: expect.stringMatching(/^0\.01 USD is 0\.\d+ ETH at \d+ USD\/ETH, which is below the minimum of 0\.00001 ETH/),
     });
     expect((await refused({})).message).toMatch(/amount is required .* or price/);
@@ -222,6 +230,7 @@ describe('payment sessions priced in fiat, static rates', () => {
     // the checkout's price, not another one, and not an amount in tokens
     const wrongPrice = await open({ price: { amount: '24.99', currency: 'USD' } });
     expect(wrongPrice.status).toBe(400);
+    expect(wrongPrice.body.field).toBe('price');
     expect(wrongPrice.body.message).toMatch(/is priced at 25\.00 USD: create the session with price \{amount: "25\.00", currency: "USD"\}/);
     expect((await open({ price: { amount: '25.00', currency: 'EUR' } })).status).toBe(400);
     const tokens = await open({ amount: 0.01 });

@@ -86,9 +86,11 @@ afterAll(async () => {
 async function challengeFor(path: string) {
   const r = await fetch(`${base}${path}`);
   expect(r.status).toBe(402);
-  expect(r.headers.get('payment-required')).toBe(r.headers.get('x-payment-required'));
+  // the spec's flat challenge is X-PAYMENT-REQUIRED; PAYMENT-REQUIRED (x402 v2) carries its fields too
   const body = (await r.json()) as { fee_payer: string; error: string };
-  return { challenge: decodeChallenge(r.headers.get('payment-required'))!, fee_payer: body.fee_payer, body };
+  const challenge = decodeChallenge(r.headers.get('x-payment-required'))!;
+  expect(decodeChallenge(r.headers.get('payment-required'))).toMatchObject({ memo: challenge.memo, payTo: challenge.payTo });
+  return { challenge, fee_payer: body.fee_payer, body };
 }
 
 describe('EIP-3009 authorization signed by an outside key (Hardhat)', () => {

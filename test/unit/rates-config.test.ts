@@ -3,9 +3,9 @@ import { loadRatesConfig, sourcesFor } from '../../config/rates.ts';
 import { decideSession, paymentSessionBehaviorWithRates, type PaymentSessionState } from '../../lib/sessions/payment-session.ts';
 
 describe('loadRatesConfig', () => {
-  it('has defaults that invent nothing: no static table, no HTTP source, mainnet Chainlink feeds', () => {
+  it('has defaults that invent nothing: no static table, no HTTP source, mainnet Chainlink feeds, the pegs last', () => {
     const c = loadRatesConfig({});
-    expect(sourcesFor(c, 'USDC:USD')).toEqual(['chainlink', 'http', 'static']);
+    expect(sourcesFor(c, 'USDC:USD')).toEqual(['chainlink', 'http', 'static', 'peg']);
     expect(c.static).toEqual({});
     expect(c.httpUrl).toBe('');
     expect(c.chainlinkFeeds['ETH:USD']).toEqual({

@@ -121,7 +121,14 @@ describe('receiptData', () => {
       } as Partial<PaymentSessionState>),
       'Shop',
     );
-    expect(r.fiat).toEqual({ quote: 'USD', rate: '0.99985', value: '2.50', source: 'chainlink', as_of: '2026-01-01 00:04:00 UTC' });
+    expect(r.fiat).toEqual({
+      quote: 'USD',
+      rate: '0.99985',
+      value: '2.50',
+      source: 'chainlink',
+      as_of: '2026-01-01 00:04:00 UTC',
+      stale: false,
+    });
     expect(r.marks).toEqual([]);
   });
 });

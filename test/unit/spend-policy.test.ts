@@ -90,6 +90,7 @@ describe('spend policy: each rule and its reason', () => {
       'denied',
       'sandbox_mainnet_not_allowed',
     ],
+    ['live merchant on testnet', facts({ merchant: { sandbox: false, kyc_verified: true } }), 'denied', 'live_testnet_not_allowed'],
     ['KYC', facts({ merchant: { sandbox: false, kyc_verified: false } }, { network: 'mainnet' }), 'denied', 'kyc_required'],
     ['rail enabled', facts({ rail_enabled: false }), 'denied', 'rail_not_enabled'],
     ["rail on the wallet's chain", facts({}, { chain: 'solana', token: 'USDC' }), 'denied', 'wallet_rail_mismatch'],
@@ -189,7 +190,8 @@ describe('spend policy: evaluation order', () => {
         const f = facts(
           {
             caller_merchant_id: own ? 'mer_x' : 'mer_1',
-            merchant: { sandbox, kyc_verified: !kyc },
+            // rule 3 passes when the merchant is on its own network: sandbox on testnet, live on mainnet
+            merchant: { sandbox: sandbox || !mainnet, kyc_verified: !kyc },
             wallet: {
               merchant_id: 'mer_1',
               type: type ? 'merchant' : 'agent',

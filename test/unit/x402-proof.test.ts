@@ -1,11 +1,20 @@
 /** x402: the challenge (spec fields only, base64 header) and the verification of the proof forms. */
 import fc from 'fast-check';
 import { TypedDataEncoder, Wallet, getAddress } from 'ethers';
-import { Keypair, VersionedTransaction } from '@solana/web3.js';
+import {
+  ComputeBudgetProgram,
+  Keypair,
+  PublicKey,
+  TransactionInstruction,
+  TransactionMessage,
+  VersionedTransaction,
+} from '@solana/web3.js';
 import { buildChallenge, decodeChallenge, encodeHeader, CHALLENGE_FIELDS, type X402Challenge } from '../../lib/x402/challenge.ts';
 import {
   decodeProof,
   verifyEip3009,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+  MEMO_PROGRAMS,
   verifySolana,
   memoNonce,
   ProofError,
@@ -92,7 +101,7 @@ describe('EIP-3009 proof', () => {
     signEip3009Proof(payer, c, { chainId: 31337, tokenName: DOMAIN.name, tokenVersion: DOMAIN.version, nowSeconds: now });
   const eip = (h: string) => decodeProof(h) as Extract<Proof, { kind: 'eip3009' }>;
 
-  it('verifies: payer, nonce = keccak256(memo), proof key', async () => {
+  it("verifies the spec's proof: payer, nonce = keccak256(memo), proof key", async () => {
     const p = eip(await sign());
     expect(p.authorization.nonce).toBe(memoNonce('x402_abc'));
     const ok = verifyEip3009(p, ethTerms, SEPARATOR, NOW);
@@ -114,8 +123,71 @@ describe('EIP-3009 proof', () => {
     expect(reason(() => verifyEip3009(p, ethTerms, other, NOW))).toBe('bad_signature');
     const tampered = { ...p, authorization: { ...p.authorization, from: PAY_TO } };
     expect(reason(() => verifyEip3009(tampered, ethTerms, SEPARATOR, NOW))).toBe('bad_signature');
+    // the nonce is signed: changing it breaks the signature
     const nonceForOther = { ...p, authorization: { ...p.authorization, nonce: memoNonce('x402_other') } };
-    expect(reason(() => verifyEip3009(nonceForOther, ethTerms, SEPARATOR, NOW))).toBe('memo_mismatch');
+    expect(reason(() => verifyEip3009(nonceForOther, ethTerms, SEPARATOR, NOW))).toBe('bad_signature');
+  });
+
+  it('accepts any nonce (what x402 v2 clients sign); the proof key is per token, payer and nonce (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ minLength: 32, maxLength: 32 }), async (bytes) => {
+        const nonce = `0x${Buffer.from(bytes).toString('hex')}`;
+        const authorization = { from: payer.address, to: PAY_TO, value: '1500000', validAfter: '0', validBefore: String(NOW + 60), nonce };
+        const signature = await payer.signTypedData(DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES, authorization);
+        const p = decodeProof(
+          encodeHeader({
+            x402Version: 2,
+            accepted: {
+              scheme: 'exact',
+              network: 'eip155:31337',
+              amount: '1500000',
+              asset: TOKEN,
+              payTo: PAY_TO,
+              maxTimeoutSeconds: 60,
+              extra: { challengeId: 'x402_abc' },
+            },
+            payload: { signature, authorization },
+          }),
+        ) as Extract<Proof, { kind: 'eip3009' }>;
+        expect([p.wire, p.memo, p.network]).toEqual(['v2', 'x402_abc', 'eip155:31337']);
+        const ok = verifyEip3009(p, { ...ethTerms, x402_network: 'eip155:31337' }, SEPARATOR, NOW);
+        return ok.payer === payer.address && ok.proof_key.endsWith(`:${payer.address.toLowerCase()}:${nonce}`);
+      }),
+      { numRuns: 10 },
+    );
+  });
+
+  it('a v2 payload names its challenge in accepted.extra.challengeId and its network in CAIP-2', async () => {
+    const spec = eip(await sign());
+    const v2 = (accepted: Record<string, unknown>) =>
+      decodeProof(encodeHeader({ x402Version: 2, accepted, payload: { signature: spec.signature, authorization: spec.authorization } }));
+    const accepted = { scheme: 'exact', network: 'eip155:31337', amount: '1500000', asset: TOKEN, payTo: PAY_TO, maxTimeoutSeconds: 60 };
+    const terms = { ...ethTerms, x402_network: 'eip155:31337' };
+    const other = v2({ ...accepted, extra: { challengeId: 'x402_other' } }) as Extract<Proof, { kind: 'eip3009' }>;
+    expect(reason(() => verifyEip3009(other, terms, SEPARATOR, NOW))).toBe('memo_mismatch');
+    const elsewhere = v2({ ...accepted, network: 'eip155:1', extra: { challengeId: 'x402_abc' } }) as Extract<Proof, { kind: 'eip3009' }>;
+    expect(reason(() => verifyEip3009(elsewhere, terms, SEPARATOR, NOW))).toBe('wrong_network');
+    // no challenge id (a facilitator's payment, or v1): the terms alone decide
+    const bare = v2(accepted) as Extract<Proof, { kind: 'eip3009' }>;
+    expect(bare.memo).toBeNull();
+    expect(verifyEip3009(bare, terms, SEPARATOR, NOW).payer).toBe(payer.address);
+    const v1 = decodeProof(
+      encodeHeader({
+        x402Version: 1,
+        scheme: 'exact',
+        network: 'base-sepolia',
+        payload: { signature: spec.signature, authorization: spec.authorization },
+      }),
+    );
+    expect([v1.wire, v1.memo]).toEqual(['v1', null]);
+    for (const bad of [{ ...accepted, scheme: 'upto' }, { ...accepted, network: 'testnet' }, null])
+      expect(
+        reason(() =>
+          decodeProof(
+            encodeHeader({ x402Version: 2, accepted: bad, payload: { signature: spec.signature, authorization: spec.authorization } }),
+          ),
+        ),
+      ).toBe('malformed');
   });
 
   it('malformed headers are refused as malformed', () => {
@@ -229,5 +301,43 @@ describe('Solana proof', () => {
       'bad_signature',
     );
     expect(associatedTokenAddress(payTo, mint)).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
+  });
+
+  /** the proof's transaction with its instructions filtered, signed again by the payer */
+  function rebuilt(h: string, keep: (programId: string, data: Uint8Array) => boolean, add: TransactionInstruction[] = []): string {
+    const p = sol(h);
+    const msg = TransactionMessage.decompile(VersionedTransaction.deserialize(Buffer.from(p.transaction, 'base64')).message);
+    msg.instructions = [...msg.instructions.filter((ix) => keep(ix.programId.toBase58(), ix.data)), ...add];
+    const tx = new VersionedTransaction(msg.compileToV0Message());
+    tx.sign([payer]);
+    return Buffer.from(tx.serialize()).toString('base64');
+  }
+
+  it('requires a bounded compute-unit limit (the gas wallet pays for every unit)', () => {
+    const gasAddr = gas.publicKey.toBase58();
+    const h = buildSolanaProof(payer, challenge, { feePayer: gasAddr, recentBlockhash: blockhash });
+    const noLimit = rebuilt(h, (program) => program !== ComputeBudgetProgram.programId.toBase58());
+    expect(reason(() => verifySolana({ ...sol(h), transaction: noLimit }, terms, gasAddr))).toBe('compute_limit_missing');
+    const high = rebuilt(h, (program) => program !== ComputeBudgetProgram.programId.toBase58(), [
+      ComputeBudgetProgram.setComputeUnitLimit({ units: 1_400_000 }),
+    ]);
+    expect(reason(() => verifySolana({ ...sol(h), transaction: high }, terms, gasAddr))).toBe('unexpected_instruction');
+    const twice = rebuilt(h, () => true, [ComputeBudgetProgram.setComputeUnitLimit({ units: 10_000 })]);
+    expect(reason(() => verifySolana({ ...sol(h), transaction: twice }, terms, gasAddr))).toBe('unexpected_instruction');
+  });
+
+  it('a v2 payer may write any memo (one, bounded); the spec proof must carry the challenge id', () => {
+    const gasAddr = gas.publicKey.toBase58();
+    const h = buildSolanaProof(payer, challenge, { feePayer: gasAddr, recentBlockhash: blockhash });
+    const memo = (text: string) =>
+      new TransactionInstruction({ programId: new PublicKey([...MEMO_PROGRAMS][0]), keys: [], data: Buffer.from(text) });
+    const randomMemo = rebuilt(h, (program) => !MEMO_PROGRAMS.has(program), [memo('a1b2c3d4e5f60718293a4b5c6d7e8f90')]);
+    const asV2 = { ...sol(h), wire: 'v2' as const, network: 'solana:x', memo: terms.id, transaction: randomMemo };
+    expect(verifySolana(asV2, { ...terms, x402_network: 'solana:x' }, gasAddr).payer).toBe(payer.publicKey.toBase58());
+    expect(reason(() => verifySolana({ ...sol(h), transaction: randomMemo }, terms, gasAddr))).toBe('memo_mismatch');
+    const long = rebuilt(h, (program) => !MEMO_PROGRAMS.has(program), [memo('x'.repeat(257))]);
+    expect(reason(() => verifySolana({ ...asV2, transaction: long }, { ...terms, x402_network: 'solana:x' }, gasAddr))).toBe(
+      'memo_mismatch',
+    );
   });
 });

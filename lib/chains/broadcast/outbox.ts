@@ -16,28 +16,24 @@
  * broadcast, a broadcast one is checked; since only persisted bytes are ever sent, a resumed row can
  * only land once.
  */
-import { isConflict, isDuplicate, type Store, type WriteOp } from '../../store/port.ts';
-import { DueScanner } from '../../core/due-scanner.ts';
+import { isConflict, isDuplicate, type WriteOp } from '../../store/port.ts';
 import type { MoneyOutMetrics } from '../metrics.ts';
 import { rpcErrorText } from '../clients.ts';
+import { ChainEngine, type ScanDeps } from '../engine.ts';
 import { CHAIN_NONCES, CHAIN_TXS, type ChainTxDoc, type NonceDoc, type TxDriver, type TxIntent } from './types.ts';
 
 /** The ops a purpose adds to the final write (the doc is already final: status, tx_hash, fee_subunits). */
 export type FinalHook = (doc: ChainTxDoc) => Promise<WriteOp[]>;
 
-export interface BroadcasterOptions {
-  store: Store;
+export interface BroadcasterOptions extends ScanDeps {
   driver(chain: string, network: string): TxDriver | null;
   hooks?: Record<string, FinalHook>;
-  pollIntervalMs: number;
   rebroadcastMs: number;
   bumpAfterMs: number;
   /** Solana: signatures per transaction before it fails as expired (default 5) */
   maxSolanaAttempts?: number;
   /** how long a claimed row is held before another node may take it (default 30 s) */
   leaseMs?: number;
-  now?: () => Date;
-  log?: { info?(...a: unknown[]): void; warn(...a: unknown[]): void };
   metrics?: MoneyOutMetrics;
 }
 
@@ -53,40 +49,22 @@ export interface CreateSpec {
 const errText = (e: unknown) => rpcErrorText(e);
 const isRace = (e: unknown) => isConflict(e) || isDuplicate(e);
 
-export class Broadcaster {
-  private o: BroadcasterOptions;
-  private scanner: DueScanner<ChainTxDoc>;
+export class Broadcaster extends ChainEngine<ChainTxDoc, BroadcasterOptions> {
   private hooks: Record<string, FinalHook>;
 
   constructor(o: BroadcasterOptions) {
-    this.o = o;
-    this.hooks = { ...(o.hooks ?? {}) };
-    this.scanner = new DueScanner<ChainTxDoc>({
+    super(o, {
       name: 'broadcaster',
-      store: o.store,
       coll: CHAIN_TXS,
       dueField: 'next_check_at',
       filter: { status: { $in: ['signed', 'sent'] } },
       leaseMs: o.leaseMs ?? 30_000,
-      intervalMs: o.pollIntervalMs,
-      now: () => this.now(),
-      log: o.log,
-      handle: (row) =>
-        this.step(row).then(
-          () => undefined,
-          (e) => {
-            throw new Error(errText(e));
-          },
-        ),
     });
+    this.hooks = { ...(o.hooks ?? {}) };
   }
 
-  private now(): Date {
-    return this.o.now?.() ?? new Date();
-  }
-
-  private log() {
-    return this.o.log ?? console;
+  private get o(): BroadcasterOptions {
+    return this.d;
   }
 
   /** registers the final-write hook of a purpose (payout, sweep, …) */
@@ -102,19 +80,6 @@ export class Broadcaster {
     this.after[purpose] = fn;
   }
   private after: Record<string, (doc: ChainTxDoc) => Promise<unknown>> = {};
-
-  start(): void {
-    this.scanner.start();
-  }
-
-  stop(): Promise<void> {
-    return this.scanner.stop();
-  }
-
-  /** one scan now (tests, operators) */
-  scanOnce(): Promise<number> {
-    return this.scanner.scanOnce();
-  }
 
   private drv(chain: string, network: string): TxDriver {
     const d = this.o.driver(chain, network);
@@ -228,7 +193,7 @@ export class Broadcaster {
   }
 
   /** One transition of a row; returns the row as saved (null when another node changed it first). */
-  async step(doc: ChainTxDoc): Promise<ChainTxDoc | null> {
+  override async step(doc: ChainTxDoc): Promise<ChainTxDoc | null> {
     const driver = this.drv(doc.chain, doc.network);
     const latest = doc.attempts[doc.attempts.length - 1]!;
     if (doc.status === 'signed') {

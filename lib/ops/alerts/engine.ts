@@ -14,6 +14,7 @@
  *   being raised and being sent.
  */
 import { newId } from '../../core/ids.ts';
+import { retryOnConflict } from '../../core/retry.ts';
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../../store/port.ts';
 import type { AlertsConfig } from '../../../config/index.ts';
 import { exceeds, plan, renotifyDue, sameAlert, SEVERITY, type AlertType, type Check, type Observation, type Severity } from './rules.ts';
@@ -81,7 +82,7 @@ export interface EngineDeps {
   onRaised?(a: RaisedAlert): void;
 }
 
-const MAX_RACE_RETRIES = 10;
+const MAX_RACE_ATTEMPTS = 50;
 
 export class AlertEngine {
   private readonly d: EngineDeps;
@@ -134,111 +135,111 @@ export class AlertEngine {
     const merchantId = ctx.merchant_id ?? null;
     const merchantName =
       merchantId && ctx.merchant_name === undefined && this.d.merchantName ? await this.d.merchantName(merchantId) : ctx.merchant_name;
-    for (let attempt = 0; ; attempt++) {
-      const state = await store.get<StateDoc>(ALERT_STATE, stateId);
-      const current =
-        state && sameAlert(state.last_seen_at, now, Math.max(state.window_ms, check.windowMs))
-          ? await store.get<AlertDoc>(ALERTS, state.alert_id)
-          : null;
-      const ops: WriteOp[] = [];
-      let alert: AlertDoc;
-      let notify: boolean;
-      if (current && state) {
-        notify = renotifyDue(state.last_notified_at, now, config.renotifyMs);
-        const payload = buildAlertPayload(
-          {
-            alert_id: current.id,
+    // another node may raise or move the same alert at the same moment: re-read and join it
+    return retryOnConflict(
+      async () => {
+        const state = await store.get<StateDoc>(ALERT_STATE, stateId);
+        const current =
+          state && sameAlert(state.last_seen_at, now, Math.max(state.window_ms, check.windowMs))
+            ? await store.get<AlertDoc>(ALERTS, state.alert_id)
+            : null;
+        const ops: WriteOp[] = [];
+        let alert: AlertDoc;
+        let notify: boolean;
+        if (current && state) {
+          notify = renotifyDue(state.last_notified_at, now, config.renotifyMs);
+          const payload = buildAlertPayload(
+            {
+              alert_id: current.id,
+              alert_type: check.type,
+              severity: SEVERITY[check.type],
+              window_start: current.payload.window_start,
+              window_end: at,
+              count: Math.max(count, current.payload.count),
+              threshold: check.threshold,
+            },
+            { ...ctx, merchant_name: merchantName },
+          );
+          alert = { ...current, payload, updated_at: at, notifications: current.notifications + (notify ? 1 : 0) };
+          const windowMs = Math.max(state.window_ms, check.windowMs);
+          ops.push(
+            {
+              op: 'cas',
+              coll: ALERT_STATE,
+              doc: {
+                ...state,
+                last_seen_at: at,
+                last_notified_at: notify ? at : state.last_notified_at,
+                expires_at: expiry(now, windowMs),
+              },
+              expected: state.version!,
+            },
+            { op: 'cas', coll: ALERTS, doc: alert, expected: current.version! },
+          );
+        } else {
+          notify = true;
+          const id = newId('alt', now.getTime());
+          const payload = buildAlertPayload(
+            {
+              alert_id: id,
+              alert_type: check.type,
+              severity: SEVERITY[check.type],
+              window_start: windowStart,
+              window_end: at,
+              count,
+              threshold: check.threshold,
+            },
+            { ...ctx, merchant_name: merchantName },
+          );
+          alert = {
+            id,
             alert_type: check.type,
             severity: SEVERITY[check.type],
-            window_start: current.payload.window_start,
-            window_end: at,
-            count: Math.max(count, current.payload.count),
-            threshold: check.threshold,
-          },
-          { ...ctx, merchant_name: merchantName },
-        );
-        alert = { ...current, payload, updated_at: at, notifications: current.notifications + (notify ? 1 : 0) };
-        const windowMs = Math.max(state.window_ms, check.windowMs);
-        ops.push(
-          {
-            op: 'cas',
-            coll: ALERT_STATE,
-            doc: { ...state, last_seen_at: at, last_notified_at: notify ? at : state.last_notified_at, expires_at: expiry(now, windowMs) },
-            expected: state.version!,
-          },
-          { op: 'cas', coll: ALERTS, doc: alert, expected: current.version! },
-        );
-      } else {
-        notify = true;
-        const id = newId('alt', now.getTime());
-        const payload = buildAlertPayload(
-          {
-            alert_id: id,
-            alert_type: check.type,
-            severity: SEVERITY[check.type],
-            window_start: windowStart,
-            window_end: at,
-            count,
-            threshold: check.threshold,
-          },
-          { ...ctx, merchant_name: merchantName },
-        );
-        alert = {
-          id,
-          alert_type: check.type,
-          severity: SEVERITY[check.type],
-          key: check.key,
-          rule: check.rule,
-          merchant_id: payload.merchant_id,
-          status: 'open',
-          payload,
-          notifications: 1,
-          created_at: at,
-          updated_at: at,
-        };
-        const next: StateDoc = {
-          id: stateId,
-          alert_id: id,
-          last_seen_at: at,
-          last_notified_at: at,
-          window_ms: check.windowMs,
-          expires_at: expiry(now, check.windowMs),
-        };
-        ops.push(
-          state ? { op: 'cas', coll: ALERT_STATE, doc: next, expected: state.version! } : { op: 'insert', coll: ALERT_STATE, doc: next },
-        );
-        ops.push({ op: 'insert', coll: ALERTS, doc: alert });
-      }
-      if (notify) {
-        for (const destination of this.destinations()) {
-          const row: AlertDeliveryDoc = {
-            id: newId('ald', now.getTime()),
-            alert_id: alert.id,
-            destination,
-            payload: alert.payload,
-            status: 'pending',
-            next_attempt_at: at,
-            attempts: 0,
-            last_error: null,
+            key: check.key,
+            rule: check.rule,
+            merchant_id: payload.merchant_id,
+            status: 'open',
+            payload,
+            notifications: 1,
             created_at: at,
-            delivered_at: null,
+            updated_at: at,
           };
-          ops.push({ op: 'insert', coll: ALERT_DELIVERIES, doc: row });
+          const next: StateDoc = {
+            id: stateId,
+            alert_id: id,
+            last_seen_at: at,
+            last_notified_at: at,
+            window_ms: check.windowMs,
+            expires_at: expiry(now, check.windowMs),
+          };
+          ops.push(
+            state ? { op: 'cas', coll: ALERT_STATE, doc: next, expected: state.version! } : { op: 'insert', coll: ALERT_STATE, doc: next },
+          );
+          ops.push({ op: 'insert', coll: ALERTS, doc: alert });
         }
-      }
-      try {
+        if (notify) {
+          for (const destination of this.destinations()) {
+            const row: AlertDeliveryDoc = {
+              id: newId('ald', now.getTime()),
+              alert_id: alert.id,
+              destination,
+              payload: alert.payload,
+              status: 'pending',
+              next_attempt_at: at,
+              attempts: 0,
+              last_error: null,
+              created_at: at,
+              delivered_at: null,
+            };
+            ops.push({ op: 'insert', coll: ALERT_DELIVERIES, doc: row });
+          }
+        }
         await store.write(ops);
-      } catch (e) {
-        // another node raised or moved the same alert first: join it
-        if ((isConflict(e) || isDuplicate(e)) && attempt < MAX_RACE_RETRIES) {
-          await new Promise((r) => setTimeout(r, Math.random() * 10));
-          continue;
-        }
-        throw e;
-      }
-      const out = { alert, notified: notify, isNew: !current };
-      this.d.onRaised?.(out);
-      return out;
-    }
+        const out = { alert, notified: notify, isNew: !current };
+        this.d.onRaised?.(out);
+        return out;
+      },
+      { attempts: MAX_RACE_ATTEMPTS, retryOn: (e) => isConflict(e) || isDuplicate(e) },
+    );
   }
 }

@@ -16,7 +16,7 @@ export const AGENTS_COLLECTIONS: CollectionSpec[] = [
   /** id = a challenge id: the one agent spend attempt that paid it (a second payment of it is refused) */
   { name: 'x402_agent_payments' },
   /**
-   * id = the challenge id (a challenge is consumed once); proof_key unique (a proof redeems once).
+   * id = the challenge id (a challenge is consumed once); proof_key unique: the proof's replay key (lib/x402/replay.ts), so a proof redeems once.
    * Holds the settlement's signed bytes before they are sent.
    */
   { name: 'x402_redemptions', indexes: [{ fields: ['proof_key'], unique: true }, { fields: ['status', 'next_check_at'] }] },

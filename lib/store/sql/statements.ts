@@ -19,6 +19,9 @@ export function likePattern(q: string): string {
 
 const ret = (cols: string[]) => (cols.length ? ` RETURNING ${cols.join(', ')}` : '');
 
+/** rows a text search on a text-indexed collection tests in order before it asks the index */
+export const TEXT_WINDOW = 2000;
+
 export class Statements {
   readonly d: Dialect;
   constructor(dialect: Dialect) {
@@ -120,6 +123,34 @@ export class Statements {
       params.push(opts.limit);
     }
     return { sql, params };
+  }
+
+  /**
+   * The first step of a text search on a text-indexed collection with a limit: the LIKE tested on the
+   * next `window` rows in order only (a common word fills the page there at once, where an index of
+   * trigrams would yield most of the collection to sort). `seen` counts how many rows that window had:
+   * when it was full and the page was not, the adapter asks its text index for the candidates instead.
+   */
+  textWindow(
+    coll: string,
+    filter: Filter,
+    opts: FindOptions,
+    expiresField: string | undefined,
+    window: number,
+  ): { windowed: Query; seen: Query } {
+    const order = this.order(opts);
+    const base: unknown[] = [];
+    const cond = this.condition(filter, {}, expiresField, base);
+    const likeParams: unknown[] = [];
+    const like = this.textLike(opts.text!.fields, opts.text!.q, likeParams);
+    const t = ident(coll);
+    return {
+      windowed: {
+        sql: `SELECT data, version FROM (SELECT id, data, version FROM ${t} WHERE ${cond} ORDER BY ${order} LIMIT ?) AS w WHERE ${like} ORDER BY ${order} LIMIT ?`,
+        params: [...base, window, ...likeParams, opts.limit],
+      },
+      seen: { sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${t} WHERE ${cond} LIMIT ?) AS w`, params: [...base, window] },
+    };
   }
 
   count(coll: string, filter: Filter, expiresField: string | undefined): Query {

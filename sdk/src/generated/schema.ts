@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * Hosted checkout page
-         * @description The page a session's payment_url points at: amount, receiving address, a QR code of qr_data, a wallet link and live status. Public: the unguessable session id is the capability. Served with a strict Content-Security-Policy.
+         * @description The page a session's payment_url points at, server-rendered for the session's state: open (amount and its fiat equivalent when a fresh rate exists, the receiving address and the amount with copy buttons, a QR code and a wallet link for the amount still due, a countdown), partially paid (what is left), paid (a clear paid message, the receipt; no QR, no wallet link) and expired (says so; no QR, no wallet link). A sandbox or demo session shows a TEST MODE banner; the merchant's order reference (metadata.order_id, else metadata.reference) is shown; once paid or expired, the session's return_url is a "Back to the shop" link. The page follows the status live (it polls /status and re-renders from the server). Public: the unguessable session id is the capability. Served with a strict Content-Security-Policy and no external resources.
          */
         get: operations["getCheckoutPage"];
         put?: never;
@@ -114,7 +114,7 @@ export interface paths {
         put?: never;
         /**
          * Evaluate and record an outbound spend attempt
-         * @description Evaluates the attempt against the rules in this order: ownership (wallet_not_owned) → wallet type (not_agent_wallet) → sandbox on mainnet (sandbox_mainnet_not_allowed) → KYC for mainnet (kyc_required) → rail enabled and on the wallet's chain (rail_not_enabled, wallet_rail_mismatch) → policy present, unexpired, allowing mainnet, naming the rail in limits (no_policy, policy_expired, policy_mainnet_not_allowed, rail_not_in_policy) → denylist (target_denied) → allowlist of targets and API domains (target_not_allowed, api_domain_not_allowed) → per-attempt cap (per_attempt_cap_exceeded) → window caps over pending and posted spends (window_amount_exceeded, window_count_exceeded) → approval threshold (approval_required, approval_threshold). The first failing rule decides. An allowed attempt the wallet cannot fund is denied with insufficient_funds. `pending` writes the attempt and a pending ledger transfer (`ledger_entry_id`) in one atomic write; `approval_required` reserves nothing; `denied` writes no ledger row. Attempts on one wallet are decided one at a time, so concurrent attempts never reserve more than a window cap. `reference` is the idempotency key: the same reference and body answer 200 with the same attempt, another body 409. A pending attempt is executed at once: to one of this service's wallets or to an x402 challenge's payTo (with `reference` = the challenge id, which also sets `spend_reference` to the X-Service-Payment value) inside the ledger; to any other address as an on-chain payout of the agent wallet (persisted before broadcast, never sent twice). `settlement` shows the execution.
+         * @description Evaluates the attempt against the rules in this order: ownership (wallet_not_owned) → wallet type (not_agent_wallet) → the merchant's own network: testnet for sandbox, mainnet for live (sandbox_mainnet_not_allowed, live_testnet_not_allowed) → KYC for mainnet (kyc_required) → rail enabled and on the wallet's chain (rail_not_enabled, wallet_rail_mismatch) → policy present, unexpired, allowing mainnet, naming the rail in limits (no_policy, policy_expired, policy_mainnet_not_allowed, rail_not_in_policy) → denylist (target_denied) → allowlist of targets and API domains (target_not_allowed, api_domain_not_allowed) → per-attempt cap (per_attempt_cap_exceeded) → window caps over pending and posted spends (window_amount_exceeded, window_count_exceeded) → approval threshold (approval_required, approval_threshold). The first failing rule decides. An allowed attempt the wallet cannot fund is denied with insufficient_funds. `pending` writes the attempt and a pending ledger transfer (`ledger_entry_id`) in one atomic write; `approval_required` reserves nothing; `denied` writes no ledger row. Attempts on one wallet are decided one at a time, so concurrent attempts never reserve more than a window cap. `reference` is the idempotency key: the same reference and body answer 200 with the same attempt, another body 409. A pending attempt is executed at once: to one of this service's wallets or to an x402 challenge's payTo (with `reference` = the challenge id, which also sets `spend_reference` to the X-Service-Payment value) inside the ledger; to any other address as an on-chain payout of the agent wallet (persisted before broadcast, never sent twice). `settlement` shows the execution.
          */
         post: operations["createAgentSpendAttempt"];
         delete?: never;
@@ -449,7 +449,7 @@ export interface paths {
         put?: never;
         /**
          * Step 1: start a registration intent
-         * @description Always 200 with the same shape, whatever the email; a one-time code is emailed only when the email passes the trust check or a valid invitation_token is given. Disposable-mail domains are refused with 400.
+         * @description Always 200 with the same shape, whatever the email; a one-time code is emailed only when the email passes the trust check or a valid invitation_token is given. Disposable-mail domains are refused with 400. A webhook_url given here is checked with the rule of registration (step 4) before any code is sent or counted, so a URL the service would refuse costs no code.
          */
         post: operations["startEmailVerification"];
         delete?: never;
@@ -1217,7 +1217,7 @@ export interface paths {
         put?: never;
         /**
          * Create an x402 challenge for a resource
-         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A catalog price in fiat is converted at a fresh rate of the rail's token (rounded up) and the response carries its quote; no fresh rate: 503. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored.
+         * @description Stores a challenge to pay `amount_subunits` (or a published catalog price's amount) on one rail into the merchant's wallet of that chain and network, and returns the X402Challenge and its base64 `header` for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED. `memo` is the challenge id; every proof is bound to it. `fee_payer` is the service's gas wallet (the fee payer a Solana payment transaction must name). expires_in: 10s to 24h, default 5m. A catalog price in fiat is converted at a fresh rate of the rail's token (rounded up) and the response carries its quote; no fresh rate: 503. A rail outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentMethod) naming the rail; no challenge is stored. The merchant's own network only, as for sessions: a sandbox merchant charges on testnet, a live merchant on mainnet and only after KYC; anything else is a 403 (code 7, field paymentMethod.network). Besides the flat challenge the answer carries `payment_required`, the x402 v2 PaymentRequired (CAIP-2 network read from the node, the token's EIP-712 name and version read from the token, the challenge id in `extra.challengeId`), for PAYMENT-REQUIRED. An amount below the rail's x402 minimum (X402_MIN_AMOUNTS, never below the rail's min_amount) is a 400: a challenge must bring more than settling it costs.
          */
         post: operations["createX402Challenge"];
         delete?: never;
@@ -1243,6 +1243,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/x402/facilitator/settle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * x402 facilitator: settle a payment into one of your wallets
+         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). The gas wallet submits (EIP-3009) or co-signs as fee payer (Solana) the settlement, persisted before it is sent; the payment is recorded as a challenge of the merchant (id xfs_…, one per payment, GET /v1/x402/challenges/{id}) and, once confirmed at the rail's depth, credits the wallet in the ledger exactly once (deposit transfer x402:<id>), books the network fee as a platform cost and queues an x402.settled event, like a redeemed challenge. The same payload settled again is refused (already_redeemed), except a settlement that answered settlement_pending: settled again, it answers success once it has confirmed. 200 with success false and errorReason for a payment that does not pay.
+         */
+        post: operations["x402FacilitatorSettle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/facilitator/supported": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * x402 facilitator: what this service settles
+         * @description For HTTPFacilitatorClient({url: '<service>/v1/x402/facilitator', createAuthHeaders}) with the merchant's X-API-Key. One `exact` kind per network the service can settle on (USDC with a configured token contract or mint): eip155:<chain id> (EIP-3009) and solana:<genesis hash prefix> (SPL transferChecked, `extra.feePayer` = the gas wallet).
+         */
+        get: operations["x402FacilitatorSupported"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/facilitator/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * x402 facilitator: verify a payment without settling it
+         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). Also reads what settling would find on chain (the authorization unused, the payer's balance). Writes nothing. 200 with isValid false and invalidReason for a payment that does not pay.
+         */
+        post: operations["x402FacilitatorVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/x402/redeem": {
         parameters: {
             query?: never;
@@ -1254,7 +1314,7 @@ export interface paths {
         put?: never;
         /**
          * Verify and settle a proof, consuming its challenge once
-         * @description `proof` is the X-Service-Payment (or PAYMENT-SIGNATURE) value: base64 JSON of an EIP-3009 transferWithAuthorization whose nonce is keccak256(memo) (submitted by the service's gas wallet), a Solana transaction paying payTo with the memo, signed by the payer, with the gas wallet as fee payer (co-signed and submitted), or an agent wallet's spend attempt (`spend_reference`). 200 when settled (serve the resource; send `payment_response` as PAYMENT-RESPONSE); 202 when the settlement has not confirmed in time (do not ask for a new payment: present the same proof again later, it is served once when settled); 402 with the reason leading the message when the proof does not pay (wrong_amount, wrong_asset, wrong_payee, wrong_network, wrong_resource, memo_mismatch, challenge_expired, not_yet_valid, authorization_expired, bad_signature, already_redeemed, settlement_failed, …). Of concurrent redeems of one challenge exactly one wins.
+         * @description `proof` is the proof header the client sent: X-Service-Payment (the spec's wire), PAYMENT-SIGNATURE (an x402 v2 PaymentPayload, the challenge named by `accepted.extra.challengeId`) or X-PAYMENT (an x402 v1 payload, the challenge found by resource, payTo and amount). Payloads: an EIP-3009 transferWithAuthorization with any nonce (keccak256(memo) as the spec's proofs use, or a random one; the token's own nonce and the unique proof key make it pay once) submitted by the service's gas wallet; a Solana transaction paying payTo, signed by the payer, with the gas wallet as fee payer, a compute-unit limit (required, at most 200,000) and a memo (the challenge id on the spec's wire; any on the v2 wire), co-signed and submitted; or an agent wallet's spend attempt (`spend_reference`). One payment per challenge across every proof type: an agent spend of the challenge and an on-chain proof in flight cannot both pay it. An EIP-3009 authorization that someone else submitted first still paid payTo: the token's AuthorizationUsed log (with its Transfer to payTo of the amount) settles the challenge with that transaction. 200 when settled (serve the resource; send `payment_response`, an x402 v2 SettleResponse, as PAYMENT-RESPONSE); 202 when the settlement has not confirmed in time (do not ask for a new payment: present the same proof again later, it is served once when settled); 402 with the reason leading the message when the proof does not pay (wrong_amount, wrong_asset, wrong_payee, wrong_network, wrong_resource, memo_mismatch, challenge_expired, not_yet_valid, authorization_expired, bad_signature, compute_limit_missing, already_redeemed, settlement_failed, …). Of concurrent redeems of one challenge exactly one wins. A settled on-chain payment books its network fee as a platform cost and queues an x402.settled event.
          */
         post: operations["redeemX402Proof"];
         delete?: never;
@@ -1474,7 +1534,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             /** @enum {string} */
-            reason?: "wallet_not_owned" | "not_agent_wallet" | "sandbox_mainnet_not_allowed" | "kyc_required" | "rail_not_enabled" | "wallet_rail_mismatch" | "no_policy" | "policy_expired" | "policy_mainnet_not_allowed" | "rail_not_in_policy" | "target_denied" | "target_not_allowed" | "api_domain_not_allowed" | "per_attempt_cap_exceeded" | "window_amount_exceeded" | "window_count_exceeded" | "approval_threshold" | "insufficient_funds" | "denied_by_merchant" | "challenge_closed";
+            reason?: "wallet_not_owned" | "not_agent_wallet" | "sandbox_mainnet_not_allowed" | "live_testnet_not_allowed" | "kyc_required" | "rail_not_enabled" | "wallet_rail_mismatch" | "no_policy" | "policy_expired" | "policy_mainnet_not_allowed" | "rail_not_in_policy" | "target_denied" | "target_not_allowed" | "api_domain_not_allowed" | "per_attempt_cap_exceeded" | "window_amount_exceeded" | "window_count_exceeded" | "approval_threshold" | "insufficient_funds" | "denied_by_merchant" | "challenge_closed";
             policy_id?: string;
             ledger_entry_id?: string;
             /** @description for an x402 payment: the complete X-Service-Payment value */
@@ -1546,7 +1606,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             challenge: components["schemas"]["X402Challenge"];
-            /** @description base64 JSON of challenge, for PAYMENT-REQUIRED / X-PAYMENT-REQUIRED */
+            /** @description base64 JSON of challenge (the spec's flat X402Challenge), for X-PAYMENT-REQUIRED */
             header: string;
             chain?: string;
             fee_payer?: string;
@@ -1555,6 +1615,8 @@ export interface components {
             redeemed_at?: string | null;
             /** @description present when price_id names a catalog price in fiat: the fresh rate its amount in tokens was converted at (rounded up to the token's smallest unit) and locked with the challenge */
             quote?: components["schemas"]["SessionQuote"];
+            /** @description the x402 v2 PaymentRequired for PAYMENT-REQUIRED; present when standard x402 clients can pay the rail (USDC with a configured token contract or mint) */
+            payment_required?: components["schemas"]["X402PaymentRequired"];
         };
         X402RedeemRequest: {
             proof: string;
@@ -1568,8 +1630,78 @@ export interface components {
             amount_subunits: string;
             tx_hash?: string;
             settled_at: string | null;
-            /** @description base64 JSON for the PAYMENT-RESPONSE header */
+            /** @description base64 JSON of settle_response, for the PAYMENT-RESPONSE header */
             payment_response: string;
+            settle_response?: components["schemas"]["X402SettleResponse"];
+        };
+        /** @description One way to pay on the x402 v2 wire (an `accepts[]` entry; what a client copies back as `accepted`). `extra`: on Ethereum the token's EIP-712 `name` and `version` read from the token (never assumed), on Solana `feePayer` (the service's gas wallet) and `memo`; for a challenge of this service also `challengeId`. */
+        X402PaymentRequirements: {
+            /** @enum {string} */
+            scheme: "exact";
+            /** @description CAIP-2: eip155:<chain id read from the node>, or solana:<first 32 characters of the node's genesis hash> (mainnet solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp, devnet solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1) */
+            network: string;
+            /** @description smallest units */
+            amount: string;
+            /** @description token contract (Ethereum) or mint (Solana) */
+            asset: string;
+            payTo: string;
+            maxTimeoutSeconds: number;
+            extra?: Record<string, unknown> | null;
+        };
+        /** @description The x402 v2 PaymentRequired carried (base64 JSON) in PAYMENT-REQUIRED, as @x402/core validates it. The spec's flat X402Challenge stays in X-PAYMENT-REQUIRED and in the 402 body; PAYMENT-REQUIRED also carries the flat fields beside these (all but `resource`, an object here), so a client that reads the spec's challenge from it keeps working. */
+        X402PaymentRequired: {
+            /** @enum {integer} */
+            x402Version: 2;
+            error?: string;
+            resource: {
+                url: string;
+                description?: string;
+                mimeType?: string;
+            };
+            accepts: components["schemas"]["X402PaymentRequirements"][];
+        };
+        /** @description x402 v2 SettleResponse: PAYMENT-RESPONSE (base64 JSON, with challenge_id, status and chain beside it) and the facilitator's /settle answer. */
+        X402SettleResponse: {
+            success: boolean;
+            /** @description transaction hash or signature that moved the money ('' when none: an agent-wallet payment inside the ledger, or a refusal) */
+            transaction: string;
+            /** @description CAIP-2 where the challenge was offered on the v2 wire; else testnet or mainnet */
+            network: string;
+            payer?: string;
+            /** @description a refusal's reason: the redeem reasons (wrong_amount, already_redeemed, settlement_failed, …), the facilitator's (invalid_network, invalid_asset, invalid_payload, invalid_payment_requirements, amount_below_minimum, insufficient_funds), or settlement_pending (settle the same payload again later) */
+            errorReason?: string;
+            errorMessage?: string;
+            challenge_id?: string;
+            /** @enum {string} */
+            status?: "settled" | "pending";
+            chain?: string;
+        };
+        X402VerifyResponse: {
+            isValid: boolean;
+            payer?: string;
+            invalidReason?: string;
+            invalidMessage?: string;
+        };
+        /** @description What @x402/core's HTTPFacilitatorClient posts to /verify and /settle. */
+        X402FacilitatorRequest: {
+            /** @enum {integer} */
+            x402Version?: 1 | 2;
+            /** @description the client's x402 v2 PaymentPayload {x402Version: 2, resource, accepted, payload} */
+            paymentPayload: Record<string, unknown>;
+            paymentRequirements: components["schemas"]["X402PaymentRequirements"];
+        };
+        X402Supported: {
+            kinds: {
+                x402Version: number;
+                scheme: string;
+                network: string;
+                extra?: Record<string, unknown>;
+            }[];
+            extensions: string[];
+            /** @description per network, the gas wallet that submits (Ethereum) or pays the fee of (Solana) the settlement */
+            signers: {
+                [key: string]: string[];
+            };
         };
         /** @description A store of a merchant. Stores do not version: PATCH changes them in place, and an archived store can be published again. */
         CatalogStore: {
@@ -1890,13 +2022,16 @@ export interface components {
             status: "pending" | "partial_paid" | "completed" | "expired";
             expected_amount: number;
             received_amount: number;
+            /** @description received_amount exactly, in smallest units (the page compares it to notice a payment) */
+            received_amount_subunits?: string;
             currency: string;
             chain: string;
             /** @enum {string} */
             network: "testnet" | "mainnet";
             address: string;
             qr_data: string;
-            explorer_url: string;
+            /** @description absent on a local development chain (no public explorer) */
+            explorer_url?: string;
             expires_at: components["schemas"]["Timestamp"];
             completed_at?: components["schemas"]["Timestamp"];
             demo: boolean;
@@ -1940,6 +2075,8 @@ export interface components {
             /** Format: email */
             email: string;
             invitation_token?: string;
+            /** @description the webhook_url you will register with, checked now (https on a public host; http and private hosts only where configuration allows): a 400 here costs no verification code */
+            webhook_url?: string;
         };
         EmailVerificationResponse: {
             registration_intent_id: string;
@@ -2393,6 +2530,11 @@ export interface components {
             /** @description the amount exactly, in the token's smallest units (wei, lamports, USDC 6-decimal units); the way to send amounts with more digits than a JSON number carries (an 18-decimal ETH price, say) */
             amount_subunits?: string;
             price?: components["schemas"]["FiatPrice"];
+            /**
+             * @description optional: where the hosted checkout page links the buyer back to the shop once the session is paid or expired ("Back to the shop"). An absolute https URL; plain http only when the service runs with WEBHOOK_ALLOW_PRIVATE (local development); no credentials. Stored and returned on the session.
+             * @example https://shop.example/orders/1001
+             */
+            return_url?: string;
         };
         CreateDemoSessionRequest: {
             /**
@@ -2462,7 +2604,7 @@ export interface components {
             payment_url?: string;
             /** @description Ethereum: EIP-681 URI (ethereum:<usdc contract>@<chain id>/transfer?address=<address>&uint256=<subunits> for USDC, ethereum:<address>@<chain id>?value=<wei> for ETH); Solana: Solana Pay URI (solana:<address>?amount=<units>[&spl-token=<USDC mint>]) */
             qr_data?: string;
-            /** @description block explorer page of the address, or of the paying transaction once one is credited */
+            /** @description public block explorer page of the address, or of the paying transaction once one is credited; absent on a local development chain (a loopback RPC URL), which no public explorer knows */
             explorer_url?: string;
             paymentMethod: {
                 /** @enum {integer} */
@@ -2475,6 +2617,8 @@ export interface components {
             deposits?: components["schemas"]["PaymentSessionDeposit"][];
             quote?: components["schemas"]["SessionQuote"];
             completion_rate?: components["schemas"]["RecordedRate"];
+            /** @description the return_url the session was created with (absent when none) */
+            return_url?: string;
         };
         PaymentSessionList: {
             data: components["schemas"]["PaymentSession"][];
@@ -2683,7 +2827,17 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            404: components["responses"]["NotFound"];
+            /** @description Unknown checkout: an HTML page for a browser (Accept: text/html), the error envelope (code 2) for any other client */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
         };
     };
@@ -5252,6 +5406,90 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    x402FacilitatorSettle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["X402FacilitatorRequest"];
+            };
+        };
+        responses: {
+            /** @description SettleResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402SettleResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    x402FacilitatorSupported: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Supported kinds */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402Supported"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    x402FacilitatorVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["X402FacilitatorRequest"];
+            };
+        };
+        responses: {
+            /** @description VerifyResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402VerifyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

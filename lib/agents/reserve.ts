@@ -1,0 +1,147 @@
+/**
+ * What an allowed spend attempt writes: its pending ledger transfer and, for an on-chain target, the
+ * payout that carries it out, in the same atomic write as the attempt. Shared by a fresh attempt and a
+ * merchant's approval.
+ */
+import type { Doc, Store, WriteOp } from '../store/port.ts';
+import type { SpendAttemptDoc, Execution, AttemptContext } from '../spend/attempts.ts';
+import { LedgerBatch, isLedgerError, walletAccount, accountId, available } from '../ledger/index.ts';
+import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
+import { encodeHeader } from '../x402/challenge.ts';
+import { X402_PAID, type SpendEntry, type Windowed } from './state.ts';
+import { add } from './windows.ts';
+
+/** The X-Service-Payment value of an agent-wallet spend that pays an x402 challenge. */
+export const agentProofHeader = (challengeId: string, walletId: string, attemptId: string) =>
+  encodeHeader({
+    x402Version: 1,
+    scheme: 'agent_wallet',
+    memo: challengeId,
+    payload: { agent_wallet_id: walletId, spend_attempt_id: attemptId },
+  });
+
+/** The payout that carries an attempt to an address on chain. */
+function payoutOf(a: SpendAttemptDoc, payoutId: string, asset: string, at: string): PayoutDoc {
+  return {
+    id: payoutId,
+    merchant_id: a.merchant_id,
+    wallet_id: a.agent_wallet_id,
+    chain: a.chain as PayoutDoc['chain'],
+    network: a.network as PayoutDoc['network'],
+    token: a.token_symbol,
+    asset,
+    amount_subunits: a.amount_subunits,
+    destination: a.target,
+    destination_wallet_id: null,
+    status: 'pending',
+    execution: 'chain',
+    simulated: false,
+    tx_hash: null,
+    fee_subunits: null,
+    failure_reason: null,
+    metadata: { spend_attempt_id: a.id },
+    next_attempt_at: at,
+    created_at: at,
+    updated_at: at,
+    completed_at: null,
+  };
+}
+
+/**
+ * The ledger (and payout) writes of an allowed attempt. The agent's on-chain money is used first, then
+ * its simulated (sandbox) money; simulated money never leaves on chain.
+ */
+async function reserve(
+  store: Store,
+  a: SpendAttemptDoc,
+  payoutId: string,
+  now: Date,
+): Promise<{ ops: WriteOp[]; a: SpendAttemptDoc; entry: SpendEntry } | { insufficient: true }> {
+  const asset = `${a.chain}:${a.network}:${a.token_symbol}`;
+  const amount = BigInt(a.amount_subunits);
+  const b = new LedgerBatch(store, now);
+  const real = await b.account(walletAccount(a.agent_wallet_id, asset));
+  const sim = await b.account(walletAccount(a.agent_wallet_id, asset, true));
+  const simulated = available(real) < amount;
+  if (simulated && available(sim) < amount) return { insufficient: true };
+  const execution: Execution = a.target_kind === 'chain' ? (simulated ? 'simulated' : 'chain') : 'ledger';
+  const transferId = execution === 'chain' ? payoutId : a.id;
+  const credit =
+    a.target_kind === 'chain'
+      ? accountId(simulated ? 'sys:simulated' : 'sys:payouts', asset)
+      : walletAccount(a.target_wallet_id!, asset, simulated);
+  try {
+    await b.transfer({
+      id: transferId,
+      kind: 'agent_spend',
+      asset,
+      amount,
+      pending: true,
+      spend_attempt_id: a.id,
+      debit_account: walletAccount(a.agent_wallet_id, asset, simulated),
+      credit_account: credit,
+      ...(simulated ? { simulated: true } : {}),
+      ...(execution === 'chain' ? { payout_id: payoutId } : {}),
+    });
+  } catch (e) {
+    if (isLedgerError(e, 'insufficient_funds')) return { insufficient: true };
+    throw e;
+  }
+  const ops = b.ops();
+  const at = now.toISOString();
+  const next: SpendAttemptDoc = {
+    ...a,
+    status: 'pending',
+    reason: null,
+    ledger_entry_id: transferId,
+    updated_at: at,
+    settlement:
+      execution === 'chain'
+        ? { status: 'submitted', execution, payout_id: payoutId, tx_hash: null, settled_at: null }
+        : { status: 'awaiting_execution', execution, settled_at: null },
+    // the request executes it at once; the scanner only picks up one a crash interrupted
+    execute_due_at: execution === 'chain' ? null : new Date(now.getTime() + 10_000).toISOString(),
+    spend_reference: a.target_kind === 'x402' ? agentProofHeader(a.challenge_id!, a.agent_wallet_id, a.id) : a.spend_reference,
+  };
+  if (execution === 'chain') ops.push({ op: 'insert', coll: PAYOUTS, doc: payoutOf(a, payoutId, asset, at) });
+  // one payment per challenge: of two wallets (or a wallet and an on-chain proof in flight) paying it at
+  // once, the insert lets one through
+  if (a.target_kind === 'x402')
+    ops.push({
+      op: 'insert',
+      coll: X402_PAID,
+      doc: { id: a.challenge_id!, attempt_id: a.id, agent_wallet_id: a.agent_wallet_id, created_at: at },
+    });
+  return {
+    ops,
+    a: next,
+    entry: { attempt_id: a.id, transfer_id: transferId, rail: asset, amount: a.amount_subunits, at, final: execution !== 'chain' },
+  };
+}
+
+/** An x402 payment that would buy nothing: its challenge is closed, or another attempt or an on-chain proof paid it. */
+async function challengeClosed(store: Store, a: SpendAttemptDoc, target: AttemptContext['target']): Promise<boolean> {
+  if (a.target_kind !== 'x402') return false;
+  if (target.kind !== 'x402' || target.closed) return true;
+  const paid = await store.get<Doc & { attempt_id: string }>(X402_PAID, a.challenge_id!);
+  return !!paid && paid.attempt_id !== a.id;
+}
+
+/**
+ * Carries out what the policy allowed: an attempt the policy let through (`pending`) is denied when its
+ * x402 challenge is closed or the money is not there, and otherwise reserved; any other verdict passes as is.
+ */
+export async function reserveAllowed(
+  store: Store,
+  doc: SpendAttemptDoc,
+  target: AttemptContext['target'],
+  payoutId: string,
+  window: Windowed,
+  now: Date,
+): Promise<{ doc: SpendAttemptDoc; ops: WriteOp[]; window: Windowed }> {
+  if (doc.status !== 'pending') return { doc, ops: [], window };
+  if (await challengeClosed(store, doc, target)) return { doc: { ...doc, status: 'denied', reason: 'challenge_closed' }, ops: [], window };
+  const r = await reserve(store, doc, payoutId, now);
+  if ('insufficient' in r) return { doc: { ...doc, status: 'denied', reason: 'insufficient_funds' }, ops: [], window };
+  return { doc: r.a, ops: r.ops, window: add(window, r.entry) };
+}

@@ -1,0 +1,245 @@
+/**
+ * The one top-up → move engine behind sweeps and custody moves: a row moves tokens from an address the
+ * platform controls to another, through the transaction outbox, driven by the due-scanner:
+ *
+ *   waiting ─▶ (Ethereum, gas needed) topup ─▶ waiting(topup_confirmed) ─▶ moving ─▶ completed
+ *                      a failed transaction: waiting, attempt + 1 (failed after maxAttempts)
+ *
+ * The engine owns the stage fields, the step skeleton and the outbox hooks; each kind supplies its
+ * `waiting` handler (what to send) and its bookings (what the ledger says when a transaction is final).
+ */
+import { LedgerBatch } from '../ledger/index.ts';
+import type { Doc, WriteOp } from '../store/port.ts';
+import type { ChainTxDoc, TxIntent } from '../chains/broadcast/types.ts';
+import { EthereumTxDriver } from '../chains/ethereum/tx-driver.ts';
+import { ChainEngine } from '../chains/engine.ts';
+import type { KeyChain } from '../chains/keys.ts';
+import { gasWalletRef } from './gas-wallet.ts';
+import { nativeAsset, type TreasuryDeps } from './engine-deps.ts';
+
+export type MoveStatus = 'waiting' | 'topup' | 'moving' | 'completed' | 'failed';
+
+/** the stage fields every top-up → move row carries */
+export interface MoveFields extends Doc {
+  id: string;
+  chain: KeyChain;
+  network: string;
+  token: string;
+  asset: string;
+  status: MoveStatus;
+  waiting_reason: string | null;
+  /** increases with every new transaction of the same stage (a failed top-up or move is tried again) */
+  attempt: number;
+  topup_tx: string | null;
+  move_tx: string | null;
+  /** Ethereum: the gas the top-up paid for, pinned on the move */
+  gas_limit: string | null;
+  gas_price: string | null;
+  /** native smallest units paid in network fees (top-ups + move) */
+  fee_subunits: string | null;
+  tx_hash: string | null;
+  next_check_at: string | null;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+export interface MoveEngineDeps extends TreasuryDeps {
+  /** new transactions per stage before a row fails for an operator to look at (default 5) */
+  maxAttempts?: number;
+}
+
+type EthIntent = Extract<TxIntent, { chain: 'ethereum' }>;
+
+export interface MoveKind {
+  name: string;
+  coll: string;
+  /** outbox purposes of the top-up and of the move */
+  topupPurpose: string;
+  movePurpose: string;
+  /** for log lines and waiting reasons ("sweep", "custody move") */
+  noun: string;
+}
+
+export abstract class TopupMoveEngine<T extends MoveFields, D extends MoveEngineDeps> extends ChainEngine<T, D> {
+  protected readonly kind: MoveKind;
+
+  constructor(d: D, kind: MoveKind) {
+    super(d, { name: kind.name, coll: kind.coll, dueField: 'next_check_at', filter: { status: 'waiting' } });
+    this.kind = kind;
+    d.broadcaster.hook(kind.topupPurpose, (tx) => this.onTopupFinal(tx));
+    d.broadcaster.hook(kind.movePurpose, (tx) => this.onMoveFinal(tx));
+    // the gas is there: send the move now rather than on the next scan
+    d.broadcaster.afterFinal(kind.topupPurpose, (tx) => this.kick(tx.ref!));
+  }
+
+  /** what a waiting row does next: wait, top up, or move */
+  protected abstract onWaiting(row: T): Promise<void>;
+  /** outbox ids of the row's transactions (stable per attempt, so a retried step signs nothing twice) */
+  protected abstract txId(row: T, stage: 'topup' | 'move'): string;
+  /** the ledger side of a final top-up (confirmed or not) */
+  protected abstract bookTopup(row: T, tx: ChainTxDoc, b: LedgerBatch): Promise<void>;
+  /** the ledger side of a final move; fees = every fee the row paid so far, this move's included */
+  protected abstract bookMove(row: T, tx: ChainTxDoc, b: LedgerBatch, fees: bigint): Promise<void>;
+
+  /** One step of a due row (claimed: its version is current). */
+  override async step(row: T): Promise<void> {
+    if (row.status !== 'waiting') return; // topup / moving advance through the outbox hooks
+    if (row.attempt >= (this.d.maxAttempts ?? 5)) return this.giveUp(row);
+    return this.onWaiting(row);
+  }
+
+  protected due(ms = 0): string {
+    return new Date(this.now().getTime() + ms).toISOString();
+  }
+
+  protected cas(row: T, changes: Partial<T>): WriteOp {
+    return { op: 'cas', coll: this.kind.coll, doc: { ...row, ...changes, updated_at: this.now().toISOString() }, expected: row.version! };
+  }
+
+  protected native(row: T): string {
+    return nativeAsset(row);
+  }
+
+  protected async wait(row: T, reason: string, ms = this.d.retryMs ?? 30_000): Promise<void> {
+    if (row.waiting_reason !== reason) this.log().warn(`${this.kind.noun} ${row.id} (${row.asset}) waits: ${reason}`);
+    await this.d.store.write([this.cas(row, { status: 'waiting', waiting_reason: reason, next_check_at: this.due(ms) } as Partial<T>)]);
+  }
+
+  private async giveUp(row: T): Promise<void> {
+    await this.d.store.write([
+      this.cas(row, { status: 'failed', waiting_reason: 'too many failed transactions', next_check_at: null } as Partial<T>),
+    ]);
+    this.log().warn(`${this.kind.noun} ${row.id} failed after ${row.attempt} attempts; it waits for an operator`);
+  }
+
+  /** the Solana fee payer (the gas wallet) holds a signature fee and, for tokens, a token account's rent */
+  protected async solanaGasCovers(row: T): Promise<boolean> {
+    return (await this.d.gas.covers('solana', row.network, 10_000n + (row.token === 'SOL' ? 0n : 2_100_000n))).ok;
+  }
+
+  /** the row's top-up landed: the move may now be sent, pinned to the gas it paid for */
+  protected toppedUp(row: T): boolean {
+    return !!(row.gas_limit && row.gas_price && row.waiting_reason === 'topup_confirmed');
+  }
+
+  protected pinned(row: T, intent: EthIntent): TxIntent {
+    return { ...intent, gas_limit: row.gas_limit!, gas_price: row.gas_price! };
+  }
+
+  /**
+   * Ethereum, the platform paying the gas: the move pinned to its top-up once that landed; otherwise a
+   * top-up of exactly gas limit × gas price from the gas wallet to `payer` (waits while it cannot pay).
+   */
+  protected async topupThenMove(row: T, intent: EthIntent, payer: string): Promise<void> {
+    if (this.toppedUp(row)) return this.move(row, this.pinned(row, intent));
+    const driver = this.d.driver(row.chain, row.network);
+    if (!(driver instanceof EthereumTxDriver)) throw new Error(`no Ethereum driver for ${row.network}`);
+    const gasPrice = await driver.gasPrice();
+    const gasLimit = await driver.gasLimit(intent);
+    const topup = gasLimit * gasPrice;
+    const covers = await this.d.gas.covers('ethereum', row.network, topup + 21_000n * gasPrice);
+    if (!covers.ok) return this.wait(row, 'gas_wallet_empty');
+    const txId = this.txId(row, 'topup');
+    await this.d.broadcaster.create(
+      {
+        id: txId,
+        chain: 'ethereum',
+        network: row.network,
+        purpose: this.kind.topupPurpose,
+        ref: row.id,
+        intent: {
+          chain: 'ethereum',
+          kind: 'native',
+          from: gasWalletRef('ethereum', row.network),
+          to: payer,
+          value: topup.toString(),
+          gas_price: gasPrice.toString(),
+        },
+      },
+      async () => [
+        this.cas(row, {
+          status: 'topup',
+          waiting_reason: null,
+          topup_tx: txId,
+          gas_limit: gasLimit.toString(),
+          gas_price: gasPrice.toString(),
+          next_check_at: null,
+        } as Partial<T>),
+      ],
+    );
+    await this.d.broadcaster.process(txId);
+  }
+
+  /** persists the move (row → moving in the same write) and sends it */
+  protected async move(row: T, intent: TxIntent): Promise<void> {
+    const txId = this.txId(row, 'move');
+    await this.d.broadcaster.create(
+      { id: txId, chain: row.chain, network: row.network, purpose: this.kind.movePurpose, ref: row.id, intent },
+      async () => [this.cas(row, { status: 'moving', waiting_reason: null, move_tx: txId, next_check_at: null } as Partial<T>)],
+    );
+    await this.d.broadcaster.process(txId);
+  }
+
+  private async current(tx: ChainTxDoc, status: MoveStatus, field: 'topup_tx' | 'move_tx'): Promise<T | null> {
+    const row = await this.d.store.get<T>(this.kind.coll, tx.ref!);
+    return row && row.status === status && row[field] === tx.id ? row : null;
+  }
+
+  private fees(row: T, tx: ChainTxDoc): bigint {
+    return BigInt(row.fee_subunits ?? '0') + BigInt(tx.fee_subunits ?? '0');
+  }
+
+  /** the top-up's final write: the move is sent next (confirmed) or a new top-up later (failed) */
+  private async onTopupFinal(tx: ChainTxDoc): Promise<WriteOp[]> {
+    const row = await this.current(tx, 'topup', 'topup_tx');
+    if (!row) return [];
+    const b = new LedgerBatch(this.d.store, this.now());
+    await this.bookTopup(row, tx, b);
+    const fees = this.fees(row, tx).toString();
+    const changes =
+      tx.status === 'confirmed'
+        ? { status: 'waiting', waiting_reason: 'topup_confirmed', fee_subunits: fees, next_check_at: this.due() }
+        : {
+            status: 'waiting',
+            waiting_reason: `topup failed: ${tx.failure_reason}`,
+            attempt: row.attempt + 1,
+            fee_subunits: fees,
+            gas_limit: null,
+            gas_price: null,
+            next_check_at: this.due(),
+          };
+    return [this.cas(row, changes as Partial<T>), ...b.ops()];
+  }
+
+  /** the move's final write: completed, or a new attempt later; its fees booked by the kind */
+  private async onMoveFinal(tx: ChainTxDoc): Promise<WriteOp[]> {
+    const row = await this.current(tx, 'moving', 'move_tx');
+    if (!row) return [];
+    const fees = this.fees(row, tx);
+    const b = new LedgerBatch(this.d.store, this.now());
+    await this.bookMove(row, tx, b, fees);
+    if (tx.status === 'confirmed') {
+      const done = {
+        status: 'completed',
+        waiting_reason: null,
+        fee_subunits: fees.toString(),
+        tx_hash: tx.tx_hash,
+        completed_at: this.now().toISOString(),
+        next_check_at: null,
+      };
+      return [this.cas(row, done as Partial<T>), ...b.ops()];
+    }
+    this.log().warn(`${this.kind.noun} ${row.id} transaction failed (${tx.failure_reason}); trying again`);
+    const again = {
+      status: 'waiting',
+      waiting_reason: `${this.kind.noun === 'sweep' ? 'sweep' : 'move'} failed: ${tx.failure_reason}`,
+      attempt: row.attempt + 1,
+      fee_subunits: fees.toString(),
+      topup_tx: null,
+      gas_limit: null,
+      gas_price: null,
+      next_check_at: this.due(this.d.retryMs ?? 30_000),
+    };
+    return [this.cas(row, again as Partial<T>), ...b.ops()];
+  }
+}
