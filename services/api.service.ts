@@ -249,13 +249,17 @@ export function createApiService(rt: Runtime): ServiceSchema {
             credentials,
           };
           // the few request headers actions read: Idempotency-Key (creates), X-Merchant-Id (bearer callers),
-          // If-None-Match (receipts), Last-Event-ID (the event stream's resume point), Accept (the checkout's 404)
+          // If-None-Match (receipts), Last-Event-ID (the event stream's resume point), Accept (the checkout's 404),
+          // the x402 proof headers (a catalog price bought with x402)
           (ctx.meta as Record<string, unknown>).headers = {
             'idempotency-key': req.headers['idempotency-key'],
             'x-merchant-id': req.headers['x-merchant-id'],
             'if-none-match': req.headers['if-none-match'],
             'last-event-id': req.headers['last-event-id'],
             accept: req.headers.accept,
+            'payment-signature': req.headers['payment-signature'],
+            'x-service-payment': req.headers['x-service-payment'],
+            'x-payment': req.headers['x-payment'],
           };
           if (!BODY_METHODS.has(req.method ?? '')) return;
           const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;

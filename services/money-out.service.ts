@@ -12,13 +12,14 @@ import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
 import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
+import { feeQuoter } from '../lib/treasury/fee-quote.ts';
 import { CHAIN_TXS } from '../lib/chains/broadcast/types.ts';
 import { GasWallets } from '../lib/treasury/gas-wallet.ts';
 import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { SWEEPS, Sweeper } from '../lib/treasury/sweeps.ts';
-import { PayoutExecutor } from '../lib/treasury/payout-executor.ts';
+import { PayoutExecutor, type PayoutExecutorDeps } from '../lib/treasury/payout-executor.ts';
 import { CustodyMover } from '../lib/treasury/custody-mover.ts';
-import type { TreasuryDeps } from '../lib/treasury/engine-deps.ts';
+
 import { CUSTODY_MOVES } from '../lib/payouts/custody.ts';
 import { rpcErrorText } from '../lib/chains/clients.ts';
 import { ReconcileScanner } from '../lib/treasury/reconcile/scanner.ts';
@@ -107,12 +108,13 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         metrics,
       });
       // the three treasury engines share one set of dependencies (lib/treasury/engine-deps.ts)
-      const deps: TreasuryDeps = {
+      const deps: PayoutExecutorDeps = {
         store: rt.store,
         config: rt.config,
         broadcaster,
         driver,
         gas,
+        quoteFee: feeQuoter(rt.config),
         pollIntervalMs: cfg.pollIntervalMs,
         now,
         log,

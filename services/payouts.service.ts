@@ -18,6 +18,7 @@ import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
 import type { AbuseLabels } from '../lib/runtime/metrics.ts';
 import type { Filter } from '../lib/store/port.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
+import { feeQuoter } from '../lib/treasury/fee-quote.ts';
 import { callingMerchant, loadCallingMerchant } from '../lib/merchants/caller.ts';
 
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
@@ -27,6 +28,7 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
   const idem = new Idempotency(store);
   const wallets = openWalletDirectory(store, config.dataDir, () => rt.now());
   const present = (p: PayoutDoc) => presentPayout(p, config.rails);
+  const quoteFee = feeQuoter(config);
 
   const depsFor = (m: PayoutMerchant): AcceptDeps => ({
     store,
@@ -34,6 +36,7 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
     now: () => rt.now(),
     wallets,
     limits: { payoutAmountLimit: config.payoutAmountLimit, dailyPayoutLimit: config.dailyPayoutLimit },
+    quoteFee,
     signal: (outcome, rail) =>
       limitViolation(
         rt,

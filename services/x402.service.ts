@@ -7,22 +7,19 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
-import type { Doc } from '../lib/store/port.ts';
 import { callingMerchant, loadCallingMerchant } from '../lib/merchants/caller.ts';
-import { created } from './http-meta.ts';
+import { created, header, status } from './http-meta.ts';
 import { validate } from '../lib/http/validation.ts';
 import { REMEDIATION, badRequest, conflict, notFound, ServiceError } from '../lib/core/errors.ts';
 import { networkForbidden, networkGate } from '../lib/core/environment.ts';
-import { newId } from '../lib/core/ids.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
-import { findRail, railKey, type Rail } from '../config/rails.ts';
-import { isFiatCurrency, quotePrice, type SessionQuote } from '../lib/rates/quote.ts';
+import { findRail } from '../config/rails.ts';
 import { RatesEngine } from '../lib/rates/engine.ts';
 import { loadSeedPhrase } from '../lib/addresses/addresses.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
 import { PoolSigner } from '../lib/chains/signer.ts';
-import { buildChallenge, encodeHeader } from '../lib/x402/challenge.ts';
+import { encodeHeader } from '../lib/x402/challenge.ts';
 import { ProofError } from '../lib/x402/proof.ts';
 import { Broadcaster } from '../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../lib/chains/broadcast/drivers.ts';
@@ -30,23 +27,18 @@ import { gasWalletRef } from '../lib/treasury/gas-wallet.ts';
 import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc } from '../lib/x402/redeem.ts';
 import { authorizationUse } from '../lib/x402/chain-facts.ts';
 import { x402MinimumSubunits } from '../lib/x402/costs.ts';
-import { paymentRequired, requirementsOf, type PaymentRequired } from '../lib/x402/wire.ts';
-import { railFacts, supported, verify, settle, type FacilitatorRequest, type X402Env } from '../lib/x402/facilitator.ts';
-import { fromSubunits } from '../lib/core/money.ts';
+import { supported, verify, settle, type FacilitatorRequest, type X402Env } from '../lib/x402/facilitator.ts';
+import { issueChallenge, flatChallenge, v2Offer, v2Requirements, type ChallengeBody, type IssueDeps } from '../lib/x402/issue.ts';
+import { describe, discoveryResources, priceRails, publishedPrice, purchaseOf, purchasePath } from '../lib/x402/catalog.ts';
+import { paymentRequired } from '../lib/x402/wire.ts';
+import { paymentRequiredHeader } from '@stablecoin-payments/sdk/x402';
 import type { SpendAttemptDoc } from '../lib/spend/attempts.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 import { checkRailPolicy } from '../lib/merchants/rail-policy.ts';
 import type { AbuseLabels } from '../lib/runtime/metrics.ts';
 
 type Http = { body?: unknown; params?: Record<string, string | undefined> };
-interface ChallengeBody {
-  resource: string;
-  amount_subunits?: string;
-  price_id?: string;
-  paymentMethod: { chain: string; network: string; token: string };
-  description?: string;
-  expires_in?: string;
-}
+type ChallengeRequest = ChallengeBody & { paymentMethod: { chain: string; network: string; token: string }; expires_in?: string };
 
 export const CHALLENGE_TTL_DEFAULT = '5m';
 const TTL_MIN_MS = 10_000;
@@ -107,81 +99,15 @@ export function createX402Service(rt: Runtime): ServiceSchema {
     now: () => rt.now(),
   };
 
-  /** The x402 v2 PaymentRequired of a challenge: one `accepts[]` entry when standard clients can pay its rail. */
-  async function v2Offer(c: ChallengeDoc): Promise<PaymentRequired | null> {
-    const rail = findRail(config.rails, c.chain, c.network, c.token);
-    const facts = rail && c.x402_network ? await railFacts(env, rail).catch(() => null) : null;
-    if (!facts) return null;
-    const requirements = requirementsOf(
-      { challenge_id: c.id, amount_subunits: c.amount_subunits, asset: c.asset, pay_to: c.pay_to, expires_at: c.expires_at },
-      facts,
-      rt.now(),
-    );
-    return paymentRequired([requirements], { url: c.resource, description: c.description });
-  }
-
-  async function amountOf(
-    b: ChallengeBody,
-    merchantId: string,
-    rail: Rail,
-  ): Promise<{ amount: string; price_id: string | null; quote?: SessionQuote }> {
-    if ((b.amount_subunits === undefined) === (b.price_id === undefined))
-      throw badRequest('send exactly one of amount_subunits and price_id', {
-        field: 'amount_subunits',
-        remediation: 'Send amount_subunits or price_id, not both and not neither.',
-      });
-    if (b.amount_subunits !== undefined) {
-      if (!/^[1-9]\d{0,77}$/.test(b.amount_subunits))
-        throw badRequest('amount_subunits must be a positive integer of smallest units, as a digit string', { field: 'amount_subunits' });
-      return { amount: b.amount_subunits, price_id: null };
-    }
-    const price = await store.get<
-      Doc & {
-        merchant_id: string;
-        status: string;
-        amount_subunits: string;
-        currency_or_token: string;
-        decimals: number;
-        allowed_payment_methods: string[] | null;
-      }
-    >('catalog_prices', b.price_id!);
-    if (!price || price.merchant_id !== merchantId) throw notFound('price');
-    if (price.status !== 'published')
-      throw conflict(`price ${b.price_id} is ${price.status}; only a published price can be charged`, { field: 'price_id' });
-    const fiat = isFiatCurrency(price.currency_or_token);
-    if (
-      (!fiat && price.currency_or_token !== rail.token) ||
-      (price.allowed_payment_methods && !price.allowed_payment_methods.includes(railKey(rail)))
-    ) {
-      throw badRequest(`price ${b.price_id} cannot be paid on ${railKey(rail)}`, { field: 'price_id' });
-    }
-    if (!fiat) return { amount: price.amount_subunits, price_id: b.price_id! };
-    // a price in fiat: the challenge asks for the tokens it is worth now (rounded up), locked with the challenge
-    const minor = BigInt(price.amount_subunits);
-    const { subunits, quote } = await quotePrice(
-      rates,
-      { currency: price.currency_or_token, minor, digits: price.decimals },
-      rail,
-      rt.now(),
-    );
-    return { amount: subunits.toString(), price_id: b.price_id!, quote };
-  }
+  const issue: IssueDeps = { env, wallets, rates };
 
   /**
    * The challenge as both answers show it: the spec's X402Challenge and its header, the x402 v2 offer when
    * standard clients can pay its rail, the chain and the fee payer.
    */
   async function presentChallenge(c: ChallengeDoc) {
-    const challenge = buildChallenge({
-      id: c.id,
-      network: c.network as 'testnet' | 'mainnet',
-      amount_subunits: c.amount_subunits,
-      asset: c.asset,
-      pay_to: c.pay_to,
-      resource: c.resource,
-      description: c.description ?? undefined,
-    });
-    const offer = await v2Offer(c);
+    const challenge = flatChallenge(c);
+    const offer = await v2Offer(env, c);
     return {
       challenge,
       header: encodeHeader(challenge),
@@ -208,7 +134,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const caller = await loadCallingMerchant(store, ctx);
-          const b = validate<ChallengeBody>('X402ChallengeRequest', ctx.params.body);
+          const b = validate<ChallengeRequest>('X402ChallengeRequest', ctx.params.body);
           const pm = b.paymentMethod;
           const rail = findRail(config.rails, pm.chain, pm.network, pm.token);
           if (!rail)
@@ -245,47 +171,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
               field: 'expires_in',
               remediation: 'Send expires_in as a whole number and a unit, from 10s to 24h, e.g. "5m".',
             });
-          const { amount, price_id, quote } = await amountOf(b, caller.id, rail);
-          // a challenge must bring more than settling it costs the platform (lib/x402/costs.ts)
-          const minimum = env.minimum(rail);
-          if (BigInt(amount) < minimum)
-            throw badRequest(
-              `the amount is below the x402 minimum of ${railKey(rail)}: ${minimum} smallest units (${fromSubunits(minimum, rail.decimals)} ${rail.token})`,
-              {
-                field: b.price_id !== undefined ? 'price_id' : 'amount_subunits',
-                remediation: `Charge at least ${minimum} smallest units on ${railKey(rail)} (X402_MIN_AMOUNTS sets the minimum per rail).`,
-              },
-            );
-          // paid into the merchant's settlement wallet, where session deposits go too
-          const wallet = await wallets.defaultWallet(caller.id, rail.chain, rail.network);
-          // without a configured contract or mint the asset is the symbol: only agent wallets can pay then
-          const asset = (rail.token === 'USDC' ? config.chains[rail.chain][rail.network].usdcToken : '') || rail.token;
-          // the v2 wire's network, read from the node (null: standard clients cannot pay this rail)
-          const facts = await railFacts(env, rail).catch(() => null);
-          const now = rt.now();
-          const doc: ChallengeDoc = {
-            id: newId('xch'),
-            merchant_id: caller.id,
-            wallet_id: wallet.id,
-            chain: rail.chain,
-            network: rail.network,
-            token: rail.token,
-            decimals: rail.decimals,
-            asset,
-            pay_to: wallet.address,
-            amount_subunits: amount,
-            resource: b.resource,
-            description: b.description ?? null,
-            price_id,
-            ...(quote ? { quote } : {}),
-            status: 'open',
-            x402_network: facts?.network ?? null,
-            source: 'challenge',
-            expires_at: new Date(now.getTime() + ttl).toISOString(),
-            created_at: now.toISOString(),
-            redeemed_at: null,
-          };
-          await store.write([{ op: 'insert', coll: CHALLENGES, doc }]);
+          const { doc, quote } = await issueChallenge(issue, caller.id, rail, b, ttl);
           created(ctx, `/v1/x402/challenges/${doc.id}`);
           return { challenge_id: doc.id, expires_at: doc.expires_at, ...(await presentChallenge(doc)), ...(quote ? { quote } : {}) };
         },
@@ -318,6 +204,78 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           } catch (e) {
             refuse(e);
           }
+        },
+      },
+      /**
+       * GET /v1/catalog/prices/{price_id}/x402 (no credentials): a published price bought with x402. 402
+       * with a challenge per payable rail; with a proof (PAYMENT-SIGNATURE, X-Service-Payment, X-PAYMENT)
+       * redeemed for the price's merchant: 200 with the purchase, 202 while settling.
+       */
+      payPrice: {
+        visibility: 'published',
+        async handler(ctx: Context<Http>) {
+          const id = ctx.params.params?.price_id ?? '';
+          const p = await publishedPrice(store, id);
+          if (!p) throw notFound(`price ${id.slice(0, 64)}`);
+          const resource = purchasePath(p.price.id);
+          const h = requestMeta(ctx).headers ?? {};
+          const proof = h['payment-signature'] ?? h['x-service-payment'] ?? h['x-payment'];
+          let error: string | undefined;
+          if (proof) {
+            try {
+              const r = await engine().redeem(proof, resource, p.merchant.id);
+              header(ctx, 'PAYMENT-RESPONSE', r.payment_response);
+              if (r.status === 'settled') return purchaseOf(p, r);
+              // paid, not yet settled: a new 402 would make the buyer pay twice
+              status(ctx, 202);
+              header(ctx, 'Retry-After', '2');
+              return { status: 'payment_pending', challenge_id: r.challenge_id, retry: 'send the same payment header again' };
+            } catch (e) {
+              if (!(e instanceof ProofError)) throw e;
+              error = `${e.reason}: ${e.message}`;
+            }
+          }
+          const rails = priceRails(issue, p);
+          const docs: ChallengeDoc[] = [];
+          for (const rail of rails)
+            docs.push(
+              (await issueChallenge(issue, p.merchant.id, rail, { resource, price_id: p.price.id, description: describe(p) }, 300_000)).doc,
+            );
+          const accepts = (await Promise.all(docs.map((d) => v2Requirements(env, d)))).filter((a) => a !== null);
+          if (accepts.length === 0)
+            throw conflict(`price ${p.price.id} cannot be paid with x402 here`, {
+              field: 'price_id',
+              remediation: 'Use POST /v1/catalog/prices/{price_id}/checkout-intent and a payment session instead.',
+            });
+          const flat = flatChallenge(docs[0]);
+          const url = `${config.publicUrl}${resource}`;
+          header(
+            ctx,
+            'PAYMENT-REQUIRED',
+            paymentRequiredHeader(
+              flat,
+              paymentRequired(accepts, { url, description: describe(p), mimeType: 'application/json' }),
+              url,
+              error,
+            ),
+          );
+          header(ctx, 'X-PAYMENT-REQUIRED', encodeHeader(flat));
+          status(ctx, 402);
+          return {
+            x402Version: 1,
+            error: error ?? 'payment required',
+            accepts: [flat],
+            chain: docs[0].chain,
+            fee_payer: gasWallet(docs[0].chain, docs[0].network),
+          };
+        },
+      },
+      /** GET /v1/x402/facilitator/discovery/resources (no credentials): payable catalog prices, bazaar shape */
+      discoveryResources: {
+        visibility: 'published',
+        async handler(ctx: Context<Http & { query?: Record<string, string> }>) {
+          const q = validate<Record<string, string>>('X402DiscoveryQuery', ctx.params.query ?? {}, 'query');
+          return discoveryResources(issue, config.publicUrl, q);
         },
       },
       /** GET /v1/x402/facilitator/supported */

@@ -21,6 +21,10 @@ export interface RequestMeta {
     'last-event-id'?: string;
     /** the hosted checkout answers a browser (text/html) with pages, anyone else with JSON */
     accept?: string;
+    /** x402 proofs: v2, the spec's, v1 (a catalog price bought with x402) */
+    'payment-signature'?: string;
+    'x-service-payment'?: string;
+    'x-payment'?: string;
   };
   $statusCode?: number;
   $location?: string;

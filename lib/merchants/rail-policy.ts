@@ -46,21 +46,21 @@ export function effectiveRails(policy: Policy, enabled: Rail[], sandbox: boolean
   return allowedKeys(policy, enabled.filter((r) => allowsNetwork(sandbox, r.network)).map(railKey));
 }
 
-/** The refusal of a rail outside the policy: a 400 on paymentMethod that names the rail and what is allowed. */
-export function railPolicyRefusal(rails: string[], policy: Pick<RailPolicy, 'allowed_rails'>): ServiceError {
+/** The refusal of a rail outside the policy: a 400 on paymentMethod (or `field`) that names the rail and what is allowed. */
+export function railPolicyRefusal(rails: string[], policy: Pick<RailPolicy, 'allowed_rails'>, field = 'paymentMethod'): ServiceError {
   const named = rails.length === 1 ? rails[0] : rails.join(', ');
   return badRequest(
     `${named} ${rails.length === 1 ? 'is' : 'are'} not allowed by the merchant's rail policy (allowed_rails: ${policy.allowed_rails.join(', ')})`,
     {
-      field: 'paymentMethod',
+      field,
       remediation: `Pay on one of ${policy.allowed_rails.join(', ')}, or change the policy with PUT ${RAIL_POLICY_PATH}.`,
     },
   );
 }
 
 /** Refuses `rail` when the policy excludes it. */
-export function checkRailPolicy(policy: Policy, rail: Pick<Rail, 'chain' | 'network' | 'token'>): void {
-  if (policy && allowedKeys(policy, [railKey(rail)]).length === 0) throw railPolicyRefusal([railKey(rail)], policy);
+export function checkRailPolicy(policy: Policy, rail: Pick<Rail, 'chain' | 'network' | 'token'>, field?: string): void {
+  if (policy && allowedKeys(policy, [railKey(rail)]).length === 0) throw railPolicyRefusal([railKey(rail)], policy, field);
 }
 
 /** GET/PUT /v1/me/rail-policy: the stored policy (null: none) and the rails the merchant can be paid on now. */

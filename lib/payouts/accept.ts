@@ -28,6 +28,10 @@ import { checkDestination } from './destination.ts';
 import { PAYOUTS, payoutEventOp, type PayoutDoc, type PayoutExecution } from './model.ts';
 import { payoutAuditOp } from './audit.ts';
 import { custodyMoveOp } from './custody.ts';
+import type { QuoteFee } from '../treasury/fee-quote.ts';
+import type { FeeQuote } from '../treasury/fee-policy.ts';
+import { reserveFee } from '../treasury/fee-booking.ts';
+import { nativeAsset } from '../treasury/engine-deps.ts';
 
 export interface PayoutBody {
   wallet_id: string;
@@ -49,6 +53,8 @@ export interface AcceptDeps {
   rails: Rail[];
   wallets: WalletDirectory;
   limits: { payoutAmountLimit: string | null; dailyPayoutLimit: string | null };
+  /** the network fee of an on-chain payout, which the merchant pays (lib/treasury/fee-policy.ts) */
+  quoteFee: QuoteFee;
   now(): Date;
   /** counts a refusal in the abuse metric (same outcomes as sessions) */
   signal(outcome: AbuseOutcome, rail: { chain: string; network: string; token?: string }): void;
@@ -200,6 +206,16 @@ export async function acceptPayout(
   const target = await deps.wallets.byAddress(wallet.chain, wallet.network, destination);
   if (target?.id === wallet.id)
     throw badRequest("destination is the wallet's own address; choose another destination", { field: 'destination' });
+  let quote: FeeQuote | null = null;
+  const quoteOnce = async () =>
+    (quote ??= await deps.quoteFee({
+      chain: wallet.chain,
+      network: wallet.network,
+      token: rail.token,
+      from: wallet.address,
+      destination,
+      amount,
+    }));
   return retryOnConflict(
     async () => {
       const earlier = await opts.before?.();
@@ -231,6 +247,7 @@ export async function acceptPayout(
         throw e;
       }
       const done = execution !== 'chain';
+      const fee = done ? null : await reserveQuote(deps, b, id, wallet, await quoteOnce());
       const payout: PayoutDoc = {
         id,
         merchant_id: m.id,
@@ -246,7 +263,14 @@ export async function acceptPayout(
         execution,
         simulated,
         tx_hash: null,
-        fee_subunits: done ? '0' : null,
+        fee_subunits: done ? '0' : fee!.fee_subunits.toString(),
+        fee_quote: fee && {
+          fee_subunits: fee.fee_subunits.toString(),
+          rent_subunits: fee.rent.toString(),
+          gas_limit: fee.gas_limit?.toString() ?? null,
+          gas_price: fee.gas_price?.toString() ?? null,
+        },
+        waiting_reason: null,
         failure_reason: null,
         metadata: c.metadata,
         next_attempt_at: done ? null : at,
@@ -278,6 +302,29 @@ export async function acceptPayout(
   );
 }
 
+/** reserves the payout's network fee from the wallet's native balance (409 when it cannot) */
+async function reserveQuote(deps: AcceptDeps, b: LedgerBatch, id: string, wallet: WalletDoc, q: FeeQuote): Promise<FeeQuote> {
+  const asset = nativeAsset(wallet);
+  try {
+    await reserveFee(b, { key: id, walletId: wallet.id, asset, amount: q.fee_subunits, refs: { payout_id: id } });
+  } catch (e) {
+    if (!isLedgerError(e, 'insufficient_funds')) throw e;
+    const native = asset.split(':')[2]!;
+    const decimals = deps.rails.find((r) => railKey(r) === asset)?.decimals ?? (native === 'ETH' ? 18 : 9);
+    const bal = await balance(deps.store, wallet.id, asset);
+    throw new ServiceError(
+      409,
+      `${INSUFFICIENT} for the network fee: the payout's fee is ${toApiNumber(q.fee_subunits, decimals)} ${native} (paid by the merchant${q.rent > 0n ? `, including ${toApiNumber(q.rent, decimals)} ${native} rent for the destination's new token account` : ''}), ${toApiNumber(bal.available < 0n ? 0n : bal.available, decimals)} ${native} available in wallet ${wallet.id} beside the amount`,
+      'INSUFFICIENT_FUNDS',
+      {
+        field: 'amount',
+        remediation: `Fund the wallet's ${native} (a payment session on the ${native} rail paid to it, or an internal payout of ${native} from another of your wallets), or lower the amount when paying out ${native}.`,
+      },
+    );
+  }
+  return q;
+}
+
 /** The Payout as the API shows it. */
 export function presentPayout(p: PayoutDoc, rails: Rail[]) {
   const rail = findRail(rails, p.chain, p.network, p.token);
@@ -298,6 +345,7 @@ export function presentPayout(p: PayoutDoc, rails: Rail[]) {
     simulated: p.simulated,
     tx_hash: p.tx_hash,
     fee_subunits: p.fee_subunits,
+    waiting_reason: p.waiting_reason ?? null,
     failure_reason: p.failure_reason,
     metadata: p.metadata,
     created_at: p.created_at,

@@ -44,7 +44,15 @@ export interface PayoutDoc extends Doc {
   execution: PayoutExecution;
   simulated: boolean;
   tx_hash: string | null;
+  /**
+   * the network fee and token-account rent in the chain's native coin (lib/treasury/fee-policy.ts): the
+   * quote reserved at acceptance until the payout is final, then what was charged ("0" inside the ledger)
+   */
   fee_subunits: string | null;
+  /** the quote behind the reservation (`feeres:<payout id>`); the transaction is pinned to its gas */
+  fee_quote?: { fee_subunits: string; rent_subunits: string; gas_limit: string | null; gas_price: string | null } | null;
+  /** why an accepted payout is not on its way yet (gas_wallet_empty, custody_move_pending, …); null otherwise */
+  waiting_reason?: string | null;
   failure_reason: string | null;
   metadata: Record<string, unknown> | null;
   /** when the executor should look at it next (chain payouts) */

@@ -2,22 +2,20 @@
  * Custody moves on chain (lib/payouts/custody.ts): the tokens behind an internal transfer go from the
  * sending wallet's address to the receiving wallet's, on the top-up → move engine (./move-engine.ts).
  *
- * - The ledger already moved the balance; the move books only network fees. The platform bears them all,
- *   so the receiving address gets exactly the amount and the sender's own ETH is untouched: on Ethereum
- *   (USDC and ETH alike) the gas wallet tops the sender's address up with exactly gas limit × gas price and
- *   the move is pinned to that gas (booked like a USDC payout's top-up: lib/treasury/gas-booking.ts, so the
- *   sender's ETH ledger mirrors its address, unused top-up gas included); on Solana the gas wallet is the
- *   fee payer (`fee:<move tx>` sys:gas → sys:fees in SOL; token-account rent stays a platform cost).
+ * - The ledger already moved the balance; the move books only network costs, which are the platform's
+ *   (./fee-policy.ts), so the receiving address gets exactly the amount and the sender's own ETH is
+ *   untouched: on Ethereum (USDC and ETH alike) the gas wallet tops the sender's address up with exactly
+ *   gas limit × gas price, parked there as the platform's (`sys:gas@<address>`, never the sender's
+ *   balance), and the move, pinned to that gas, burns it; on Solana the gas wallet is the fee payer and
+ *   also pays a new token account's rent (`fee:<tx>` and `rent:<tx>` from sys:gas).
  * - A move out of a wallet that itself received money by a still unconfirmed earlier move waits for it.
  * - While the gas wallet cannot pay, the move waits (`gas_wallet_empty`, logged), never fails silently.
  */
-import { LedgerBatch, accountId } from '../ledger/index.ts';
 import { CUSTODY_MOVES, custodyInFlight, custodyRefs, type CustodyMoveDoc } from '../payouts/custody.ts';
-import type { ChainTxDoc, TxIntent } from '../chains/broadcast/types.ts';
+import type { TxIntent } from '../chains/broadcast/types.ts';
 import { SolanaTxDriver } from '../chains/solana/tx-driver.ts';
 import { solRentRefusal } from '../chains/solana/rent.ts';
 import { gasWalletRef } from './gas-wallet.ts';
-import { bookTopup, bookWalletFee } from './gas-booking.ts';
 import type { KeyRef } from '../chains/keys.ts';
 import { TopupMoveEngine, type MoveEngineDeps } from './move-engine.ts';
 
@@ -27,7 +25,14 @@ type EthIntent = Extract<TxIntent, { chain: 'ethereum' }>;
 
 export class CustodyMover extends TopupMoveEngine<CustodyMoveDoc, CustodyMoverDeps> {
   constructor(d: CustodyMoverDeps) {
-    super(d, { name: 'custody-moves', coll: CUSTODY_MOVES, topupPurpose: 'custody_topup', movePurpose: 'custody', noun: 'custody move' });
+    super(d, {
+      name: 'custody-moves',
+      coll: CUSTODY_MOVES,
+      topupPurpose: 'custody_topup',
+      movePurpose: 'custody',
+      noun: 'custody move',
+      movement: 'custody_move',
+    });
   }
 
   protected txId(m: CustodyMoveDoc, stage: 'topup' | 'move'): string {
@@ -79,38 +84,11 @@ export class CustodyMover extends TopupMoveEngine<CustodyMoveDoc, CustodyMoverDe
     return { chain: 'solana', kind: 'spl', from: this.from(m), mint, decimals, to: m.to_address, amount: m.amount_subunits, fee_payer };
   }
 
-  /** confirmed: its ETH booked to the sender (reserved for the move); failed: its fee is the platform's */
-  protected async bookTopup(m: CustodyMoveDoc, tx: ChainTxDoc, b: LedgerBatch): Promise<void> {
-    const fee = BigInt(tx.fee_subunits ?? '0');
-    const native = this.native(m);
-    if (tx.status === 'confirmed') {
-      const value = BigInt(tx.attempts.find((a) => a.hash === tx.tx_hash)?.value ?? '0');
-      return bookTopup(b, tx.id, m.from_wallet_id, native, value, fee, { ...custodyRefs(m), tx_hash: tx.tx_hash });
-    }
-    if (fee > 0n) await this.platformFee(b, tx, m, fee);
+  protected payer(m: CustodyMoveDoc): string {
+    return m.from_address;
   }
 
-  /** the move's network fee, booked whether it landed or not */
-  protected async bookMove(m: CustodyMoveDoc, tx: ChainTxDoc, b: LedgerBatch): Promise<void> {
-    const fee = BigInt(tx.fee_subunits ?? '0');
-    const refs = { ...custodyRefs(m), ...(tx.tx_hash ? { tx_hash: tx.tx_hash } : {}) };
-    // Ethereum: paid from the sender's address out of the top-up booked to it (whose reservation ends here)
-    if (m.chain === 'ethereum') {
-      if (m.topup_tx) await bookWalletFee(b, m.topup_tx, m.from_wallet_id, this.native(m), fee, refs);
-    } else if (fee > 0n) await this.platformFee(b, tx, m, fee);
-  }
-
-  private platformFee(b: LedgerBatch, tx: ChainTxDoc, m: CustodyMoveDoc, fee: bigint): Promise<boolean> {
-    const native = this.native(m);
-    return b.transfer({
-      id: `fee:${tx.id}`,
-      kind: 'fee',
-      asset: native,
-      amount: fee,
-      debit_account: accountId('sys:gas', native),
-      credit_account: accountId('sys:fees', native),
-      ...custodyRefs(m),
-      ...(tx.tx_hash ? { tx_hash: tx.tx_hash } : {}),
-    });
+  protected refs(m: CustodyMoveDoc) {
+    return custodyRefs(m);
   }
 }

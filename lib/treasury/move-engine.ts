@@ -8,7 +8,9 @@
  * The engine owns the stage fields, the step skeleton and the outbox hooks; each kind supplies its
  * `waiting` handler (what to send) and its bookings (what the ledger says when a transaction is final).
  */
-import { LedgerBatch } from '../ledger/index.ts';
+import { LedgerBatch, type TransferRefs } from '../ledger/index.ts';
+import { bookNetworkCost, bookParkedTopup } from './fee-booking.ts';
+import type { Movement } from './fee-policy.ts';
 import type { Doc, WriteOp } from '../store/port.ts';
 import type { ChainTxDoc, TxIntent } from '../chains/broadcast/types.ts';
 import { EthereumTxDriver } from '../chains/ethereum/tx-driver.ts';
@@ -58,6 +60,8 @@ export interface MoveKind {
   movePurpose: string;
   /** for log lines and waiting reasons ("sweep", "custody move") */
   noun: string;
+  /** the fee policy's name of the movement */
+  movement: Movement;
 }
 
 export abstract class TopupMoveEngine<T extends MoveFields, D extends MoveEngineDeps> extends ChainEngine<T, D> {
@@ -76,10 +80,36 @@ export abstract class TopupMoveEngine<T extends MoveFields, D extends MoveEngine
   protected abstract onWaiting(row: T): Promise<void>;
   /** outbox ids of the row's transactions (stable per attempt, so a retried step signs nothing twice) */
   protected abstract txId(row: T, stage: 'topup' | 'move'): string;
-  /** the ledger side of a final top-up (confirmed or not) */
-  protected abstract bookTopup(row: T, tx: ChainTxDoc, b: LedgerBatch): Promise<void>;
-  /** the ledger side of a final move; fees = every fee the row paid so far, this move's included */
-  protected abstract bookMove(row: T, tx: ChainTxDoc, b: LedgerBatch, fees: bigint): Promise<void>;
+  /** the address that sends the move (and receives its top-up) */
+  protected abstract payer(row: T): string;
+  /** the references the row's ledger transfers carry (the payout or spend behind it) */
+  protected abstract refs(row: T): TransferRefs;
+  /** the ledger side of a final move beyond its network cost (a sweep's settlements) */
+  protected async bookMove(_row: T, _tx: ChainTxDoc, _b: LedgerBatch): Promise<void> {}
+
+  /**
+   * A final transaction's network cost, per the fee policy: a top-up's value parked at the payer's
+   * address (the platform's, never the wallet's) and its fee; a move's fee burnt from the gas parked at
+   * its sender (Ethereum, topped up) or paid by the gas wallet (Solana fee payer), with any rent.
+   */
+  protected async bookCost(row: T, tx: ChainTxDoc, b: LedgerBatch, stage: 'topup' | 'move'): Promise<void> {
+    const fee = BigInt(tx.fee_subunits ?? '0');
+    const refs = { ...this.refs(row), ...(tx.tx_hash ? { tx_hash: tx.tx_hash } : {}) };
+    if (stage === 'topup' && tx.status === 'confirmed') {
+      const value = BigInt(tx.attempts.find((a) => a.hash === tx.tx_hash)?.value ?? '0');
+      return bookParkedTopup(b, tx.id, this.payer(row), this.native(row), value, fee, refs);
+    }
+    const fromParked = stage === 'move' && row.chain === 'ethereum';
+    await bookNetworkCost(b, {
+      movement: this.kind.movement,
+      key: tx.id,
+      asset: this.native(row),
+      fee,
+      rent: BigInt(tx.rent_subunits ?? '0'),
+      ...(fromParked ? { address: this.payer(row) } : {}),
+      refs,
+    });
+  }
 
   /** One step of a due row (claimed: its version is current). */
   override async step(row: T): Promise<void> {
@@ -194,7 +224,7 @@ export abstract class TopupMoveEngine<T extends MoveFields, D extends MoveEngine
     const row = await this.current(tx, 'topup', 'topup_tx');
     if (!row) return [];
     const b = new LedgerBatch(this.d.store, this.now());
-    await this.bookTopup(row, tx, b);
+    await this.bookCost(row, tx, b, 'topup');
     const fees = this.fees(row, tx).toString();
     const changes =
       tx.status === 'confirmed'
@@ -217,7 +247,8 @@ export abstract class TopupMoveEngine<T extends MoveFields, D extends MoveEngine
     if (!row) return [];
     const fees = this.fees(row, tx);
     const b = new LedgerBatch(this.d.store, this.now());
-    await this.bookMove(row, tx, b, fees);
+    await this.bookMove(row, tx, b); // first: an ETH sweep's fee is charged to the money it makes available
+    await this.bookCost(row, tx, b, 'move');
     if (tx.status === 'confirmed') {
       const done = {
         status: 'completed',

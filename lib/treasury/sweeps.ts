@@ -71,7 +71,7 @@ export class Sweeper extends TopupMoveEngine<SweepDoc, SweeperDeps> {
   private discovering: Promise<unknown> | null = null;
 
   constructor(d: SweeperDeps) {
-    super(d, { name: 'sweeps', coll: SWEEPS, topupPurpose: 'sweep_topup', movePurpose: 'sweep', noun: 'sweep' });
+    super(d, { name: 'sweeps', coll: SWEEPS, topupPurpose: 'sweep_topup', movePurpose: 'sweep', noun: 'sweep', movement: 'sweep' });
   }
 
   /** discovery and the due sweeps, every pollIntervalMs */
@@ -273,11 +273,37 @@ export class Sweeper extends TopupMoveEngine<SweepDoc, SweeperDeps> {
     });
   }
 
-  /** a sweep's top-up gas is the platform's, booked with the sweep's other fees when it completes */
-  protected async bookTopup(): Promise<void> {}
+  protected payer(s: SweepDoc): string {
+    return s.from_address;
+  }
 
-  /** confirmed → the deposits' settlements posted, dust booked, the fees booked; failed → nothing yet */
-  protected async bookMove(s: SweepDoc, tx: ChainTxDoc, b: LedgerBatch, fee: bigint): Promise<void> {
+  protected refs(s: SweepDoc) {
+    return { session_id: s.session_id };
+  }
+
+  /**
+   * An ETH sweep pays its gas out of the swept ETH (the wallet received amount − fee): that fee is the
+   * merchant's, so it is charged to the wallet instead of the platform's gas (bookCost).
+   */
+  protected override async bookCost(s: SweepDoc, tx: ChainTxDoc, b: LedgerBatch, stage: 'topup' | 'move'): Promise<void> {
+    if (!(s.token === 'ETH' && stage === 'move')) return super.bookCost(s, tx, b, stage);
+    const fee = BigInt(tx.fee_subunits ?? '0');
+    if (fee <= 0n || tx.status !== 'confirmed') return;
+    const native = this.native(s);
+    await b.transfer({
+      id: `fee:${tx.id}`,
+      kind: 'fee',
+      asset: native,
+      amount: fee,
+      debit_account: accountId(s.wallet_id, native),
+      credit_account: accountId('sys:fees', native),
+      session_id: s.session_id,
+      tx_hash: tx.tx_hash,
+    });
+  }
+
+  /** confirmed → the deposits' settlements posted (now available) and dust booked */
+  protected override async bookMove(s: SweepDoc, tx: ChainTxDoc, b: LedgerBatch): Promise<void> {
     if (tx.status !== 'confirmed') return;
     for (const key of s.deposit_keys) {
       const t = await b.transferDoc(settlementId(key));
@@ -292,19 +318,6 @@ export class Sweeper extends TopupMoveEngine<SweepDoc, SweeperDeps> {
         amount: s.extra_subunits,
         debit_account: accountId('sys:chain', s.asset),
         credit_account: accountId(s.wallet_id, s.asset),
-        tx_hash: tx.tx_hash,
-      });
-    }
-    if (fee > 0n) {
-      // ETH: the merchant's wallet received amount − fee; otherwise the platform's gas wallet paid
-      const native = this.native(s);
-      await b.transfer({
-        id: `fee:${s.id}`,
-        kind: 'fee',
-        asset: native,
-        amount: fee,
-        debit_account: s.token === 'ETH' ? accountId(s.wallet_id, native) : accountId('sys:gas', native),
-        credit_account: accountId('sys:fees', native),
         tx_hash: tx.tx_hash,
       });
     }

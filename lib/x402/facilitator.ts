@@ -19,6 +19,7 @@ import { isDuplicate } from '../store/port.ts';
 import { forbidden } from '../core/errors.ts';
 import { networkForbidden, networkGate, type MerchantStanding } from '../core/environment.ts';
 import type { Rail } from '../../config/rails.ts';
+import { checkRailPolicy, type RailPolicy } from '../merchants/rail-policy.ts';
 import { ethProvider } from '../chains/clients.ts';
 import { caip2Network, tokenDomain } from './chain-facts.ts';
 import { decodePayload, verifyEip3009, verifySolana, ProofError, type ChallengeTerms, type Proof } from './proof.ts';
@@ -110,9 +111,10 @@ async function railOf(env: X402Env, network: unknown): Promise<{ rail: Rail; fac
   return null;
 }
 
-/** The merchant a facilitator call acts for, with what the environment gate reads. */
+/** The merchant a facilitator call acts for, with what the environment gate and the rail policy read. */
 export interface FacilitatorMerchant extends MerchantStanding {
   id: string;
+  rail_policy?: RailPolicy | null;
 }
 
 /**
@@ -133,6 +135,8 @@ async function check(env: X402Env, merchant: FacilitatorMerchant, body: Facilita
       sandbox: 'Settle payments on a testnet network with a sandbox merchant’s key.',
       live: 'Settle payments on a mainnet network with a live merchant’s key.',
     });
+  // a payment on a rail the merchant's policy excludes is never settled for it
+  checkRailPolicy(merchant.rail_policy, rail, 'paymentRequirements.network');
   let payTo: string;
   try {
     payTo = rail.chain === 'ethereum' ? getAddress(String(r.payTo)) : String(r.payTo);

@@ -86,6 +86,21 @@ export function decodeChallenge(value: string | undefined | null): X402Challenge
   return out.memo ? out : null;
 }
 
+/**
+ * PAYMENT-REQUIRED: the x402 v2 PaymentRequired (`resource.url` the absolute URL paid for), with the flat
+ * challenge's fields beside it (all but `resource`, an object in v2) for clients that read the spec's
+ * challenge there. Without a v2 offer (a rail standard clients cannot pay), the flat challenge alone.
+ */
+export function paymentRequiredHeader(
+  challenge: X402Challenge,
+  v2: { resource: { url: string } } | null | undefined,
+  url: string,
+  error?: string,
+): string {
+  if (!v2) return encodeHeader(challenge);
+  return encodeHeader({ ...challenge, ...v2, ...(error ? { error } : {}), resource: { ...v2.resource, url } });
+}
+
 export interface RequirePaymentOptions {
   /** base URL of the payment service, e.g. https://pay.example.com */
   serviceUrl: string;
@@ -136,21 +151,14 @@ export function requirePayment(o: RequirePaymentOptions): (req: IncomingMessage,
     const c = (await r.json()) as {
       header: string;
       challenge: X402Challenge;
-      payment_required?: { resource: { url: string }; [k: string]: unknown };
+      payment_required?: { resource: { url: string } };
       fee_payer?: string;
       chain?: string;
       message?: string;
     };
     if (r.status !== 201) return send(res, 503, { error: 'payment service unavailable', detail: c.message }, { 'Retry-After': '5' });
     // x402 v2 names the resource by its absolute URL; the flat fields ride along for spec clients
-    const v2 = c.payment_required
-      ? encodeHeader({
-          ...c.challenge,
-          ...c.payment_required,
-          ...(error ? { error } : {}),
-          resource: { ...c.payment_required.resource, url: absoluteUrl(req) },
-        })
-      : c.header;
+    const v2 = paymentRequiredHeader(c.challenge, c.payment_required, absoluteUrl(req), error);
     send(
       res,
       402,

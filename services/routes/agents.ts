@@ -17,4 +17,6 @@ export const AGENTS_ROUTES: RouteDef[] = [
   { method: 'GET', path: '/v1/x402/facilitator/supported', action: 'x402.facilitatorSupported', auth: 'key' },
   { method: 'POST', path: '/v1/x402/facilitator/verify', action: 'x402.facilitatorVerify', auth: 'key' },
   { method: 'POST', path: '/v1/x402/facilitator/settle', action: 'x402.facilitatorSettle', auth: 'key' },
+  { method: 'GET', path: '/v1/x402/facilitator/discovery/resources', action: 'x402.discoveryResources', auth: 'none' },
+  { method: 'GET', path: '/v1/catalog/prices/:price_id/x402', action: 'x402.payPrice', auth: 'none' },
 ];

@@ -122,17 +122,17 @@ describe('internal transfers move custody on chain', () => {
     expect(mainTxs).toContainEqual(
       expect.objectContaining({ type: 'transfer_out', payout_id: internal.id, amount_subunits: '6000000', status: 'posted' }),
     );
+    // the gas left at main's address by the move's top-up is the platform's, parked there: never main's ETH
     const mainEth = await get(`/v1/wallets/${main.id}`);
-    expect(BigInt(bal(mainEth, 'ETH').available_subunits)).toBe(await eth.provider.getBalance(main.address));
-
-    const dest = Wallet.createRandom().address;
-    const out = await createPayout({ wallet_id: agent.id, amount_subunits: '2500000', token: 'USDC', destination: dest });
-    expect(out.execution).toBe('chain');
-    expect((await payoutWhen(out.id)).status).toBe('completed');
-    expect(await usdc.balanceOf(dest)).toBe(2_500_000n);
-    expect(await usdc.balanceOf(agent.address)).toBe(3_500_000n);
-    expect(bal(await get(`/v1/wallets/${agent.id}`), 'USDC').available_subunits).toBe('3500000');
-    expect((await reconcile()).differences).toEqual([]);
+    expect(bal(mainEth, 'ETH').available_subunits).toBe('0');
+    expect(await eth.provider.getBalance(main.address)).toBeGreaterThan(0n);
+    // and the agent, holding no ETH, cannot make the platform pay its payout's gas
+    const refused = await t.request('POST', '/v1/payouts', {
+      key: m.apiKey,
+      body: { wallet_id: agent.id, amount_subunits: '2500000', token: 'USDC', destination: Wallet.createRandom().address },
+    });
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toMatch(/for the network fee/);
   });
 
   it('ETH: a payout from the agent accepted before the move confirmed waits for it, then arrives exactly', async () => {
@@ -147,6 +147,7 @@ describe('internal transfers move custody on chain', () => {
       90_000,
     );
     const agentBefore = await eth.provider.getBalance(agent.address);
+    const mainPosted = BigInt(bal(await get(`/v1/wallets/${main.id}`), 'ETH').available_subunits);
 
     const internal = await createPayout({
       wallet_id: main.id,
@@ -168,8 +169,23 @@ describe('internal transfers move custody on chain', () => {
     expect(agentAfter).toBe(agentBefore + 2n * 10n ** 16n - 10n ** 16n - BigInt(done.fee_subunits));
     const w = await get(`/v1/wallets/${agent.id}`);
     expect(BigInt(bal(w, 'ETH').available_subunits)).toBe(agentAfter);
+    // the platform paid the move's gas: main's ETH is exactly what it had less the 0.02 it sent
     const m2 = await get(`/v1/wallets/${main.id}`);
-    expect(BigInt(bal(m2, 'ETH').available_subunits)).toBe(await eth.provider.getBalance(main.address));
+    expect(BigInt(bal(m2, 'ETH').available_subunits)).toBe(mainPosted - 2n * 10n ** 16n);
+    expect((await reconcile()).differences).toEqual([]);
+
+    // with ETH of its own, the agent pays out USDC on chain, its gas charged to it
+    const usdcDest = Wallet.createRandom().address;
+    const agentEth = BigInt(bal(w, 'ETH').available_subunits);
+    const usdcOut = await createPayout({ wallet_id: agent.id, amount_subunits: '2500000', token: 'USDC', destination: usdcDest });
+    expect(usdcOut.execution).toBe('chain');
+    const usdcDone = await payoutWhen(usdcOut.id);
+    expect(usdcDone.status).toBe('completed');
+    expect(await usdc.balanceOf(usdcDest)).toBe(2_500_000n);
+    expect(await usdc.balanceOf(agent.address)).toBe(3_500_000n);
+    const agentNow = await get(`/v1/wallets/${agent.id}`);
+    expect(bal(agentNow, 'USDC').available_subunits).toBe('3500000');
+    expect(BigInt(bal(agentNow, 'ETH').available_subunits)).toBe(agentEth - BigInt(usdcDone.fee_subunits));
     expect((await reconcile()).differences).toEqual([]);
     expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, custody_moves: 0, transactions: 0 });
   });
@@ -224,7 +240,8 @@ describe('internal transfers move custody on chain', () => {
     expect(after.custody_moves.waiting).toBe(1);
     expect(count(after)).toBe(count(before)); // nothing signed, nothing sent
     expect(sol.balance(w.address)).toBe(200_000_000n);
-    expect(sol.balance(solAgent.address)).toBe(300_000_000n);
+    // the agent paid its USDC payout's fee and the destination's new token account's rent (previous test)
+    expect(sol.balance(solAgent.address)).toBe(300_000_000n - 5_000n - 2_039_280n);
     expect((await reconcile()).differences).toEqual([]); // the move is in flight, not a difference
   });
 });

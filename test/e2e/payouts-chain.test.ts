@@ -113,11 +113,38 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     expect(await usdc.balanceOf(s.address)).toBe(0n);
 
     const dest = Wallet.createRandom().address;
+    // the merchant pays its payouts' gas (fee policy): with no ETH in the wallet, a USDC payout is refused
+    const noGas = await t.request('POST', '/v1/payouts', {
+      key: m.apiKey,
+      body: { wallet_id: w.id, amount: 4, token: 'USDC', destination: dest },
+    });
+    expect(noGas.status).toBe(409);
+    expect(noGas.body.message).toMatch(/insufficient available balance for the network fee: the payout's fee is 0\.\d+ ETH/);
+    expect(bal(await get(`/v1/wallets/${w.id}`), 'USDC').available_subunits).toBe('10000000');
+    // the merchant funds the wallet's gas with an ETH session of its own
+    const gasSession = await createSession(t, m, RAILS.eth, 0.01);
+    await eth.sendEth(2, gasSession.address, 10n ** 16n);
+    await walletWhen('ethereum', 'the ETH for gas to become available', (x) => BigInt(bal(x, 'ETH')?.available_subunits ?? '0') > 0n);
+    const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
+    const gasWallet = keys.address(gasWalletRef('ethereum', 'testnet'));
+    const gasBefore = await eth.provider.getBalance(gasWallet);
+    const ethBefore = await eth.provider.getBalance(w.address);
+
     const p = await createPayout({ wallet_id: w.id, amount: 4, token: 'USDC', destination: dest });
     expect(p.status).toBe('pending');
+    const quote = BigInt(p.fee_subunits); // the quote, reserved from the wallet's ETH with the amount
+    expect(quote).toBeGreaterThan(0n);
+    expect(BigInt(bal(await get(`/v1/wallets/${w.id}`), 'ETH').available_subunits)).toBe(ethBefore - quote);
     const done = await payoutWhen(p.id);
     expect(done).toMatchObject({ status: 'completed', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/), amount_subunits: '4000000' });
     expect(await usdc.balanceOf(dest)).toBe(4_000_000n);
+    // charged exactly the gas its own address burnt, within the quote; the gas wallet paid nothing
+    const receipt = await eth.provider.getTransactionReceipt(done.tx_hash);
+    expect(done.fee_subunits).toBe((receipt!.gasUsed * receipt!.gasPrice).toString());
+    expect(BigInt(done.fee_subunits)).toBeLessThanOrEqual(quote);
+    expect(await eth.provider.getBalance(gasWallet)).toBe(gasBefore);
+    expect(await eth.provider.getBalance(w.address)).toBe(ethBefore - BigInt(done.fee_subunits));
+    expect(BigInt(bal(await get(`/v1/wallets/${w.id}`), 'ETH').available_subunits)).toBe(ethBefore - BigInt(done.fee_subunits));
     const after = await get(`/v1/wallets/${w.id}`);
     expect(bal(after, 'USDC').available_subunits).toBe('6000000');
     const txs = (await get(`/v1/wallets/${w.id}/transactions?limit=100`)).data;
@@ -142,7 +169,7 @@ describe('sweeps and payouts on chain, over HTTP', () => {
 
   it('Ethereum ETH: the sweep pays its own gas (a fee transaction); a payout arrives exactly', async () => {
     const w0 = await defaultWallet('ethereum');
-    const before = await eth.provider.getBalance(w0.address); // the USDC payout's unused top-up gas
+    const before = await eth.provider.getBalance(w0.address); // the ETH left after the USDC payout's gas
     const s = await createSession(t, m, RAILS.eth, 0.05);
     await eth.sendEth(2, s.address, 5n * 10n ** 16n);
     await until(
@@ -190,7 +217,7 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     expect(data.filter((p: any) => p.destination === dest)).toHaveLength(1);
   });
 
-  it('Solana USDC and SOL: swept with the gas wallet paying the fees; payouts arrive exactly', async () => {
+  it('Solana USDC and SOL: swept with the gas wallet paying the fees; payouts arrive exactly, their fees and rent charged', async () => {
     const payer = await sol.newWallet(3_000_000_000n);
     await sol.mintTo(mint.mint, payer.address, 100_000_000n);
     const su = await createSession(t, m, RAILS.solUsdc, 8);
@@ -214,7 +241,9 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     expect(sol.balance(dest)).toBe(200_000_000n);
     const after = await get(`/v1/wallets/${w.id}`);
     expect(bal(after, 'USDC').available_subunits).toBe('5500000');
-    expect(bal(after, 'SOL').available_subunits).toBe('300000000');
+    // the wallet paid both payouts' fees (5,000 lamports each) and the new token account's rent (2,039,280)
+    expect(bal(after, 'SOL').available_subunits).toBe(String(300_000_000 - 10_000 - 2_039_280));
+    expect(sol.balance(w.address)).toBe(BigInt(300_000_000 - 10_000 - 2_039_280));
   });
 
   it('a reorg of a swept deposit takes its credit back (settlement_reversal); ledger and chain still agree', async () => {

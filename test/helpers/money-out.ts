@@ -12,7 +12,8 @@ import { configuredDrivers } from '../../lib/chains/broadcast/drivers.ts';
 import { CHAIN_TXS, type TxDriver } from '../../lib/chains/broadcast/types.ts';
 import { GasWallets } from '../../lib/treasury/gas-wallet.ts';
 import { Sweeper, SWEEPS } from '../../lib/treasury/sweeps.ts';
-import { PayoutExecutor } from '../../lib/treasury/payout-executor.ts';
+import { PayoutExecutor, type PayoutExecutorDeps } from '../../lib/treasury/payout-executor.ts';
+import { feeQuoter } from '../../lib/treasury/fee-quote.ts';
 import { CustodyMover } from '../../lib/treasury/custody-mover.ts';
 import { CUSTODY_MOVES } from '../../lib/payouts/custody.ts';
 import { ReconcileScanner } from '../../lib/treasury/reconcile/scanner.ts';
@@ -62,7 +63,17 @@ export function startEngines(t: TestNode, o: EngineOptions = {}): Engines {
   const gas = new GasWallets({ config: rt.config, keys: signer, log: quiet });
   const B = o.broadcaster ?? Broadcaster;
   const broadcaster = new B({ store: rt.store, driver, pollIntervalMs, rebroadcastMs: 2_000, bumpAfterMs: 600_000, log: quiet });
-  const common = { store: rt.store, config: rt.config, broadcaster, driver, gas, pollIntervalMs, retryMs: pollIntervalMs, log: quiet };
+  const common: PayoutExecutorDeps = {
+    store: rt.store,
+    config: rt.config,
+    broadcaster,
+    driver,
+    gas,
+    quoteFee: feeQuoter(rt.config),
+    pollIntervalMs,
+    retryMs: pollIntervalMs,
+    log: quiet,
+  };
   const sweeper = new Sweeper(common);
   const payouts = new PayoutExecutor(common);
   const custody = new CustodyMover({ ...common, maxAttempts: o.custodyMaxAttempts });

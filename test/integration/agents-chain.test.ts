@@ -10,6 +10,7 @@ import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/ha
 import { signEip3009Proof } from '../../lib/x402/payer.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
 import { POLICY, attemptBody, balanceOf, createWallet, type WalletRef } from './agents-helpers.ts';
+import { RAILS, createSession } from './chain-listener-helpers.ts';
 
 let chain: HardhatNode;
 let usdc: TestUsdc;
@@ -26,7 +27,7 @@ beforeAll(async () => {
     ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
     ETHEREUM_TESTNET_CONFIRMATIONS: '1',
     BROADCAST_POLL_INTERVAL_MS: '200',
-    CHAIN_POLL_INTERVAL_MS: '60000',
+    CHAIN_POLL_INTERVAL_MS: '200',
     RATE_LIMIT_PER_MINUTE: '100000',
   });
   m = await registerMerchant(t);
@@ -60,6 +61,24 @@ beforeAll(async () => {
     body: { wallet_id: settlement.id, token: 'USDC', destination: agent.address, amount_subunits: '10000000' },
   });
   expect(po.status).toBeLessThan(300);
+  // the agent pays its on-chain spends' gas (fee policy): the merchant pays an ETH session into its
+  // settlement wallet and moves some of that ETH to the agent
+  const gasSession = await createSession(t, m, RAILS.eth, 0.05);
+  await (await chain.wallet(2).sendTransaction({ to: gasSession.address, value: parseEther('0.05') })).wait();
+  await eventually(
+    'the ETH for gas to become available',
+    async () => {
+      const w = (await t.request('GET', `/v1/wallets/${settlement.id}`, { key: m.apiKey })).body;
+      return BigInt(w.balances.find((b: { token: string }) => b.token === 'ETH').available_subunits) > 10n ** 16n ? w : null;
+    },
+    90_000,
+    250,
+  );
+  const gas = await t.request('POST', '/v1/payouts', {
+    key: m.apiKey,
+    body: { wallet_id: settlement.id, token: 'ETH', destination: agent.address, amount_subunits: '10000000000000000' },
+  });
+  expect(gas.status).toBe(201);
   await t.request('PUT', `/v1/agent-wallets/${agent.id}/policy`, { key: m.apiKey, body: POLICY });
 }, 180_000);
 

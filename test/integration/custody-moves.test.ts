@@ -18,7 +18,18 @@ import { GasWallets, gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import { CustodyMover } from '../../lib/treasury/custody-mover.ts';
 import { reconcile } from '../../lib/treasury/reconcile/wallets.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
-import { LedgerBatch, accountId, addPayout, balance, checkStoredLedger, transferOps, walletAccount } from '../../lib/ledger/index.ts';
+import {
+  LedgerBatch,
+  accountId,
+  addPayout,
+  balance,
+  checkStoredLedger,
+  parkedGasAccount,
+  postedBalance,
+  transferOps,
+  walletAccount,
+  type LedgerAccount,
+} from '../../lib/ledger/index.ts';
 import { CUSTODY_MOVES, custodyMoveOp, type CustodyMoveDoc } from '../../lib/payouts/custody.ts';
 import { newId } from '../../lib/core/ids.ts';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
@@ -158,9 +169,12 @@ describe('custody moves (Hardhat)', () => {
     const txs = await store.find(CHAIN_TXS, { ref: m.id });
     expect(txs.map((t) => t.id).sort()).toEqual([`${m.id}:move:0`, `${m.id}:topup:0`]);
     expect(done.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
-    // the platform paid: the sender's ETH ledger is exactly the top-up gas left at its address
+    // the platform paid: the top-up gas left at the sender's address is parked as the platform's, never the sender's
     const ethLeft = await eth.provider.getBalance(from.address);
-    expect((await balance(store, from.id, ETH)).available).toBe(ethLeft);
+    expect(ethLeft).toBeGreaterThan(0n);
+    expect((await balance(store, from.id, ETH)).available).toBe(0n);
+    const parked = await store.get<LedgerAccount>('ledger_accounts', parkedGasAccount(from.address, ETH));
+    expect(postedBalance(parked!)).toBe(ethLeft);
     expect(BigInt(done.fee_subunits!)).toBeGreaterThan(0n);
     expect((await rec()).differences).toEqual([]);
     expect((await checkStoredLedger(store)).problems).toEqual([]);

@@ -1,9 +1,9 @@
 /**
- * Acceptance-review probe of issue 9 on a real Hardhat node, through the engines the money-out service
- * runs: the gas top-up of an Ethereum USDC payout is that payout's gas, not the merchant's ETH. While the
- * payout is between its top-up and its transfer, the wallet's available ETH does not include the top-up
- * (an ETH payout in that window would otherwise take the gas and leave the USDC transfer unable to land,
- * holding back the wallet's nonce); once the payout is final the unused part is the wallet's again.
+ * The fee policy on a real Hardhat node, through the engines the money-out service runs (issue 18): an
+ * Ethereum USDC payout is paid for by its own wallet. No platform top-up reaches the wallet (the old
+ * top-up's unused gas became the merchant's ETH: gas farming); a payout written without a fee quote (as
+ * an agent spend is) is quoted and reserved when signed, and fails, sending nothing, when the wallet holds
+ * no ETH for its gas; with ETH, the gas wallet pays nothing and the wallet is charged exactly the gas burnt.
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { PoolSigner } from '../../lib/chains/signer.ts';
 import { Broadcaster } from '../../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../../lib/chains/broadcast/drivers.ts';
 import { GasWallets, gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
+import { feeQuoter } from '../../lib/treasury/fee-quote.ts';
 import { PayoutExecutor } from '../../lib/treasury/payout-executor.ts';
 import { reconcile } from '../../lib/treasury/reconcile/wallets.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
@@ -29,7 +30,7 @@ const PHRASE = Mnemonic.fromEntropy(randomBytes(16)).phrase;
 const ETH = 'ethereum:testnet:ETH';
 const USDC = 'ethereum:testnet:USDC';
 
-describe('Ethereum USDC payout gas top-up (review)', () => {
+describe('Ethereum USDC payout paid by its wallet (fee policy)', () => {
   let eth: HardhatNode;
   let usdc: TestUsdc;
   let store: Store;
@@ -54,7 +55,17 @@ describe('Ethereum USDC payout gas top-up (review)', () => {
     const driver = configuredDrivers(config, signer);
     const gas = new GasWallets({ config, keys: signer, log: quiet });
     broadcaster = new Broadcaster({ store, driver, pollIntervalMs: 50, rebroadcastMs: 1000, bumpAfterMs: 600_000, log: quiet });
-    payouts = new PayoutExecutor({ store, config, broadcaster, driver, gas, pollIntervalMs: 50, retryMs: 50, log: quiet });
+    payouts = new PayoutExecutor({
+      store,
+      config,
+      broadcaster,
+      driver,
+      gas,
+      quoteFee: feeQuoter(config),
+      pollIntervalMs: 50,
+      retryMs: 50,
+      log: quiet,
+    });
     await eth.setBalance(signer.address(gasWalletRef('ethereum', 'testnet')), 10n ** 18n);
   }, 120_000);
   afterAll(async () => {
@@ -65,8 +76,7 @@ describe('Ethereum USDC payout gas top-up (review)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("the top-up is reserved for the payout until it is final, then the unused gas is the wallet's", async () => {
-    const index = 7;
+  const newWallet = async (index: number) => {
     const w = {
       id: newId('wal'),
       merchant_id: 'mer_test',
@@ -80,11 +90,11 @@ describe('Ethereum USDC payout gas top-up (review)', () => {
       created_at: new Date().toISOString(),
     };
     await store.write([{ op: 'insert', coll: 'wallets', doc: w }]);
-    // 10 USDC at the wallet's address and in its ledger (as a confirmed sweep leaves them); no ETH
+    // 10 USDC at the wallet's address and in its ledger (as a confirmed sweep leaves them)
     await usdc.mint(w.address, 10_000_000n);
     await store.write(
       await transferOps(store, {
-        id: 'set:review',
+        id: `set:review:${index}`,
         kind: 'settlement',
         asset: USDC,
         amount: 10_000_000n,
@@ -92,21 +102,16 @@ describe('Ethereum USDC payout gas top-up (review)', () => {
         credit_account: walletAccount(w.id, USDC),
       }),
     );
-
-    // what the wallet may spend in ETH at the moment the top-up is final, before the transfer is signed
-    let atTopup: { available: bigint } | null = null;
-    broadcaster.afterFinal('payout_topup', async (tx) => {
-      atTopup = await balance(store, w.id, ETH);
-      await payouts.kick(tx.ref!);
-    });
-
+    return w;
+  };
+  /** a payout as an agent spend writes it: no fee quote, no fee reservation */
+  const payout = async (walletId: string, dest: string) => {
     const id = newId('po');
     const at = new Date().toISOString();
-    const dest = Wallet.createRandom().address;
     const doc: PayoutDoc = {
       id,
       merchant_id: 'mer_test',
-      wallet_id: w.id,
+      wallet_id: walletId,
       chain: 'ethereum',
       network: 'testnet',
       token: 'USDC',
@@ -128,10 +133,9 @@ describe('Ethereum USDC payout gas top-up (review)', () => {
     };
     await store.write([
       { op: 'insert', coll: PAYOUTS, doc },
-      ...(await payoutOps(store, { payoutId: id, walletId: w.id, asset: USDC, amount: 4_000_000n })),
+      ...(await payoutOps(store, { payoutId: id, walletId, asset: USDC, amount: 4_000_000n })),
     ]);
-
-    const done = await until(
+    return until(
       `payout ${id} final`,
       async () => {
         await payouts.scanOnce();
@@ -141,14 +145,51 @@ describe('Ethereum USDC payout gas top-up (review)', () => {
       },
       90_000,
     );
+  };
+  const gasWallet = () => eth.provider.getBalance(signer.address(gasWalletRef('ethereum', 'testnet')));
+
+  it('a wallet without ETH cannot have its USDC payout paid by the platform: it fails, nothing is sent', async () => {
+    const w = await newWallet(7);
+    const gasBefore = await gasWallet();
+    const dest = Wallet.createRandom().address;
+    const done = await payout(w.id, dest);
+    expect(done.status).toBe('failed');
+    expect(done.failure_reason).toMatch(/insufficient available ETH for the network fee/);
+    expect(await usdc.balanceOf(dest)).toBe(0n);
+    expect(await eth.provider.getBalance(w.address)).toBe(0n); // no top-up parked there
+    expect(await gasWallet()).toBe(gasBefore);
+    expect((await balance(store, w.id, USDC)).available).toBe(10_000_000n);
+    expect((await balance(store, w.id, ETH)).available).toBe(0n);
+    expect((await checkStoredLedger(store)).problems).toEqual([]);
+  });
+
+  it("with ETH in the wallet, the payout burns the wallet's own gas and is charged exactly that; the gas wallet pays nothing", async () => {
+    const w = await newWallet(8);
+    const funded = 10n ** 16n;
+    await eth.setBalance(w.address, funded);
+    await store.write(
+      await transferOps(store, {
+        id: 'dep:review:eth',
+        kind: 'deposit',
+        asset: ETH,
+        amount: funded,
+        debit_account: accountId('sys:chain', ETH),
+        credit_account: walletAccount(w.id, ETH),
+      }),
+    );
+    const gasBefore = await gasWallet();
+    const dest = Wallet.createRandom().address;
+    const done = await payout(w.id, dest);
     expect(done.status).toBe('completed');
     expect(await usdc.balanceOf(dest)).toBe(4_000_000n);
-    expect(atTopup).toMatchObject({ available: 0n });
-    // final: the reservation is released and the gas burnt booked; the left-over is the wallet's, as on chain
+    const receipt = await eth.provider.getTransactionReceipt(done.tx_hash!);
+    const burnt = receipt!.gasUsed * receipt!.gasPrice;
+    expect(done.fee_subunits).toBe(burnt.toString());
     const ethLeft = await eth.provider.getBalance(w.address);
-    expect(ethLeft).toBeGreaterThan(0n);
+    expect(ethLeft).toBe(funded - burnt);
     expect((await balance(store, w.id, ETH)).available).toBe(ethLeft);
     expect((await balance(store, w.id, USDC)).available).toBe(6_000_000n);
+    expect(await gasWallet()).toBe(gasBefore);
     const r = await reconcile({
       store,
       config: loadConfig({ DATA_DIR: dir, ETHEREUM_TESTNET_RPC_URL: eth.url, ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address }),

@@ -13,12 +13,13 @@ import { Broadcaster } from '../../lib/chains/broadcast/outbox.ts';
 import { configuredDrivers } from '../../lib/chains/broadcast/drivers.ts';
 import { GasWallets, gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import { SWEEPS, Sweeper, type SweepDoc } from '../../lib/treasury/sweeps.ts';
+import { feeQuoter } from '../../lib/treasury/fee-quote.ts';
 import { PayoutExecutor } from '../../lib/treasury/payout-executor.ts';
 import { reconcile } from '../../lib/treasury/reconcile/wallets.ts';
 import { moneyOutMetrics } from '../../lib/chains/metrics.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts';
 import { Registry } from 'prom-client';
-import { balance, payoutOps, settlementOps, checkStoredLedger } from '../../lib/ledger/index.ts';
+import { accountId, balance, payoutOps, settlementOps, checkStoredLedger, transferOps, walletAccount } from '../../lib/ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../../lib/payouts/model.ts';
 import { newId } from '../../lib/core/ids.ts';
 import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
@@ -50,7 +51,17 @@ describe('sweeps and on-chain payouts', () => {
     const gas = new GasWallets({ config, keys: signer, log: quiet });
     broadcaster = new Broadcaster({ store, driver, pollIntervalMs: 50, rebroadcastMs: 1000, bumpAfterMs: 600_000, log: quiet });
     sweeper = new Sweeper({ store, config, broadcaster, driver, gas, pollIntervalMs: 50, retryMs: 50, log: quiet });
-    payouts = new PayoutExecutor({ store, config, broadcaster, driver, gas, pollIntervalMs: 50, retryMs: 50, log: quiet });
+    payouts = new PayoutExecutor({
+      store,
+      config,
+      broadcaster,
+      driver,
+      gas,
+      quoteFee: feeQuoter(config),
+      pollIntervalMs: 50,
+      retryMs: 50,
+      log: quiet,
+    });
     await eth.setBalance(signer.address(gasWalletRef('ethereum', 'testnet')), 10n ** 18n);
     await sol.airdrop(signer.address(gasWalletRef('solana', 'testnet')), 5_000_000_000n);
   }, 120_000);
@@ -101,6 +112,23 @@ describe('sweeps and on-chain payouts', () => {
     };
     await store.write([{ op: 'insert', coll: 'wallets', doc }]);
     return doc;
+  }
+
+  /** native coin at the wallet's address and in its ledger: what its payouts' network fees are paid from */
+  async function fundNative(w: { id: string; chain: 'ethereum' | 'solana'; address: string }, amount: bigint) {
+    const asset = w.chain === 'ethereum' ? 'ethereum:testnet:ETH' : 'solana:testnet:SOL';
+    if (w.chain === 'ethereum') await eth.setBalance(w.address, (await eth.provider.getBalance(w.address)) + amount);
+    else await sol.airdrop(w.address, amount);
+    await store.write(
+      await transferOps(store, {
+        id: `fund:${w.id}:${amount}`,
+        kind: 'deposit',
+        asset,
+        amount,
+        debit_account: accountId('sys:chain', asset),
+        credit_account: walletAccount(w.id, asset),
+      }),
+    );
   }
 
   async function payout(
@@ -171,16 +199,20 @@ describe('sweeps and on-chain payouts', () => {
     expect(s.topup_tx).toBeTruthy();
     expect(await usdc.balanceOf(w.address)).toBe(10_000_000n);
     expect(await balance(store, w.id, 'ethereum:testnet:USDC')).toMatchObject({ available: 10_000_000n, pending: 0n });
+    // the top-up's gas is parked at the deposit address as the platform's: none of it reached the wallet
+    expect(await balance(store, w.id, 'ethereum:testnet:ETH')).toMatchObject({ available: 0n });
 
     const dest = Wallet.createRandom().address;
+    await fundNative(w, 10n ** 16n); // the merchant pays the payout's gas (fee policy)
     const id = await payout(w, 'USDC', 3_250_000n, dest);
     const p = await completed(id);
     expect(p).toMatchObject({ status: 'completed', tx_hash: expect.stringMatching(/^0x/) });
+    expect((await balance(store, w.id, 'ethereum:testnet:ETH')).available).toBe(10n ** 16n - BigInt(p.fee_subunits!));
     expect(await usdc.balanceOf(dest)).toBe(3_250_000n);
     expect(await balance(store, w.id, 'ethereum:testnet:USDC')).toMatchObject({ available: 6_750_000n });
     const [ev] = await store.find<{ body: { event_type: string; tx_hash: string } } & { id: string }>('webhook_events', { payout_id: id });
     expect(ev!.body).toMatchObject({ event_type: 'payout.completed', tx_hash: p.tx_hash });
-    // the wallet's ETH (top-up left-over) and USDC match the chain exactly
+    // the wallet's ETH and USDC match the chain exactly
     const r = await reconcile({ store, config });
     expect(r.differences.filter((d) => d.wallet_id === w.id)).toEqual([]);
   });
@@ -207,7 +239,7 @@ describe('sweeps and on-chain payouts', () => {
     expect((await reconcile({ store, config })).differences.filter((d) => d.wallet_id === w.id)).toEqual([]);
   });
 
-  it('Solana USDC and SOL: the gas wallet pays the fees; payouts arrive exactly', async () => {
+  it('Solana USDC and SOL: the gas wallet pays the sweeps, the wallet its payouts (fee and rent); payouts arrive exactly', async () => {
     const w = await wallet('solana');
     const usdcDep = await settledDeposit('solana', 'USDC', w.id, 8_000_000n, (a) => sol.mintTo(mint.mint, a, 8_000_000n));
     const solDep = await settledDeposit('solana', 'SOL', w.id, 500_000_000n, (a) => sol.airdrop(a, 500_000_000n));
@@ -223,7 +255,10 @@ describe('sweeps and on-chain payouts', () => {
     expect(await sol.tokenBalance(dest, mint.mint)).toBe(2_500_000n);
     expect(sol.balance(dest)).toBe(200_000_000n);
     expect(await balance(store, w.id, 'solana:testnet:USDC')).toMatchObject({ available: 5_500_000n });
-    expect(await balance(store, w.id, 'solana:testnet:SOL')).toMatchObject({ available: 300_000_000n });
+    // the merchant paid both payouts' fees (5,000 lamports each: the wallet is its own fee payer) and the
+    // rent of the destination's new token account (2,039,280 lamports), exactly what its address spent
+    expect(await balance(store, w.id, 'solana:testnet:SOL')).toMatchObject({ available: 300_000_000n - 10_000n - 2_039_280n });
+    expect(sol.balance(w.address)).toBe(300_000_000n - 10_000n - 2_039_280n);
     expect((await reconcile({ store, config })).differences.filter((d) => d.wallet_id === w.id)).toEqual([]);
   });
 

@@ -29,6 +29,8 @@ import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness
 import { requirePayment, decodeChallenge, decodeHeader } from '../../sdk/src/x402.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
 import { balanceOf, type WalletRef } from './agents-helpers.ts';
+import { CatalogClient } from './catalog-helpers.ts';
+import { withBazaar } from '@x402/extensions/bazaar';
 
 let chain: HardhatNode;
 let usdc: TestUsdc;
@@ -369,5 +371,104 @@ describe('@x402/express with HTTPFacilitatorClient pointed at this service', () 
       body: { x402Version: 2, paymentPayload: { ...signed, accepted: mine }, paymentRequirements: mine },
     });
     expect(ok.body).toEqual({ isValid: true, payer: account.address });
+
+    // the merchant's rail policy: a payment on a rail it excludes is refused before anything is read or moved
+    expect((await t.request('PUT', '/v1/me/rail-policy', { key: m.apiKey, body: { allowed_rails: ['solana:testnet:USDC'] } })).status).toBe(
+      200,
+    );
+    for (const path of ['verify', 'settle']) {
+      const refused = await t.request('POST', `/v1/x402/facilitator/${path}`, {
+        key: m.apiKey,
+        body: { x402Version: 2, paymentPayload: { ...signed, accepted: mine }, paymentRequirements: mine },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({
+        field: 'paymentRequirements.network',
+        message: expect.stringMatching(/^ethereum:testnet:USDC is not allowed by the merchant's rail policy/),
+      });
+    }
+    expect(await usdc.balanceOf(account.address)).toBe(1_000_000n);
+    await t.request('PUT', '/v1/me/rail-policy', { key: m.apiKey, body: { allowed_rails: null } });
+  });
+});
+
+describe('discovery: published catalog prices an x402 client can buy', () => {
+  it('lists them in the bazaar shape at the facilitator; @x402/fetch buys one; the merchant is credited once', async () => {
+    const cat = new CatalogClient(t, { key: m.apiKey });
+    const shop = await cat.store({ name: 'Weather Co', slug: `weather-${Date.now()}` });
+    const product = await cat.product(shop.id, { name: 'Forecasts', slug: `forecasts-${Date.now()}`, fulfillment_type: 'service' });
+    const plan = await cat.plan(product.id, { name: 'One forecast', slug: 'one', entitlement: { forecasts: 1 } });
+    const price = await cat.price(plan.id, {
+      amount_subunits: '1500000',
+      currency_or_token: 'USDC',
+      allowed_payment_methods: ['ethereum:testnet:USDC'],
+    });
+    for (const [c, id] of [
+      ['stores', shop.id],
+      ['products', product.id],
+      ['plans', plan.id],
+      ['prices', price.id],
+    ])
+      await cat.publish(c, id);
+
+    const bazaar = withBazaar(new HTTPFacilitatorClient({ url: `${t.url}/v1/x402/facilitator` }));
+    const list = await bazaar.extensions.bazaar.listResources({ type: 'http', network: `eip155:${chain.chainId}` });
+    expect(list.x402Version).toBe(2);
+    const item = list.items.find((i) => i.resource.endsWith(`/v1/catalog/prices/${price.id}/x402`))!;
+    expect(item).toMatchObject({
+      type: 'http',
+      x402Version: 2,
+      description: 'Forecasts — One forecast',
+      serviceName: 'Weather Co',
+      accepts: [
+        {
+          scheme: 'exact',
+          network: `eip155:${chain.chainId}`,
+          amount: '1500000',
+          asset: usdc.address,
+          payTo: ethWallet.address,
+          extra: { name: 'USD Coin', version: '2' },
+        },
+      ],
+    });
+
+    const account = privateKeyToAccount(generatePrivateKey());
+    await usdc.mint(account.address, 2_000_000n);
+    const client = new x402Client()
+      .register('eip155:*', new ExactEvmScheme(account))
+      .setSpendControls({ allowedAssets: [{ network: `eip155:${chain.chainId}`, asset: usdc.address, maxAmountPerPayment: '2000000' }] });
+    const rec = recording();
+    const ledgerBefore = await balanceOf(t, m, ethWallet.id);
+    const url = `${t.url}/v1/catalog/prices/${price.id}/x402`;
+    const r = await wrapFetchWithPayment(rec.fetch, client)(url);
+    expect(r.status).toBe(200);
+    const bought = (await r.json()) as Record<string, unknown>;
+    expect(bought).toMatchObject({
+      status: 'paid',
+      price_id: price.id,
+      plan_id: plan.id,
+      product_id: product.id,
+      merchant_id: m.id,
+      entitlement: { forecasts: 1 },
+      amount_subunits: '1500000',
+      payer: account.address,
+      network: `eip155:${chain.chainId}`,
+    });
+    expect(decodePaymentResponseHeader(r.headers.get('payment-response')!)).toMatchObject({
+      success: true,
+      transaction: bought.transaction,
+    });
+    expect(await usdc.balanceOf(account.address)).toBe(500_000n);
+    expect(await balanceOf(t, m, ethWallet.id)).toBe(ledgerBefore + 1_500_000n);
+    expect((await events('x402.settled')).filter((e) => e.challenge_id === bought.challenge_id)).toHaveLength(1);
+
+    const proof = rec.sent.find((h) => h['payment-signature'])!['payment-signature'];
+    const replay = await fetch(url, { headers: { 'PAYMENT-SIGNATURE': proof } });
+    expect(replay.status).toBe(402);
+    expect(((await replay.json()) as { error: string }).error).toMatch(/^already_redeemed/);
+    expect(await usdc.balanceOf(account.address)).toBe(500_000n);
+    // an unpublished price is not for sale
+    const draft = await cat.price(plan.id, { amount_subunits: '3000000', currency_or_token: 'USDC' });
+    expect((await fetch(`${t.url}/v1/catalog/prices/${draft.id}/x402`)).status).toBe(404);
   });
 });

@@ -115,7 +115,7 @@ export class Broadcaster extends ChainEngine<ChainTxDoc, BroadcasterOptions> {
             : { op: 'insert', coll: CHAIN_NONCES, doc: next },
         );
       }
-      const signed = await driver.sign(spec.intent, nonce);
+      const signed = await driver.sign(spec.intent, nonce, spec.id);
       const at = this.now().toISOString();
       const doc: ChainTxDoc = {
         id: spec.id,
@@ -213,7 +213,14 @@ export class Broadcaster extends ChainEngine<ChainTxDoc, BroadcasterOptions> {
       return this.finish(
         doc,
         check.state === 'confirmed'
-          ? { status: 'confirmed', tx_hash: check.hash, block_number: check.block, fee_subunits: check.fee, failure_reason: null }
+          ? {
+              status: 'confirmed',
+              tx_hash: check.hash,
+              block_number: check.block,
+              fee_subunits: check.fee,
+              rent_subunits: check.rent ?? null,
+              failure_reason: null,
+            }
           : {
               status: 'failed',
               tx_hash: check.hash ?? doc.tx_hash,

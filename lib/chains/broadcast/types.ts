@@ -90,6 +90,8 @@ export interface ChainTxDoc extends Doc {
   block_number: number | null;
   /** the network fee paid, in the native coin's smallest unit (wei, lamports) */
   fee_subunits: string | null;
+  /** Solana: lamports the fee payer locked as rent of accounts the transaction created (a token account) */
+  rent_subunits?: string | null;
   failure_reason: string | null;
   created_at: string;
   updated_at: string;
@@ -106,7 +108,7 @@ export interface NonceDoc extends Doc {
 export type TxCheck =
   /** not landed yet (or not yet at depth) */
   | { state: 'pending'; landed?: boolean }
-  | { state: 'confirmed'; hash: string; block: number; fee: string }
+  | { state: 'confirmed'; hash: string; block: number; fee: string; rent?: string }
   | { state: 'failed'; reason: string; hash: string | null; block: number | null; fee: string | null }
   /** Solana: no attempt landed and the newest blockhash can no longer land: a new signature is safe */
   | { state: 'expired' };
@@ -119,8 +121,11 @@ export interface TxDriver {
   addresses(intent: TxIntent): { from: string; to: string };
   /** Ethereum: the sender's next nonce as the chain sees it (latest block) */
   chainNonce?(address: string): Promise<number>;
-  /** signs a first attempt (Ethereum: with this nonce) */
-  sign(intent: TxIntent, nonce: number | null): Promise<TxAttempt>;
+  /**
+   * signs a first attempt (Ethereum: with this nonce; Solana: with a memo carrying `rowId`, the outbox
+   * row's id, so two equal movements are two distinct transactions, each findable on chain)
+   */
+  sign(intent: TxIntent, nonce: number | null, rowId: string): Promise<TxAttempt>;
   /** Ethereum: a replacement with the same nonce and a higher gas price; Solana: a fresh blockhash (only after expiry) */
   resign(doc: ChainTxDoc): Promise<TxAttempt>;
   /** sends the bytes; resolves when the node accepted them, throws its error otherwise */

@@ -24,6 +24,12 @@ export interface EthDriverOptions {
 
 type EthIntent = Extract<TxIntent, { chain: 'ethereum' }>;
 
+/** eth_gasPrice with a margin (percent), so a transaction stays above a rising base fee for a while */
+export async function marginGasPrice(p: JsonRpcProvider, percent = 125): Promise<bigint> {
+  const raw = BigInt(await p.send('eth_gasPrice', []));
+  return (raw * BigInt(percent)) / 100n + 1n;
+}
+
 export class EthereumTxDriver implements TxDriver {
   readonly chain = 'ethereum' as const;
   readonly network: string;
@@ -51,9 +57,7 @@ export class EthereumTxDriver implements TxDriver {
 
   /** eth_gasPrice with a margin, so the transaction stays above a rising base fee for a while */
   async gasPrice(): Promise<bigint> {
-    const p = await this.o.provider();
-    const raw = BigInt(await p.send('eth_gasPrice', []));
-    return (raw * BigInt(this.o.gasPricePercent ?? 125)) / 100n + 1n;
+    return marginGasPrice(await this.o.provider(), this.o.gasPricePercent);
   }
 
   /** gas for the intent: 21,000 for ETH to an account without code, else the node's estimate + 30% */

@@ -47,6 +47,18 @@ function transferChecked(
   });
 }
 
+/** the SPL Memo program (v2); a memo without signer accounts needs no extra signature */
+export const MEMO_PROGRAM_ID = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr';
+
+/**
+ * A memo carrying the outbox row's id: two equal movements (same wallet, destination, token, amount,
+ * signed within one blockhash) would otherwise be byte-identical, one signature for two rows, so that
+ * the chain executes one transfer while both rows think they landed.
+ */
+export function memo(text: string): TransactionInstruction {
+  return new TransactionInstruction({ programId: new PublicKey(MEMO_PROGRAM_ID), keys: [], data: Buffer.from(text, 'utf8') });
+}
+
 /** Associated Token Account CreateIdempotent (instruction 1): nothing happens when it exists */
 function createAtaIdempotent(payer: PublicKey, ata: PublicKey, owner: PublicKey, mint: PublicKey): TransactionInstruction {
   return new TransactionInstruction({
@@ -95,14 +107,14 @@ export class SolanaTxDriver implements TxDriver {
     return [createAtaIdempotent(payer, dest, to, mint), transferChecked(source, mint, dest, from, BigInt(i.amount), i.decimals)];
   }
 
-  async sign(intent: TxIntent): Promise<TxAttempt> {
+  async sign(intent: TxIntent, _nonce: number | null, rowId: string): Promise<TxAttempt> {
     const i = this.sol(intent);
     if (i.kind === 'cosign') return this.cosign(i);
     const conn = this.o.connection();
     const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
     const feePayer = this.o.signer.address(i.fee_payer);
     const tx = new Transaction({ feePayer: new PublicKey(feePayer), blockhash, lastValidBlockHeight });
-    tx.add(...this.instructions(i));
+    tx.add(...this.instructions(i), memo(rowId));
     const message = tx.compileMessage();
     const refs = new Map<string, KeyRef>([
       [feePayer, i.fee_payer],
@@ -152,19 +164,41 @@ export class SolanaTxDriver implements TxDriver {
     return BigInt(await this.o.connection().getBalance(new PublicKey(address), 'confirmed'));
   }
 
+  /**
+   * What the fee payer spent beyond the fee and the intent's own transfer: the rent of accounts the
+   * transaction created (an associated token account), which the fee policy books.
+   */
+  private rentPaid(
+    intent: TxIntent,
+    meta: { preBalances: number[]; postBalances: number[] } | null | undefined,
+    fee: string | null,
+  ): bigint {
+    if (!meta || intent.chain !== 'solana') return 0n;
+    const spent = BigInt(meta.preBalances[0] ?? 0) - BigInt(meta.postBalances[0] ?? 0);
+    const payer = this.o.signer.address(intent.fee_payer);
+    const own = intent.kind === 'native' && this.o.signer.address(intent.from) === payer ? BigInt(intent.lamports) : 0n;
+    const rent = spent - BigInt(fee ?? '0') - own;
+    return rent > 0n ? rent : 0n;
+  }
+
   /** only called once check() said `expired`: no attempt can land any more */
   resign(doc: ChainTxDoc): Promise<TxAttempt> {
-    return this.sign(doc.intent);
+    return this.sign(doc.intent, null, doc.id);
   }
 
   async send(raw: string): Promise<void> {
     const conn = this.o.connection();
+    const bytes = Buffer.from(raw, 'base64');
     try {
-      await conn.sendRawTransaction(Buffer.from(raw, 'base64'), { skipPreflight: false, preflightCommitment: 'confirmed', maxRetries: 0 });
+      await conn.sendRawTransaction(bytes, { skipPreflight: false, preflightCommitment: 'confirmed', maxRetries: 0 });
     } catch (e) {
-      // a re-broadcast of bytes that already landed
-      if (/AlreadyProcessed|already been processed/i.test(String((e as Error).message))) return;
-      throw e;
+      if (!/AlreadyProcessed|already been processed/i.test(String((e as Error).message))) throw e;
+      // a re-broadcast of bytes that already landed, but only if the chain knows THIS signature: another
+      // row's equal transaction must never count as this one's
+      const own = encodeBase58(bytes.subarray(1, 65));
+      const { value } = await conn.getSignatureStatuses([own], { searchTransactionHistory: true });
+      if (value[0]) return;
+      throw new Error(`the node says "already processed" but signature ${own} is not on chain`);
     }
   }
 
@@ -190,7 +224,13 @@ export class SolanaTxDriver implements TxDriver {
           block: s.slot,
           fee,
         };
-      return { state: 'confirmed', hash: sigs[k]!, block: s.slot, fee: fee ?? '0' };
+      return {
+        state: 'confirmed',
+        hash: sigs[k]!,
+        block: s.slot,
+        fee: fee ?? '0',
+        rent: this.rentPaid(doc.intent, tx?.meta, fee).toString(),
+      };
     }
     const last = doc.attempts[doc.attempts.length - 1]!;
     if (last.last_valid_height !== undefined && finalizedHeight > last.last_valid_height) return { state: 'expired' };

@@ -5,11 +5,13 @@
  * final shows as `in_flight_subunits` (reserved), which explains a temporary difference. A custody move
  * not yet confirmed (lib/payouts/custody.ts: the tokens of an internal transfer on their way) is in
  * flight too: its amount is still at the sender's address and not yet at the receiver's, so a wallet
- * whose difference is exactly its custody moves in flight is not listed.
+ * whose difference is exactly its custody moves in flight is not listed. Platform gas parked at the
+ * address (a top-up: `sys:gas@<address>`, lib/treasury/fee-booking.ts) is held there beside the wallet's
+ * own money: the address is compared with both.
  */
 import type { Config } from '../../../config/index.ts';
 import type { Doc, Store } from '../../store/port.ts';
-import { ACCOUNTS, postedBalance, walletAccount, type LedgerAccount } from '../../ledger/index.ts';
+import { ACCOUNTS, parkedGasAccount, postedBalance, walletAccount, type LedgerAccount } from '../../ledger/index.ts';
 import { nativeBalance, rpcErrorText, tokenBalance } from '../../chains/clients.ts';
 import { CUSTODY_MOVES, IN_FLIGHT, type CustodyMoveDoc } from '../../payouts/custody.ts';
 
@@ -87,7 +89,8 @@ export async function reconcile(d: ReconcileDeps): Promise<ReconcileResult> {
           continue;
         }
         const acc = await d.store.get<LedgerAccount>(ACCOUNTS, walletAccount(w.id, asset));
-        const ledger = acc ? postedBalance(acc) : 0n;
+        const parked = rail.kind === 'native' ? await d.store.get<LedgerAccount>(ACCOUNTS, parkedGasAccount(w.address, asset)) : null;
+        const ledger = (acc ? postedBalance(acc) : 0n) + (parked ? postedBalance(parked) : 0n);
         out.checked++;
         const moving = custody.get(`${w.id}|${asset}`) ?? 0n;
         if (ledger + moving !== onChain) {

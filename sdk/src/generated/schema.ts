@@ -240,6 +240,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/catalog/prices/{price_id}/x402": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Buy a published catalog price with any x402 client
+         * @description No credentials. Without a payment header: 402 with PAYMENT-REQUIRED (x402 v2 PaymentRequired, one accepts[] entry per rail the price can be paid on, each a challenge of the price's merchant living 5 minutes, resource.url this URL), X-PAYMENT-REQUIRED (the spec's flat challenge of the first) and the spec's 402 body. With PAYMENT-SIGNATURE (x402 v2), X-Service-Payment or X-PAYMENT: the proof is redeemed for the merchant (as POST /v1/x402/redeem): 200 with the purchase and PAYMENT-RESPONSE (a v2 SettleResponse); 202 while the settlement confirms (send the same header again; never pay twice); a proof that does not pay: 402 again with the reason in `error`. The merchant is told by its x402.settled event (the challenge's price_id names the price). A price that is not published (with its plan, product and store): 404; one no x402 client can pay here: 409.
+         */
+        get: operations["buyPriceWithX402"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/catalog/products": {
         parameters: {
             query?: never;
@@ -1243,6 +1263,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/x402/facilitator/discovery/resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * x402 discovery (bazaar): catalog prices payable with x402
+         * @description No credentials. The x402 bazaar's discovery list (what withBazaar(new HTTPFacilitatorClient({url: '<service>/v1/x402/facilitator'})).extensions.bazaar.listResources() reads): every published price (of a published plan, product and store) that standard x402 clients can pay, newest first, as a paid resource of this service (GET /v1/catalog/prices/{price_id}/x402) with one accepts[] entry per rail: USDC with a configured token, on the merchant's own network, allowed by its rail policy and the price's allowed_payment_methods (a fiat price converted at a fresh rate; below the rail's x402 minimum it is left out). Filters: type (http), payTo, network, scheme; limit 1–100 (20), offset. The newest 1,000 published prices are looked at. Listing a price creates its merchant's settlement wallet on that rail when it has none yet (payTo).
+         */
+        get: operations["x402DiscoveryResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/x402/facilitator/settle": {
         parameters: {
             query?: never;
@@ -1254,7 +1294,7 @@ export interface paths {
         put?: never;
         /**
          * x402 facilitator: settle a payment into one of your wallets
-         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). The gas wallet submits (EIP-3009) or co-signs as fee payer (Solana) the settlement, persisted before it is sent; the payment is recorded as a challenge of the merchant (id xfs_…, one per payment, GET /v1/x402/challenges/{id}) and, once confirmed at the rail's depth, credits the wallet in the ledger exactly once (deposit transfer x402:<id>), books the network fee as a platform cost and queues an x402.settled event, like a redeemed challenge. The same payload settled again is refused (already_redeemed), except a settlement that answered settlement_pending: settled again, it answers success once it has confirmed. 200 with success false and errorReason for a payment that does not pay.
+         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. A network whose rail is outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentRequirements.network) naming the rail; nothing is read or moved. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). The gas wallet submits (EIP-3009) or co-signs as fee payer (Solana) the settlement, persisted before it is sent; the payment is recorded as a challenge of the merchant (id xfs_…, one per payment, GET /v1/x402/challenges/{id}) and, once confirmed at the rail's depth, credits the wallet in the ledger exactly once (deposit transfer x402:<id>), books the network fee as a platform cost and queues an x402.settled event, like a redeemed challenge. The same payload settled again is refused (already_redeemed), except a settlement that answered settlement_pending: settled again, it answers success once it has confirmed. 200 with success false and errorReason for a payment that does not pay.
          */
         post: operations["x402FacilitatorSettle"];
         delete?: never;
@@ -1294,7 +1334,7 @@ export interface paths {
         put?: never;
         /**
          * x402 facilitator: verify a payment without settling it
-         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). Also reads what settling would find on chain (the authorization unused, the payer's balance). Writes nothing. 200 with isValid false and invalidReason for a payment that does not pay.
+         * @description Authenticated with the merchant's X-API-Key. `paymentRequirements.payTo` must be the address of one of the merchant's wallets on that chain and network: otherwise 403, nothing read or written. A network whose rail is outside the merchant's rail policy (PUT /v1/me/rail-policy) is a 400 (code 3, field paymentRequirements.network) naming the rail; nothing is read or moved. The payload is checked as a redeemed proof is (payee, amount, asset, EIP-3009 validity window and signature over the token's domain, any nonce; Solana: fee payer = the gas wallet and in no instruction, one transferChecked to payTo's token account, compute-unit limit required and bounded). Also reads what settling would find on chain (the authorization unused, the payer's balance). Writes nothing. 200 with isValid false and invalidReason for a payment that does not pay.
          */
         post: operations["x402FacilitatorVerify"];
         delete?: never;
@@ -1702,6 +1742,58 @@ export interface components {
             signers: {
                 [key: string]: string[];
             };
+        };
+        X402DiscoveryQuery: {
+            /** @description http (the only type listed) */
+            type?: string;
+            payTo?: string;
+            /** @description CAIP-2 */
+            network?: string;
+            scheme?: string;
+            extensions?: string;
+            /** @description 1 to 100, default 20 */
+            limit?: string;
+            offset?: string;
+        };
+        /** @description @x402/extensions bazaar DiscoveryResourcesResponse. */
+        X402DiscoveryResources: {
+            /** @enum {integer} */
+            x402Version: 2;
+            items: {
+                /** @description absolute URL of the paid resource: <PUBLIC_URL>/v1/catalog/prices/{price_id}/x402 */
+                resource: string;
+                /** @enum {string} */
+                type: "http";
+                x402Version: number;
+                accepts: components["schemas"]["X402PaymentRequirements"][];
+                lastUpdated: string;
+                description?: string;
+                mimeType?: string;
+                serviceName?: string;
+            }[];
+            pagination: {
+                limit: number;
+                offset: number;
+                total: number;
+            };
+        };
+        /** @description A catalog price bought with x402. */
+        X402Purchase: {
+            /** @enum {string} */
+            status: "paid";
+            price_id: string;
+            plan_id: string;
+            product_id: string;
+            store_id: string;
+            merchant_id: string;
+            /** @description the plan's entitlement */
+            entitlement?: Record<string, unknown> | null;
+            challenge_id: string;
+            amount_subunits: string;
+            payer: string;
+            transaction: string;
+            network: string;
+            settled_at: string | null;
         };
         /** @description A store of a merchant. Stores do not version: PATCH changes them in place, and an archived store can be published again. */
         CatalogStore: {
@@ -2308,8 +2400,10 @@ export interface components {
             execution?: "chain" | "ledger" | "simulated";
             simulated?: boolean;
             tx_hash: string | null;
-            /** @description network fee in the chain's native token's smallest units, once known */
+            /** @description The network fee and any token-account rent this payout costs the merchant, in the chain's native coin's smallest units (wei, lamports; the merchant pays them: docs/money-out.md "Who pays network fees"). On an on-chain payout it is first the quote, reserved from the wallet's ETH or SOL together with the amount at acceptance; once the payout is final it is what was charged: exactly what the chain took, so at most the quote unless a stuck transaction had to be replaced at a higher gas price. "0" for payouts settled inside the ledger or simulated. */
             fee_subunits: string | null;
+            /** @description Why an accepted on-chain payout is not on its way yet, when it waits: gas_wallet_empty, custody_move_pending (money moved into the wallet inside the ledger is still on its way to its address), or a missing RPC. Null otherwise. */
+            waiting_reason?: string | null;
             failure_reason: string | null;
             metadata?: Record<string, unknown> | null;
             /** Format: date-time */
@@ -3251,6 +3345,73 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    buyPriceWithX402: {
+        parameters: {
+            query?: never;
+            header?: {
+                "PAYMENT-SIGNATURE"?: string;
+                "X-Service-Payment"?: string;
+                "X-PAYMENT"?: string;
+            };
+            path: {
+                price_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Paid: the purchase */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description base64 JSON of an X402SettleResponse */
+                    "PAYMENT-RESPONSE"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402Purchase"];
+                };
+            };
+            /** @description Paid, settlement pending */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status?: string;
+                        challenge_id?: string;
+                        retry?: string;
+                    };
+                };
+            };
+            /** @description Payment required (or the proof does not pay: error) */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description base64 JSON of an X402PaymentRequired */
+                    "PAYMENT-REQUIRED"?: string;
+                    /** @description base64 JSON of an X402Challenge */
+                    "X-PAYMENT-REQUIRED"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        x402Version?: number;
+                        error?: string;
+                        accepts?: components["schemas"]["X402Challenge"][];
+                        chain?: string;
+                        fee_payer?: string;
+                    };
+                };
+            };
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
@@ -5406,6 +5567,37 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    x402DiscoveryResources: {
+        parameters: {
+            query?: {
+                type?: string;
+                payTo?: string;
+                network?: string;
+                scheme?: string;
+                limit?: string;
+                offset?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description DiscoveryResourcesResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402DiscoveryResources"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
