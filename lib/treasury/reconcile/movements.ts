@@ -17,7 +17,7 @@
  * getTransaction) and its outcome stored; a run reads only rows final since the last cursor.
  */
 import type { Doc, Filter } from '../../store/port.ts';
-import { isConflict, isDuplicate } from '../../store/port.ts';
+import { isDuplicate } from '../../store/port.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../chains/broadcast/types.ts';
 import { TRANSFERS, isWalletOwner, parseAccountId, type LedgerTransfer } from '../../ledger/index.ts';
 import { NATIVE, compareEffect, deltaOf, expectedEffect, normalAddress, type ChallengeTerms, type TxEffect } from './effects.ts';
@@ -29,6 +29,7 @@ import {
   RECON_TXS,
   addToState,
   readState,
+  writeRecord,
   writeState,
   type GasStateDoc,
   type ReconGroupDoc,
@@ -461,18 +462,7 @@ export class MovementCheck {
   }
 }
 
-/** false when another runner wrote the group first (its outcome stands) */
-async function writeGroup(s: NetworkView['store'], prev: ReconGroupDoc | null, next: ReconGroupDoc): Promise<boolean> {
-  try {
-    await s.write([
-      prev ? { op: 'cas', coll: RECON_GROUPS, doc: next, expected: prev.version ?? 0 } : { op: 'insert', coll: RECON_GROUPS, doc: next },
-    ]);
-    return true;
-  } catch (e) {
-    if (isDuplicate(e) || isConflict(e)) return false;
-    throw e;
-  }
-}
+const writeGroup = (s: NetworkView['store'], prev: ReconGroupDoc | null, next: ReconGroupDoc) => writeRecord(s, RECON_GROUPS, prev, next);
 
 /** the amount and chain asset a row moves (null for an unknown call) */
 export function intentAmount(row: Pick<ChainTxDoc, 'intent' | 'attempts' | 'tx_hash'>): { asset: string; value: bigint } | null {

@@ -62,20 +62,20 @@ export interface GasStateDoc extends Doc {
 export const readState = <T extends Doc>(store: Store, id: string) => store.get<T>(RECON_STATE, id);
 
 /**
- * Writes a state document by compare-and-set on the version read (insert when new); false when another
- * runner moved it first (its progress stands; ours is repeated next time, harmlessly).
+ * Writes one of reconciliation's records by compare-and-set on the version read (insert when new); false
+ * when another runner wrote it first (its outcome stands; ours is repeated next time, harmlessly).
  */
-export async function writeState<T extends Doc>(store: Store, prev: T | null, next: T): Promise<boolean> {
+export async function writeRecord<T extends Doc>(store: Store, coll: string, prev: T | null, next: T): Promise<boolean> {
   try {
-    await store.write([
-      prev ? { op: 'cas', coll: RECON_STATE, doc: next, expected: prev.version ?? 0 } : { op: 'insert', coll: RECON_STATE, doc: next },
-    ]);
+    await store.write([prev ? { op: 'cas', coll, doc: next, expected: prev.version ?? 0 } : { op: 'insert', coll, doc: next }]);
     return true;
   } catch (e) {
     if (isConflict(e) || isDuplicate(e)) return false;
     throw e;
   }
 }
+
+export const writeState = <T extends Doc>(store: Store, prev: T | null, next: T) => writeRecord(store, RECON_STATE, prev, next);
 
 /** Adds to the numeric fields of a state document, retrying lost races. */
 export async function addToState<T extends Doc>(store: Store, id: string, add: (cur: T) => T | null): Promise<void> {
