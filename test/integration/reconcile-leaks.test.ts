@@ -242,7 +242,7 @@ describe('reconciliation sees every leak (Hardhat + LiteSVM)', () => {
     return p;
   };
 
-  it('a clean run stays clean: deposits, sweeps, payouts, custody moves and x402 on both chains', async () => {
+  it('a clean run stays clean: deposits, sweeps, payouts and custody moves on both chains', async () => {
     const m = await merchant(t);
     const payer = await solPayer();
     const sw = await paid(m, RAILS.sol, 0.5, (a) => sol.transferSol(payer, a, 500_000_000n));
