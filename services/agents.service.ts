@@ -14,7 +14,6 @@ import { newId } from '../lib/core/ids.ts';
 import { DueScanner } from '../lib/core/due-scanner.ts';
 import { findRail } from '../config/rails.ts';
 import { knownRails } from '../lib/catalog/rules.ts';
-import type { PolicyInput } from '../lib/spend/policy.ts';
 import { ATTEMPTS, type SpendAttemptDoc, type WalletFacts } from '../lib/spend/attempts.ts';
 import {
   attemptContext,
@@ -25,7 +24,6 @@ import {
   listAttempts,
   showAttempt,
   walletFacts,
-  type AttemptBody,
 } from '../lib/spend/facts.ts';
 import {
   AGENT_WALLET_STATES,
@@ -69,11 +67,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
   /** Checked body and the facts of a new attempt (or an evaluation). */
   async function prepare(ctx: Context<Http>) {
     const wallet = await walletOf(ctx);
-    const { input, railEnabled: enabled } = attemptInput(
-      validate<AttemptBody>('AgentSpendAttemptRequest', ctx.params.body),
-      config.rails,
-      known,
-    );
+    const { input, railEnabled: enabled } = attemptInput(validate('AgentSpendAttemptRequest', ctx.params.body), config.rails, known);
     return { wallet, input, actx: await attemptContext(store, rt.now(), callingMerchant(ctx).merchant_id, wallet, input, enabled) };
   }
 
@@ -101,7 +95,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
               field: 'agent_wallet_id',
               remediation: 'Use the id of a wallet created with type agent (POST /v1/wallets with "type": "agent").',
             });
-          const body = checkedPolicy(validate<PolicyInput>('AgentSpendPolicyRequest', ctx.params.body));
+          const body = checkedPolicy(validate('AgentSpendPolicyRequest', ctx.params.body));
           const reply = await send(ctx, wallet.id, {
             type: 'set_policy',
             wallet_id: wallet.id,

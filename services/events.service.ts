@@ -11,7 +11,7 @@ import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { callingMerchant } from '../lib/merchants/caller.ts';
 import { validate } from '../lib/http/validation.ts';
-import { getEvent, listEvents, readAfter, sequenceAll, startSeq, type ListQuery } from '../lib/events/feed.ts';
+import { getEvent, listEvents, readAfter, sequenceAll, startSeq } from '../lib/events/feed.ts';
 import { eventStream } from '../lib/events/stream.ts';
 
 type Http = { query?: Record<string, string> };
@@ -56,7 +56,7 @@ export function createEventsService(rt: Runtime): ServiceSchema {
       /** GET /v1/events */
       list: {
         async handler(ctx: Context<Http>) {
-          const query = validate<ListQuery>('EventListQuery', ctx.params.query ?? {}, 'query');
+          const query = validate('EventListQuery', ctx.params.query ?? {}, 'query');
           return listEvents(rt.store, callingMerchant(ctx).merchant_id, query);
         },
       },
@@ -71,7 +71,7 @@ export function createEventsService(rt: Runtime): ServiceSchema {
       /** GET /v1/events/stream: a text/event-stream body that lasts until the client leaves (or EVENTS_STREAM_MAX_MS). */
       stream: {
         async handler(ctx: Context<Http>) {
-          const query = validate<{ type?: string; last_event_id?: string }>('EventStreamQuery', ctx.params.query ?? {}, 'query');
+          const query = validate('EventStreamQuery', ctx.params.query ?? {}, 'query');
           const merchantId = callingMerchant(ctx).merchant_id;
           const meta = requestMeta(ctx);
           // EventSource sends Last-Event-ID on reconnects; a first connection may pass it in the query

@@ -22,12 +22,6 @@ import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { DEV_CHAIN_IDS, DripRefusal, faucetList, planDrip, type DripPlan } from '../lib/faucets/index.ts';
 import type { ChainTxDoc } from '../lib/chains/broadcast/types.ts';
 
-interface DripBody {
-  address: string;
-  chain: string;
-  token: string;
-}
-
 /** how long a drip request waits for its transaction to be final before answering with its current status */
 const DRIP_WAIT_MS = 10_000;
 
@@ -100,7 +94,7 @@ export function createFaucetsService(rt: Runtime): ServiceSchema {
             throw forbidden('the faucet drip is for sandbox merchants (a service_sk_test_ key)', {
               remediation: "Call the drip with a sandbox merchant's key (service_sk_test_…).",
             });
-          const body = validate<DripBody>('FaucetDripRequest', ctx.params.body);
+          const body = validate('FaucetDripRequest', ctx.params.body);
           let plan: DripPlan;
           try {
             plan = planDrip(rt.config, body);

@@ -12,7 +12,7 @@ import { created } from './http-meta.ts';
 import { validate } from '../lib/http/validation.ts';
 import { notFound } from '../lib/core/errors.ts';
 import { MailOutbox } from '../lib/onboarding/mail-outbox.ts';
-import { Onboarding, presentMerchant, type PresentedMerchant, type RegisterBody } from '../lib/onboarding/onboarding.ts';
+import { Onboarding, presentMerchant, type PresentedMerchant } from '../lib/onboarding/onboarding.ts';
 import { limitInStore } from '../lib/core/rate-limit.ts';
 import { keyHash, newApiKey, newWebhookSecret } from '../lib/http/auth.ts';
 import { type MerchantMsg, type MerchantReply, type MerchantState } from '../lib/merchants/merchant.ts';
@@ -70,7 +70,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
    */
   const callerKeyId = (ctx: Context): string => merchantCaller(ctx)?.key_id ?? '';
   async function registerOnce(ctx: Context<Body<unknown>>): Promise<PresentedMerchant> {
-    const body = validate<RegisterBody>('RegisterMerchantRequest', ctx.params.body);
+    const body = validate('RegisterMerchantRequest', ctx.params.body);
     const caller = requestMeta(ctx).user ?? null;
     const { response, replay } = await onboarding.register(caller?.kind === 'bearer' ? caller : null, body);
     if (replay) replays.add(ctx);
@@ -95,10 +95,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       /** Step 1: always the same 200 shape; a code is sent only to trusted or invited emails. */
       startEmailVerification: {
         async handler(ctx: Context<Body<unknown>>) {
-          const body = validate<{ email: string; invitation_token?: string; webhook_url?: string }>(
-            'EmailVerificationRequest',
-            ctx.params.body,
-          );
+          const body = validate('EmailVerificationRequest', ctx.params.body);
           await limitClient(ctx, 'email');
           const { answer, mailId } = await onboarding.startEmailVerification(body);
           if (mailId)
@@ -112,7 +109,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       /** Step 2: the code, compared in constant time, with a limited number of attempts. */
       confirmEmail: {
         async handler(ctx: Context<Body<unknown>>) {
-          const body = validate<{ registration_intent_id: string; code: string }>('EmailConfirmRequest', ctx.params.body);
+          const body = validate('EmailConfirmRequest', ctx.params.body);
           await limitClient(ctx, 'confirm');
           return onboarding.confirmEmail(body);
         },
@@ -121,7 +118,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       /** Step 3: a single-use challenge bound to the intent, or required:false with an invitation. */
       issueProofOfWork: {
         async handler(ctx: Context<Body<unknown>>) {
-          const body = validate<{ registration_intent_id: string }>('ProofOfWorkRequest', ctx.params.body);
+          const body = validate('ProofOfWorkRequest', ctx.params.body);
           await limitClient(ctx, 'pow');
           return onboarding.issueProofOfWork(body);
         },
@@ -161,7 +158,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       /** Rotates the API key (default) or the webhook secret; the previous one keeps working for the overlap. */
       rotate: {
         async handler(ctx: Context<Body<unknown>>) {
-          const body = validate<{ credential?: 'api_key' | 'webhook_secret' }>('RotateCredentialsRequest', ctx.params.body ?? {});
+          const body = validate('RotateCredentialsRequest', ctx.params.body ?? {});
           const m = await currentMerchant(ctx);
           const overlapUntil = new Date(rt.now().getTime() + ROTATION_OVERLAP_MS).toISOString();
           if ((body.credential ?? 'api_key') === 'api_key') {
@@ -196,7 +193,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       /** PUT /v1/me/rail-policy: replaces the policy (null removes it); audited with the one it replaced. */
       setRailPolicy: {
         async handler(ctx: Context<Body<unknown>>) {
-          const body = validate<{ allowed_rails: string[] | null }>('RailPolicyRequest', ctx.params.body);
+          const body = validate('RailPolicyRequest', ctx.params.body);
           const m = await currentMerchant(ctx);
           const allowed = body.allowed_rails === null ? null : parseRailPolicy(body.allowed_rails, knownRails());
           const reply = await callActor(ctx, m.id, { type: 'set_rail_policy', allowed_rails: allowed });
@@ -207,7 +204,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       /** Ends the overlap of the previous credential at once. */
       revoke: {
         async handler(ctx: Context<Body<unknown>>) {
-          const body = validate<{ credential?: 'api_key' | 'webhook_secret' }>('RevokeCredentialsRequest', ctx.params.body ?? {});
+          const body = validate('RevokeCredentialsRequest', ctx.params.body ?? {});
           const m = await currentMerchant(ctx);
           const credential = body.credential ?? 'api_key';
           const reply = await callActor(ctx, m.id, { type: 'revoke_previous', credential, by_key_id: callerKeyId(ctx) });

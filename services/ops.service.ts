@@ -206,7 +206,7 @@ export function createOpsService(rt: Runtime): ServiceSchema {
       auditEvents: {
         async handler(ctx: Context<{ query?: unknown }>) {
           const caller = callingMerchant(ctx);
-          const q = validate<{ limit?: string; cursor?: string; type?: string }>('AuditEventsQuery', ctx.params.query ?? {}, 'query');
+          const q = validate('AuditEventsQuery', ctx.params.query ?? {}, 'query');
           const limit = parseLimit(q.limit);
           if (typeof limit === 'string') throw invalidLimit(limit);
           const filter: Filter = { merchant_id: caller.merchant_id };

@@ -12,8 +12,8 @@ import { validate } from '../lib/http/validation.ts';
 import { notFound } from '../lib/core/errors.ts';
 import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
-import { pageById, type PageQuery } from '../lib/wallets/listing.ts';
-import { acceptPayout, checkPayout, presentPayout, type AcceptDeps, type PayoutBody, type PayoutMerchant } from '../lib/payouts/accept.ts';
+import { pageById } from '../lib/wallets/listing.ts';
+import { acceptPayout, checkPayout, presentPayout, type AcceptDeps, type PayoutMerchant } from '../lib/payouts/accept.ts';
 import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
 import type { AbuseLabels } from '../lib/runtime/metrics.ts';
 import type { Filter } from '../lib/store/port.ts';
@@ -63,7 +63,7 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
       /** POST /v1/payouts */
       async create(ctx: Context<Http>) {
         const m = await loadCallingMerchant(store, ctx);
-        const body = validate<PayoutBody>('CreatePayoutRequest', ctx.params.body ?? {});
+        const body = validate('CreatePayoutRequest', ctx.params.body ?? {});
         const key = idempotencyKey(requestMeta(ctx).headers?.['idempotency-key']);
         const deps = depsFor(m);
         const req = key === undefined ? null : { scope: `payouts.create:${m.id}`, key, payload: body, now: rt.now() };
@@ -101,7 +101,7 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
       /** GET /v1/payouts */
       async list(ctx: Context<Http>) {
         const merchantId = callingMerchant(ctx).merchant_id;
-        const q = validate<PageQuery & { wallet_id?: string }>('PayoutListQuery', ctx.params.query ?? {}, 'query');
+        const q = validate('PayoutListQuery', ctx.params.query ?? {}, 'query');
         const filter: Filter = { merchant_id: merchantId };
         if (q.wallet_id) filter.wallet_id = q.wallet_id;
         return pageById<PayoutDoc, unknown>(store, PAYOUTS, filter, { cursor: q.cursor, limit: q.limit }, present);

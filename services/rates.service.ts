@@ -11,11 +11,6 @@ import { validate } from '../lib/http/validation.ts';
 import { badRequest, rateLimited, unavailable } from '../lib/core/errors.ts';
 import { RatesEngine, RateUnavailableError, type RateView } from '../lib/rates/engine.ts';
 
-interface RatesQuery {
-  base?: string;
-  quote?: string;
-}
-
 export const DEFAULT_QUOTE = 'USD';
 
 /** What fixes a pair that no source can price: a setting (no retry helps), or time (a source failed now). */
@@ -61,7 +56,7 @@ export function createRatesService(rt: Runtime): ServiceSchema {
           if ((await rt.store.increment(`public:rates:${ip}`, 1, 60_000, rt.now())) > limit) {
             throw rateLimited(`too many rate requests from this client (at most ${limit} a minute); retry in a minute`);
           }
-          const q = validate<RatesQuery>('RatesQuery', ctx.params.query ?? {}, 'query');
+          const q = validate('RatesQuery', ctx.params.query ?? {}, 'query');
           const base = q.base?.toUpperCase();
           const quote = (q.quote ?? DEFAULT_QUOTE).toUpperCase();
           if (base && !tokens.includes(base as never)) {

@@ -16,12 +16,12 @@ import { ethereumProcessedBlock } from '../lib/chains/cursor.ts';
 import { AddressWorkers } from '../lib/addresses/workers.ts';
 import { AddressPool } from '../lib/addresses/pool.ts';
 import { AddressDeriver, AddressIndexAllocator, loadSeedPhrase, type AddressChain } from '../lib/addresses/addresses.ts';
-import { PolicyRefusal, decideDemo, environmentOf, refuseCreateBody, type CreateBody, type DemoBody } from '../lib/sessions/policy.ts';
+import { PolicyRefusal, decideDemo, environmentOf, refuseCreateBody, type CreateBody } from '../lib/sessions/policy.ts';
 import { Sessions, type SessionCalls } from '../lib/sessions/create.ts';
 import { RatesEngine } from '../lib/rates/engine.ts';
 import { presentSession } from '../lib/sessions/presenter.ts';
 import { readAccess, simulateHidden } from '../lib/sessions/access.ts';
-import { listSessions, type SessionListQuery } from '../lib/sessions/list.ts';
+import { listSessions } from '../lib/sessions/list.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../lib/sessions/payment-session.ts';
@@ -99,7 +99,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     if (!caller) throw unauthorized();
     let body: CreateBody;
     try {
-      body = validate<CreateBody>('CreatePaymentSessionRequest', ctx.params.body);
+      body = validate('CreatePaymentSessionRequest', ctx.params.body);
     } catch (e) {
       // the schema's refusal, plus what the creation rules find wrong in the other fields: all at once
       refuseCreateBody(ctx.params.body, config.rails, e, { allowHttpReturnUrl: config.webhookAllowPrivate });
@@ -126,7 +126,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
         async handler(ctx: RequestContext<{ body?: unknown }>) {
           await limitInStore(store, 'demo', clientHash(ctx), config.publicRateLimitPerMinute, rt.now());
           const raw = ctx.params.body;
-          const body = validate<DemoBody>('CreateDemoSessionRequest', raw === undefined || raw === null || raw === '' ? {} : raw);
+          const body = validate('CreateDemoSessionRequest', raw === undefined || raw === null || raw === '' ? {} : raw);
           const s = await sessions.open(
             callsOf(ctx),
             { merchant_id: DEMO_MERCHANT_ID, sandbox: true, demo: true, environment: 'demo' },
@@ -142,11 +142,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
         async handler(ctx: RequestContext<{ query?: Record<string, string> }>) {
           const caller = merchantCaller(ctx);
           if (!caller) throw unauthorized();
-          const page = await listSessions(
-            store,
-            caller.merchant_id,
-            validate<SessionListQuery>('PaymentSessionListQuery', ctx.params.query ?? {}, 'query'),
-          );
+          const page = await listSessions(store, caller.merchant_id, validate('PaymentSessionListQuery', ctx.params.query ?? {}, 'query'));
           return { data: page.rows.map((s) => present(s)), has_more: page.has_more, next_cursor: page.next_cursor };
         },
       },

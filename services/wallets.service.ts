@@ -10,20 +10,14 @@ import { validate } from '../lib/http/validation.ts';
 import { REMEDIATION, badRequest } from '../lib/core/errors.ts';
 import { balances, checkStoredLedger } from '../lib/ledger/index.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
-import { WALLETS, type WalletDoc, type WalletType } from '../lib/wallets/model.ts';
+import { WALLETS, type WalletDoc } from '../lib/wallets/model.ts';
 import { presentWallet, presentWalletTx } from '../lib/wallets/present.ts';
-import { pageById, pageWalletTxs, type PageQuery } from '../lib/wallets/listing.ts';
+import { pageById, pageWalletTxs } from '../lib/wallets/listing.ts';
 import { checkWalletNetwork } from '../lib/payouts/accept.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
 import { callingMerchant, loadCallingMerchant } from '../lib/merchants/caller.ts';
 
 type Http = { body?: unknown; query?: unknown; params?: Record<string, string | undefined> };
-interface CreateBody {
-  name?: string;
-  type?: WalletType;
-  chain: WalletDoc['chain'];
-  network: WalletDoc['network'];
-}
 
 export function createWalletsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
@@ -37,7 +31,7 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
       /** POST /v1/wallets */
       async create(ctx: Context<Http>) {
         const m = await loadCallingMerchant(store, ctx);
-        const body = validate<CreateBody>('CreateWalletRequest', ctx.params.body ?? {});
+        const body = validate('CreateWalletRequest', ctx.params.body ?? {});
         if (!config.rails.some((r) => r.chain === body.chain && r.network === body.network)) {
           throw badRequest(`no rail is enabled on ${body.chain} ${body.network}; choose a chain and network from GET /v1/payment_methods`, {
             field: 'chain',
@@ -70,7 +64,7 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
       /** GET /v1/wallets */
       async list(ctx: Context<Http>) {
         const merchantId = callingMerchant(ctx).merchant_id;
-        const q = validate<PageQuery>('WalletListQuery', ctx.params.query ?? {}, 'query');
+        const q = validate('WalletListQuery', ctx.params.query ?? {}, 'query');
         return pageById<WalletDoc, unknown>(store, WALLETS, { merchant_id: merchantId }, q, present);
       },
       /** GET /v1/wallets/{wallet_id} */
@@ -80,7 +74,7 @@ export function createWalletsService(rt: Runtime): ServiceSchema {
       /** GET /v1/wallets/{wallet_id}/transactions */
       async transactions(ctx: Context<Http>) {
         const w = await wallets.own(callingMerchant(ctx).merchant_id, ctx.params.params?.wallet_id);
-        const q = validate<PageQuery>('WalletListQuery', ctx.params.query ?? {}, 'query');
+        const q = validate('WalletListQuery', ctx.params.query ?? {}, 'query');
         return pageWalletTxs(store, w.id, q, (r) => presentWalletTx(r, config.rails));
       },
       /** Operator: the ledger's invariants over everything stored (`npm run operator ledger:check`). */

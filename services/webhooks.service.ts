@@ -61,7 +61,7 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
        */
       retry: {
         async handler(ctx: Context<HttpParams>) {
-          const body = validate<{ event_id?: string }>('WebhookRetryRequest', ctx.params.body ?? {});
+          const body = validate('WebhookRetryRequest', ctx.params.body ?? {});
           const sessionId = String(ctx.params.params.session_id);
           const merchantId = callingMerchant(ctx).merchant_id;
           let events = await sessionEvents(sessionId, merchantId);

@@ -27,8 +27,8 @@ import { gasWalletRef } from '../lib/treasury/gas-wallet.ts';
 import { X402Redeemer, CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc } from '../lib/x402/redeem.ts';
 import { authorizationUse } from '../lib/x402/chain-facts.ts';
 import { x402MinimumSubunits } from '../lib/x402/costs.ts';
-import { supported, verify, settle, type FacilitatorRequest, type X402Env } from '../lib/x402/facilitator.ts';
-import { issueChallenge, flatChallenge, v2Offer, v2Requirements, type ChallengeBody, type IssueDeps } from '../lib/x402/issue.ts';
+import { supported, verify, settle, type X402Env } from '../lib/x402/facilitator.ts';
+import { issueChallenge, flatChallenge, v2Offer, v2Requirements, type IssueDeps } from '../lib/x402/issue.ts';
 import { describe, discoveryResources, priceRails, publishedPrice, purchaseOf, purchasePath } from '../lib/x402/catalog.ts';
 import { paymentRequired } from '../lib/x402/wire.ts';
 import { paymentRequiredHeader } from '@stablecoin-payments/sdk/x402';
@@ -38,7 +38,6 @@ import { checkRailPolicy } from '../lib/merchants/rail-policy.ts';
 import type { AbuseLabels } from '../lib/runtime/metrics.ts';
 
 type Http = { body?: unknown; params?: Record<string, string | undefined> };
-type ChallengeRequest = ChallengeBody & { paymentMethod: { chain: string; network: string; token: string }; expires_in?: string };
 
 export const CHALLENGE_TTL_DEFAULT = '5m';
 const TTL_MIN_MS = 10_000;
@@ -134,7 +133,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const caller = await loadCallingMerchant(store, ctx);
-          const b = validate<ChallengeRequest>('X402ChallengeRequest', ctx.params.body);
+          const b = validate('X402ChallengeRequest', ctx.params.body);
           const pm = b.paymentMethod;
           const rail = findRail(config.rails, pm.chain, pm.network, pm.token);
           if (!rail)
@@ -196,7 +195,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const caller = callingMerchant(ctx);
-          const b = validate<{ proof: string; resource: string }>('X402RedeemRequest', ctx.params.body);
+          const b = validate('X402RedeemRequest', ctx.params.body);
           try {
             const r = await engine().redeem(b.proof, b.resource, caller.merchant_id);
             if (r.status === 'pending') requestMeta(ctx).$statusCode = 202;
@@ -274,7 +273,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
       discoveryResources: {
         visibility: 'published',
         async handler(ctx: Context<Http & { query?: Record<string, string> }>) {
-          const q = validate<Record<string, string>>('X402DiscoveryQuery', ctx.params.query ?? {}, 'query');
+          const q = validate('X402DiscoveryQuery', ctx.params.query ?? {}, 'query');
           return discoveryResources(issue, config.publicUrl, q);
         },
       },
@@ -291,7 +290,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const caller = await loadCallingMerchant(store, ctx);
-          return verify(env, caller, validate<FacilitatorRequest>('X402FacilitatorRequest', ctx.params.body));
+          return verify(env, caller, validate('X402FacilitatorRequest', ctx.params.body));
         },
       },
       /** POST /v1/x402/facilitator/settle */
@@ -299,7 +298,7 @@ export function createX402Service(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const caller = await loadCallingMerchant(store, ctx);
-          return settle(env, caller, validate<FacilitatorRequest>('X402FacilitatorRequest', ctx.params.body));
+          return settle(env, caller, validate('X402FacilitatorRequest', ctx.params.body));
         },
       },
     },

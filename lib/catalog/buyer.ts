@@ -50,7 +50,7 @@ export class CatalogBuyer {
   // discovery
 
   async products(rawQuery: unknown) {
-    const query = validate<Record<string, string>>('CatalogDiscoveryQuery', rawQuery ?? {}, 'query');
+    const query = validate('CatalogDiscoveryQuery', rawQuery ?? {}, 'query');
     const limit = parseLimit(query.limit);
     if (typeof limit === 'string') throw invalidLimit(limit);
     const filter: Filter = {};

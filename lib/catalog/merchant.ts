@@ -9,6 +9,7 @@ import { newId } from '../core/ids.ts';
 import { Idempotency, idempotencyKey as checkIdempotencyKey } from '../core/idempotency.ts';
 import { isId } from '../core/ids.ts';
 import { validate } from '../http/validation.ts';
+import type { Checked, SchemaName } from '../http/contract.ts';
 import type { Doc, Filter, WriteOp } from '../store/port.ts';
 import type { Rail } from '../../config/rails.ts';
 import {
@@ -55,10 +56,36 @@ export interface Result {
   created?: string;
 }
 
-const CAP: Record<Kind, string> = { store: 'Store', product: 'Product', plan: 'Plan', price: 'Price' };
+/** The schemas of openapi.json each kind's requests are checked against (and typed by). */
+const SCHEMAS = {
+  store: { list: 'CatalogStoreListQuery', update: 'CatalogStoreUpdate' },
+  product: { list: 'CatalogProductListQuery', update: 'CatalogProductUpdate' },
+  plan: { list: 'CatalogPlanListQuery', update: 'CatalogPlanUpdate' },
+  price: { list: 'CatalogPriceListQuery', update: 'CatalogPriceUpdate' },
+} as const satisfies Record<Kind, { list: SchemaName; update: SchemaName }>;
 const ENTITLEMENT_MAX_BYTES = 4096;
 
 type Body = Record<string, unknown>;
+
+/** A create body with its kind, typed by the kind's schema. */
+type Creation =
+  | { kind: 'store'; body: Checked<'CatalogStoreCreate'> }
+  | { kind: 'product'; body: Checked<'CatalogProductCreate'> }
+  | { kind: 'plan'; body: Checked<'CatalogPlanCreate'> }
+  | { kind: 'price'; body: Checked<'CatalogPriceCreate'> };
+
+function checkCreation(kind: Kind, raw: unknown): Creation {
+  switch (kind) {
+    case 'store':
+      return { kind, body: validate('CatalogStoreCreate', raw) };
+    case 'product':
+      return { kind, body: validate('CatalogProductCreate', raw) };
+    case 'plan':
+      return { kind, body: validate('CatalogPlanCreate', raw) };
+    case 'price':
+      return { kind, body: validate('CatalogPriceCreate', raw) };
+  }
+}
 
 export class CatalogMerchant {
   private rt: Runtime;
@@ -144,15 +171,15 @@ export class CatalogMerchant {
   }
 
   async list(kind: Kind, actor: Actor, rawQuery: unknown): Promise<Result> {
-    const query = validate<Record<string, string>>(`Catalog${CAP[kind]}ListQuery`, rawQuery ?? {}, 'query');
+    const query = validate(SCHEMAS[kind].list, rawQuery ?? {}, 'query');
     const limit = parseLimit(query.limit);
     if (typeof limit === 'string') throw invalidLimit(limit);
     const filter: Filter = { merchant_id: actor.merchant_id };
     if (query.status) filter.status = query.status;
-    if (kind === 'product' && query.store_id) filter.store_id = (await this.own<StoreRow>('store', actor, query.store_id)).id;
-    if (kind === 'plan' && query.product_id)
+    if ('store_id' in query && query.store_id) filter.store_id = (await this.own<StoreRow>('store', actor, query.store_id)).id;
+    if ('product_id' in query && query.product_id)
       filter.product_lineage_id = (await this.own<ProductRow>('product', actor, query.product_id)).lineage_id;
-    if (kind === 'price' && query.plan_id) filter.plan_lineage_id = (await this.own<PlanRow>('plan', actor, query.plan_id)).lineage_id;
+    if ('plan_id' in query && query.plan_id) filter.plan_lineage_id = (await this.own<PlanRow>('plan', actor, query.plan_id)).lineage_id;
     if (query.cursor !== undefined) {
       const after = decodeCursor(query.cursor);
       if (!after) throw invalidCursor();
@@ -170,11 +197,12 @@ export class CatalogMerchant {
   // create
 
   async create(kind: Kind, actor: Actor, rawBody: unknown, idempotencyKey: string | undefined): Promise<Result> {
-    const body = validate<Body>(`Catalog${CAP[kind]}Create`, rawBody ?? {});
+    const creation = checkCreation(kind, rawBody ?? {});
+    const body = creation.body;
     checkIdempotencyKey(idempotencyKey);
     const make = async (extra: (response: unknown) => WriteOp[]) =>
       retrying(async () => {
-        const { row, ops } = await this.newRow(kind, actor, body);
+        const { row, ops } = await this.newRow(creation, actor);
         const response = present(kind, row);
         ops.push(...extra(response));
         await this.store.write(ops);
@@ -191,7 +219,8 @@ export class CatalogMerchant {
   }
 
   /** The row a create body makes, and the write that inserts it (checks the parent). */
-  private async newRow(kind: Kind, actor: Actor, body: Body): Promise<{ row: AnyRow; ops: WriteOp[] }> {
+  private async newRow(c: Creation, actor: Actor): Promise<{ row: AnyRow; ops: WriteOp[] }> {
+    const kind = c.kind;
     const at = this.now();
     const id = newId(ID_PREFIX[kind]);
     const base = {
@@ -206,52 +235,49 @@ export class CatalogMerchant {
     };
     const versioned = { lineage_id: id, version_no: 1, supersedes_id: null, checkout_referenced: false };
     const ops: WriteOp[] = [];
-    let row: AnyRow;
-    switch (kind) {
+    switch (c.kind) {
       case 'store': {
-        row = {
-          ...base,
-          name: body.name as string,
-          slug: (body.slug as string | undefined) ?? null,
-          description: (body.description as string | undefined) ?? null,
-        } as StoreRow;
-        break;
+        const row: StoreRow = { ...base, name: c.body.name, slug: c.body.slug ?? null, description: c.body.description ?? null };
+        ops.push({ op: 'insert', coll: COLL.store, doc: row });
+        return { row, ops };
       }
       case 'product': {
-        const store = await this.parent<StoreRow>('store', actor, body.store_id, 'store_id', ops);
-        row = {
+        const store = await this.parent<StoreRow>('store', actor, c.body.store_id, 'store_id', ops);
+        const row: ProductRow = {
           ...base,
           ...versioned,
           store_id: store.id,
-          name: body.name as string,
-          slug: (body.slug as string | undefined) ?? null,
-          description: (body.description as string | undefined) ?? null,
-          fulfillment_type: body.fulfillment_type as ProductRow['fulfillment_type'],
-        } as ProductRow;
-        break;
+          name: c.body.name,
+          slug: c.body.slug ?? null,
+          description: c.body.description ?? null,
+          fulfillment_type: c.body.fulfillment_type,
+        };
+        ops.push({ op: 'insert', coll: COLL.product, doc: row });
+        return { row, ops };
       }
       case 'plan': {
-        const product = await this.parent<ProductRow>('product', actor, body.product_id, 'product_id', ops);
-        row = {
+        const product = await this.parent<ProductRow>('product', actor, c.body.product_id, 'product_id', ops);
+        const row: PlanRow = {
           ...base,
           ...versioned,
           store_id: product.store_id,
           product_id: product.id,
           product_lineage_id: product.lineage_id,
-          name: body.name as string,
-          slug: (body.slug as string | undefined) ?? null,
-          entitlement: this.entitlement(body.entitlement),
-        } as PlanRow;
-        break;
+          name: c.body.name,
+          slug: c.body.slug ?? null,
+          entitlement: this.entitlement(c.body.entitlement),
+        };
+        ops.push({ op: 'insert', coll: COLL.plan, doc: row });
+        return { row, ops };
       }
       case 'price': {
-        const plan = await this.parent<PlanRow>('plan', actor, body.plan_id, 'plan_id', ops);
+        const plan = await this.parent<PlanRow>('plan', actor, c.body.plan_id, 'plan_id', ops);
         const terms = {
-          amount_subunits: body.amount_subunits as string,
-          currency_or_token: body.currency_or_token as string,
-          allowed_payment_methods: (body.allowed_payment_methods as string[] | undefined) ?? null,
+          amount_subunits: c.body.amount_subunits,
+          currency_or_token: c.body.currency_or_token,
+          allowed_payment_methods: c.body.allowed_payment_methods ?? null,
         };
-        row = {
+        const row: PriceRow = {
           ...base,
           ...versioned,
           store_id: plan.store_id,
@@ -260,12 +286,11 @@ export class CatalogMerchant {
           product_lineage_id: plan.product_lineage_id,
           ...terms,
           decimals: this.decimals(terms),
-        } as PriceRow;
-        break;
+        };
+        ops.push({ op: 'insert', coll: COLL.price, doc: row });
+        return { row, ops };
       }
     }
-    ops.push({ op: 'insert', coll: COLL[kind], doc: row });
-    return { row, ops };
   }
 
   /**
@@ -305,7 +330,7 @@ export class CatalogMerchant {
   // PATCH
 
   async update(kind: Kind, actor: Actor, id: string, rawBody: unknown): Promise<Result> {
-    const body = validate<Body>(`Catalog${CAP[kind]}Update`, rawBody ?? {});
+    const body = validate(SCHEMAS[kind].update, rawBody ?? {});
     return retrying(async () => {
       const row = await this.own<AnyRow>(kind, actor, id);
       const next = this.applyPatch(kind, row, body);

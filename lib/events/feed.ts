@@ -14,6 +14,7 @@ import { isConflict, isDuplicate } from '../store/port.ts';
 import type { WebhookEventDoc } from '../webhooks/event.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
 import { badRequest, notFound, invalidCursor, invalidLimit } from '../core/errors.ts';
+import type { Checked } from '../http/contract.ts';
 
 export const EVENTS_COLL = 'webhook_events';
 export const SEQUENCE_COLL = 'event_sequence';
@@ -36,12 +37,7 @@ export function bodyOf(event: Record<string, unknown>): Record<string, unknown> 
   return body;
 }
 
-export interface ListQuery {
-  cursor?: string;
-  limit?: string;
-  type?: string;
-  created_after?: string;
-}
+export type ListQuery = Checked<'EventListQuery'>;
 
 /** `type` may name several event types separated by commas. */
 function typeCondition(raw: string | undefined): Filter {

@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { invalidFields, type FieldError } from '../core/errors.ts';
+import type { Checked, SchemaName } from './contract.ts';
 
 let ajv: Ajv2020 | null = null;
 const compiled = new Map<string, ValidateFunction>();
@@ -129,9 +130,12 @@ export function schemaErrors(name: string, value: unknown, where = 'body'): { er
   return { errors, remediation: remedy(first, fieldOf(first), where) };
 }
 
-/** Throws a 400 (code 3) listing every problem (the first one leads); returns the value typed. */
-export function validate<T>(name: string, value: unknown, where = 'body'): T {
+/**
+ * Throws a 400 (code 3) listing every problem (the first one leads); returns the value as the schema's
+ * generated type (lib/http/contract.ts): the check and the type are the same schema.
+ */
+export function validate<N extends SchemaName>(name: N, value: unknown, where = 'body'): Checked<N> {
   const refused = schemaErrors(name, value, where);
   if (refused) throw invalidFields(refused.errors, refused.remediation);
-  return value as T;
+  return value as Checked<N>;
 }

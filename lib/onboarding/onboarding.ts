@@ -35,6 +35,7 @@ import {
   type InvitationDoc,
   type PowChallengeDoc,
 } from './intents.ts';
+import type { Checked } from '../http/contract.ts';
 
 /** The Merchant as the API shows it; secrets only where given. */
 export function presentMerchant(m: MerchantState, secrets: { api_key?: string; webhook_secret?: string } = {}) {
@@ -54,15 +55,7 @@ export function presentMerchant(m: MerchantState, secrets: { api_key?: string; w
 
 export type PresentedMerchant = Partial<ReturnType<typeof presentMerchant>>;
 
-export interface RegisterBody {
-  name: string;
-  sandbox?: boolean;
-  webhook_url?: string;
-  idempotency_key?: string;
-  registration_intent_id?: string;
-  proof_of_work_challenge_id?: string;
-  proof_of_work_nonce?: string;
-}
+export type RegisterBody = Checked<'RegisterMerchantRequest'>;
 
 export interface OnboardingOptions {
   store: Store;

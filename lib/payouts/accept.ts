@@ -28,19 +28,13 @@ import { checkDestination } from './destination.ts';
 import { PAYOUTS, payoutEventOp, type PayoutDoc, type PayoutExecution } from './model.ts';
 import { payoutAuditOp } from './audit.ts';
 import { custodyMoveOp } from './custody.ts';
+import type { Checked } from '../http/contract.ts';
 import type { QuoteFee } from '../treasury/fee-quote.ts';
 import type { FeeQuote } from '../treasury/fee-policy.ts';
 import { reserveFee } from '../treasury/fee-booking.ts';
 import { nativeAsset } from '../treasury/engine-deps.ts';
 
-export interface PayoutBody {
-  wallet_id: string;
-  amount?: number | string;
-  amount_subunits?: string;
-  token: string;
-  destination: string;
-  metadata?: Record<string, unknown>;
-}
+export type PayoutBody = Checked<'CreatePayoutRequest'>;
 
 export interface PayoutMerchant {
   id: string;

@@ -3,12 +3,9 @@ import type { Filter, Store } from '../store/port.ts';
 import { invalidCursor, invalidLimit } from '../core/errors.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
 import type { PaymentSessionState } from './payment-session.ts';
+import type { Checked } from '../http/contract.ts';
 
-export interface SessionListQuery {
-  cursor?: string;
-  limit?: string;
-  status?: string;
-}
+export type SessionListQuery = Checked<'PaymentSessionListQuery'>;
 
 export async function listSessions(
   store: Store,

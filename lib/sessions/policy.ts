@@ -21,6 +21,7 @@ import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseOutcome, AbuseSignal, Environment } from '../runtime/metrics.ts';
 import { checkReturnUrl } from '../checkout/return-url.ts';
 import { FiatPriceError, parseFiatAmount, type FiatAmount, type SessionQuote } from '../rates/quote.ts';
+import type { Checked } from '../http/contract.ts';
 
 /** expires_in bounds (documented in the README and the OpenAPI description) */
 export const EXPIRES_IN_MIN_MS = 10_000;
@@ -30,27 +31,10 @@ export const DEMO_DEFAULT_EXPIRES_IN = '15m';
 /** demo sessions are for trying the flow: no amount beyond this many token units */
 export const DEMO_AMOUNT_MAX = 1000;
 
-export type PaymentMethodInput = { methodID: number; chain: string; token: string; network: string };
-export interface CreateBody {
-  amount?: number;
-  /** the exact amount in smallest units (additive; for amounts a JSON number cannot carry) */
-  amount_subunits?: string;
-  /** a price in fiat (additive): the amount in tokens is quoted at a fresh rate and locked */
-  price?: { amount: string; currency: string };
-  expires_in: string;
-  paymentMethod?: PaymentMethodInput;
-  payment_method?: PaymentMethodInput;
-  metadata?: Record<string, unknown>;
-  /** the checkout page's link back to the shop once paid or expired (lib/checkout/return-url.ts) */
-  return_url?: string;
-}
-export interface DemoBody {
-  chain?: string;
-  network?: string;
-  token?: string;
-  amount?: number;
-  expires_in?: string;
-}
+/** POST /v1/payment_sessions and its demo sibling, as openapi.json's schemas (checked before these rules run). */
+export type CreateBody = Checked<'CreatePaymentSessionRequest'>;
+export type PaymentMethodInput = NonNullable<CreateBody['paymentMethod']>;
+export type DemoBody = Checked<'CreateDemoSessionRequest'>;
 
 /** A refusal that is also an abuse signal (counted by the facade, then sent to the client). */
 export class PolicyRefusal extends ServiceError {

@@ -15,19 +15,10 @@ import { CHALLENGES, CHALLENGE_PAYMENTS, REDEMPTIONS, type ChallengeDoc } from '
 import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
 import { LIMIT_VIOLATIONS, parsePolicy, PolicyError, sameTarget, type PolicyInput, type Reason } from './policy.ts';
 import { ATTEMPTS, presentAttempt, type AttemptContext, type AttemptInput, type SpendAttemptDoc, type WalletFacts } from './attempts.ts';
+import type { Checked } from '../http/contract.ts';
 
 /** The spend-attempt request after ajv (AgentSpendAttemptRequest: closed schema). */
-export interface AttemptBody {
-  target: string;
-  amount: number;
-  amount_subunits: string;
-  token_symbol: string;
-  chain: string;
-  network: string;
-  api_domain?: string;
-  reference?: string;
-  metadata?: Record<string, unknown>;
-}
+export type AttemptBody = Checked<'AgentSpendAttemptRequest'>;
 
 /** A target in its canonical form (checksummed hex, exact base58), or null when it is not an address of the chain. */
 export function normalizeAddress(chain: string, target: string): string | null {
@@ -215,7 +206,7 @@ export const showAttempt = async (store: Store, a: SpendAttemptDoc) => presentAt
 /** A page of the wallet's attempts, newest first (`?status=&limit=&cursor=`). */
 export async function listAttempts(store: Store, wallet: WalletFacts, rawQuery: unknown) {
   // validated: a repeated or bracketed parameter arrives as an array or object and must not reach the store
-  const q = validate<{ limit?: string; cursor?: string; status?: string }>('AgentSpendAttemptListQuery', rawQuery ?? {}, 'query');
+  const q = validate('AgentSpendAttemptListQuery', rawQuery ?? {}, 'query');
   const limit = q.limit === undefined ? 20 : Number(q.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('limit must be an integer from 1 to 100', { field: 'limit' });
   const filter: Record<string, unknown> = { agent_wallet_id: wallet.id, merchant_id: wallet.merchant_id };

@@ -11,6 +11,7 @@
  */
 import { parseDuration } from '../core/duration.ts';
 import { networkGate } from '../core/environment.ts';
+import type { Checked } from '../http/contract.ts';
 
 /** Stable reason codes, in rule order. */
 export const REASONS = {
@@ -44,25 +45,10 @@ export const LIMIT_VIOLATIONS: ReadonlySet<Reason> = new Set<Reason>([
 
 // ---- policy body --------------------------------------------------------------------------------------
 
-export interface WindowInput {
-  duration: string;
-  max_subunits?: string;
-  max_count?: number;
-}
-export interface RailLimitsInput {
-  per_attempt_subunits?: string;
-  approval_above_subunits?: string;
-  windows?: WindowInput[];
-}
 /** The body of PUT /v1/agent-wallets/{id}/policy (the schema is closed; this is after ajv). */
-export interface PolicyInput {
-  limits: Record<string, RailLimitsInput>;
-  allowed_targets?: string[];
-  denied_targets?: string[];
-  allowed_api_domains?: string[];
-  allow_mainnet?: boolean;
-  expires_at?: string | null;
-}
+export type PolicyInput = Checked<'AgentSpendPolicyRequest'>;
+export type RailLimitsInput = PolicyInput['limits'][string];
+export type WindowInput = NonNullable<RailLimitsInput['windows']>[number];
 
 export interface SpendWindow {
   duration: string;

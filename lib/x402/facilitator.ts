@@ -12,6 +12,7 @@
  * - verify reads the chain only to say what settling would find (the authorization unused, the balance
  *   there); it writes nothing.
  */
+import type { Schemas } from '../http/contract.ts';
 import { createHash } from 'node:crypto';
 import { Interface, getAddress } from 'ethers';
 import type { Doc, Store } from '../store/port.ts';
@@ -75,11 +76,8 @@ export async function supported(env: X402Env): Promise<{
   return { kinds, extensions: [], signers };
 }
 
-export interface FacilitatorRequest {
-  x402Version: number;
-  paymentPayload: Record<string, unknown>;
-  paymentRequirements: Record<string, unknown>;
-}
+/** The body of /verify and /settle, as openapi.json's X402FacilitatorRequest (checked before it gets here). */
+export type FacilitatorRequest = Schemas['X402FacilitatorRequest'];
 
 /** A payment the facilitator can reason about: the rail, the merchant's wallet, the terms and the verified proof. */
 interface Checked {

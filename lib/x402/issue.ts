@@ -6,6 +6,7 @@
  * the merchant's rail policy and the environment gate.
  */
 import type { Doc } from '../store/port.ts';
+import type { Checked } from '../http/contract.ts';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { fromSubunits } from '../core/money.ts';
@@ -18,12 +19,8 @@ import { railFacts, type X402Env } from './facilitator.ts';
 import { buildChallenge, type X402Challenge } from './challenge.ts';
 import { paymentRequired, requirementsOf, type PaymentRequired, type PaymentRequirements } from './wire.ts';
 
-export interface ChallengeBody {
-  resource: string;
-  amount_subunits?: string;
-  price_id?: string;
-  description?: string;
-}
+/** What a challenge is issued for: the terms of POST /v1/x402/challenges (its rail and lifetime aside). */
+export type ChallengeBody = Pick<Checked<'X402ChallengeRequest'>, 'resource' | 'amount_subunits' | 'price_id' | 'description'>;
 
 export interface IssueDeps {
   env: X402Env;

@@ -16,6 +16,7 @@ import {
   decideDemo,
   needsKyc,
   type CreateBody,
+  type DemoBody,
   type CreateRequest,
 } from '../../lib/sessions/policy.ts';
 import { DailyVolume, nextVolume } from '../../lib/sessions/volume.ts';
@@ -31,7 +32,7 @@ const rails = buildRails({
   ethereum: { testnet: { rpcUrl: '' }, mainnet: { rpcUrl: 'http://x' } },
   solana: { testnet: { rpcUrl: '' }, mainnet: { rpcUrl: '' } },
 });
-const ETH_USDC = { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' };
+const ETH_USDC = { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } as const;
 const body = (over: Partial<CreateBody> = {}): CreateBody => ({ amount: 12.5, expires_in: '15m', paymentMethod: ETH_USDC, ...over });
 const rail = (chain: string, network: string, token: string) =>
   rails.find((r) => r.chain === chain && r.network === network && r.token === token)!;
@@ -129,7 +130,8 @@ describe('creation policy', () => {
     expect(decideDemo({}, rails).rail.token).toBe('USDC');
     const sol = decideDemo({ chain: 'solana', token: 'SOL' }, rails);
     expect(sol.expected).toBe(10_000_000n); // 0.0001 SOL × 100
-    expect(() => decideDemo({ network: 'mainnet' }, rails)).toThrow(/testnet rails only/);
+    // the schema allows only testnet; the rule refuses mainnet on its own too
+    expect(() => decideDemo({ network: 'mainnet' } as unknown as DemoBody, rails)).toThrow(/testnet rails only/);
     expect(() => decideDemo({ amount: 1001 }, rails)).toThrow(/at most 1000/);
     expect(() => decideDemo({ expires_in: '2h' }, rails)).toThrow(/between 10s and 1h/);
     expect(() => decideDemo({ chain: 'bitcoin' }, rails)).toThrow(/no testnet rail matches/);
