@@ -5,8 +5,10 @@
  *    …/spend-attempts (recorded and reserved) over HTTP at 50 concurrent clients spread over 10 agent
  *    wallets and on one wallet (its actor decides one at a time), against the bare baseline of the same
  *    run: GET /v1/me (authentication, rate limit and routing only);
- *  - redeem latency: an agent-wallet proof (ledger only) and an EIP-3009 authorization (gas wallet
- *    transaction, mined at once by Hardhat), one at a time, through POST /v1/x402/redeem.
+ *  - redeem latency: an agent-wallet proof (ledger only), an EIP-3009 authorization on the spec's wire and
+ *    one signed by the unmodified @x402/evm client (x402 v2 PaymentPayload, random nonce), each a gas wallet
+ *    transaction mined at once by Hardhat, one at a time, through POST /v1/x402/redeem; and the same v2
+ *    payment settled through the facilitator (POST /v1/x402/facilitator/settle).
  * Usage: npx node scripts/bench-agents.ts [--requests 3000 --concurrency 50 --redeems 100]
  */
 import { execFileSync } from 'node:child_process';
@@ -15,6 +17,9 @@ import { load, percentile, startServiceProcess } from './bench-lib.ts';
 import { startHardhatNode } from '../test/harness/hardhat-node.ts';
 import { evaluate, parsePolicy } from '../lib/spend/policy.ts';
 import { signEip3009Proof } from '../lib/x402/payer.ts';
+import { encodeHeader } from '../lib/x402/challenge.ts';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { privateKeyToAccount } from 'viem/accounts';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -111,8 +116,8 @@ try {
   const body = (i: number) =>
     JSON.stringify({
       target: targets[i % 50],
-      amount: 0.001,
-      amount_subunits: '1000',
+      amount: 0.01,
+      amount_subunits: '10000',
       token_symbol: 'USDC',
       chain: 'ethereum',
       network: 'testnet',
@@ -180,7 +185,7 @@ try {
   const challenge = (i: number, label: string) =>
     call('POST', '/v1/x402/challenges', {
       resource: `/${label}/${i}`,
-      amount_subunits: '1000',
+      amount_subunits: '10000',
       paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
     });
   const agentProofs: Array<{ proof: string; resource: string }> = [];
@@ -188,8 +193,8 @@ try {
     const c = await challenge(i, 'agent');
     const a = await call('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
       target: c.challenge.payTo,
-      amount: 0.001,
-      amount_subunits: '1000',
+      amount: 0.01,
+      amount_subunits: '10000',
       token_symbol: 'USDC',
       chain: 'ethereum',
       network: 'testnet',
@@ -214,6 +219,32 @@ try {
       resource: `/eip/${i}`,
     });
   }
+  // the ecosystem's client: an x402 v2 PaymentPayload with a random EIP-3009 nonce
+  const v2Payer = privateKeyToAccount(outside.privateKey as `0x${string}`);
+  const evm = new ExactEvmScheme(v2Payer);
+  const v2Proofs: Array<{ proof: string; resource: string }> = [];
+  for (let i = 0; i < redeems; i++) {
+    const c = await challenge(i, 'v2');
+    const accepted = c.payment_required.accepts[0];
+    const p = await evm.createPaymentPayload(2, accepted);
+    v2Proofs.push({
+      proof: encodeHeader({ x402Version: 2, resource: c.payment_required.resource, accepted, payload: p.payload }),
+      resource: `/v2/${i}`,
+    });
+  }
+  const settlements: unknown[] = [];
+  for (let i = 0; i < redeems; i++) {
+    const c = await challenge(i, 'fac');
+    // the facilitator is handed requirements of the resource server's own (no challenge of ours)
+    const { challengeId: _id, ...extra } = c.payment_required.accepts[0].extra;
+    const requirements = { ...c.payment_required.accepts[0], extra };
+    const p = await evm.createPaymentPayload(2, requirements);
+    settlements.push({
+      x402Version: 2,
+      paymentPayload: { x402Version: 2, accepted: requirements, payload: p.payload },
+      paymentRequirements: requirements,
+    });
+  }
   console.log(`\nPOST /v1/x402/redeem, ${redeems} redeems one at a time:`);
   console.log('| proof | p50 | p99 |\n|---|---|---|');
   await latency('agent wallet (ledger only)', async (i) => {
@@ -221,6 +252,13 @@ try {
   });
   await latency('EIP-3009 (gas wallet transaction, mined at once, depth 1)', async (i) => {
     await call('POST', '/v1/x402/redeem', eipProofs[i]);
+  });
+  await latency('x402 v2 PAYMENT-SIGNATURE from @x402/evm (EIP-3009, random nonce, same chain)', async (i) => {
+    await call('POST', '/v1/x402/redeem', v2Proofs[i]);
+  });
+  await latency('POST /v1/x402/facilitator/settle, the same kind of payment', async (i) => {
+    const r = await call('POST', '/v1/x402/facilitator/settle', settlements[i]);
+    if (!r.success) throw new Error(`settle: ${JSON.stringify(r)}`);
   });
 } finally {
   await svc.stop();

@@ -28,6 +28,7 @@ export type CreatePayout = Schemas['CreatePayoutRequest'];
 export type Wallet = Schemas['Wallet'];
 export type RatesQuery = NonNullable<operations['listRates']['parameters']['query']>;
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
+export type ListPayoutsQuery = NonNullable<operations['listPayouts']['parameters']['query']>;
 
 export interface ClientOptions {
   /** e.g. http://localhost:3000 */
@@ -60,6 +61,16 @@ function retryAfterMs(res: Response): number | null {
   return Number.isNaN(t) ? null : Math.max(0, t - Date.now());
 }
 
+/** Whether an error answer says a retry cannot help (the envelope's `retryable: false`, e.g. a rate no source is configured for). */
+async function saysNotRetryable(res: Response): Promise<boolean> {
+  if (!/json/.test(res.headers.get('content-type') ?? '')) return false;
+  const body = (await res
+    .clone()
+    .json()
+    .catch(() => null)) as { retryable?: unknown } | null;
+  return body?.retryable === false;
+}
+
 /** A fetch that retries what is safe to retry. Exported for tests and for callers building their own client. */
 export function retryingFetch(
   base: typeof fetch,
@@ -77,12 +88,12 @@ export function retryingFetch(
         res = await base(last ? request : request.clone());
       } catch (e) {
         if (request.signal?.aborted) throw e;
-        if (last) throw new NetworkError(`${request.method} ${new URL(request.url).pathname} failed: ${(e as Error).message}`, e);
+        if (last) throw NetworkError.unreachable(request.method, request.url, e);
         opts.onRetry?.(attempt + 1, (e as Error).message);
         await sleep(backoff(attempt));
         continue;
       }
-      if (last || !(res.status === 429 || res.status >= 500)) return res;
+      if (last || !(res.status === 429 || res.status >= 500) || (await saysNotRetryable(res))) return res;
       opts.onRetry?.(attempt + 1, `HTTP ${res.status}`);
       await res.body?.cancel();
       await sleep(Math.min(retryAfterMs(res) ?? backoff(attempt), 60_000));
@@ -186,6 +197,8 @@ export class PaymentsClient {
         }),
       ),
     get: (payoutId: string) => this.unwrap(this.api.GET('/v1/payouts/{payout_id}', { params: { path: { payout_id: payoutId } } })),
+    /** GET /v1/payouts: newest first, one page */
+    list: (query: ListPayoutsQuery = {}) => this.unwrap(this.api.GET('/v1/payouts', { params: { query } })),
   };
 
   readonly wallets = {

@@ -104,6 +104,22 @@ export class NetworkError extends PaymentsError {
     super(0, 0, message);
     if (cause !== undefined) Object.defineProperty(this, 'cause', { value: cause, enumerable: false });
   }
+
+  /** A request that got no answer, naming the URL to check and why (`ECONNREFUSED`, `ENOTFOUND`, …). */
+  static unreachable(method: string, url: string | URL, e: unknown): NetworkError {
+    const u = new URL(url);
+    const cause = (e as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+    const why =
+      typeof cause?.code === 'string'
+        ? cause.code
+        : typeof cause?.message === 'string'
+          ? cause.message
+          : String((e as Error)?.message ?? e);
+    return new NetworkError(
+      `could not reach ${u.origin}${u.pathname} (${method}: ${why}); is the service running there? (--base-url, PAYMENTS_BASE_URL)`,
+      e,
+    );
+  }
 }
 
 const CLASSES: Record<number, new (status: number, code: number, message: string, details?: ErrorDetails) => PaymentsError> = {

@@ -20,6 +20,7 @@ export type {
   Wallet,
   RatesQuery,
   ListWalletsQuery,
+  ListPayoutsQuery,
 } from './client.ts';
 export {
   PaymentsError,

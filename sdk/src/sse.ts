@@ -3,7 +3,7 @@
  * browser's EventSource cannot send X-API-Key). It reconnects by itself with Last-Event-ID, so a caller
  * sees every event once, in stream order, across dropped connections and restarted nodes.
  */
-import { PaymentsError } from './errors.ts';
+import { NetworkError, PaymentsError } from './errors.ts';
 import type { components } from './generated/schema.ts';
 
 export type Event = components['schemas']['Event'];
@@ -106,7 +106,9 @@ export async function* streamEvents(opts: StreamOptions): AsyncGenerator<Streame
     const headers: Record<string, string> = { 'X-API-Key': opts.apiKey, Accept: 'text/event-stream' };
     if (last) headers['Last-Event-ID'] = last;
     try {
-      const res = await doFetch(url, { headers, signal: opts.signal });
+      const res = await doFetch(url, { headers, signal: opts.signal }).catch((e: unknown) => {
+        throw opts.signal?.aborted ? e : NetworkError.unreachable('GET', url, e);
+      });
       if (!res.ok || !res.body) {
         const err = await PaymentsError.fromResponse(res);
         // credentials or a bad request will not get better by retrying

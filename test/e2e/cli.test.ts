@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
+import { freePort } from '../helpers/ports.ts';
 import { verifyWebhook } from '../../sdk/src/webhooks.ts';
 
 const BIN = resolve('sdk/bin/payments.ts');
@@ -184,9 +185,24 @@ describe('payments CLI against a started node', () => {
     expect((await cli(['sessions', 'create', '--amount', '0.0000001'], env)).code).toBe(3);
     const missing = await cli(['--json', 'sessions', 'get', 'ps_00000000000000000000000000'], env);
     expect(missing.code).toBe(5);
-    expect(JSON.parse(missing.stderr)).toEqual({ error: { message: expect.any(String), code: 2, status: 404 } });
+    expect(JSON.parse(missing.stderr)).toEqual({
+      error: {
+        message: expect.any(String),
+        code: 2,
+        status: 404,
+        remediation: expect.any(String),
+        request_id: expect.stringMatching(/^req_/),
+        retryable: false,
+      },
+    });
+    // people read the fix and the id to quote
+    const missingText = await cli(['sessions', 'get', 'ps_00000000000000000000000000'], env);
+    expect(missingText.stderr).toMatch(/^Error: .*not found\n {2}fix: .+\n {2}request id: req_\w+\n$/);
+    const closed = await freePort(); // nothing listens there
+    const unreachable = await cli(['sessions', 'list'], { ...env, PAYMENTS_BASE_URL: `http://127.0.0.1:${closed}` });
+    expect(unreachable.stderr).toContain(`could not reach http://127.0.0.1:${closed}/v1/payment_sessions (GET: ECONNREFUSED)`);
     expect((await cli(['sessions', 'list'], { ...env, PAYMENTS_API_KEY: 'service_sk_test_wrong' })).code).toBe(4);
-    expect((await cli(['sessions', 'list'], { ...env, PAYMENTS_BASE_URL: 'http://127.0.0.1:1' })).code).toBe(8);
+    expect(unreachable.code).toBe(8);
 
     // events list and resend
     const events = await cli(['--json', 'events', 'list', '--type', 'payment_session.completed'], env);
@@ -268,6 +284,13 @@ describe('payments CLI against a started node', () => {
       );
       expect(paid.code).toBe(0);
       expect(JSON.parse(paid.stdout)).toMatchObject({ status: 'completed', amount: 0.25 });
+      const payoutId = JSON.parse(paid.stdout).id as string;
+      // sandbox money: the table and the details say the payout was simulated, nothing sent on chain
+      const list = await cli(['payouts', 'list'], env);
+      expect(list.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+SIMULATED\s+AMOUNT/);
+      expect(list.stdout).toMatch(new RegExp(`${payoutId}\\s+completed\\s+yes\\s+0.25`));
+      expect(list.stderr).toMatch(/simulated: sandbox money, nothing was sent on chain/);
+      expect((await cli(['payouts', 'get', payoutId], env)).stdout).toMatch(/simulated\s+yes: sandbox, nothing sent/);
       const tooMuch = await cli(
         [
           'payouts',
@@ -292,6 +315,29 @@ describe('payments CLI against a started node', () => {
     }
   });
 
+  it('npx payments listen ends with 0 on Ctrl-C, which a terminal sends to the whole process group', async () => {
+    const local = hookServer(() => 204);
+    const url = await local.listen();
+    // as typed in the README: through npx (npm, its shell, then the CLI), all in one process group
+    const child = spawn('npx', ['payments', 'listen', '--forward-to', url], {
+      env: { ...process.env, ...env },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      await eventually('listen ready', () => /Ready: forwarding events to/.test(stderr), 60_000);
+      process.kill(-child.pid!, 'SIGINT');
+      expect(await exited).toBe(0);
+      expect(stderr).toMatch(/Stopped\./);
+    } finally {
+      if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+      await local.close();
+    }
+  });
+
   it('rates, and login storing a key read from stdin in a 0600 file without echoing it', async () => {
     const rates = await cli(['rates'], env);
     expect(rates.code).toBe(0);
@@ -305,6 +351,8 @@ describe('payments CLI against a started node', () => {
     );
     expect(login.code).toBe(0);
     expect(login.stdout).toMatch(/Logged in as CLI Shop/);
+    // what to try next, on stderr (stdout stays the result)
+    expect(login.stderr).toMatch(/Next, try:\n {2}npx payments trigger .*\n {2}npx payments listen .*\n {2}eval "\$\(npx payments env\)"/);
     expect(login.stdout + login.stderr).not.toContain(apiKey);
     expect(statSync(other).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(other, 'utf8')).profiles.default).toMatchObject({

@@ -328,6 +328,37 @@ describe('@x402/express with HTTPFacilitatorClient pointed at this service', () 
     expect(verified.body).toMatchObject({ isValid: false, invalidReason: 'already_redeemed' });
   });
 
+  it('settles a Solana payment built by @x402/svm for the fee payer /supported names', async () => {
+    const sup = await t.request('GET', '/v1/x402/facilitator/supported', { key: m.apiKey });
+    const kind = (sup.body.kinds as Array<{ network: string; extra?: { feePayer: string } }>).find((k) => k.network.startsWith('solana:'))!;
+    const requirements = {
+      scheme: 'exact',
+      network: kind.network,
+      amount: '1000000',
+      asset: mint.mint,
+      payTo: solWallet.address,
+      maxTimeoutSeconds: 60,
+      extra: { feePayer: kind.extra!.feePayer },
+    };
+    const kp = Keypair.generate();
+    const owner = kp.publicKey.toBase58();
+    await sol.mintTo(mint.mint, owner, 3_000_000n);
+    const signer = toClientSvmSigner(await createKeyPairSignerFromBytes(kp.secretKey));
+    const p = await new ExactSvmScheme(signer, { rpcUrl: sol.url }).createPaymentPayload(2, requirements as never);
+    const body = { x402Version: 2, paymentPayload: { ...p, accepted: requirements }, paymentRequirements: requirements };
+    const ledgerBefore = await balanceOf(t, m, solWallet.id);
+    const chainBefore = await sol.tokenBalance(solWallet.address, mint.mint);
+    expect((await t.request('POST', '/v1/x402/facilitator/verify', { key: m.apiKey, body })).body).toEqual({ isValid: true, payer: owner });
+    const settled = await t.request('POST', '/v1/x402/facilitator/settle', { key: m.apiKey, body });
+    expect(settled.body).toMatchObject({ success: true, network: kind.network, payer: owner });
+    expect(await sol.tokenBalance(owner, mint.mint)).toBe(2_000_000n);
+    expect(await sol.tokenBalance(solWallet.address, mint.mint)).toBe(chainBefore + 1_000_000n);
+    expect(await balanceOf(t, m, solWallet.id)).toBe(ledgerBefore + 1_000_000n);
+    const again = await t.request('POST', '/v1/x402/facilitator/settle', { key: m.apiKey, body });
+    expect(again.body).toMatchObject({ success: false, errorReason: 'already_redeemed' });
+    expect(await sol.tokenBalance(owner, mint.mint)).toBe(2_000_000n);
+  });
+
   it("settles only into the merchant's own wallets: another payTo is a 403; wrong terms are isValid false", async () => {
     const account = privateKeyToAccount(generatePrivateKey());
     await usdc.mint(account.address, 1_000_000n);

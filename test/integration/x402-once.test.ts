@@ -10,7 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Contract, Wallet, parseEther, type HDNodeWallet } from 'ethers';
+import { Contract, Wallet, hexlify, parseEther, randomBytes, type HDNodeWallet } from 'ethers';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
@@ -18,7 +18,8 @@ import { requirePayment, decodeChallenge, decodeHeader, type X402Challenge } fro
 import { signEip3009Proof } from '../../lib/x402/payer.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
-import { splitSignature, type Eip3009Authorization } from '../../lib/x402/proof.ts';
+import { splitSignature, TRANSFER_WITH_AUTHORIZATION_TYPES, type Eip3009Authorization } from '../../lib/x402/proof.ts';
+import { encodeHeader } from '../../lib/x402/challenge.ts';
 import { EIP3009_ABI } from '../../lib/x402/settle.ts';
 import { POLICY, balanceOf, createWallet, fund, type WalletRef } from './agents-helpers.ts';
 
@@ -161,6 +162,33 @@ describe('one payment per challenge across proof types', () => {
     expect(((await r.json()) as { error: string }).error).toMatch(/^already_redeemed/);
     expect(await usdc.balanceOf(payer.address)).toBe(1_000_000n);
     expect((await payWith('/once/b', a.body.spend_reference)).status).toBe(200);
+  });
+});
+
+describe('x402 v1 (X-PAYMENT)', () => {
+  it('a v1 payload names no challenge: the open challenge of that resource with its payTo and amount is paid, once', async () => {
+    const payer = Wallet.createRandom();
+    await usdc.mint(payer.address, 1_000_000n);
+    const c = await challengeFor('/v1/pay');
+    const block = await chain.provider.getBlock('latest');
+    const authorization = {
+      from: payer.address,
+      to: c.payTo!,
+      value: '1000000',
+      validAfter: '0',
+      validBefore: String(Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) + 300),
+      nonce: hexlify(randomBytes(32)),
+    };
+    const domain = { name: 'Test USD Coin', version: '2', chainId: chain.chainId, verifyingContract: usdc.address };
+    const signature = await payer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, authorization);
+    const header = encodeHeader({ x402Version: 1, scheme: 'exact', network: 'hardhat', payload: { signature, authorization } });
+    const before = await balanceOf(t, m, payTo.id);
+    const r = await fetch(`${base}/v1/pay`, { headers: { 'X-PAYMENT': header } });
+    expect(r.status).toBe(200);
+    expect(decodeHeader(r.headers.get('payment-response'))).toMatchObject({ success: true, challenge_id: c.memo, payer: payer.address });
+    expect(await balanceOf(t, m, payTo.id)).toBe(before + 1_000_000n);
+    expect((await fetch(`${base}/v1/pay`, { headers: { 'X-PAYMENT': header } })).status).toBe(402);
+    expect(await usdc.balanceOf(payer.address)).toBe(0n);
   });
 });
 

@@ -27,3 +27,15 @@ describe('configuration', () => {
     expect(rails.filter((r) => r.startsWith('ethereum:mainnet'))).toEqual([]);
   });
 });
+
+describe('X402_MIN_AMOUNTS', () => {
+  it('reads <chain>:<network>:<token>=<token units> pairs and refuses anything else', () => {
+    expect(loadConfig({}).agents.x402MinAmounts).toEqual({});
+    expect(loadConfig({ X402_MIN_AMOUNTS: 'ethereum:mainnet:USDC=1.00, solana:mainnet:USDC=0.05' }).agents.x402MinAmounts).toEqual({
+      'ethereum:mainnet:USDC': '1.00',
+      'solana:mainnet:USDC': '0.05',
+    });
+    for (const bad of ['ethereum:mainnet:USDC', 'ethereum:mainnet:USDC=-1', 'ethereum:prod:USDC=1', 'USDC=1'])
+      expect(() => loadConfig({ X402_MIN_AMOUNTS: bad })).toThrow(/X402_MIN_AMOUNTS/);
+  });
+});

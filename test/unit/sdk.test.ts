@@ -64,6 +64,34 @@ describe('retryingFetch', () => {
     ).rejects.toBeInstanceOf(NetworkError);
     expect(failing.calls).toHaveLength(1);
   });
+  it('does not retry an answer that says a retry cannot help (retryable: false)', async () => {
+    const answers: Array<Record<string, unknown>> = [
+      { code: 1, message: 'no rate for ETH/USD', retryable: false },
+      { code: 1, message: 'source down', retryable: true },
+    ];
+    for (const [i, body] of answers.entries()) {
+      let calls = 0;
+      const f = (async () => {
+        calls++;
+        return new Response(JSON.stringify(body), { status: 503, headers: { 'Content-Type': 'application/json' } });
+      }) as typeof fetch;
+      const res = await retryingFetch(f, opts)(new Request('http://x/v1/rates?base=ETH'));
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual(body); // the body is still there for the caller
+      expect(calls).toBe(i === 0 ? 1 : 4);
+    }
+  });
+  it('names the URL it could not reach, and why', async () => {
+    const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }) });
+    const f = (async () => {
+      throw refused;
+    }) as typeof fetch;
+    const e = await retryingFetch(f, { maxRetries: 0 })(new Request('http://localhost:3999/v1/me?x=1')).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(NetworkError);
+    expect((e as Error).message).toBe(
+      'could not reach http://localhost:3999/v1/me (GET: ECONNREFUSED); is the service running there? (--base-url, PAYMENTS_BASE_URL)',
+    );
+  });
   it('maps envelopes to typed errors', () => {
     expect(PaymentsError.from(429, { code: 4, message: 'slow down' })).toBeInstanceOf(RateLimitedError);
     expect(PaymentsError.from(409, { code: 5, message: 'c' })).toMatchObject({

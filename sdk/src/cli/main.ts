@@ -5,7 +5,8 @@
  * (mode 0600); it is never printed.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { PaymentsClient, type Event, type PaymentSession, type Wallet } from '../client.ts';
+import { PaymentsClient, type Event, type PaymentSession, type Payout, type Wallet } from '../client.ts';
+import { PaymentsError } from '../errors.ts';
 import { register } from '../node.ts';
 import type { PowProgress } from '../pow.ts';
 import { DEFAULT_BASE_URL, configPath, loadProfile, saveProfile, type Profile } from './profile.ts';
@@ -69,12 +70,32 @@ function progressReporter(out: Out): (p: PowProgress) => void {
 /** A POSIX shell single-quoted word. */
 const shellQuote = (v: string) => `'${v.replaceAll("'", `'\\''`)}'`;
 
+/** What to try after credentials are saved (stderr, so --json output stays one document). */
+function nextSteps(o: Out): void {
+  if (o.json) return;
+  o.info(
+    [
+      'Next, try:',
+      '  npx payments trigger payment_session.completed                # a sandbox session paid by simulation, and its event',
+      '  npx payments listen --forward-to http://localhost:4242/hooks  # your events, signed, forwarded to a local endpoint',
+      '  eval "$(npx payments env)"                                    # your API key in $PAYMENTS_API_KEY, for curl',
+    ].join('\n'),
+  );
+}
+
 const summary = (s: PaymentSession) => Object.fromEntries(SESSION_FIELDS.map((k) => [k, (s as Record<string, unknown>)[k]]));
 
 function eventSubject(e: Event): string {
   const r = e as Record<string, unknown>;
   return String(r.session_id ?? r.payout_id ?? '');
 }
+
+/** A payout as people read it: a simulated one (sandbox money, nothing sent on chain) says so. */
+function payoutRow(p: Payout): Record<string, unknown> {
+  const r = p as unknown as Record<string, unknown>;
+  return { ...r, simulated: r.simulated ? 'yes: sandbox, nothing sent' : 'no' };
+}
+const PAYOUT_FIELDS = ['id', 'status', 'simulated', 'amount', 'token', 'chain', 'network', 'destination', 'tx_hash'];
 
 function balancesText(w: Wallet): string {
   return (w.balances ?? []).map((b) => `${(b as Record<string, unknown>).available} ${(b as Record<string, unknown>).token}`).join(', ');
@@ -119,6 +140,7 @@ export function buildProgram(): Command {
         { merchant_id: me.id, name: me.name, profile: globals().profile, config: path },
         () => `Logged in as ${me.name} (${me.id}); credentials saved to ${path} (mode 0600)`,
       );
+      nextSteps(out());
     });
 
   program
@@ -159,6 +181,7 @@ export function buildProgram(): Command {
         config: path,
       };
       o2.print(shown, () => `${details(shown)}\nAPI key and webhook secret saved to ${path} (mode 0600); they are shown nowhere else.`);
+      nextSteps(o2);
     });
 
   const sessions = program.command('sessions').description('payment sessions');
@@ -278,34 +301,32 @@ export function buildProgram(): Command {
         throw new CliError('no webhook secret to sign with: set PAYMENTS_WEBHOOK_SECRET or run `payments login --with-webhook-secret`');
       const o2 = out();
       const controller = new AbortController();
+      // kept until the process ends: Ctrl-C reaches this process and, through npx, a second time as npm
+      // forwards it; either one stops the stream and the command ends with 0, not killed by the signal
       const stop = () => controller.abort();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      try {
-        await listen(c, {
-          forwardTo: o.forwardTo,
-          secret,
-          type: o.type,
-          lastEventId: o.lastEventId,
-          signal: controller.signal,
-          onReady: () => o2.info(`Ready: forwarding events to ${o.forwardTo} (Ctrl-C to stop)`),
-          onReconnect: (e) => o2.info(`stream interrupted (${(e as Error).message}); reconnecting`),
-          onForwarded: (f) =>
-            o2.print(
-              {
-                id: f.event.id,
-                event_type: f.event.event_type,
-                position: f.position,
-                status: f.status,
-                ...(f.error ? { error: f.error } : {}),
-              },
-              () => `${new Date().toISOString()}  ${f.event.event_type}  ${f.event.id}  -> ${f.status ?? `failed (${f.error})`}`,
-            ),
-        });
-      } finally {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-      }
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      await listen(c, {
+        forwardTo: o.forwardTo,
+        secret,
+        type: o.type,
+        lastEventId: o.lastEventId,
+        signal: controller.signal,
+        onReady: () => o2.info(`Ready: forwarding events to ${o.forwardTo} (Ctrl-C to stop)`),
+        onReconnect: (e) => o2.info(`stream interrupted (${(e as Error).message}); reconnecting`),
+        onForwarded: (f) =>
+          o2.print(
+            {
+              id: f.event.id,
+              event_type: f.event.event_type,
+              position: f.position,
+              status: f.status,
+              ...(f.error ? { error: f.error } : {}),
+            },
+            () => `${new Date().toISOString()}  ${f.event.event_type}  ${f.event.id}  -> ${f.status ?? `failed (${f.error})`}`,
+          ),
+      });
+      o2.info('Stopped.');
     });
 
   program
@@ -335,40 +356,32 @@ export function buildProgram(): Command {
         { wallet_id: o.wallet, amount: o.amount, token: o.token, destination: o.destination },
         { idempotencyKey: o.idempotencyKey },
       );
-      out().print(p, () =>
-        details(p as unknown as Record<string, unknown>, [
-          'id',
-          'status',
-          'amount',
-          'token',
-          'chain',
-          'network',
-          'destination',
-          'tx_hash',
-          'created_at',
-        ]),
-      );
+      out().print(p, () => details(payoutRow(p), [...PAYOUT_FIELDS, 'created_at']));
     });
   payouts
     .command('get <payout_id>')
     .description('show a payout')
     .action(async (id: string) => {
       const p = await client().payouts.get(id);
-      out().print(p, () =>
-        details(p as unknown as Record<string, unknown>, [
-          'id',
-          'status',
-          'amount',
-          'token',
-          'chain',
-          'network',
-          'destination',
-          'tx_hash',
-          'failure_reason',
-          'created_at',
-          'completed_at',
-        ]),
+      out().print(p, () => details(payoutRow(p), [...PAYOUT_FIELDS, 'failure_reason', 'created_at', 'completed_at']));
+    });
+  payouts
+    .command('list')
+    .description('your payouts, newest first')
+    .option('--wallet <wallet_id>', 'only this wallet')
+    .option('--limit <n>', 'page size, 1 to 100', num)
+    .option('--cursor <cursor>', 'the next page')
+    .action(async (o: { wallet?: string; limit?: number; cursor?: string }) => {
+      const page = await client().payouts.list({ wallet_id: o.wallet, limit: o.limit, cursor: o.cursor });
+      const o2 = out();
+      o2.print(page, () =>
+        table(
+          page.data.map((p) => ({ ...payoutRow(p), simulated: p.simulated ? 'yes' : 'no' })),
+          ['id', 'status', 'simulated', 'amount', 'token', 'network', 'destination', 'created_at'],
+        ),
       );
+      if (!o2.json && page.data.some((p) => p.simulated)) o2.info('simulated: sandbox money, nothing was sent on chain');
+      if (!o2.json && page.next_cursor) o2.info(`more: --cursor ${page.next_cursor}`);
     });
 
   const wallets = program.command('wallets').description('your wallets and balances');
@@ -423,6 +436,31 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** An error for people: the message, then what fixes it and the request id to quote, when the service said. */
+function errorText(e: unknown): string {
+  if (!(e instanceof PaymentsError)) return `Error: ${(e as Error)?.message ?? String(e)}\n`;
+  const lines = [`Error: ${e.message}`];
+  for (const f of e.errors.slice(e.errors.length > 1 ? 0 : 1)) lines.push(`  ${f.field ?? '(request)'}: ${f.message}`);
+  if (e.remediation) lines.push(`  fix: ${e.remediation}`);
+  if (e.request_id) lines.push(`  request id: ${e.request_id}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The same for --json: the envelope's fields as the service sent them, with the HTTP status. */
+function errorJson(e: unknown): Record<string, unknown> {
+  if (!(e instanceof PaymentsError)) return { message: (e as Error)?.message ?? String(e) };
+  return {
+    message: e.message,
+    ...(e.code ? { code: e.code } : {}),
+    ...(e.status ? { status: e.status } : {}),
+    ...(e.field ? { field: e.field } : {}),
+    ...(e.remediation ? { remediation: e.remediation } : {}),
+    ...(e.request_id ? { request_id: e.request_id } : {}),
+    retryable: e.retryable,
+    ...(e.errors.length ? { errors: e.errors } : {}),
+  };
+}
+
 /** Runs the CLI and returns the exit code (never calls process.exit itself). */
 export async function run(argv: string[]): Promise<number> {
   const program = buildProgram();
@@ -434,15 +472,9 @@ export async function run(argv: string[]): Promise<number> {
       // --help and --version are not failures; everything else commander reports is usage
       return e.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
     }
-    const code = exitCodeOf(e);
     const json = process.argv.includes('--json');
-    const err = e as { message?: string; code?: unknown; status?: unknown };
-    process.stderr.write(
-      json
-        ? `${JSON.stringify({ error: { message: err.message, ...(typeof err.code === 'number' ? { code: err.code } : {}), ...(typeof err.status === 'number' ? { status: err.status } : {}) } })}\n`
-        : `Error: ${err.message ?? String(e)}\n`,
-    );
-    return code;
+    process.stderr.write(json ? `${JSON.stringify({ error: errorJson(e) })}\n` : errorText(e));
+    return exitCodeOf(e);
   } finally {
     closePrompts();
   }

@@ -1365,6 +1365,26 @@ export interface paths {
     };
 }
 export interface webhooks {
+    x402Event: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An x402 payment event sent to the merchant's webhook_url
+         * @description Sent when an x402 payment settles on chain into one of the merchant's wallets. Same signature (X-Service-Signature), event id header, retries and 2xx rule as payment session events.
+         */
+        post: operations["receiveX402Event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     payoutEvent: {
         parameters: {
             query?: never;
@@ -1795,6 +1815,27 @@ export interface components {
             network: string;
             settled_at: string | null;
         };
+        /** @description The body of x402.settled: an x402 payment settled on chain into one of the merchant's wallets (a redeemed challenge, a catalog price bought with x402, or a payment settled through the facilitator), in the same write that credits the wallet. POSTed like session events (same headers, X-Service-Signature scheme, retries and delivery log) and listed by the events API. */
+        X402SettledWebhookEvent: {
+            /** @enum {string} */
+            event_type: "x402.settled";
+            /** @description xch_… (a challenge) or xfs_… (a facilitator settlement) */
+            challenge_id: string;
+            /** @enum {string} */
+            status: "settled";
+            /** @description token units */
+            amount: number;
+            amount_subunits: string;
+            currency: string;
+            chain: string;
+            network: string;
+            wallet_id: string;
+            resource: string;
+            payer: string;
+            tx_hash: string | null;
+            /** @description unix seconds */
+            timestamp: string;
+        };
         /** @description A store of a merchant. Stores do not version: PATCH changes them in place, and an archived store can be published again. */
         CatalogStore: {
             id: string;
@@ -2134,7 +2175,7 @@ export interface components {
             id: string;
             /** Format: date-time */
             created_at: string;
-            /** @description payment_session.completed, payment_session.expired, payment_session.partial_paid (and payout events once they exist) */
+            /** @description payment_session.completed, payment_session.expired, payment_session.partial_paid, payout.completed, payout.failed, x402.settled */
             event_type: string;
             session_id?: string;
             status?: string;
@@ -5734,6 +5775,35 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    receiveX402Event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description equals the body's event_type */
+                "X-Service-Event": "x402.settled";
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by webhook_secret> */
+                "X-Service-Signature": string;
+                /** @description stable across retries of one event */
+                "X-Service-Event-Id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["X402SettledWebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     receivePayoutEvent: {
