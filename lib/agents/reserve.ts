@@ -1,12 +1,16 @@
 /**
- * What an allowed spend attempt writes: its pending ledger transfer and, for an on-chain target, the
- * payout that carries it out, in the same atomic write as the attempt. Shared by a fresh attempt and a
- * merchant's approval.
+ * What an allowed spend attempt writes, in the same atomic write as the attempt: for an on-chain target its
+ * pending ledger transfer and the payout that carries it out; for one of our wallets or an x402 payTo its
+ * transfer, reserved and posted at once (the spend settles in its decision's write, one write in all).
+ * Shared by a fresh attempt and a merchant's approval.
  */
 import type { Doc, Store, WriteOp } from '../store/port.ts';
-import type { SpendAttemptDoc, Execution, AttemptContext } from '../spend/attempts.ts';
+import type { SpendAttemptDoc, Execution, AttemptContext, ExtraReason } from '../spend/attempts.ts';
+import { dailyVolume, withinAmountLimit } from '../payouts/limits.ts';
 import { LedgerBatch, isLedgerError, walletAccount, accountId, available } from '../ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
+import { custodyMoveOp } from '../payouts/custody.ts';
+import type { WalletDoc } from '../wallets/model.ts';
 import { encodeHeader } from '../x402/challenge.ts';
 import { X402_PAID, type SpendEntry, type Windowed } from './state.ts';
 import { add } from './windows.ts';
@@ -48,6 +52,20 @@ function payoutOf(a: SpendAttemptDoc, payoutId: string, asset: string, at: strin
 }
 
 /**
+ * Real money that moved inside the ledger to another of our wallets follows on chain: the custody move
+ * (lib/payouts/custody.ts) written with the settlement. Nothing for simulated money or one address.
+ */
+export async function spendCustodyOps(store: Store, a: SpendAttemptDoc, asset: string, amount: bigint, at: string): Promise<WriteOp[]> {
+  if (!a.target_wallet_id) return [];
+  const [from, to] = await Promise.all([
+    store.get<WalletDoc>('wallets', a.agent_wallet_id),
+    store.get<WalletDoc>('wallets', a.target_wallet_id),
+  ]);
+  if (!from || !to || from.chain !== to.chain || from.network !== to.network || from.address === to.address) return [];
+  return [custodyMoveOp(a.id, from, to, a.token_symbol, asset, amount, at, 'spend')];
+}
+
+/**
  * The ledger (and payout) writes of an allowed attempt. The agent's on-chain money is used first, then
  * its simulated (sandbox) money; simulated money never leaves on chain.
  */
@@ -56,15 +74,24 @@ async function reserve(
   a: SpendAttemptDoc,
   payoutId: string,
   now: Date,
-): Promise<{ ops: WriteOp[]; a: SpendAttemptDoc; entry: SpendEntry } | { insufficient: true }> {
+  limits: AttemptContext['payout_limits'],
+): Promise<{ ops: WriteOp[]; a: SpendAttemptDoc; entry: SpendEntry } | { denied: ExtraReason }> {
   const asset = `${a.chain}:${a.network}:${a.token_symbol}`;
   const amount = BigInt(a.amount_subunits);
   const b = new LedgerBatch(store, now);
   const real = await b.account(walletAccount(a.agent_wallet_id, asset));
   const sim = await b.account(walletAccount(a.agent_wallet_id, asset, true));
   const simulated = available(real) < amount;
-  if (simulated && available(sim) < amount) return { insufficient: true };
+  if (simulated && available(sim) < amount) return { denied: 'insufficient_funds' };
   const execution: Execution = a.target_kind === 'chain' ? (simulated ? 'simulated' : 'chain') : 'ledger';
+  // executed on chain it is a payout: the platform's payout limits bind it like any other
+  let volume: WriteOp | null = null;
+  if (execution === 'chain' && limits) {
+    if (!withinAmountLimit(limits.limits, amount, limits.decimals)) return { denied: 'payout_amount_limit_exceeded' };
+    const v = await dailyVolume(store, limits.limits, a.merchant_id, { key: asset, decimals: limits.decimals }, amount, now);
+    if (!v.ok) return { denied: 'daily_payout_limit_exceeded' };
+    volume = v.op;
+  }
   const transferId = execution === 'chain' ? payoutId : a.id;
   const credit =
     a.target_kind === 'chain'
@@ -84,11 +111,15 @@ async function reserve(
       ...(execution === 'chain' ? { payout_id: payoutId } : {}),
     });
   } catch (e) {
-    if (isLedgerError(e, 'insufficient_funds')) return { insufficient: true };
+    if (isLedgerError(e, 'insufficient_funds')) return { denied: 'insufficient_funds' };
     throw e;
   }
-  const ops = b.ops();
   const at = now.toISOString();
+  // settled inside the ledger: posted in the same write as the reservation
+  if (execution !== 'chain') await b.post(transferId);
+  const ops = b.ops();
+  if (volume) ops.push(volume);
+  if (execution === 'ledger' && !simulated) ops.push(...(await spendCustodyOps(store, a, asset, amount, at)));
   const next: SpendAttemptDoc = {
     ...a,
     status: 'pending',
@@ -98,9 +129,8 @@ async function reserve(
     settlement:
       execution === 'chain'
         ? { status: 'submitted', execution, payout_id: payoutId, tx_hash: null, settled_at: null }
-        : { status: 'awaiting_execution', execution, settled_at: null },
-    // the request executes it at once; the scanner only picks up one a crash interrupted
-    execute_due_at: execution === 'chain' ? null : new Date(now.getTime() + 10_000).toISOString(),
+        : { status: 'settled', execution, settled_at: at },
+    execute_due_at: null,
     spend_reference: a.target_kind === 'x402' ? agentProofHeader(a.challenge_id!, a.agent_wallet_id, a.id) : a.spend_reference,
   };
   if (execution === 'chain') ops.push({ op: 'insert', coll: PAYOUTS, doc: payoutOf(a, payoutId, asset, at) });
@@ -134,14 +164,15 @@ async function challengeClosed(store: Store, a: SpendAttemptDoc, target: Attempt
 export async function reserveAllowed(
   store: Store,
   doc: SpendAttemptDoc,
-  target: AttemptContext['target'],
+  ctx: Pick<AttemptContext, 'target' | 'payout_limits'>,
   payoutId: string,
   window: Windowed,
   now: Date,
 ): Promise<{ doc: SpendAttemptDoc; ops: WriteOp[]; window: Windowed }> {
   if (doc.status !== 'pending') return { doc, ops: [], window };
-  if (await challengeClosed(store, doc, target)) return { doc: { ...doc, status: 'denied', reason: 'challenge_closed' }, ops: [], window };
-  const r = await reserve(store, doc, payoutId, now);
-  if ('insufficient' in r) return { doc: { ...doc, status: 'denied', reason: 'insufficient_funds' }, ops: [], window };
+  if (await challengeClosed(store, doc, ctx.target))
+    return { doc: { ...doc, status: 'denied', reason: 'challenge_closed' }, ops: [], window };
+  const r = await reserve(store, doc, payoutId, now, ctx.payout_limits);
+  if ('denied' in r) return { doc: { ...doc, status: 'denied', reason: r.denied }, ops: [], window };
   return { doc: r.a, ops: r.ops, window: add(window, r.entry) };
 }

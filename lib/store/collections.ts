@@ -11,6 +11,7 @@ import { RATES_COLLECTIONS } from './schema/rates.ts';
 import { BROADCAST_COLLECTIONS } from './schema/broadcast.ts';
 import { AGENTS_COLLECTIONS } from './schema/agents.ts';
 import { REFUNDS_COLLECTIONS } from './schema/refunds.ts';
+import { RECONCILE_COLLECTIONS } from './schema/reconcile.ts';
 
 export const COLLECTIONS: CollectionSpec[] = [
   ...MERCHANT_COLLECTIONS,
@@ -24,4 +25,5 @@ export const COLLECTIONS: CollectionSpec[] = [
   ...BROADCAST_COLLECTIONS,
   ...AGENTS_COLLECTIONS,
   ...REFUNDS_COLLECTIONS,
+  ...RECONCILE_COLLECTIONS,
 ];
