@@ -160,6 +160,15 @@ describe('refunds on chain, over HTTP', () => {
     expect(await t.call('wallets.ledgerCheck')).toMatchObject({ ok: true });
     const rec = await t.call<any>('treasury.reconcile');
     expect(rec.differences.filter((d: any) => d.wallet_id === w.id)).toEqual([]);
+    // deep reconciliation: each refund's outbox row is one on-chain transaction of its own that did what it says
+    const deep = await t.call<any>('treasury.reconcile', { deep: true });
+    expect(deep.drifts).toEqual([]);
+    for (const id of [r.id, er.body.id])
+      expect(await t.node.rt.store.get('recon_rows', `refund:${id}`)).toMatchObject({
+        purpose: 'refund',
+        status: 'ok',
+        hash: expect.any(String),
+      });
   });
 
   it('Ethereum: deposits from two addresses or from a contract ask for a destination; one named is used', async () => {
@@ -231,5 +240,9 @@ describe('refunds on chain, over HTTP', () => {
     expect(await t.call('wallets.ledgerCheck')).toMatchObject({ ok: true });
     const rec = await t.call<any>('treasury.reconcile');
     expect(rec.differences.filter((d: any) => d.wallet_id === w.id)).toEqual([]);
+    const deep = await t.call<any>('treasury.reconcile', { deep: true });
+    expect(deep.drifts).toEqual([]);
+    for (const id of [rs.body.id, ru.body.id])
+      expect(await t.node.rt.store.get('recon_rows', `refund:${id}`)).toMatchObject({ purpose: 'refund', status: 'ok' });
   });
 });
