@@ -4505,6 +4505,16 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            /** @description An on-chain payout's network fee cannot be quoted (code 1): the chain has no RPC configured (retryable false) or did not answer (retryable true); nothing changed */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPayout: {
