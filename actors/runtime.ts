@@ -1,9 +1,16 @@
 /**
- * The actor runtime: one message at a time per actor id (a bounded mailbox), the store as the truth
+ * The actor runtime: one turn at a time per actor id (a bounded mailbox), the store as the truth
  * (every write is a compare-and-set on the actor's version; a lost race drops the cached copy, reloads
- * and retries the message), and idle deactivation so memory stays bounded.
+ * and decides again), and idle deactivation so memory stays bounded.
+ *
+ * A turn takes every message queued for the actor that its behaviour lets batch (`batches`), decides them
+ * in order, each against the state and the store (a write set's view) that the ones before it leave, and
+ * commits all of them in ONE write: the serialization is the same as one message per turn, the write
+ * and its commit are shared. A batch whose write fails for any reason but a lost race is decided again one
+ * message at a time, so that each message gets the answer it would have had alone.
  */
 import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../lib/store/port.ts';
+import { WriteSet } from '../lib/store/write-set.ts';
 import { REMEDIATION, rateLimited } from '../lib/core/errors.ts';
 import { retryOnConflict } from '../lib/core/retry.ts';
 import type { ActorBehavior } from '../lib/core/actor.ts';
@@ -16,21 +23,35 @@ export interface ActorHostOptions {
   /** at most this many actors stay in memory */
   maxActive?: number;
   maxRetries?: number;
+  /** at most this many messages are decided in one turn */
+  maxBatch?: number;
   now?: () => Date;
   /** called when an actor is loaded into memory (metrics) */
   onActivate?: () => void;
 }
 
-interface Activation<S> {
+interface Queued<M, R> {
+  msg: M;
+  resolve(reply: R): void;
+  reject(e: unknown): void;
+}
+
+interface Activation<S, M, R> {
   state: S | null;
   loaded: boolean;
-  tail: Promise<unknown>;
+  /** messages waiting for a turn */
+  queue: Queued<M, R>[];
+  /** a turn is running (the queue is being drained) */
+  running: boolean;
+  /** messages queued or in the running turn */
   pending: number;
   lastUsed: number;
 }
 
+type Outcome<R> = { ok: true; reply: R } | { ok: false; error: unknown } | { ok: 'alone' };
+
 export class ActorHost<S extends Doc, M, R> {
-  private active = new Map<string, Activation<S>>();
+  private active = new Map<string, Activation<S, M, R>>();
   private timer: NodeJS.Timeout;
   private readonly opts: Required<ActorHostOptions>;
 
@@ -45,6 +66,7 @@ export class ActorHost<S extends Doc, M, R> {
       idleMs: 60_000,
       maxActive: 10_000,
       maxRetries: 25,
+      maxBatch: 256,
       now: () => new Date(),
       onActivate: () => undefined,
       ...opts,
@@ -68,7 +90,7 @@ export class ActorHost<S extends Doc, M, R> {
   send(id: string, msg: M): Promise<R> {
     let act = this.active.get(id);
     if (!act) {
-      act = { state: null, loaded: false, tail: Promise.resolve(), pending: 0, lastUsed: Date.now() };
+      act = { state: null, loaded: false, queue: [], running: false, pending: 0, lastUsed: Date.now() };
       this.active.set(id, act);
       this.opts.onActivate();
       this.evictOverflow();
@@ -79,64 +101,171 @@ export class ActorHost<S extends Doc, M, R> {
       );
     act.pending++;
     const a = act;
-    const run = a.tail.then(() => this.process(id, a, msg));
-    a.tail = run
-      .catch(() => undefined)
-      .finally(() => {
-        a.pending--;
-        a.lastUsed = Date.now();
-      });
-    return run;
+    return new Promise<R>((resolve, reject) => {
+      a.queue.push({ msg, resolve, reject });
+      if (!a.running) {
+        a.running = true;
+        // the turn starts after this tick, so that messages sent in the same tick share it
+        queueMicrotask(() => void this.drain(id, a));
+      }
+    });
   }
 
-  private async process(id: string, act: Activation<S>, msg: M): Promise<R> {
-    // a lost race (another node wrote first) is retried on the core helper; `lost` carries the store's error
+  /** Runs turns until the mailbox is empty. */
+  private async drain(id: string, act: Activation<S, M, R>): Promise<void> {
+    while (act.queue.length) {
+      const batch = this.takeTurn(act);
+      const outcomes = batch.length > 1 ? await this.processBatch(id, act, batch) : [await this.processOne(id, act, batch[0].msg)];
+      for (let i = 0; i < batch.length; i++) {
+        let o = outcomes[i];
+        // a message the batch could not fold in is decided alone, after the batch is committed
+        if (o.ok === 'alone') o = await this.processOne(id, act, batch[i].msg);
+        if (o.ok === true) batch[i].resolve(o.reply);
+        else if (o.ok === false) batch[i].reject(o.error);
+        act.pending--;
+      }
+      act.lastUsed = Date.now();
+    }
+    act.running = false;
+  }
+
+  /** The messages of the next turn: the first one, and the batchable ones right behind a batchable first. */
+  private takeTurn(act: Activation<S, M, R>): Queued<M, R>[] {
+    const batches = this.behavior.batches;
+    if (!batches || !batches(act.queue[0].msg)) return [act.queue.shift()!];
+    let n = 1;
+    while (n < act.queue.length && n < this.opts.maxBatch && batches(act.queue[n].msg)) n++;
+    return act.queue.splice(0, n);
+  }
+
+  private async processOne(id: string, act: Activation<S, M, R>, msg: M): Promise<Outcome<R>> {
+    try {
+      return { ok: true, reply: await this.process(id, act, msg) };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  }
+
+  /** The store's state doc, loaded unless this is a create's first try; cached until a write fails. */
+  private async load(id: string, act: Activation<S, M, R>, attempt: number, msg: M): Promise<S | null> {
+    if (!act.loaded) {
+      act.state = attempt === 1 && this.behavior.creates?.(msg) ? null : await this.store.get<S>(this.behavior.collection, id);
+      act.loaded = true;
+    }
+    return act.state;
+  }
+
+  /** the actor's own document as the write leaves it */
+  private stateOp(id: string, current: S | null, next: S): WriteOp {
+    const doc = { ...next, id };
+    return current
+      ? { op: 'cas', coll: this.behavior.collection, doc, expected: current.version ?? 0 }
+      : { op: 'insert', coll: this.behavior.collection, doc };
+  }
+
+  /** A write's failure: drops the cached state, and tells whether another writer got there first. */
+  private lostRace(act: Activation<S, M, R>, current: S | null, e: unknown): boolean {
+    act.loaded = false; // reload and decide again (or next time)
+    const dupColl = isDuplicate(e) ? e.coll : null;
+    return (
+      isConflict(e) ||
+      (dupColl !== null && ((!current && dupColl === this.behavior.collection) || !!this.behavior.retryDuplicatesIn?.includes(dupColl)))
+    );
+  }
+
+  /**
+   * Runs a read-decide-write step, again after a lost race (another node wrote first: the cached state is
+   * dropped, reloaded and decided on again); any other failure goes to the caller. The step writes
+   * through `write`, which tells the two apart.
+   */
+  private retrying<T>(
+    act: Activation<S, M, R>,
+    step: (attempt: number, write: (current: S | null, ops: WriteOp[]) => Promise<void>) => Promise<T>,
+  ): Promise<T> {
     const lost = new WeakSet<object>();
     let last: unknown;
-    return retryOnConflict(
-      async (attempt) => {
-        if (!act.loaded) {
-          act.state = attempt === 1 && this.behavior.creates?.(msg) ? null : await this.store.get<S>(this.behavior.collection, id);
-          act.loaded = true;
-        }
-        const current = act.state;
-        const decision = await this.behavior.handle(current ? structuredClone(current) : null, msg, this.opts.now());
-        if (!decision.state && !decision.remove && !decision.effects?.length) return decision.reply;
-        const ops: WriteOp[] = [];
-        if (decision.remove && current) ops.push({ op: 'delete', coll: this.behavior.collection, id });
-        else if (decision.state) {
-          const doc = { ...decision.state, id };
-          ops.push(
-            current
-              ? { op: 'cas', coll: this.behavior.collection, doc, expected: current.version ?? 0 }
-              : { op: 'insert', coll: this.behavior.collection, doc },
-          );
-        }
-        ops.push(...(decision.effects ?? []));
-        try {
-          await this.store.write(ops);
-        } catch (e) {
-          act.loaded = false; // reload and decide again (or next time)
-          const dupColl = isDuplicate(e) ? e.coll : null;
-          const lostRace =
-            isConflict(e) ||
-            (dupColl !== null &&
-              ((!current && dupColl === this.behavior.collection) || !!this.behavior.retryDuplicatesIn?.includes(dupColl)));
-          if (lostRace && e && typeof e === 'object') lost.add(e);
-          last = e;
-          throw e;
-        }
-        act.state = decision.remove ? null : decision.state ? ((ops[0] as { doc: Doc }).doc as S) : current;
-        return decision.reply;
-      },
-      {
-        attempts: this.opts.maxRetries + 1,
-        retryOn: (e) => !!e && typeof e === 'object' && lost.has(e),
-        // jittered backoff, so that two holders of one actor stop colliding
-        maxPauseMs: (n) => Math.min(50, 2 ** (n - 1)),
-        exhausted: () => last as Error,
-      },
-    );
+    const write = async (current: S | null, ops: WriteOp[]) => {
+      try {
+        await this.store.write(ops);
+      } catch (e) {
+        if (this.lostRace(act, current, e) && e && typeof e === 'object') lost.add(e);
+        last = e;
+        throw e;
+      }
+    };
+    return retryOnConflict((attempt) => step(attempt, write), {
+      attempts: this.opts.maxRetries + 1,
+      retryOn: (e: unknown) => !!e && typeof e === 'object' && lost.has(e),
+      // jittered backoff, so that two holders of one actor stop colliding
+      maxPauseMs: (n: number) => Math.min(50, 2 ** (n - 1)),
+      exhausted: () => last as Error,
+    });
+  }
+
+  private process(id: string, act: Activation<S, M, R>, msg: M): Promise<R> {
+    return this.retrying(act, async (attempt, write) => {
+      const current = await this.load(id, act, attempt, msg);
+      const decision = await this.behavior.handle(current ? structuredClone(current) : null, msg, this.opts.now());
+      if (!decision.state && !decision.remove && !decision.effects?.length) return decision.reply;
+      const ops: WriteOp[] = [];
+      if (decision.remove && current) ops.push({ op: 'delete', coll: this.behavior.collection, id });
+      else if (decision.state) ops.push(this.stateOp(id, current, decision.state));
+      ops.push(...(decision.effects ?? []));
+      await write(current, ops);
+      act.state = decision.remove ? null : decision.state ? ((ops[0] as { doc: Doc }).doc as S) : current;
+      return decision.reply;
+    });
+  }
+
+  /**
+   * One turn over several messages, all committed in one write (retried whole on a lost race). When that
+   * write is refused for any other reason, every message is decided alone instead.
+   */
+  private async processBatch(id: string, act: Activation<S, M, R>, batch: Queued<M, R>[]): Promise<Outcome<R>[]> {
+    try {
+      return await this.retrying(act, async (attempt, write) => {
+        const current = await this.load(id, act, attempt, batch[0].msg);
+        const { out, state, set } = await this.decideAll(current, batch);
+        const ops = state ? [this.stateOp(id, current, state), ...set.ops()] : set.ops();
+        if (ops.length) await write(current, ops);
+        act.state = state ? ((ops[0] as { doc: Doc }).doc as S) : current;
+        return out;
+      });
+    } catch {
+      return batch.map(() => ({ ok: 'alone' as const }));
+    }
+  }
+
+  /**
+   * Decides each message against the state and the store view (a write set) that the ones before it
+   * leave. A message whose writes cannot follow the others' in the set is left to be decided alone.
+   * `state`: the state after the batch, null when no message changed it.
+   */
+  private async decideAll(current: S | null, batch: Queued<M, R>[]): Promise<{ out: Outcome<R>[]; state: S | null; set: WriteSet }> {
+    const set = new WriteSet(this.store);
+    const now = this.opts.now();
+    const out: Outcome<R>[] = [];
+    let state: S | null = null;
+    for (const { msg } of batch) {
+      const seen = state ?? current;
+      let decision;
+      try {
+        decision = await this.behavior.handle(seen ? structuredClone(seen) : null, msg, now, set.view);
+      } catch (error) {
+        out.push({ ok: false, error });
+        continue;
+      }
+      try {
+        if (decision.remove) throw new Error('a batched message cannot remove its actor');
+        set.add(decision.effects ?? []);
+      } catch {
+        out.push({ ok: 'alone' });
+        continue;
+      }
+      if (decision.state) state = decision.state;
+      out.push({ ok: true, reply: decision.reply });
+    }
+    return { out, state, set };
   }
 
   private deactivateIdle(): void {

@@ -1,25 +1,37 @@
 /**
- * Benchmark of agent spends and x402 on the embedded default (`node index.ts` as a child process, SQLite)
- * with a local Hardhat chain:
- *  - spend-attempt evaluation: the pure rules in process; POST …/spend-attempts/evaluate and POST
- *    …/spend-attempts (recorded and reserved) over HTTP at 50 concurrent clients spread over 10 agent
- *    wallets and on one wallet (its actor decides one at a time), against the bare baseline of the same
- *    run: GET /v1/me (authentication, rate limit and routing only);
- *  - redeem latency: an agent-wallet proof (ledger only), an EIP-3009 authorization on the spec's wire and
- *    one signed by the unmodified @x402/evm client (x402 v2 PaymentPayload, random nonce), each a gas wallet
- *    transaction mined at once by Hardhat, one at a time, through POST /v1/x402/redeem; and the same v2
- *    payment settled through the facilitator (POST /v1/x402/facilitator/settle).
- * Usage: npx node scripts/bench-agents.ts [--requests 3000 --concurrency 50 --redeems 100]
+ * Benchmark of pay-per-request (issue 22): every goal measured beside its baseline in ONE run, on the
+ * embedded default (`node index.ts` as a child process, SQLite) with a local Hardhat chain:
+ *  - spend attempts on ONE agent wallet (settled in the ledger) at 50 concurrent clients against
+ *    GET /v1/me, with the exactness check (the wallet lost exactly the amounts of the attempts recorded);
+ *    the same over 10 wallets, and the dry-run evaluation;
+ *  - a whole paid x402 request (challenge → agent spend → redeem) against three GET /v1/me;
+ *  - redeem latency one at a time: an agent-wallet proof, and an EIP-3009 authorization whose service
+ *    share is its latency minus a bare ethers client's send + receipt of the same kind of transaction;
+ *    one signed by the unmodified @x402/evm client (x402 v2 PaymentPayload, random nonce), and the same
+ *    v2 payment settled through the facilitator (POST /v1/x402/facilitator/settle);
+ *  - POST /v1/payment_sessions and GET of a session against a bare node:http server (autocannon);
+ *  - event streams: CPU of 1,000 open idle GET /v1/events/stream, and commit → event on a stream;
+ *  - RSS of the process after start, and after 10,000 sessions and 10,000 spends;
+ *  - ledger transfers against raw store writes of the same rows (scripts/bench-ledger.ts, after the rest).
+ * The machine is shared: each goal is a ratio against a baseline measured in the same run, and the
+ * load average is printed with the results.
+ * Usage: npm run bench:agents -- [--requests 3000 --concurrency 50 --redeems 100 --duration 5 --streams 1000]
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { Wallet, parseEther } from 'ethers';
-import { load, percentile, startServiceProcess } from './bench-lib.ts';
+import { cannon, cpuSeconds, load, percentile, rssMb, startServiceProcess, type LoadResult } from './bench-lib.ts';
 import { startHardhatNode } from '../test/harness/hardhat-node.ts';
+import { freePort } from '../test/helpers/ports.ts';
 import { evaluate, parsePolicy } from '../lib/spend/policy.ts';
 import { signEip3009Proof } from '../lib/x402/payer.ts';
 import { encodeHeader } from '../lib/x402/challenge.ts';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { privateKeyToAccount } from 'viem/accounts';
+import { eip3009Intent } from '../lib/x402/settle.ts';
+import { openStore } from '../lib/store/index.ts';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -28,6 +40,8 @@ const arg = (name: string, dflt: number) => {
 const requests = arg('requests', 3000);
 const concurrency = arg('concurrency', 50);
 const redeems = arg('redeems', 100);
+const duration = arg('duration', 5);
+const streamCount = arg('streams', 1000);
 const RAIL = 'ethereum:testnet:USDC';
 const POLICY = {
   limits: {
@@ -46,6 +60,16 @@ const POLICY = {
   allow_mainnet: false,
   expires_at: null,
 };
+const load1 = () => loadavg()[0].toFixed(1);
+
+/** one goal: what was measured, against what, and whether it is met */
+interface Goal {
+  goal: string;
+  measured: string;
+  baseline: string;
+  met: boolean;
+}
+const goals: Goal[] = [];
 
 function pure(): number {
   const policy = parsePolicy(POLICY);
@@ -66,8 +90,27 @@ function pure(): number {
   return n / ((performance.now() - t0) / 1000);
 }
 
+/** the bare node:http server of bench:core (reads the body, answers a fixed JSON) */
+async function startBare(): Promise<{ url: string; stop(): void }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['scripts/bench-core.ts', '--bare', String(port)], { stdio: 'inherit' });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      await fetch(url);
+      return { url, stop: () => child.kill('SIGTERM') };
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error('bare server did not start');
+}
+
+console.log(`bench:agents, node ${process.version}, load average at start ${load1()}`);
+const evaluations = pure();
 const chain = await startHardhatNode();
 const usdc = await chain.deployTestUsdc();
+const bare = await startBare();
 const svc = await startServiceProcess({
   TRUSTED_EMAIL_DOMAINS: 'bench.example',
   ETHEREUM_TESTNET_RPC_URL: chain.url,
@@ -75,7 +118,15 @@ const svc = await startServiceProcess({
   ETHEREUM_TESTNET_CONFIRMATIONS: '1',
   CHAIN_POLL_INTERVAL_MS: '60000',
 });
+const pid = svc.child.pid!;
+const lines: string[] = [];
+const row = (name: string, r: LoadResult, base: number) =>
+  lines.push(
+    `| ${name} | ${Math.round(r.perSecond)}/s | ${(r.perSecond / base).toFixed(2)} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.errors} |`,
+  );
 try {
+  await new Promise((r) => setTimeout(r, 3000));
+  const rssStart = rssMb(pid);
   const operator = (...args: string[]) =>
     execFileSync(process.execPath, ['scripts/operator.ts', ...args], { env: svc.env, encoding: 'utf8' });
   const { bearer_token } = JSON.parse(operator('create-user', 'agents@bench.example'));
@@ -112,82 +163,123 @@ try {
     await call('PUT', `/v1/agent-wallets/${w.id}/policy`, POLICY);
     agents.push(w);
   }
-  const targets = Array.from({ length: 50 }, () => Wallet.createRandom().address);
-  const body = (i: number) =>
-    JSON.stringify({
-      target: targets[i % 50],
-      amount: 0.01,
-      amount_subunits: '10000',
-      token_symbol: 'USDC',
-      chain: 'ethereum',
-      network: 'testnet',
-    });
-  const post = (path: (i: number) => string) => async (i: number) =>
-    (await fetch(`${svc.url}${path(i)}`, { method: 'POST', headers, body: body(i) })).status;
-  const me = async () => (await fetch(`${svc.url}/v1/me`, { headers })).status;
-
-  await load(300, 10, me);
-  await load(
-    300,
-    10,
-    post((i) => `/v1/agent-wallets/${agents[i % 10].id}/spend-attempts/evaluate`),
-  );
-  const rows: Array<[string, Awaited<ReturnType<typeof load>>]> = [];
-  rows.push(['GET /v1/me (baseline)', await load(requests, concurrency, me)]);
-  rows.push([
-    'POST …/spend-attempts/evaluate, 10 wallets',
-    await load(
-      requests,
-      concurrency,
-      post((i) => `/v1/agent-wallets/${agents[i % 10].id}/spend-attempts/evaluate`),
-    ),
-  ]);
-  rows.push([
-    'POST …/spend-attempts (recorded, reserved), 10 wallets',
-    await load(
-      requests,
-      concurrency,
-      post((i) => `/v1/agent-wallets/${agents[i % 10].id}/spend-attempts`),
-    ),
-  ]);
-  rows.push([
-    'POST …/spend-attempts, one wallet',
-    await load(
-      Math.min(requests, 1500),
-      concurrency,
-      post(() => `/v1/agent-wallets/${agents[0].id}/spend-attempts`),
-    ),
-  ]);
-  const base = rows[0][1].perSecond;
-  console.log(
-    `pure rule evaluation (lib/spend/policy.ts, 200 per-minute spend buckets in the windows): ${Math.round(pure()).toLocaleString('en')} evaluations/s`,
-  );
-  console.log(`\nHTTP, ${requests} requests per run, ${concurrency} concurrent clients, embedded default (one process, SQLite):`);
-  console.log('| request | throughput | vs baseline | p50 | p99 | errors |\n|---|---|---|---|---|---|');
-  for (const [name, r] of rows) {
-    console.log(
-      `| ${name} | ${Math.round(r.perSecond)} req/s | ${(r.perSecond / base).toFixed(2)} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.errors} |`,
-    );
-  }
-
-  // redeem latency, one at a time
-  const agent = agents[1];
-  const latency = async (label: string, one: (i: number) => Promise<void>) => {
-    const ms: number[] = [];
-    for (let i = 0; i < redeems; i++) {
-      const t0 = performance.now();
-      await one(i);
-      ms.push(performance.now() - t0);
-    }
-    ms.sort((a, b) => a - b);
-    console.log(`| ${label} | ${percentile(ms, 50).toFixed(1)} ms | ${percentile(ms, 99).toFixed(1)} ms |`);
+  /** what the wallet holds of USDC (`available` counts real and sandbox money) */
+  const holding = async (walletId: string) =>
+    BigInt((await call('GET', `/v1/wallets/${walletId}`)).balances.find((x: { token: string }) => x.token === 'USDC').available_subunits);
+  // spends settle in the ledger: to the merchant's settlement wallet (one of ours)
+  const spendBody = JSON.stringify({
+    target: settlement.address,
+    amount: 0.001,
+    amount_subunits: '1000',
+    token_symbol: 'USDC',
+    chain: 'ethereum',
+    network: 'testnet',
+  });
+  let spends = 0;
+  /** a recorded spend: its amount is counted when the service answers it was allowed */
+  const spend = (wallet: (i: number) => string, recorded?: { amount: bigint }) => async (i: number) => {
+    const r = await fetch(`${svc.url}/v1/agent-wallets/${wallet(i)}/spend-attempts`, { method: 'POST', headers, body: spendBody });
+    const a = (await r.json()) as { status?: string; amount_subunits?: string };
+    spends++;
+    if (recorded && r.status === 201 && a.status === 'pending') recorded.amount += BigInt(a.amount_subunits!);
+    return r.status === 201 && a.status === 'pending' ? 201 : r.status >= 400 ? r.status : 422;
   };
+  const evaluate = async (i: number) =>
+    (
+      await fetch(`${svc.url}/v1/agent-wallets/${agents[i % 10].id}/spend-attempts/evaluate`, {
+        method: 'POST',
+        headers,
+        body: spendBody,
+      })
+    ).status;
+  const me = async () => (await fetch(`${svc.url}/v1/me`, { headers })).status;
   const challenge = (i: number, label: string) =>
     call('POST', '/v1/x402/challenges', {
       resource: `/${label}/${i}`,
       amount_subunits: '10000',
       paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
     });
+  /** a whole paid request: the challenge, the agent's spend that pays it, the redeem of its proof */
+  const paid = (label: string) => async (i: number) => {
+    const c = await challenge(i, label);
+    const a = await call('POST', `/v1/agent-wallets/${agents[1 + (i % 9)].id}/spend-attempts`, {
+      target: c.challenge.payTo,
+      amount: 0.01,
+      amount_subunits: '10000',
+      token_symbol: 'USDC',
+      chain: 'ethereum',
+      network: 'testnet',
+      reference: c.challenge_id,
+    });
+    const r = await call('POST', '/v1/x402/redeem', { proof: a.spend_reference, resource: `/${label}/${i}` });
+    return r.status === 'settled' ? 200 : 500;
+  };
+  const threeMe = async () => {
+    for (let k = 0; k < 3; k++) if ((await me()) !== 200) return 500;
+    return 200;
+  };
+
+  // warm-up (JIT, caches, the actors)
+  await load(300, 10, me);
+  await load(300, 10, evaluate);
+  await load(
+    300,
+    10,
+    spend((i) => agents[i % 10].id),
+  );
+  await load(100, 10, paid('warm'));
+
+  const base = await load(requests, concurrency, me);
+  const one = { amount: 0n };
+  const before = await holding(agents[0].id);
+  const oneWallet = await load(
+    requests,
+    concurrency,
+    spend(() => agents[0].id, one),
+  );
+  const lost = before - (await holding(agents[0].id));
+  const tenWallets = await load(
+    requests,
+    concurrency,
+    spend((i) => agents[i % 10].id),
+  );
+  const evaluated = await load(requests, concurrency, evaluate);
+  const flows = Math.max(300, Math.floor(requests / 3));
+  const baseThree = await load(flows, concurrency, threeMe);
+  const paidFlows = await load(flows, concurrency, paid('paid'));
+  const loadAfterHttp = load1();
+  row('GET /v1/me (baseline)', base, base.perSecond);
+  row('POST …/spend-attempts, one wallet (settled in the ledger)', oneWallet, base.perSecond);
+  row('POST …/spend-attempts, 10 wallets', tenWallets, base.perSecond);
+  row('POST …/spend-attempts/evaluate, 10 wallets', evaluated, base.perSecond);
+  row('three GET /v1/me in a row (baseline of a paid request)', baseThree, baseThree.perSecond);
+  row('paid x402 request: challenge → agent spend → redeem', paidFlows, baseThree.perSecond);
+  const oneRatio = oneWallet.perSecond / base.perSecond;
+  goals.push({
+    goal: 'spend attempts, one wallet: ≥ 0.5 × GET /v1/me, p99 ≤ 50 ms, 0 errors, exact',
+    measured: `${Math.round(oneWallet.perSecond)}/s (${oneRatio.toFixed(2)} ×), p99 ${oneWallet.p99.toFixed(1)} ms, ${oneWallet.errors} errors; lost ${lost} = recorded ${one.amount}`,
+    baseline: `GET /v1/me ${Math.round(base.perSecond)}/s`,
+    met: oneRatio >= 0.5 && oneWallet.p99 <= 50 && oneWallet.errors === 0 && lost === one.amount,
+  });
+  const paidRatio = paidFlows.perSecond / baseThree.perSecond;
+  goals.push({
+    goal: 'paid x402 request (challenge, spend, redeem): ≥ 0.5 × three GET /v1/me',
+    measured: `${Math.round(paidFlows.perSecond)}/s (${paidRatio.toFixed(2)} ×), ${paidFlows.errors} errors`,
+    baseline: `${Math.round(baseThree.perSecond)}/s`,
+    met: paidRatio >= 0.5 && paidFlows.errors === 0,
+  });
+
+  // redeem latency, one at a time
+  const timeEach = async (n: number, one: (i: number) => Promise<unknown>) => {
+    const ms: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      await one(i);
+      ms.push(performance.now() - t0);
+    }
+    return ms.sort((a, b) => a - b);
+  };
+  const agent = agents[1];
   const agentProofs: Array<{ proof: string; resource: string }> = [];
   for (let i = 0; i < redeems; i++) {
     const c = await challenge(i, 'agent');
@@ -203,25 +295,24 @@ try {
     agentProofs.push({ proof: a.spend_reference, resource: `/agent/${i}` });
   }
   const outside = Wallet.createRandom();
-  await usdc.mint(outside.address, 1_000_000_000n);
+  await usdc.mint(outside.address, 1_000_000_000_000n);
   const first = await challenge(0, 'warm');
   await (await chain.wallet(0).sendTransaction({ to: first.fee_payer, value: parseEther('100') })).wait();
-  const eipProofs: Array<{ proof: string; resource: string }> = [];
-  for (let i = 0; i < redeems; i++) {
-    const c = await challenge(i, 'eip');
-    eipProofs.push({
-      proof: await signEip3009Proof(outside, c.challenge, {
-        chainId: chain.chainId,
-        tokenName: 'Test USD Coin',
-        tokenVersion: '2',
-        validForSeconds: 3600,
-      }),
-      resource: `/eip/${i}`,
+  const sign = async (c: { challenge: Parameters<typeof signEip3009Proof>[1] }) =>
+    signEip3009Proof(outside, c.challenge, {
+      chainId: chain.chainId,
+      tokenName: 'Test USD Coin',
+      tokenVersion: '2',
+      validForSeconds: 3600,
     });
-  }
+  const eipProofs: Array<{ proof: string; resource: string }> = [];
+  for (let i = 0; i < redeems; i++) eipProofs.push({ proof: await sign(await challenge(i, 'eip')), resource: `/eip/${i}` });
+  // the bare baseline: the same transferWithAuthorization sent by a plain ethers client, then its receipt
+  const bareProofs: string[] = [];
+  for (let i = 0; i < redeems; i++) bareProofs.push(await sign(await challenge(i, 'bare')));
+  const payer = chain.wallet(2);
   // the ecosystem's client: an x402 v2 PaymentPayload with a random EIP-3009 nonce
-  const v2Payer = privateKeyToAccount(outside.privateKey as `0x${string}`);
-  const evm = new ExactEvmScheme(v2Payer);
+  const evm = new ExactEvmScheme(privateKeyToAccount(outside.privateKey as `0x${string}`));
   const v2Proofs: Array<{ proof: string; resource: string }> = [];
   for (let i = 0; i < redeems; i++) {
     const c = await challenge(i, 'v2');
@@ -245,22 +336,202 @@ try {
       paymentRequirements: requirements,
     });
   }
-  console.log(`\nPOST /v1/x402/redeem, ${redeems} redeems one at a time:`);
-  console.log('| proof | p50 | p99 |\n|---|---|---|');
-  await latency('agent wallet (ledger only)', async (i) => {
-    await call('POST', '/v1/x402/redeem', agentProofs[i]);
+  const agentMs = await timeEach(redeems, (i) => call('POST', '/v1/x402/redeem', agentProofs[i]));
+  const eipMs = await timeEach(redeems, (i) => call('POST', '/v1/x402/redeem', eipProofs[i]));
+  const chainMs = await timeEach(redeems, async (i) => {
+    const { payload } = JSON.parse(Buffer.from(bareProofs[i], 'base64').toString('utf8'));
+    const intent = eip3009Intent('testnet', usdc.address, payload.authorization, payload.signature) as { data: string };
+    const tx = await payer.sendTransaction({ to: usdc.address, data: intent.data });
+    if (!(await chain.receipt(tx.hash))) throw new Error('automine did not mine the transaction');
   });
-  await latency('EIP-3009 (gas wallet transaction, mined at once, depth 1)', async (i) => {
-    await call('POST', '/v1/x402/redeem', eipProofs[i]);
-  });
-  await latency('x402 v2 PAYMENT-SIGNATURE from @x402/evm (EIP-3009, random nonce, same chain)', async (i) => {
-    await call('POST', '/v1/x402/redeem', v2Proofs[i]);
-  });
-  await latency('POST /v1/x402/facilitator/settle, the same kind of payment', async (i) => {
+  const v2Ms = await timeEach(redeems, (i) => call('POST', '/v1/x402/redeem', v2Proofs[i]));
+  const facMs = await timeEach(redeems, async (i) => {
     const r = await call('POST', '/v1/x402/facilitator/settle', settlements[i]);
     if (!r.success) throw new Error(`settle: ${JSON.stringify(r)}`);
   });
+  const share = percentile(eipMs, 50) - percentile(chainMs, 50);
+  lines.push(
+    '',
+    `POST /v1/x402/redeem, ${redeems} one at a time: agent-wallet proof p50 ${percentile(agentMs, 50).toFixed(1)} ms, p99 ${percentile(agentMs, 99).toFixed(1)} ms;`,
+    `EIP-3009 p50 ${percentile(eipMs, 50).toFixed(1)} ms, p99 ${percentile(eipMs, 99).toFixed(1)} ms; bare ethers send + receipt p50 ${percentile(chainMs, 50).toFixed(1)} ms`,
+    `x402 v2 PAYMENT-SIGNATURE from @x402/evm p50 ${percentile(v2Ms, 50).toFixed(1)} ms, p99 ${percentile(v2Ms, 99).toFixed(1)} ms;` +
+      ` POST /v1/x402/facilitator/settle p50 ${percentile(facMs, 50).toFixed(1)} ms, p99 ${percentile(facMs, 99).toFixed(1)} ms`,
+  );
+  goals.push({
+    goal: "EIP-3009 redeem on a local chain: the service's own share p50 ≤ 20 ms",
+    measured: `${share.toFixed(1)} ms (redeem p50 ${percentile(eipMs, 50).toFixed(1)} ms)`,
+    baseline: `bare send + receipt p50 ${percentile(chainMs, 50).toFixed(1)} ms`,
+    met: share <= 20,
+  });
+
+  // sessions against a bare node:http server (autocannon), each right after its bare twin
+  const createBody = JSON.stringify({
+    amount: 12.5,
+    expires_in: '1h',
+    paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' },
+    metadata: { order: 'bench' },
+  });
+  const created = await call('POST', '/v1/payment_sessions', JSON.parse(createBody));
+  await cannon({ url: `${svc.url}/v1/payment_sessions`, method: 'POST', headers, body: createBody, duration: 2, connections: concurrency });
+  const bareCreate = await cannon({
+    url: `${bare.url}/v1/payment_sessions`,
+    method: 'POST',
+    headers,
+    body: createBody,
+    duration,
+    connections: 50,
+  });
+  const create = await cannon({
+    url: `${svc.url}/v1/payment_sessions`,
+    method: 'POST',
+    headers,
+    body: createBody,
+    duration,
+    connections: 50,
+  });
+  const readPath = `/v1/payment_sessions/${created.session_id}`;
+  const bareRead = await cannon({ url: `${bare.url}${readPath}`, headers, duration, connections: 50 });
+  const read = await cannon({ url: `${svc.url}${readPath}`, headers, duration, connections: 50 });
+  let sessions = create.ok + 3;
+  const cr = create.rps / bareCreate.rps;
+  const rr = read.rps / bareRead.rps;
+  lines.push(
+    '',
+    `autocannon, 50 connections, ${duration} s each: POST /v1/payment_sessions ${create.rps.toFixed(0)}/s p99 ${create.p99} ms (bare ${bareCreate.rps.toFixed(0)}/s);` +
+      ` GET /v1/payment_sessions/{id} ${read.rps.toFixed(0)}/s p99 ${read.p99} ms (bare ${bareRead.rps.toFixed(0)}/s)`,
+  );
+  goals.push({
+    goal: 'session create ≥ 0.4 × bare node:http',
+    measured: `${create.rps.toFixed(0)}/s (${cr.toFixed(2)} ×), p99 ${create.p99} ms`,
+    baseline: `${bareCreate.rps.toFixed(0)}/s`,
+    met: cr >= 0.4,
+  });
+  goals.push({
+    goal: 'session read ≥ 0.5 × bare node:http',
+    measured: `${read.rps.toFixed(0)}/s (${rr.toFixed(2)} ×), p99 ${read.p99} ms`,
+    baseline: `${bareRead.rps.toFixed(0)}/s`,
+    met: rr >= 0.5,
+  });
+
+  // event streams: idle cost of open streams, then commit → event on a stream while they stay open
+  const idleCpu = async (seconds: number) => {
+    const c0 = cpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    return (cpuSeconds(pid) - c0) / seconds;
+  };
+  await new Promise((r) => setTimeout(r, 2000));
+  const quiet = await idleCpu(10);
+  const streams: http.ClientRequest[] = [];
+  const arrivals = new Map<string, number>();
+  const { port } = new URL(svc.url);
+  const openStream = (onEvent?: (id: string) => void) =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.get(
+        { host: '127.0.0.1', port, path: '/v1/events/stream', agent: false, headers: { 'X-API-Key': reg.api_key } },
+        (res) => {
+          if (res.statusCode !== 200) reject(new Error(`stream answered ${res.statusCode}`));
+          res.setEncoding('utf8');
+          let buf = '';
+          res.on('data', (chunk: string) => {
+            if (!onEvent) return;
+            buf += chunk;
+            let k;
+            while ((k = buf.indexOf('\n\n')) >= 0) {
+              const frame = buf.slice(0, k);
+              buf = buf.slice(k + 2);
+              const data = /^data: (.*)$/m.exec(frame);
+              if (data) onEvent(JSON.parse(data[1]).id);
+            }
+          });
+          resolve();
+        },
+      );
+      req.on('error', reject);
+      streams.push(req);
+    });
+  for (let i = 0; i < streamCount; i += 50) await Promise.all(Array.from({ length: Math.min(50, streamCount - i) }, () => openStream()));
+  await new Promise((r) => setTimeout(r, 2000));
+  const open = await idleCpu(10);
+  const streamCpu = Math.max(0, open - quiet) * 100;
+  await openStream((id) => arrivals.set(id, Date.now()));
+  await new Promise((r) => setTimeout(r, 500));
+  const store = await openStore(`sqlite:${join(svc.dataDir, 'service.db')}`);
+  const eventLatency: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const s = await call('POST', '/v1/payment_sessions', JSON.parse(createBody));
+    await call('POST', `/v1/payment_sessions/${s.session_id}/simulate`);
+    sessions++;
+    const [ev] = await store.find<{ id: string; created_at: string }>('webhook_events', { session_id: s.session_id });
+    const deadline = Date.now() + 10_000;
+    while (!arrivals.has(ev.id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+    eventLatency.push((arrivals.get(ev.id) ?? Infinity) - Date.parse(ev.created_at));
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await store.close();
+  for (const s of streams) s.destroy();
+  eventLatency.sort((a, b) => a - b);
+  const ep99 = percentile(eventLatency, 99);
+  goals.push({
+    goal: `${streamCount} open idle event streams < 2% of a core`,
+    measured: `${streamCpu.toFixed(2)}% of a core`,
+    baseline: `the idle process: ${(quiet * 100).toFixed(2)}%`,
+    met: streamCpu < 2,
+  });
+  goals.push({
+    goal: 'commit → event on a stream p99 ≤ 50 ms',
+    measured: `p50 ${percentile(eventLatency, 50).toFixed(0)} ms, p99 ${ep99.toFixed(0)} ms (${streamCount} streams open)`,
+    baseline: '–',
+    met: ep99 <= 50,
+  });
+
+  // RSS after 10,000 sessions and 10,000 spends
+  if (sessions < 10_000) {
+    const more = 10_000 - sessions;
+    await load(
+      more,
+      concurrency,
+      async () => (await fetch(`${svc.url}/v1/payment_sessions`, { method: 'POST', headers, body: createBody })).status,
+    );
+    sessions += more;
+  }
+  if (spends < 10_000)
+    await load(
+      10_000 - spends,
+      concurrency,
+      spend((i) => agents[i % 10].id),
+    );
+  await new Promise((r) => setTimeout(r, 5000));
+  const rssAfter = rssMb(pid);
+  goals.push({
+    goal: 'RSS of npm start ≤ 150 MB after start, ≤ 200 MB after 10,000 sessions and 10,000 spends',
+    measured: `${rssStart.toFixed(0)} MB after start; ${rssAfter.toFixed(0)} MB after ${sessions} sessions and ${spends} spends`,
+    baseline: '–',
+    met: rssStart <= 150 && rssAfter <= 200,
+  });
+  lines.push('', `load average after the HTTP rows ${loadAfterHttp}, after the streams ${load1()}`);
 } finally {
   await svc.stop();
   await chain.stop();
+  bare.stop();
 }
+
+// ledger transfers against raw writes of the same rows, alone on the machine's share (bench:ledger)
+const ledger = execFileSync(process.execPath, ['scripts/bench-ledger.ts', '--transfers', String(requests)], { encoding: 'utf8' });
+const m = /ratio sequential\/baseline ([\d.]+)/.exec(ledger);
+const rate = (label: string) => new RegExp(`${label}[^\\n]*?(\\d+)/s`).exec(ledger)?.[1] ?? '?';
+const ledgerRatio = m ? Number(m[1]) : NaN;
+goals.push({
+  goal: 'ledger transfers ≥ 0.8 × raw store writes of the same rows',
+  measured: `${rate('ledger: transferOps')}/s (${ledgerRatio.toFixed(2)} ×)`,
+  baseline: `${rate('baseline')}/s`,
+  met: ledgerRatio >= 0.8,
+});
+
+console.log(
+  `\npure rule evaluation (lib/spend/policy.ts, 200 per-minute spend buckets in the windows): ${Math.round(evaluations).toLocaleString('en')} evaluations/s`,
+);
+console.log(`\nHTTP, fetch clients, ${concurrency} concurrent, ${requests} requests per row, embedded default (one process, SQLite):`);
+console.log('| request | throughput | vs baseline | p50 | p99 | errors |\n|---|---|---|---|---|---|');
+for (const l of lines) console.log(l);
+console.log(`\nGoals (load average now ${load1()}):\n| goal | measured | baseline (same run) | met |\n|---|---|---|---|`);
+for (const g of goals) console.log(`| ${g.goal} | ${g.measured} | ${g.baseline} | ${g.met ? 'yes' : 'NO'} |`);

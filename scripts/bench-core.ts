@@ -10,10 +10,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
-import { startServiceProcess, type ServiceProcess } from './bench-lib.ts';
+import { cannon, rssMb, startServiceProcess, type Figures, type ServiceProcess } from './bench-lib.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { tempDir } from '../test/helpers/node.ts';
 import { ensureNats, stopNats } from '../test/helpers/nats.ts';
@@ -23,38 +22,6 @@ const arg = (name: string, dflt: number) => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? Number(argv[i + 1]) : dflt;
 };
-
-interface Figures {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-}
-
-async function cannon(opts: {
-  url: string;
-  method?: 'GET' | 'POST';
-  headers?: Record<string, string>;
-  body?: string;
-  duration: number;
-  connections: number;
-}): Promise<Figures> {
-  const r = await autocannon({
-    url: opts.url,
-    method: opts.method ?? 'GET',
-    headers: opts.headers,
-    body: opts.body,
-    duration: opts.duration,
-    connections: opts.connections,
-  });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
-}
-
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
 
 async function startBare(): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();

@@ -1,6 +1,7 @@
-/** Shared pieces of the benchmarks: a service child process, a bounded load loop, percentiles. */
+/** Shared pieces of the benchmarks: a service child process, a bounded load loop, autocannon, percentiles, RSS. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import autocannon from 'autocannon';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/ports.ts';
@@ -18,7 +19,9 @@ export async function startServiceProcess(env: Record<string, string> = {}): Pro
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
   const fullEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env };
-  const child = spawn(process.execPath, ['index.ts'], { env: fullEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+  // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops (NODE_OPTIONS refuses --cpu-prof)
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...prof, 'index.ts'], { env: fullEnv, stdio: ['ignore', 'inherit', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 20_000;
   for (;;) {
@@ -92,4 +95,53 @@ export async function load(total: number, concurrency: number, send: (i: number)
     p99: percentile(latencies, 99),
     statuses,
   };
+}
+
+/** autocannon's figures of one run (the load generator of the comparisons with a bare node:http server) */
+export interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  /** 2xx answers */
+  ok: number;
+}
+
+export async function cannon(opts: {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  duration: number;
+  connections: number;
+}): Promise<Figures> {
+  const r = await autocannon({
+    url: opts.url,
+    method: opts.method ?? 'GET',
+    headers: opts.headers,
+    body: opts.body,
+    duration: opts.duration,
+    connections: opts.connections,
+  });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    ok: r['2xx'],
+  };
+}
+
+/** the resident set of a process, in MB */
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** CPU seconds (user + system) a process has used so far (Linux /proc; clock ticks of 100 Hz) */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }

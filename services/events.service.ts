@@ -3,23 +3,23 @@
  * `GET /v1/events/stream` (Server-Sent Events, resumable with Last-Event-ID), both over the webhook
  * outbox (lib/events/). Every node running this service also runs the sequencer that stamps committed
  * events with their stream position; a pass runs every EVENTS_POLL_INTERVAL_MS and at once after a
- * `webhooks.nudge`, and a pass that stamped something wakes the streams of every node.
+ * `webhooks.nudge`, and a pass that stamped something tells every node. After each pass (and each such
+ * word from another node) the node's hub reads the new rows once and pushes them to its open streams.
  */
-import { EventEmitter } from 'node:events';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
 import { requestMeta } from '../lib/core/request-meta.ts';
 import { callingMerchant } from '../lib/merchants/caller.ts';
 import { validate } from '../lib/http/validation.ts';
-import { getEvent, listEvents, readAfter, sequenceAll, startSeq } from '../lib/events/feed.ts';
+import { getEvent, listEvents, readAfter, sequenceAll, startSeq, typeMatcher } from '../lib/events/feed.ts';
 import { eventStream } from '../lib/events/stream.ts';
+import { EventHub } from '../lib/events/hub.ts';
 
 type Http = { query?: Record<string, string> };
 
 export function createEventsService(rt: Runtime): ServiceSchema {
   const cfg = rt.config.events;
-  const wake = new EventEmitter();
-  wake.setMaxListeners(0);
+  let hub: EventHub | null = null;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   let again = false;
@@ -37,10 +37,10 @@ export function createEventsService(rt: Runtime): ServiceSchema {
       do {
         again = false;
         const n = await sequenceAll(rt.store);
-        if (n > 0) {
-          wake.emit('seq');
-          void broker.broadcast('events.sequenced', { count: n });
-        }
+        if (n > 0) void broker.broadcast('events.sequenced', { count: n });
+        // every pass, stamped here or not: rows another node stamped reach this node's streams even when
+        // its word was lost (Moleculer events are at-most-once)
+        await hub?.poke();
       } while (again && !stopping);
     })()
       .catch((e) => logger.warn('event sequencer pass failed:', (e as Error).message))
@@ -78,20 +78,17 @@ export function createEventsService(rt: Runtime): ServiceSchema {
           const lastId = meta.headers?.['last-event-id'] ?? query.last_event_id;
           const start = await startSeq(rt.store, merchantId, lastId?.trim());
           // validates `type` now, so a bad filter is a 400 rather than an empty stream
-          await readAfter(rt.store, merchantId, start, 1, query.type);
+          const matches = typeMatcher(query.type);
           meta.$responseType = 'text/event-stream; charset=utf-8';
           meta.$responseHeaders = { 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' };
           const logger = this.logger;
           return eventStream({
             start,
             read: (after) => readAfter(rt.store, merchantId, after, 100, query.type),
-            pollMs: cfg.pollIntervalMs,
+            matches,
+            subscribe: (onRows) => hub!.subscribe(merchantId, onRows),
             heartbeatMs: cfg.heartbeatMs,
             maxMs: cfg.streamMaxMs,
-            wake: (notify) => {
-              wake.on('seq', notify);
-              return () => wake.off('seq', notify);
-            },
             onError: (e) => logger.warn('event stream read failed:', (e as Error).message),
             signal: streams.signal,
           });
@@ -113,12 +110,14 @@ export function createEventsService(rt: Runtime): ServiceSchema {
       'webhooks.nudge'() {
         void sequence(this.broker, this.logger);
       },
-      /** another node stamped events: streams here look now */
+      /** another node stamped events: the hub reads them now */
       'events.sequenced'() {
-        wake.emit('seq');
+        void hub?.poke();
       },
     },
-    started() {
+    async started() {
+      hub = new EventHub(rt.store, (e) => this.logger.warn('event hub read failed:', (e as Error).message));
+      await hub.poke();
       timer = setInterval(() => void sequence(this.broker, this.logger), cfg.pollIntervalMs);
       timer.unref();
     },

@@ -1,8 +1,9 @@
 /**
  * The agent-wallet actor (one per wallet id): its current spend policy and the spends its windows count.
  * Attempts on one wallet are decided one at a time here, so concurrent attempts can never together
- * reserve more than a window cap; an allowed attempt writes the attempt, its pending ledger transfer (and,
- * for an on-chain target, the payout that carries it out) and the updated window in one atomic write.
+ * reserve more than a window cap; an allowed attempt writes the attempt, its ledger transfer (and, for an
+ * on-chain target, the payout that carries it out) and the updated window in one atomic write. The
+ * attempts queued for a wallet are decided in order in one turn and share that write (actors/runtime.ts).
  * Each message has its handler in a module of its own beside this one.
  */
 import type { ActorBehavior, Decision } from '../core/actor.ts';
@@ -41,9 +42,11 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
     collection: AGENT_WALLET_STATES,
     // another wallet's actor created the account or paid the challenge first: decide again
     retryDuplicatesIn: ['ledger_accounts', 'wallet_transactions', X402_PAID],
-    async handle(state, msg, now) {
+    // attempts and executions of one wallet are decided together in one turn, committed in one write
+    batches: (msg) => msg.type === 'attempt' || msg.type === 'execute',
+    async handle(state, msg, now, view) {
       try {
-        return await handle(store, state, msg, now);
+        return await handle(view ?? store, state, msg, now);
       } catch (e) {
         if (isLedgerError(e)) throw new ServiceError(409, e.message, 'CONFLICT');
         throw e;

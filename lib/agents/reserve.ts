@@ -1,12 +1,15 @@
 /**
- * What an allowed spend attempt writes: its pending ledger transfer and, for an on-chain target, the
- * payout that carries it out, in the same atomic write as the attempt. Shared by a fresh attempt and a
- * merchant's approval.
+ * What an allowed spend attempt writes, in the same atomic write as the attempt: for an on-chain target its
+ * pending ledger transfer and the payout that carries it out; for one of our wallets or an x402 payTo its
+ * transfer, reserved and posted at once (the spend settles in its decision's write, one write in all).
+ * Shared by a fresh attempt and a merchant's approval.
  */
 import type { Doc, Store, WriteOp } from '../store/port.ts';
 import type { SpendAttemptDoc, Execution, AttemptContext } from '../spend/attempts.ts';
 import { LedgerBatch, isLedgerError, walletAccount, accountId, available } from '../ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
+import { custodyMoveOp } from '../payouts/custody.ts';
+import type { WalletDoc } from '../wallets/model.ts';
 import { encodeHeader } from '../x402/challenge.ts';
 import { X402_PAID, type SpendEntry, type Windowed } from './state.ts';
 import { add } from './windows.ts';
@@ -45,6 +48,20 @@ function payoutOf(a: SpendAttemptDoc, payoutId: string, asset: string, at: strin
     updated_at: at,
     completed_at: null,
   };
+}
+
+/**
+ * Real money that moved inside the ledger to another of our wallets follows on chain: the custody move
+ * (lib/payouts/custody.ts) written with the settlement. Nothing for simulated money or one address.
+ */
+export async function spendCustodyOps(store: Store, a: SpendAttemptDoc, asset: string, amount: bigint, at: string): Promise<WriteOp[]> {
+  if (!a.target_wallet_id) return [];
+  const [from, to] = await Promise.all([
+    store.get<WalletDoc>('wallets', a.agent_wallet_id),
+    store.get<WalletDoc>('wallets', a.target_wallet_id),
+  ]);
+  if (!from || !to || from.chain !== to.chain || from.network !== to.network || from.address === to.address) return [];
+  return [custodyMoveOp(a.id, from, to, a.token_symbol, asset, amount, at, 'spend')];
 }
 
 /**
@@ -87,8 +104,11 @@ async function reserve(
     if (isLedgerError(e, 'insufficient_funds')) return { insufficient: true };
     throw e;
   }
-  const ops = b.ops();
   const at = now.toISOString();
+  // settled inside the ledger: posted in the same write as the reservation
+  if (execution !== 'chain') await b.post(transferId);
+  const ops = b.ops();
+  if (execution === 'ledger' && !simulated) ops.push(...(await spendCustodyOps(store, a, asset, amount, at)));
   const next: SpendAttemptDoc = {
     ...a,
     status: 'pending',
@@ -98,9 +118,8 @@ async function reserve(
     settlement:
       execution === 'chain'
         ? { status: 'submitted', execution, payout_id: payoutId, tx_hash: null, settled_at: null }
-        : { status: 'awaiting_execution', execution, settled_at: null },
-    // the request executes it at once; the scanner only picks up one a crash interrupted
-    execute_due_at: execution === 'chain' ? null : new Date(now.getTime() + 10_000).toISOString(),
+        : { status: 'settled', execution, settled_at: at },
+    execute_due_at: null,
     spend_reference: a.target_kind === 'x402' ? agentProofHeader(a.challenge_id!, a.agent_wallet_id, a.id) : a.spend_reference,
   };
   if (execution === 'chain') ops.push({ op: 'insert', coll: PAYOUTS, doc: payoutOf(a, payoutId, asset, at) });

@@ -3,7 +3,7 @@
  * the writes committed with it, the reply). The actor runtime (actors/runtime.ts) hosts and persists it;
  * the behaviours themselves live in their domains (lib/sessions/, lib/merchants/, lib/agents/).
  */
-import type { Doc, WriteOp } from '../store/port.ts';
+import type { Doc, Store, WriteOp } from '../store/port.ts';
 
 export interface Decision<S extends Doc, R> {
   /** the actor's next state; omitted when the message changes nothing */
@@ -22,8 +22,17 @@ export interface ActorBehavior<S extends Doc, M, R> {
    * created concurrently): reload and decide again, like a version conflict
    */
   retryDuplicatesIn?: string[];
-  /** decides from the current state (null when the actor has no document yet); must not write */
-  handle(state: S | null, msg: M, now: Date): Decision<S, R> | Promise<Decision<S, R>>;
+  /**
+   * decides from the current state (null when the actor has no document yet); must not write. `view`, when
+   * given, is the store to read from: in a batch it shows what the decisions before this one will write.
+   */
+  handle(state: S | null, msg: M, now: Date, view?: Store): Decision<S, R> | Promise<Decision<S, R>>;
+  /**
+   * True for a message that may be decided in one turn with the others queued behind it (each against the
+   * state the ones before it leave, all committed in one write). Such a message must read only through
+   * `view.get` and must not remove the actor.
+   */
+  batches?(msg: M): boolean;
   /**
    * True for a message that makes the actor under a fresh id: the host skips loading a document that
    * cannot exist yet. If it exists after all (a retried create), the insert's duplicate key makes the

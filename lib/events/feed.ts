@@ -37,6 +37,14 @@ export function bodyOf(event: Record<string, unknown>): Record<string, unknown> 
   return body;
 }
 
+/** The stream's `type` filter as a test of one row (the same parsing and refusals as the queries). */
+export function typeMatcher(raw: string | undefined): (row: FeedRow) => boolean {
+  const c = typeCondition(raw).event_type;
+  if (c === undefined) return () => true;
+  const types = new Set(typeof c === 'string' ? [c] : ((c as { $in: string[] }).$in ?? []));
+  return (row) => types.has(row.event_type);
+}
+
 export type ListQuery = Checked<'EventListQuery'>;
 
 /** `type` may name several event types separated by commas. */

@@ -1,31 +1,37 @@
 /**
- * A Server-Sent Events body over the event feed: polls the store for the merchant's events stamped
- * after a seq (lib/events/feed.ts) and writes each as
+ * A Server-Sent Events body over the event feed: the merchant's events stamped after a seq
+ * (lib/events/feed.ts), each written as
  *
  *   id: <stream seq>
  *   event: <event_type>
  *   data: <the event as GET /v1/events shows it>
  *
  * The `id:` is what the client's EventSource sends back as Last-Event-ID when it reconnects, so a stream
- * resumes exactly after the last event the client saw, on any node. Store-backed polling (not Moleculer
- * events, which are at-most-once) is what makes that hold across nodes and restarts; `wake` only shortens
- * the wait when this node knows new seqs exist. A comment line every `heartbeatMs` keeps proxies from
- * closing an idle connection; after `maxMs` the stream ends and the client reconnects with Last-Event-ID,
- * which bounds a poller left behind by a connection that died without a close.
+ * resumes exactly after the last event the client saw, on any node. Events are pushed: the stream reads
+ * the store itself only to catch up (at its start, and when it fell too far behind a slow client); after
+ * that the node's hub (lib/events/hub.ts) hands it the merchant's new rows, read once for every stream of
+ * the node. An idle stream costs its heartbeat only. A comment line every `heartbeatMs` keeps proxies from
+ * closing an idle connection; after `maxMs` the stream ends and the client reconnects with Last-Event-ID.
  */
 import { Readable } from 'node:stream';
 import { presentEvent, type FeedRow } from './feed.ts';
 
+/** rows waiting for a slow client before the stream drops them and catches up from the store instead */
+const MAX_QUEUED = 1000;
+/** a failed catch-up read is tried again after this long */
+const RETRY_READ_MS = 1000;
+
 export interface EventStreamOptions {
-  /** the merchant's events after a seq, in seq order */
+  /** the merchant's events after a seq, in seq order (the catch-up read) */
   read(afterSeq: number): Promise<FeedRow[]>;
+  /** the stream's own filter of the rows it is handed (the `type` query) */
+  matches(row: FeedRow): boolean;
   /** the seq the stream starts after */
   start: number;
-  pollMs: number;
+  /** hands the merchant's new rows to `onRows` (the node's hub); returns the unsubscribe */
+  subscribe(onRows: (rows: FeedRow[]) => void): () => void;
   heartbeatMs: number;
   maxMs: number;
-  /** subscribe to "new seqs may exist" hints; returns the unsubscribe */
-  wake?: (notify: () => void) => () => void;
   /** reconnection delay suggested to the client */
   retryMs?: number;
   onError?: (e: unknown) => void;
@@ -33,8 +39,12 @@ export interface EventStreamOptions {
   signal?: AbortSignal;
 }
 
+/** one row's frame, built once however many streams write it */
+const frames = new WeakMap<FeedRow, string>();
 export function sseFrame(row: FeedRow): string {
-  return `id: ${row.stream_seq}\nevent: ${row.event_type}\ndata: ${JSON.stringify(presentEvent(row))}\n\n`;
+  let f = frames.get(row);
+  if (!f) frames.set(row, (f = `id: ${row.stream_seq}\nevent: ${row.event_type}\ndata: ${JSON.stringify(presentEvent(row))}\n\n`));
+  return f;
 }
 
 export function eventStream(opts: EventStreamOptions): Readable {
@@ -44,6 +54,9 @@ export function eventStream(opts: EventStreamOptions): Readable {
   let readable: (() => void) | null = null;
   let lastWrite = Date.now();
   const startedAt = Date.now();
+  let queued: FeedRow[] = [];
+  /** rows were dropped for a slow client (or a read failed): read from the store up to now */
+  let behind = true;
 
   const stream = new Readable({
     read() {
@@ -57,7 +70,14 @@ export function eventStream(opts: EventStreamOptions): Readable {
       cb(err);
     },
   });
-  const unsubscribe = opts.wake?.(() => wakeUp?.()) ?? (() => undefined);
+  // subscribed before the catch-up read, so that nothing falls between the two (lib/events/hub.ts)
+  const unsubscribe = opts.subscribe((rows) => {
+    if (behind || queued.length + rows.length > MAX_QUEUED) {
+      queued = [];
+      behind = true;
+    } else queued.push(...rows);
+    wakeUp?.();
+  });
   let ending = false;
   const end = () => {
     ending = true;
@@ -77,7 +97,7 @@ export function eventStream(opts: EventStreamOptions): Readable {
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const t = setTimeout(done, ms);
+      const t = setTimeout(done, Math.max(0, ms));
       function done() {
         clearTimeout(t);
         wakeUp = null;
@@ -86,25 +106,56 @@ export function eventStream(opts: EventStreamOptions): Readable {
       wakeUp = done;
     });
 
-  async function pump(): Promise<void> {
-    await write(`retry: ${opts.retryMs ?? 2000}\n: stream of events after ${cursor}\n\n`);
-    while (!closed && !ending) {
-      if (Date.now() - startedAt >= opts.maxMs) break;
-      let rows: FeedRow[] = [];
+  async function send(row: FeedRow): Promise<void> {
+    if (row.stream_seq! <= cursor) return;
+    await write(sseFrame(row));
+    cursor = row.stream_seq!;
+  }
+
+  /** reads the store after the cursor until nothing is left; false when a read failed */
+  async function catchUp(): Promise<boolean> {
+    behind = false;
+    for (;;) {
+      let rows: FeedRow[];
       try {
         rows = await opts.read(cursor);
       } catch (e) {
-        // a store hiccup: keep the connection, try again at the next poll
         opts.onError?.(e);
+        behind = true;
+        return false;
       }
       for (const row of rows) {
-        if (closed || ending) return;
-        await write(sseFrame(row));
-        cursor = row.stream_seq!;
+        if (closed || ending) return true;
+        await send(row);
       }
-      if (rows.length > 0) continue;
-      if (Date.now() - lastWrite >= opts.heartbeatMs) await write(': keep-alive\n\n');
-      await sleep(Math.min(opts.pollMs, opts.heartbeatMs));
+      if (rows.length === 0) return true;
+    }
+  }
+
+  async function pump(): Promise<void> {
+    await write(`retry: ${opts.retryMs ?? 2000}\n: stream of events after ${cursor}\n\n`);
+    while (!closed && !ending) {
+      const left = opts.maxMs - (Date.now() - startedAt);
+      if (left <= 0) break;
+      if (behind) {
+        if (!(await catchUp())) await sleep(Math.min(RETRY_READ_MS, left));
+        continue;
+      }
+      if (queued.length) {
+        const rows = queued;
+        queued = [];
+        for (const row of rows) {
+          if (closed || ending || behind) break;
+          if (opts.matches(row)) await send(row);
+        }
+        continue;
+      }
+      const quiet = Date.now() - lastWrite;
+      if (quiet >= opts.heartbeatMs) {
+        await write(': keep-alive\n\n');
+        continue;
+      }
+      await sleep(Math.min(opts.heartbeatMs - quiet, left));
     }
   }
 

@@ -11,19 +11,13 @@ import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { CapturingMailer, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
 import { eventually } from '../helpers/wait.ts';
-import type { ActorHost } from '../../actors/runtime.ts';
-import type { AgentWalletState, AgentWalletMsg, AgentWalletReply } from '../../lib/agents/state.ts';
-import { newId } from '../../lib/core/ids.ts';
-import { RAIL, attemptBody, balanceOf, createWallet, fund } from '../integration/agents-helpers.ts';
-
-type Host = ActorHost<AgentWalletState, AgentWalletMsg, AgentWalletReply>;
+import { RAIL, attemptBody, attemptMessage, balanceOf, createWallet, fund, walletActors } from '../integration/agents-helpers.ts';
 
 let dir: string;
 let db: TestDatabase;
 let a: TestNode;
 let b: TestNode;
 let m: RegisteredMerchant;
-const localHost = (t: TestNode) => (t.node.broker.getLocalService('agent-wallet-actors') as unknown as { actors: Host }).actors;
 
 beforeAll(async () => {
   const nats = await ensureNats();
@@ -82,36 +76,43 @@ it("two holders of one wallet actor (both nodes' local hosts at once) still deci
     body: { limits: { [RAIL]: { windows: [{ duration: '1h', max_subunits: '10000000' }] } } },
   });
   // the facts the facade would gather, sent straight to both nodes' actor hosts
-  const ctx = {
-    caller_merchant_id: m.id,
-    merchant: { sandbox: true, kyc_verified: false },
-    wallet: { id: w.id, merchant_id: m.id, type: 'agent', chain: 'ethereum', network: 'testnet', address: w.address },
-    rail_enabled: true,
-    target: { kind: 'chain' as const, wallet_id: null, challenge_id: null },
-  };
-  const input = {
-    target: Wallet.createRandom().address,
-    amount_subunits: '700000',
-    decimals: 6,
-    token_symbol: 'USDC',
-    chain: 'ethereum',
-    network: 'testnet',
-    api_domain: null,
-    reference: null,
-    metadata: null,
-  };
+  const target = { address: Wallet.createRandom().address, walletId: null };
   const replies = await Promise.all(
-    Array.from({ length: 40 }, (_, i) =>
-      (i % 2 ? localHost(a) : localHost(b)).send(w.id, {
-        type: 'attempt',
-        attempt_id: newId('sa'),
-        payout_id: newId('po'),
-        input,
-        ctx,
-        dry_run: false,
-      }),
-    ),
+    Array.from({ length: 40 }, (_, i) => walletActors(i % 2 ? a : b).send(w.id, attemptMessage(m, w, target, 700_000n))),
   );
   expect(replies.filter((r) => r.attempt!.status === 'pending')).toHaveLength(14);
   expect(await balanceOf(a, m, w.id)).toBe(50_000_000n - 14n * 700_000n);
+});
+
+it('spends settled in the ledger, batched on two holders of one wallet (HTTP and both local hosts at once): exact', async () => {
+  const w = await createWallet(a, m, 'agent');
+  const target = await createWallet(a, m, 'merchant');
+  await fund(a, m, w, 50_000_000n);
+  await a.request('PUT', `/v1/agent-wallets/${w.id}/policy`, {
+    key: m.apiKey,
+    body: { limits: { [RAIL]: { windows: [{ duration: '1h', max_subunits: '20000000' }] } } },
+  });
+  const before = await balanceOf(a, m, target.id);
+  const [http, direct] = await Promise.all([
+    Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        (i % 2 ? a : b).request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, {
+          key: m.apiKey,
+          body: attemptBody(target.address, 300_000n),
+        }),
+      ),
+    ),
+    Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        walletActors(i % 2 ? a : b).send(w.id, attemptMessage(m, w, { address: target.address, walletId: target.id }, 300_000n)),
+      ),
+    ),
+  ]);
+  expect(http.map((r) => r.status)).toEqual(Array(60).fill(201));
+  const allowed = http.filter((r) => r.body.status === 'pending').length + direct.filter((r) => r.attempt!.status === 'pending').length;
+  // 20 USDC of 0.3 each: 66 fit, whoever decided them
+  expect(allowed).toBe(66);
+  expect(await balanceOf(a, m, w.id)).toBe(50_000_000n - 66n * 300_000n);
+  expect(await balanceOf(b, m, target.id)).toBe(before + 66n * 300_000n);
+  expect(await a.call('wallets.ledgerCheck')).toMatchObject({ ok: true });
 });

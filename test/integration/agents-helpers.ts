@@ -1,6 +1,9 @@
 /** Agent-wallet fixtures through the public API: wallets, sandbox money in them, balances. */
 import type { TestNode } from '../helpers/node.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
+import type { ActorHost } from '../../actors/runtime.ts';
+import type { AgentWalletMsg, AgentWalletReply, AgentWalletState } from '../../lib/agents/state.ts';
+import { newId } from '../../lib/core/ids.ts';
 
 export const RAIL = 'ethereum:testnet:USDC';
 
@@ -81,5 +84,52 @@ export function attemptBody(target: string, subunits: bigint, extra: Record<stri
     chain: 'ethereum',
     network: 'testnet',
     ...extra,
+  };
+}
+
+/** the node's own host of agent-wallet actors (to send messages straight to it, as two holders would) */
+export const walletActors = (t: TestNode) =>
+  (
+    t.node.broker.getLocalService('agent-wallet-actors') as unknown as {
+      actors: ActorHost<AgentWalletState, AgentWalletMsg, AgentWalletReply>;
+    }
+  ).actors;
+
+/**
+ * An attempt message as the facade sends it to the wallet's actor, with the facts it would gather: to
+ * one of our wallets (`targetWalletId`) or, with null, to an address on chain.
+ */
+export function attemptMessage(
+  m: RegisteredMerchant,
+  w: WalletRef,
+  target: { address: string; walletId: string | null },
+  subunits: bigint,
+  reference: string | null = null,
+): AgentWalletMsg {
+  return {
+    type: 'attempt',
+    attempt_id: newId('sa'),
+    payout_id: newId('po'),
+    dry_run: false,
+    input: {
+      target: target.address,
+      amount_subunits: subunits.toString(),
+      decimals: 6,
+      token_symbol: 'USDC',
+      chain: w.chain,
+      network: w.network,
+      api_domain: null,
+      reference,
+      metadata: null,
+    },
+    ctx: {
+      caller_merchant_id: m.id,
+      merchant: { sandbox: true, kyc_verified: false },
+      wallet: { id: w.id, merchant_id: m.id, type: 'agent', chain: w.chain, network: w.network, address: w.address },
+      rail_enabled: true,
+      target: target.walletId
+        ? { kind: 'wallet', wallet_id: target.walletId, challenge_id: null }
+        : { kind: 'chain', wallet_id: null, challenge_id: null },
+    },
   };
 }

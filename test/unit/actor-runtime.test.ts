@@ -1,10 +1,13 @@
-/** The actor runtime: one message at a time, compare-and-set with reload-and-retry, bounded mailbox, idle deactivation. */
+/**
+ * The actor runtime: one turn at a time, compare-and-set with reload-and-retry, bounded mailbox, idle
+ * deactivation, and turns that decide every queued message in order and commit them in one write.
+ */
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { ActorHost } from '../../actors/runtime.ts';
 import type { ActorBehavior } from '../../lib/core/actor.ts';
 import { SqliteStore } from '../../lib/store/sqlite.ts';
-import type { Doc } from '../../lib/store/port.ts';
+import type { Doc, Store, WriteOp } from '../../lib/store/port.ts';
 import { tempDir } from '../helpers/node.ts';
 
 interface Counter extends Doc {
@@ -113,5 +116,108 @@ describe('actor runtime', () => {
     await expect(host.send('r', { add: -1 })).rejects.toThrow('refused');
     expect(await store.get('counters', 'r')).toBeNull();
     host.stop();
+  });
+
+  describe('batched turns', () => {
+    /**
+     * A spend against a balance row: each message reads the balance through the view it is given, spends
+     * `add` when it is there, and writes the balance and a receipt row as effects (a ledger in small).
+     */
+    type Spend = { add: number; refuse?: boolean; dup?: boolean };
+    const spender = (reads: Store): ActorBehavior<Counter, Spend, string> => ({
+      collection: 'counters',
+      batches: () => true,
+      async handle(state, msg, _now, view) {
+        const s = view ?? reads;
+        if (msg.refuse) throw new Error('refused');
+        const bal = (await s.get<Doc & { left: number }>('balances', 'b'))!;
+        if (bal.left < msg.add) return { reply: 'denied' };
+        const next: Counter = state
+          ? { ...state, n: state.n + msg.add, log: [...state.log, msg.add] }
+          : { id: '', n: msg.add, log: [msg.add] };
+        const receipt = msg.dup ? 'r-dup' : `r-${next.log.length}`;
+        const effects: WriteOp[] = [
+          { op: 'cas', coll: 'balances', doc: { ...bal, left: bal.left - msg.add }, expected: bal.version! },
+          { op: 'insert', coll: 'receipts', doc: { id: receipt, amount: msg.add } },
+        ];
+        return { state: next, effects, reply: receipt };
+      },
+    });
+    const counting = (inner: Store, calls: { writes: number }): Store =>
+      new Proxy(inner, {
+        get(target, prop, recv) {
+          if (prop === 'write')
+            return (ops: WriteOp[]) => {
+              calls.writes++;
+              return target.write(ops);
+            };
+          const v = Reflect.get(target, prop, recv);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+
+    beforeEach(async () => {
+      await store.ensure([{ name: 'balances' }, { name: 'receipts' }]);
+      await store.write([{ op: 'insert', coll: 'balances', doc: { id: 'b', left: 10 } }]);
+    });
+
+    it('decides queued messages in order against what the ones before leave, in one write', async () => {
+      const calls = { writes: 0 };
+      const host = new ActorHost(counting(store, calls), spender(store));
+      const replies = await Promise.all([3, 3, 3, 3, 1].map((add) => host.send('w', { add })));
+      // sent in one tick, they share the first turn
+      expect(replies).toEqual(['r-1', 'r-2', 'r-3', 'denied', 'r-4']);
+      expect(calls.writes).toBe(1);
+      expect(await store.get('balances', 'b')).toMatchObject({ left: 0 });
+      expect(await store.get<Counter>('counters', 'w')).toMatchObject({ n: 10, log: [3, 3, 3, 1] });
+      expect(await store.find('receipts', {})).toHaveLength(4);
+      host.stop();
+    });
+
+    it("answers a refused message with its own error and commits the others' decisions", async () => {
+      const host = new ActorHost(store, spender(store));
+      const results = await Promise.allSettled(
+        [{ add: 1 }, { add: 2 }, { add: 1, refuse: true }, { add: 4 }].map((m) => host.send('w', m)),
+      );
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      expect(await store.get('balances', 'b')).toMatchObject({ left: 3 });
+      host.stop();
+    });
+
+    it('decides a message alone when its writes cannot follow the batch, answering as it would have alone', async () => {
+      const calls = { writes: 0 };
+      const host = new ActorHost(counting(store, calls), spender(store));
+      // the second and third insert the same receipt: the third is decided after the batch, alone
+      const results = await Promise.allSettled(
+        [{ add: 1 }, { add: 1, dup: true }, { add: 1, dup: true }, { add: 1 }].map((m) => host.send('w', m)),
+      );
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      expect((results[2] as PromiseRejectedResult).reason).toMatchObject({ name: 'DuplicateKeyError' });
+      expect(await store.get('balances', 'b')).toMatchObject({ left: 7 });
+      expect(await store.get<Counter>('counters', 'w')).toMatchObject({ n: 3 });
+      host.stop();
+    });
+
+    it('decides every message alone when the batch write is refused, so that only the guilty one fails', async () => {
+      const host = new ActorHost(store, spender(store));
+      // a receipt already stored: the batch's write fails on its insert (not a lost race)
+      await store.write([{ op: 'insert', coll: 'receipts', doc: { id: 'r-dup', amount: 0 } }]);
+      const results = await Promise.allSettled([{ add: 1 }, { add: 2 }, { add: 1, dup: true }, { add: 4 }].map((m) => host.send('w', m)));
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      expect(await store.get('balances', 'b')).toMatchObject({ left: 3 });
+      expect(await store.get<Counter>('counters', 'w')).toMatchObject({ n: 7, log: [1, 2, 4] });
+      host.stop();
+    });
+
+    it('never spends past the balance with two hosts (two nodes) batching on one actor', async () => {
+      const a = new ActorHost(store, spender(store));
+      const b = new ActorHost(store, spender(store));
+      const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).send('w', { add: 1 })));
+      expect(replies.filter((r) => r !== 'denied')).toHaveLength(10);
+      expect(await store.get('balances', 'b')).toMatchObject({ left: 0 });
+      expect(await store.find('receipts', {})).toHaveLength(10);
+      a.stop();
+      b.stop();
+    });
   });
 });

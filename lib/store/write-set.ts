@@ -1,0 +1,123 @@
+/**
+ * A write set: the writes of several decisions that commit as ONE store write (an actor turn that decides
+ * every message queued for it). Reads through `view` see the documents as the store will hold them after
+ * the write, so each decision is made exactly as if the ones before it had been committed alone; and the
+ * writes of one document fold into one op, so N spends that move one ledger account are one
+ * compare-and-set of it, not N.
+ *
+ * `view.get` is the only read that sees pending writes; its other reads see the committed store (callers
+ * that decide on `find` results are not batched). An op that could not follow the pending ones (an insert
+ * of a document already pending, a compare-and-set on a version it does not have) throws the store's own
+ * error from `add` and leaves the set unchanged.
+ */
+import { DuplicateKeyError, VersionConflictError, type Doc, type Store, type WriteOp } from './port.ts';
+
+interface Pending {
+  op: 'insert' | 'cas' | 'upsert' | 'delete';
+  coll: string;
+  id: string;
+  /** the document after the write; null once deleted */
+  doc: Doc | null;
+  /** cas: the stored version the write expects */
+  expected?: number;
+  /** the version the store will give the document (unknown after an upsert) */
+  version?: number;
+}
+
+const keyOf = (coll: string, id: string) => `${coll}\u0000${id}`;
+
+export class WriteSet {
+  private pending = new Map<string, Pending>();
+  readonly view: Store;
+
+  constructor(store: Store) {
+    const get = async <T extends Doc>(coll: string, id: string): Promise<T | null> => {
+      const p = this.pending.get(keyOf(coll, id));
+      if (!p) return store.get<T>(coll, id);
+      if (!p.doc) return null;
+      // a copy of the top level (what readers change); the nested values are never changed in place
+      const doc = { ...p.doc } as T;
+      if (p.version === undefined) delete doc.version;
+      else doc.version = p.version;
+      return doc;
+    };
+    this.view = {
+      kind: store.kind,
+      ensure: (specs) => store.ensure(specs),
+      get,
+      findOne: (coll, filter) => store.findOne(coll, filter),
+      find: (coll, filter, opts) => store.find(coll, filter, opts),
+      count: (coll, filter) => store.count(coll, filter),
+      write: () => Promise.reject(new Error('a decision must not write: return its ops')),
+      claimDue: (coll, opts) => store.claimDue(coll, opts),
+      increment: (key, by, windowMs, now) => store.increment(key, by, windowMs, now),
+      purgeExpired: (now) => store.purgeExpired(now),
+      close: () => Promise.resolve(),
+    };
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Adds the ops of one decision after the ones already added; all or none of them. */
+  add(ops: WriteOp[]): void {
+    const next = new Map<string, Pending>();
+    const current = (k: string) => next.get(k) ?? this.pending.get(k);
+    for (const op of ops) {
+      const id = op.op === 'delete' ? op.id : op.doc.id;
+      const k = keyOf(op.coll, id);
+      next.set(k, fold(current(k), op, id));
+    }
+    for (const [k, p] of next) this.pending.set(k, p);
+  }
+
+  /** The write: one op per document, in the order the documents were first written. */
+  ops(): WriteOp[] {
+    const out: WriteOp[] = [];
+    for (const p of this.pending.values()) {
+      if (p.op === 'delete') out.push({ op: 'delete', coll: p.coll, id: p.id });
+      else if (p.op === 'cas') out.push({ op: 'cas', coll: p.coll, doc: { ...p.doc! }, expected: p.expected! });
+      else out.push({ op: p.op, coll: p.coll, doc: { ...p.doc! } });
+    }
+    return out;
+  }
+}
+
+/** One document's pending write followed by one more op on it. */
+function fold(prev: Pending | undefined, op: WriteOp, id: string): Pending {
+  const { coll } = op;
+  // the decision's own document (decisions do not touch what they returned), without its version
+  const copy = (d: Doc) => {
+    const { version: _, ...c } = d;
+    return c as Doc;
+  };
+  if (!prev) {
+    switch (op.op) {
+      case 'insert':
+        return { op: 'insert', coll, id, doc: { ...copy(op.doc), version: op.doc.version ?? 1 }, version: op.doc.version ?? 1 };
+      case 'cas':
+        return { op: 'cas', coll, id, doc: copy(op.doc), expected: op.expected, version: op.expected + 1 };
+      case 'upsert':
+        return { op: 'upsert', coll, id, doc: copy(op.doc) };
+      case 'delete':
+        return { op: 'delete', coll, id, doc: null };
+    }
+  }
+  switch (op.op) {
+    case 'insert':
+      throw new DuplicateKeyError(coll, `${id} is already written in this batch`);
+    case 'cas':
+      if (!prev.doc || prev.version === undefined || prev.version !== op.expected) throw new VersionConflictError(coll, id);
+      // folded into the first write of the document: an insert stays an insert, a cas keeps its expected
+      // version (the store moves the version once, and the view shows that version)
+      return { ...prev, doc: prev.op === 'insert' ? { ...copy(op.doc), version: prev.version } : copy(op.doc) };
+    case 'upsert':
+      if (prev.op === 'delete') return { op: 'upsert', coll, id, doc: copy(op.doc) };
+      return { ...prev, doc: prev.op === 'insert' ? { ...copy(op.doc), version: prev.version } : copy(op.doc) };
+    case 'delete':
+      // an insert then a delete would hide whether the insert could have been made: not folded
+      if (prev.op === 'insert') throw new VersionConflictError(coll, id);
+      return { op: 'delete', coll, id, doc: null };
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * Pushed event streams (lib/events/hub.ts, lib/events/stream.ts) on a real SQLite store: one read of the
+ * feed per node however many streams are open, no read at all while streams are idle, every event once
+ * and in order on every stream of its merchant (including one opened while events keep coming, and a slow
+ * client whose queue overflowed and who catches up from the store).
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { openStore } from '../../lib/store/index.ts';
+import { COLLECTIONS } from '../../lib/store/collections.ts';
+import { webhookEventOp, type WebhookEventType } from '../../lib/webhooks/event.ts';
+import { lastSeq, readAfter, sequenceAll, typeMatcher, type FeedRow } from '../../lib/events/feed.ts';
+import { EventHub } from '../../lib/events/hub.ts';
+import { eventStream } from '../../lib/events/stream.ts';
+import { tempDir } from '../helpers/node.ts';
+import type { Store, WriteOp } from '../../lib/store/port.ts';
+
+const op = (merchant: string, type: WebhookEventType = 'payment_session.completed') =>
+  webhookEventOp({
+    merchant_id: merchant,
+    session_id: 'ps_x',
+    event_type: type,
+    status: 'completed',
+    amount: 1,
+    currency: 'USDC',
+    chain: 'ethereum',
+    network: 'testnet',
+    now: new Date(),
+  }) as WriteOp & { doc: FeedRow };
+
+/** the event ids a stream wrote, as they come */
+function collect(s: Readable): string[] {
+  const ids: string[] = [];
+  let buf = '';
+  s.setEncoding('utf8');
+  s.on('data', (chunk: string) => {
+    buf += chunk;
+    let k;
+    while ((k = buf.indexOf('\n\n')) >= 0) {
+      const data = /^data: (.*)$/m.exec(buf.slice(0, k));
+      buf = buf.slice(k + 2);
+      if (data) ids.push(JSON.parse(data[1]).id);
+    }
+  });
+  return ids;
+}
+
+describe('pushed event streams', () => {
+  let dir: string;
+  let store: Store;
+  let finds: number;
+  let hub: EventHub;
+  const streams: Readable[] = [];
+  beforeEach(async () => {
+    dir = tempDir('hub-');
+    const inner = await openStore(`sqlite:${join(dir, 's.db')}`);
+    await inner.ensure(COLLECTIONS);
+    finds = 0;
+    store = {
+      ...inner,
+      kind: inner.kind,
+      get: (c, id) => inner.get(c, id),
+      find: (c, f, o) => {
+        finds++;
+        return inner.find(c, f, o);
+      },
+      write: (ops) => inner.write(ops),
+      close: () => inner.close(),
+    } as Store;
+    hub = new EventHub(store);
+    await hub.poke();
+  });
+  afterEach(async () => {
+    for (const s of streams.splice(0)) s.destroy();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const open = async (merchant: string, type?: string, heartbeatMs = 60_000) => {
+    const s = eventStream({
+      start: await lastSeq(store),
+      read: (after) => readAfter(store, merchant, after, 100, type),
+      matches: typeMatcher(type),
+      subscribe: (onRows) => hub.subscribe(merchant, onRows),
+      heartbeatMs,
+      maxMs: 600_000,
+    });
+    streams.push(s);
+    return collect(s);
+  };
+  const commit = async (ops: Array<WriteOp & { doc: FeedRow }>) => {
+    await store.write(ops);
+    await sequenceAll(store);
+    await hub.poke();
+    return ops.map((o) => o.doc.id);
+  };
+  const settle = () => new Promise((r) => setTimeout(r, 30));
+
+  it('one read per event batch for 200 open streams; none while they are idle', async () => {
+    const a = await Promise.all(Array.from({ length: 200 }, () => open('mer_a')));
+    const b = await open('mer_b');
+    await settle();
+    const idle = finds;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(finds).toBe(idle);
+    const before = finds;
+    const ids = await commit([op('mer_a'), op('mer_b'), op('mer_a')]);
+    await settle();
+    // the sequencer's own reads, and one read by the hub (plus its empty follow-up is not needed: < a page)
+    expect(finds - before).toBeLessThanOrEqual(3);
+    for (const got of a) expect(got).toEqual([ids[0], ids[2]]);
+    expect(b).toEqual([ids[1]]);
+    expect(hub.size).toBe(201);
+  });
+
+  it('a stream opened while events keep coming misses none and repeats none; the type filter applies', async () => {
+    const all: string[] = [];
+    const early = await open('mer_a');
+    let late: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      // opened at the end of the feed while the earlier events may still be on their way to the others
+      if (i === 10) late = await open('mer_a');
+      all.push(...(await commit([op('mer_a')])));
+    }
+    const typed = await open('mer_a', 'payment_session.expired');
+    const more = await commit([op('mer_a', 'payment_session.expired'), op('mer_a')]);
+    await settle();
+    expect(early).toEqual([...all, ...more]);
+    expect(late).toEqual([...all.slice(10), ...more]);
+    expect(typed).toEqual([more[0]]);
+  });
+
+  it('a client that does not read falls behind, then catches up from the store: all events, once, in order', async () => {
+    const s = eventStream({
+      start: await lastSeq(store),
+      read: (after) => readAfter(store, 'mer_a', after, 100),
+      matches: () => true,
+      subscribe: (onRows) => hub.subscribe('mer_a', onRows),
+      heartbeatMs: 60_000,
+      maxMs: 600_000,
+    });
+    streams.push(s);
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(...(await commit(Array.from({ length: 100 }, () => op('mer_a')))));
+    // only now does the client read: more than the queue holds was pushed meanwhile
+    const got = collect(s);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(got).toEqual(ids);
+  });
+});
