@@ -19,7 +19,8 @@ export function shownValue(variable: string, value: string | undefined): string 
   let shown = value;
   const url = /^[a-z][a-z0-9+.-]*:\/\/[^\s]*$/i.test(value) ? safeUrl(value) : null;
   if (url !== null) shown = KEYED_URL.test(variable) ? `${url.origin}/…` : url.text;
-  shown = shown.replace(/[\x00-\x1f\x7f]/g, '?');
+  // control characters would break the one line (or a terminal)
+  shown = [...shown].map((ch) => (ch.charCodeAt(0) < 32 || ch.charCodeAt(0) === 127 ? '?' : ch)).join('');
   return JSON.stringify(shown.length > 120 ? `${shown.slice(0, 117)}...` : shown);
 }
 

@@ -276,17 +276,20 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], d
   return v;
 }
 
+/** Whether `v` parses as a URL whose scheme matches. */
+function hasScheme(v: string, scheme: RegExp): boolean {
+  try {
+    return scheme.test(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}
+
 /** An http(s) URL, or empty when unset. */
 function httpUrl(env: Env, name: string): string {
   const v = (env[name] ?? '').trim();
   if (!v) return '';
-  let ok = false;
-  try {
-    ok = /^https?:$/.test(new URL(v).protocol);
-  } catch {
-    ok = false;
-  }
-  if (!ok) throw new ConfigError(name, v, 'must be an http:// or https:// URL');
+  if (!hasScheme(v, /^https?:$/)) throw new ConfigError(name, v, 'must be an http:// or https:// URL');
   return v;
 }
 
@@ -294,13 +297,7 @@ function httpUrl(env: Env, name: string): string {
 function rpcUrl(env: Env, name: string): string {
   const v = (env[name] ?? '').trim();
   if (!v) return '';
-  let ok = false;
-  try {
-    ok = /^(https?|wss?):$/.test(new URL(v).protocol);
-  } catch {
-    ok = false;
-  }
-  if (!ok) throw new ConfigError(name, v, 'must be an http(s):// or ws(s):// JSON-RPC URL');
+  if (!hasScheme(v, /^(https?|wss?):$/)) throw new ConfigError(name, v, 'must be an http(s):// or ws(s):// JSON-RPC URL');
   return v;
 }
 
@@ -362,14 +359,8 @@ function natsTls(env: Env): ClusterConfig['tls'] {
 function transporterUrl(env: Env): string {
   const v = (env.TRANSPORTER ?? '').trim();
   if (!v) return '';
-  const ok = v.split(',').every((u) => {
-    try {
-      return /^[a-z][a-z0-9+.-]*:$/.test(new URL(u.trim()).protocol);
-    } catch {
-      return false;
-    }
-  });
-  if (!ok) throw new ConfigError('TRANSPORTER', v, 'must be empty (one process) or nats://host:4222 (comma-separated for several servers)');
+  if (!v.split(',').every((u) => hasScheme(u.trim(), /^[a-z][a-z0-9+.-]*:$/)))
+    throw new ConfigError('TRANSPORTER', v, 'must be empty (one process) or nats://host:4222 (comma-separated for several servers)');
   return v;
 }
 
@@ -392,13 +383,8 @@ function word(env: Env, name: string): string {
 function smtpUrl(env: Env): string {
   const v = (env.SMTP_URL ?? '').trim();
   if (!v) return '';
-  let ok = false;
-  try {
-    ok = /^smtps?:$/.test(new URL(v).protocol);
-  } catch {
-    ok = false;
-  }
-  if (!ok) throw new ConfigError('SMTP_URL', v, 'must be smtp://user:pass@host:port or smtps://… (empty: emails go to the log)');
+  if (!hasScheme(v, /^smtps?:$/))
+    throw new ConfigError('SMTP_URL', v, 'must be smtp://user:pass@host:port or smtps://… (empty: emails go to the log)');
   return v;
 }
 
