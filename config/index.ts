@@ -2,8 +2,11 @@
  * One typed configuration object, read from the environment with defaults (DESIGN.md: Configuration
  * contract). The names are a contract: black-box tests drive the service through them.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { Mnemonic } from 'ethers';
 import { resolve } from 'node:path';
+import { ConfigError } from './errors.ts';
 import { buildRails, type Rail } from './rails.ts';
 import { loadRatesConfig, type RatesConfig } from './rates.ts';
 import { loadFaucetsConfig, type FaucetsConfig } from './faucets.ts';
@@ -162,23 +165,32 @@ function windowThreshold(env: Env, name: string, dflt: string): WindowThreshold 
   const raw = (env[name] || dflt).trim();
   const m = /^(\d{1,9})\/(\d{1,6}[smhd])$/.exec(raw);
   const windowMs = m ? parseDuration(m[2]) : null;
-  if (!m || windowMs === null || windowMs <= 0) throw new Error(`${name} must be <count>/<duration>, e.g. ${dflt}`);
+  if (!m || windowMs === null || windowMs <= 0) throw new ConfigError(name, env[name], `must be <count>/<duration>, e.g. ${dflt}`);
   return { count: Number(m[1]), windowMs };
 }
 
 function duration(env: Env, name: string, dflt: string): number {
   const ms = parseDuration(env[name] || dflt);
-  if (ms === null || ms <= 0) throw new Error(`${name} must be a duration such as ${dflt}`);
+  if (ms === null || ms <= 0) throw new ConfigError(name, env[name], `must be a duration such as ${dflt} (s, m, h or d)`);
   return ms;
 }
 
 function alertsConfig(env: Env): AlertsConfig {
-  const webhookUrl = env.ALERT_WEBHOOK_URL ?? '';
+  const webhookUrl = httpUrl(env, 'ALERT_WEBHOOK_URL');
   const webhookSecret = env.ALERT_WEBHOOK_SECRET ?? '';
   if (webhookUrl && webhookSecret.length < 16)
-    throw new Error('ALERT_WEBHOOK_URL needs ALERT_WEBHOOK_SECRET (at least 16 characters) to sign alerts');
+    throw new ConfigError(
+      'ALERT_WEBHOOK_SECRET',
+      webhookSecret,
+      'must be set, at least 16 characters, when ALERT_WEBHOOK_URL is: alerts sent there are signed with it',
+    );
   const rate = windowThreshold(env, 'ALERT_WEBHOOK_FAILURE_RATE', '50/15m');
-  if (rate.count > 100) throw new Error('ALERT_WEBHOOK_FAILURE_RATE is a percentage (0 to 100) per window');
+  if (rate.count > 100)
+    throw new ConfigError(
+      'ALERT_WEBHOOK_FAILURE_RATE',
+      env.ALERT_WEBHOOK_FAILURE_RATE,
+      'is a percentage (0 to 100) per window, e.g. 50/15m',
+    );
   return {
     registrations: windowThreshold(env, 'ALERT_REGISTRATION_SPIKE', '10/10m'),
     failedRegistrations: windowThreshold(env, 'ALERT_REGISTRATION_FAILED', '5/5m'),
@@ -190,7 +202,7 @@ function alertsConfig(env: Env): AlertsConfig {
     renotifyMs: duration(env, 'ALERT_RENOTIFY_INTERVAL', '1h'),
     webhookUrl,
     webhookSecret,
-    alertmanagerUrl: (env.ALERTMANAGER_URL ?? '').replace(/\/+$/, ''),
+    alertmanagerUrl: httpUrl(env, 'ALERTMANAGER_URL').replace(/\/+$/, ''),
     scanIntervalMs: int(env, 'ALERT_SCAN_INTERVAL_MS', 2000, 10),
     timeoutMs: int(env, 'ALERT_TIMEOUT_MS', 10_000, 100),
   };
@@ -219,7 +231,15 @@ export function applySecretFiles(env: Env = process.env): void {
   for (const name of SECRET_VARIABLES) {
     const file = env[`${name}_FILE`];
     if (!file || (env[name] ?? '') !== '') continue;
-    env[name] = readFileSync(file, 'utf8').trim();
+    try {
+      env[name] = readFileSync(file, 'utf8').trim();
+    } catch (e) {
+      throw new ConfigError(
+        `${name}_FILE`,
+        file,
+        `must name a readable file holding ${name} (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+      );
+    }
   }
 }
 
@@ -229,23 +249,172 @@ const list = (v: string | undefined) =>
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean);
 
-function int(env: Env, name: string, dflt: number, min = 0): number {
+function int(env: Env, name: string, dflt: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}`);
+  const n = /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw new ConfigError(
+      name,
+      raw,
+      max === Number.MAX_SAFE_INTEGER ? `must be a whole number >= ${min}` : `must be a whole number from ${min} to ${max}`,
+    );
   return n;
 }
 
-function bool(v: string | undefined): boolean {
-  return v !== undefined && /^(1|true|yes|on)$/i.test(v.trim());
+/** 1/true/yes/on or 0/false/no/off; anything else is a mistake, not a silent false */
+function bool(env: Env, name: string): boolean {
+  const v = env[name]?.trim() ?? '';
+  if (v === '' || /^(0|false|no|off)$/i.test(v)) return false;
+  if (/^(1|true|yes|on)$/i.test(v)) return true;
+  throw new ConfigError(name, env[name], 'must be 1, true, yes or on (or 0, false, no, off)');
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], dflt: T): T {
+  const v = (env[name] || dflt).trim() as T;
+  if (!values.includes(v)) throw new ConfigError(name, env[name], `must be one of ${values.join(', ')}`);
+  return v;
+}
+
+/** Whether `v` parses as a URL whose scheme matches. */
+function hasScheme(v: string, scheme: RegExp): boolean {
+  try {
+    return scheme.test(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** An http(s) URL, or empty when unset. */
+function httpUrl(env: Env, name: string): string {
+  const v = (env[name] ?? '').trim();
+  if (!v) return '';
+  if (!hasScheme(v, /^https?:$/)) throw new ConfigError(name, v, 'must be an http:// or https:// URL');
+  return v;
+}
+
+/** A chain's JSON-RPC endpoint: http(s) or ws(s), or empty (the chain is not configured). */
+function rpcUrl(env: Env, name: string): string {
+  const v = (env[name] ?? '').trim();
+  if (!v) return '';
+  if (!hasScheme(v, /^(https?|wss?):$/)) throw new ConfigError(name, v, 'must be an http(s):// or ws(s):// JSON-RPC URL');
+  return v;
 }
 
 function decimalOrNull(env: Env, name: string): string | null {
   const v = env[name]?.trim();
   if (!v) return null;
-  if (!/^\d+(\.\d+)?$/.test(v)) throw new Error(`${name} must be a decimal number of token units`);
+  if (!/^\d+(\.\d+)?$/.test(v)) throw new ConfigError(name, env[name], 'must be a decimal number of token units, e.g. 1000 or 0.5');
   return v;
+}
+
+/** Comma-separated items, each checked by `valid`. */
+function checkedList(env: Env, name: string, valid: (item: string) => boolean, what: string): string[] {
+  const items = list(env[name]);
+  const bad = items.find((i) => !valid(i));
+  if (bad !== undefined) throw new ConfigError(name, env[name], `must be a comma-separated list of ${what} ("${bad}" is not one)`);
+  return items;
+}
+
+const isCidr = (v: string) => {
+  const [ip, bits, ...rest] = v.split('/');
+  const family = isIP(ip);
+  if (!family || rest.length) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+};
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+
+/** A token contract (Ethereum: 0x + 40 hex) or mint (Solana: base58 of 32 bytes), or empty. */
+function tokenAddress(env: Env, name: string, chain: 'ETHEREUM' | 'SOLANA'): string {
+  const v = (env[name] ?? '').trim();
+  if (!v) return '';
+  const ok = chain === 'ETHEREUM' ? /^0x[0-9a-fA-F]{40}$/.test(v) : /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(v);
+  if (!ok)
+    throw new ConfigError(
+      name,
+      v,
+      chain === 'ETHEREUM' ? 'must be a contract address: 0x and 40 hex digits' : 'must be a mint address (base58)',
+    );
+  return v;
+}
+
+/** The cluster's NATS TLS files: each named one must exist; a certificate needs its key. */
+function natsTls(env: Env): ClusterConfig['tls'] {
+  const ca = env.NATS_TLS_CA_FILE ?? '';
+  const cert = env.NATS_TLS_CERT_FILE ?? '';
+  const key = env.NATS_TLS_KEY_FILE ?? '';
+  for (const [name, file] of [
+    ['NATS_TLS_CA_FILE', ca],
+    ['NATS_TLS_CERT_FILE', cert],
+    ['NATS_TLS_KEY_FILE', key],
+  ] as const)
+    if (file && !existsSync(file)) throw new ConfigError(name, file, 'must name an existing PEM file');
+  if (cert && !key) throw new ConfigError('NATS_TLS_KEY_FILE', key, 'must name the private key of NATS_TLS_CERT_FILE');
+  if (key && !cert) throw new ConfigError('NATS_TLS_CERT_FILE', cert, 'must name the certificate of NATS_TLS_KEY_FILE');
+  return ca || cert ? { caFile: ca, certFile: cert, keyFile: key } : null;
+}
+
+/** Empty (one process), or the transporter URL(s) of a cluster: nats://host:4222[,nats://…] */
+function transporterUrl(env: Env): string {
+  const v = (env.TRANSPORTER ?? '').trim();
+  if (!v) return '';
+  if (!v.split(',').every((u) => hasScheme(u.trim(), /^[a-z][a-z0-9+.-]*:$/)))
+    throw new ConfigError('TRANSPORTER', v, 'must be empty (one process) or nats://host:4222 (comma-separated for several servers)');
+  return v;
+}
+
+/** The interface to listen on: an IP address or a host name. */
+function host(env: Env): string {
+  const v = (env.HOST || '0.0.0.0').trim();
+  if (!isIP(v) && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(v))
+    throw new ConfigError('HOST', env.HOST, 'must be an IP address (0.0.0.0, 127.0.0.1, ::) or a host name');
+  return v;
+}
+
+/** A name without spaces or punctuation beyond . _ - (NAMESPACE, NODE_ID), or empty. */
+function word(env: Env, name: string): string {
+  const v = (env[name] ?? '').trim();
+  if (v && !/^[A-Za-z0-9._-]{1,100}$/.test(v)) throw new ConfigError(name, env[name], 'must be letters, digits, . _ or - (at most 100)');
+  return v;
+}
+
+/** Empty (mail goes to the log), or smtp(s)://user:pass@host:port */
+function smtpUrl(env: Env): string {
+  const v = (env.SMTP_URL ?? '').trim();
+  if (!v) return '';
+  if (!hasScheme(v, /^smtps?:$/))
+    throw new ConfigError('SMTP_URL', v, 'must be smtp://user:pass@host:port or smtps://… (empty: emails go to the log)');
+  return v;
+}
+
+/** The largest request body, as body-parser reads it: 64kb, 1mb, 500b. */
+function bodyLimit(env: Env): string {
+  const v = (env.BODY_LIMIT || '64kb').trim();
+  if (!/^\d{1,9}(b|kb|mb)?$/i.test(v)) throw new ConfigError('BODY_LIMIT', env.BODY_LIMIT, 'must be a size such as 64kb, 1mb or 500b');
+  return v;
+}
+
+/** CLUSTER_SECRET: empty (derived from the master key), or a secret long enough not to be guessed. */
+function clusterSecret(env: Env): string {
+  const v = env.CLUSTER_SECRET ?? '';
+  if (v && v.length < 16)
+    throw new ConfigError('CLUSTER_SECRET', v, 'must be at least 16 characters (e.g. `openssl rand -hex 32`), or unset');
+  return v;
+}
+
+/** MASTER_KEY: 64 hex characters, or unset (the embedded default keeps one in DATA_DIR/master.key) */
+/** SEED_MNEMONIC: a valid BIP-39 English phrase, or unset (testnet: one is created in DATA_DIR/seed) */
+function seedMnemonic(env: Env): void {
+  const v = env.SEED_MNEMONIC;
+  if (v && v.trim() && !Mnemonic.isValidMnemonic(v.trim().normalize('NFKD').split(/\s+/).join(' ')))
+    throw new ConfigError('SEED_MNEMONIC', v, 'must be a valid BIP-39 English mnemonic (12 to 24 words)');
+}
+
+function masterKey(env: Env): void {
+  const v = env.MASTER_KEY;
+  if (v && !/^[0-9a-fA-F]{64}$/.test(v))
+    throw new ConfigError('MASTER_KEY', v, 'must be 64 hex characters (32 bytes), e.g. from `openssl rand -hex 32`');
 }
 
 /** `<chain>:<network>:<token>=<decimal>` pairs, comma separated */
@@ -256,45 +425,45 @@ function railAmounts(env: Env, name: string): Record<string, string> {
     .map((p) => p.trim())
     .filter(Boolean)) {
     const m = /^([a-z]+:(?:testnet|mainnet):[A-Z]+)=(\d+(?:\.\d+)?)$/.exec(part);
-    if (!m) throw new Error(`${name}: "${part}" is not <chain>:<network>:<token>=<token units>`);
+    if (!m) throw new ConfigError(name, env[name], `must be <chain>:<network>:<token>=<token units>, comma separated ("${part}" is not)`);
     out[m[1]] = m[2];
   }
   return out;
 }
 
 /** mainnet defaults to finalized: a deposit that counts must not be rolled back with its slot */
-function commitment(v: string | undefined, network: 'TESTNET' | 'MAINNET'): ChainNetworkConfig['commitment'] {
-  const c = (v || (network === 'MAINNET' ? 'finalized' : 'confirmed')).trim();
-  if (c !== 'processed' && c !== 'confirmed' && c !== 'finalized')
-    throw new Error('SOLANA_*_COMMITMENT must be processed, confirmed or finalized');
-  return c;
+function commitment(env: Env, name: string, network: 'TESTNET' | 'MAINNET'): ChainNetworkConfig['commitment'] {
+  return oneOf(env, name, ['processed', 'confirmed', 'finalized'] as const, network === 'MAINNET' ? 'finalized' : 'confirmed');
 }
 
 function storeUrl(env: Env, dataDir: string): string {
   const url = env.STORE_URL || `sqlite:${resolve(dataDir, 'service.db')}`;
   if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/|mongodb(\+srv)?:\/\/)/.test(url))
-    throw new Error(
-      `STORE_URL must be sqlite:<path>, postgres://user:password@host:port/database or mongodb://…, got ${url.split(':')[0]}:…`,
-    );
+    throw new ConfigError('STORE_URL', url, 'must be sqlite:<path>, postgres://user:password@host:port/database or mongodb://…');
   if (/^postgres(ql)?:/.test(url)) {
-    const mode = new URL(url).searchParams.get('sslmode');
+    let mode: string | null;
+    try {
+      mode = new URL(url).searchParams.get('sslmode');
+    } catch {
+      throw new ConfigError('STORE_URL', url, 'must be a valid postgres://user:password@host:port/database URL');
+    }
     if (mode !== null && !['disable', 'prefer', 'require', 'verify-ca', 'verify-full'].includes(mode))
-      throw new Error(`STORE_URL: sslmode must be disable, prefer, require, verify-ca or verify-full, got ${mode}`);
+      throw new ConfigError('STORE_URL', url, `sslmode must be disable, prefer, require, verify-ca or verify-full, not ${mode}`);
   }
-  const pool = env.STORE_POOL_SIZE;
-  if (pool !== undefined && pool !== '' && (!/^\d+$/.test(pool) || Number(pool) < 1 || Number(pool) > 1000))
-    throw new Error('STORE_POOL_SIZE must be an integer from 1 to 1000 (connections per node)');
+  int(env, 'STORE_POOL_SIZE', 10, 1, 1000);
   return url;
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const port = int(env, 'PORT', 3000);
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  masterKey(env);
+  seedMnemonic(env);
   const dataDir = resolve(env.DATA_DIR || './data');
   const chain = (prefix: 'ETHEREUM' | 'SOLANA', network: 'TESTNET' | 'MAINNET'): ChainNetworkConfig => ({
-    rpcUrl: env[`${prefix}_${network}_RPC_URL`] ?? '',
-    usdcToken: env[`${prefix}_${network}_${prefix === 'ETHEREUM' ? 'USDC_ADDRESS' : 'USDC_MINT'}`] ?? '',
-    confirmations: int(env, `${prefix}_${network}_CONFIRMATIONS`, network === 'MAINNET' ? 12 : 2),
-    commitment: commitment(env[`${prefix}_${network}_COMMITMENT`], network),
+    rpcUrl: rpcUrl(env, `${prefix}_${network}_RPC_URL`),
+    usdcToken: tokenAddress(env, `${prefix}_${network}_${prefix === 'ETHEREUM' ? 'USDC_ADDRESS' : 'USDC_MINT'}`, prefix),
+    confirmations: int(env, `${prefix}_${network}_CONFIRMATIONS`, network === 'MAINNET' ? 12 : 2, 1, 10_000),
+    commitment: commitment(env, `${prefix}_${network}_COMMITMENT`, network),
   });
   const chains = {
     ethereum: { testnet: chain('ETHEREUM', 'TESTNET'), mainnet: chain('ETHEREUM', 'MAINNET') },
@@ -303,37 +472,34 @@ export function loadConfig(env: Env = process.env): Config {
   const services = list(env.SERVICES);
   return {
     port,
-    host: env.HOST || '0.0.0.0',
-    publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    host: host(env),
+    publicUrl: (httpUrl(env, 'PUBLIC_URL') || `http://localhost:${port}`).replace(/\/+$/, ''),
     dataDir,
     storeUrl: storeUrl(env, dataDir),
     storePoolSize: int(env, 'STORE_POOL_SIZE', 10, 1),
-    transporter: env.TRANSPORTER ?? '',
+    transporter: transporterUrl(env),
     cluster: {
-      secret: env.CLUSTER_SECRET ?? '',
+      secret: clusterSecret(env),
       natsUser: env.NATS_USER ?? '',
       natsPassword: env.NATS_PASSWORD ?? '',
       natsToken: env.NATS_TOKEN ?? '',
-      tls:
-        env.NATS_TLS_CA_FILE || env.NATS_TLS_CERT_FILE
-          ? { caFile: env.NATS_TLS_CA_FILE ?? '', certFile: env.NATS_TLS_CERT_FILE ?? '', keyFile: env.NATS_TLS_KEY_FILE ?? '' }
-          : null,
+      tls: natsTls(env),
     },
-    namespace: env.NAMESPACE || 'payments',
-    nodeId: env.NODE_ID || undefined,
+    namespace: word(env, 'NAMESPACE') || 'payments',
+    nodeId: word(env, 'NODE_ID') || undefined,
     services: services.length === 0 || services.includes('all') ? null : services,
-    smtpUrl: env.SMTP_URL ?? '',
+    smtpUrl: smtpUrl(env),
     mailFrom: env.MAIL_FROM || 'Payment Service <no-reply@localhost>',
-    trustedEmailDomains: list(env.TRUSTED_EMAIL_DOMAINS),
-    trustedEmails: list(env.TRUSTED_EMAILS),
-    powDifficulty: int(env, 'POW_DIFFICULTY', 20),
+    trustedEmailDomains: checkedList(env, 'TRUSTED_EMAIL_DOMAINS', (d) => DOMAIN.test(d), 'domains, e.g. shop.example'),
+    trustedEmails: checkedList(env, 'TRUSTED_EMAILS', (e) => /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(e), 'email addresses'),
+    powDifficulty: int(env, 'POW_DIFFICULTY', 20, 0, 32),
     registration: {
       intentsPerEmailPerHour: int(env, 'REGISTRATION_EMAIL_LIMIT_PER_HOUR', 5, 1),
       intentsPerDomainPerHour: int(env, 'REGISTRATION_DOMAIN_LIMIT_PER_HOUR', 100, 1),
       wrongCodesPerEmailPerDay: int(env, 'REGISTRATION_WRONG_CODES_PER_DAY', 10, 1),
     },
-    trustedProxies: list(env.TRUSTED_PROXIES),
-    webhookAllowPrivate: bool(env.WEBHOOK_ALLOW_PRIVATE),
+    trustedProxies: checkedList(env, 'TRUSTED_PROXIES', isCidr, 'IP addresses or CIDRs, e.g. 10.0.0.0/8'),
+    webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE'),
     webhooks: {
       scanIntervalMs: int(env, 'WEBHOOK_SCAN_INTERVAL_MS', 1000, 10),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
@@ -344,9 +510,9 @@ export function loadConfig(env: Env = process.env): Config {
       streamMaxMs: int(env, 'EVENTS_STREAM_MAX_MS', 30 * 60_000, 1000),
       heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100),
     },
-    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0) : null,
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
     metricsToken: env.METRICS_TOKEN ?? '',
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 60, 1),
     publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 30, 1),
     sessionAmountLimit: decimalOrNull(env, 'SESSION_AMOUNT_LIMIT'),
@@ -358,7 +524,7 @@ export function loadConfig(env: Env = process.env): Config {
       pollIntervalMs: int(env, 'CHAIN_POLL_INTERVAL_MS', 3000, 10),
       leaseTtlMs: int(env, 'CHAIN_LEASE_TTL_MS', 15_000, 100),
     },
-    bodyLimit: env.BODY_LIMIT || '64kb',
+    bodyLimit: bodyLimit(env),
     authCacheTtlMs: int(env, 'AUTH_CACHE_TTL_MS', 2000),
     alerts: alertsConfig(env),
     audit: { sealIntervalMs: int(env, 'AUDIT_SEAL_INTERVAL_MS', 1000, 10) },
