@@ -11,6 +11,7 @@ import { startReceiver, type Receiver } from './webhooks-helpers.ts';
 import { until } from './chain-listener-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
+import { fetchBytes, pdfText } from '../helpers/pdf.ts';
 
 jest.setTimeout(120_000);
 
@@ -144,6 +145,21 @@ describe('refunds of sandbox sessions over HTTP', () => {
     });
     const events = (await t.request('GET', '/v1/events?type=refund.completed', { key: m.apiKey })).body.data;
     expect(events.map((e: any) => e.refund_id).sort()).toEqual([r.id, rest.body.id].sort());
+    // the receipt shows the refunds
+    const pdf = await fetchBytes(`${t.url}/v1/payment_sessions/${id}/receipt`, { 'X-API-Key': m.apiKey });
+    expect(pdf.status).toBe(200);
+    const { text } = await pdfText(pdf.bytes);
+    for (const line of [
+      'Refunded amount: 10 USDC',
+      'REFUNDED: 10 USDC',
+      'Refunds (2)',
+      '1. 4 USDC completed [SIMULATED]',
+      `Refund ${r.id}`,
+      '2. 6 USDC completed',
+    ])
+      expect(text).toContain(line);
+    // counted like payouts: a gauge by status
+    expect(await (await fetch(`${t.url}/metrics`)).text()).toMatch(/^refunds\{status="completed"\} 2$/m);
   });
 
   it('refuses bad input, other merchants and unpaid sessions, changing nothing', async () => {
