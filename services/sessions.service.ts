@@ -25,6 +25,7 @@ import { listSessions } from '../lib/sessions/list.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../lib/sessions/payment-session.ts';
+import { refundedBySession } from '../lib/refunds/model.ts';
 
 type SessionParams = { params: { session_id: string } };
 
@@ -39,7 +40,10 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   });
   let workers: AddressWorkers;
   let pool: AddressPool;
-  const present = (s: PaymentSessionState, processed?: number) => presentSession(s, config, processed);
+  const present = (s: PaymentSessionState, processed?: number, refunded?: string) => presentSession(s, config, processed, refunded);
+  /** the session with what its refunds took (one read; none for a session that cannot have refunds yet) */
+  const presentWithRefunds = async (s: PaymentSessionState, processed?: number) =>
+    present(s, processed, s.demo || s.received_subunits === '0' ? '0' : (await refundedBySession(store, [s.id])).get(s.id));
   const load = sessions.load;
   /** what a creation needs from the broker, for this request */
   const callsOf = (ctx: Context): SessionCalls => ({
@@ -143,7 +147,15 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           const caller = merchantCaller(ctx);
           if (!caller) throw unauthorized();
           const page = await listSessions(store, caller.merchant_id, validate('PaymentSessionListQuery', ctx.params.query ?? {}, 'query'));
-          return { data: page.rows.map((s) => present(s)), has_more: page.has_more, next_cursor: page.next_cursor };
+          const refunded = await refundedBySession(
+            store,
+            page.rows.filter((s) => s.received_subunits !== '0').map((s) => s.id),
+          );
+          return {
+            data: page.rows.map((s) => present(s, undefined, refunded.get(s.id))),
+            has_more: page.has_more,
+            next_cursor: page.next_cursor,
+          };
         },
       },
 
@@ -156,7 +168,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           if (access === 'unauthorized') throw unauthorized();
           const s = await sessions.current(callsOf(ctx), found!);
           const hasBlocks = s.chain === 'ethereum' && s.deposits.some((d) => d.block_number !== null);
-          return present(s, hasBlocks ? await ethereumProcessedBlock(store, s.network) : undefined);
+          return presentWithRefunds(s, hasBlocks ? await ethereumProcessedBlock(store, s.network) : undefined);
         },
       },
 
@@ -207,7 +219,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
               remediation: 'Create a new session to simulate another payment; this one is already settled.',
             });
           }
-          return present(reply.session);
+          return presentWithRefunds(reply.session);
         },
       },
 
