@@ -37,6 +37,39 @@ import { limitViolation } from '../lib/ops/alerts/index.ts';
 type Http = { body?: unknown; query?: Record<string, string | undefined>; params?: Record<string, string | undefined> };
 type Caller = Pick<Context, 'call'>;
 
+/** A spend policy as the API shows it. */
+const presentPolicy = (walletId: string, p: StoredPolicy) => ({
+  id: p.id,
+  agent_wallet_id: walletId,
+  version: p.version_no,
+  ...p.body,
+  created_at: p.created_at,
+});
+
+/** A cap breach or a gated mainnet attempt counts as a limit violation (metric and alert). */
+function signal(rt: Runtime, ctx: Context, a: SpendAttemptDoc) {
+  const user = merchantCaller(ctx);
+  const labels = limitViolationLabels(a, !!user?.sandbox);
+  if (labels) limitViolation(rt, labels, { merchant_id: user?.merchant_id ?? null, ctx });
+}
+
+/** Finishes ledger executions a request did not (its node died between decision and execution). */
+function executionScanner(rt: Runtime, execute: (a: SpendAttemptDoc) => Promise<unknown>, log: { warn(...a: unknown[]): void }) {
+  return new DueScanner<SpendAttemptDoc>({
+    name: 'agent spend executions',
+    store: rt.store,
+    coll: ATTEMPTS,
+    dueField: 'execute_due_at',
+    leaseMs: 30_000,
+    intervalMs: rt.config.agents.scanIntervalMs,
+    now: () => rt.now(),
+    log,
+    handle: async (a) => {
+      await execute(a);
+    },
+  });
+}
+
 export function createAgentsService(rt: Runtime): ServiceSchema {
   const { store, config } = rt;
   const known = knownRails();
@@ -46,13 +79,6 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
     ctx.call('agent-wallet-actors.send', { id, msg }) as Promise<AgentWalletReply>;
   const railEnabled = (a: { chain: string; network: string; token_symbol: string }) =>
     !!findRail(config.rails, a.chain, a.network, a.token_symbol);
-  const presentPolicy = (walletId: string, p: StoredPolicy) => ({
-    id: p.id,
-    agent_wallet_id: walletId,
-    version: p.version_no,
-    ...p.body,
-    created_at: p.created_at,
-  });
 
   const walletOf = (ctx: Context<Http>) => walletFacts(store, ctx.params.params?.agent_wallet_id ?? '');
   /** A wallet the caller owns, for policy and attempt reads (another merchant's is a 404 like an unknown one). */
@@ -69,12 +95,6 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
     const wallet = await walletOf(ctx);
     const { input, railEnabled: enabled } = attemptInput(validate('AgentSpendAttemptRequest', ctx.params.body), config.rails, known);
     return { wallet, input, actx: await attemptContext(store, rt.now(), callingMerchant(ctx).merchant_id, wallet, input, enabled) };
-  }
-
-  function signal(ctx: Context, a: SpendAttemptDoc) {
-    const user = merchantCaller(ctx);
-    const labels = limitViolationLabels(a, !!user?.sandbox);
-    if (labels) limitViolation(rt, labels, { merchant_id: user?.merchant_id ?? null, ctx });
   }
 
   /** A ledger execution right after the decision (the scanner finishes it if this node dies first). */
@@ -127,7 +147,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
             ctx: actx,
             dry_run: false,
           });
-          if (reply.created) signal(ctx, reply.attempt!);
+          if (reply.created) signal(rt, ctx, reply.attempt!);
           const a = await executeNow(ctx, reply.attempt!);
           if (reply.created) created(ctx, `/v1/agent-wallets/${wallet.id}/spend-attempts/${a.id}`);
           return showAttempt(store, a);
@@ -168,7 +188,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
           const a = await attemptIn(ctx, wallet);
           const actx = await attemptContext(store, rt.now(), callingMerchant(ctx).merchant_id, wallet, a, railEnabled(a));
           const reply = await send(ctx, wallet.id, { type: 'approve', attempt_id: a.id, payout_id: newId('po'), ctx: actx });
-          signal(ctx, reply.attempt!);
+          signal(rt, ctx, reply.attempt!);
           return showAttempt(store, await executeNow(ctx, reply.attempt!));
         },
       },
@@ -191,20 +211,8 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
     },
     started(this: { broker: { call: Context['call'] }; logger: { warn(...a: unknown[]): void } }) {
       const broker = this.broker;
-      scanner = new DueScanner<SpendAttemptDoc>({
-        name: 'agent spend executions',
-        store,
-        coll: ATTEMPTS,
-        dueField: 'execute_due_at',
-        leaseMs: 30_000,
-        intervalMs: config.agents.scanIntervalMs,
-        now: () => rt.now(),
-        log: this.logger,
-        // a spend decided less than a lease ago is still being executed by its request
-        handle: async (a) => {
-          await executeNow({ call: broker.call.bind(broker) } as Caller, a);
-        },
-      });
+      // a spend decided less than a lease ago is still being executed by its request
+      scanner = executionScanner(rt, (a) => executeNow({ call: broker.call.bind(broker) } as Caller, a), this.logger);
       scanner.start();
     },
     async stopped() {
