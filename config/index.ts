@@ -83,6 +83,15 @@ export interface Config {
     /** BROADCAST_BUMP_AFTER_MS: an Ethereum transaction still not mined is replaced (same nonce, +25% gas price) */
     bumpAfterMs: number;
   };
+  /** reconciliation of the books with the chain (lib/treasury/reconcile, docs/money-out.md) */
+  reconcile: {
+    /** RECONCILE_INTERVAL_MS: period of the continuous scanner (0: it does not run) */
+    intervalMs: number;
+    /** RECONCILE_ADDRESSES_PER_TICK: wallets compared per tick besides the ones new movements touched */
+    addressesPerTick: number;
+    /** RECONCILE_BLOCKS_PER_TICK: Ethereum blocks read per tick at most for transfers out */
+    blocksPerTick: number;
+  };
   /** agent spends and x402 (README "Agent wallets and x402") */
   agents: {
     /** X402_SETTLE_TIMEOUT_MS: how long a redeem waits for its on-chain settlement before answering pending */
@@ -361,6 +370,11 @@ export function loadConfig(env: Env = process.env): Config {
       pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),
       rebroadcastMs: int(env, 'BROADCAST_REBROADCAST_MS', 15_000, 10),
       bumpAfterMs: int(env, 'BROADCAST_BUMP_AFTER_MS', 120_000, 10),
+    },
+    reconcile: {
+      intervalMs: int(env, 'RECONCILE_INTERVAL_MS', 60_000, 0),
+      addressesPerTick: int(env, 'RECONCILE_ADDRESSES_PER_TICK', 50, 1),
+      blocksPerTick: int(env, 'RECONCILE_BLOCKS_PER_TICK', 200, 1),
     },
     agents: {
       settleTimeoutMs: int(env, 'X402_SETTLE_TIMEOUT_MS', 20_000, 0),

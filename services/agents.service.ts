@@ -94,7 +94,15 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
   async function prepare(ctx: Context<Http>) {
     const wallet = await walletOf(ctx);
     const { input, railEnabled: enabled } = attemptInput(validate('AgentSpendAttemptRequest', ctx.params.body), config.rails, known);
-    return { wallet, input, actx: await attemptContext(store, rt.now(), callingMerchant(ctx).merchant_id, wallet, input, enabled) };
+    const actx = await attemptContext(store, rt.now(), callingMerchant(ctx).merchant_id, wallet, input, enabled, payoutLimits(input));
+    return { wallet, input, actx };
+  }
+
+  /** an on-chain spend is a payout: the platform's payout limits with the rail's decimals */
+  function payoutLimits(x: { chain: string; network: string; token_symbol: string }) {
+    const rail = config.rails.find((r) => r.chain === x.chain && r.network === x.network && r.token === x.token_symbol);
+    const limits = { payoutAmountLimit: config.payoutAmountLimit, dailyPayoutLimit: config.dailyPayoutLimit };
+    return rail ? { limits, decimals: rail.decimals } : undefined;
   }
 
   /** A ledger execution right after the decision (the scanner finishes it if this node dies first). */
@@ -156,6 +164,8 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
       evaluateAttempt: {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
+          // another merchant's wallet is a 404 before anything about it is read or computed (its windows)
+          await ownWallet(ctx);
           const { wallet, input, actx } = await prepare(ctx);
           const { evaluation } = await send(ctx, wallet.id, {
             type: 'attempt',
@@ -186,7 +196,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<Http>) {
           const wallet = await ownWallet(ctx);
           const a = await attemptIn(ctx, wallet);
-          const actx = await attemptContext(store, rt.now(), callingMerchant(ctx).merchant_id, wallet, a, railEnabled(a));
+          const actx = await attemptContext(store, rt.now(), callingMerchant(ctx).merchant_id, wallet, a, railEnabled(a), payoutLimits(a));
           const reply = await send(ctx, wallet.id, { type: 'approve', attempt_id: a.id, payout_id: newId('po'), ctx: actx });
           signal(rt, ctx, reply.attempt!);
           return showAttempt(store, await executeNow(ctx, reply.attempt!));

@@ -3,6 +3,8 @@
  * deposit addresses into merchant wallets and on-chain payout execution, each a due-scanner over its
  * store rows, so every node running this service shares the work and resumes what a dead node left.
  * `money-out.scan` runs one round of everything now (tests, operators); `money-out.status` counts rows.
+ * The continuous reconciliation scanner (lib/treasury/reconcile/scanner.ts) runs here too, one node at a
+ * time under its lease; `money-out.reconcile` runs one tick of it now.
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
@@ -20,6 +22,9 @@ import { CustodyMover } from '../lib/treasury/custody-mover.ts';
 
 import { CUSTODY_MOVES } from '../lib/payouts/custody.ts';
 import { rpcErrorText } from '../lib/chains/clients.ts';
+import { ReconcileScanner } from '../lib/treasury/reconcile/scanner.ts';
+import { reconcileMetrics } from '../lib/treasury/reconcile/metrics.ts';
+import { reconciliationDrift } from '../lib/ops/alerts/index.ts';
 
 const GAS_CHECK_EVERY_MS = 5 * 60_000;
 
@@ -29,6 +34,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
   let sweeper: Sweeper | null = null;
   let payouts: PayoutExecutor | null = null;
   let custody: CustodyMover | null = null;
+  let reconciler: ReconcileScanner | null = null;
   let gasTimer: NodeJS.Timeout | null = null;
   const cfg = rt.config.moneyOut;
   const anyChain = () => Object.values(rt.config.chains).some((c) => c.testnet.rpcUrl || c.mainnet.rpcUrl);
@@ -46,6 +52,13 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
           const p = await payouts!.scanOnce();
           const t = await broadcaster.scanOnce();
           return { sweeps: s, payouts: p, custody_moves: c, transactions: t };
+        },
+      },
+      /** one reconciliation tick now (null when another node holds the reconciliation lease) */
+      reconcile: {
+        visibility: 'public',
+        handler() {
+          return reconciler ? reconciler.runOnce() : null;
         },
       },
       status: {
@@ -76,7 +89,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         },
       },
     },
-    started(this: { logger: { warn(...a: unknown[]): void; info(...a: unknown[]): void } }) {
+    async started(this: { logger: { warn(...a: unknown[]): void; info(...a: unknown[]): void }; broker: { nodeID: string } }) {
       if (!anyChain()) return; // nothing to send anywhere: no pool, no timers
       const log = this.logger;
       signer = new PoolSigner(loadSeedPhrase(rt.config.dataDir).phrase);
@@ -113,6 +126,21 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       payouts.start();
       custody.start();
       sweeper.start();
+      const rc = rt.config.reconcile;
+      reconciler = new ReconcileScanner({
+        store: rt.store,
+        config: rt.config,
+        keys: signer,
+        now,
+        nodeId: this.broker.nodeID,
+        intervalMs: rc.intervalMs || 60_000,
+        addressBudget: rc.addressesPerTick,
+        maxBlocks: rc.blocksPerTick,
+        metrics: reconcileMetrics(rt.metrics.registry),
+        raise: (d) => reconciliationDrift(rt, d, log).then(() => undefined),
+        log,
+      });
+      if (rc.intervalMs > 0) await reconciler.start();
       const checkGas = () => gas.list().catch((e) => log.warn('gas wallet check failed:', rpcErrorText(e)));
       void checkGas();
       gasTimer = setInterval(checkGas, GAS_CHECK_EVERY_MS);
@@ -120,7 +148,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
     },
     async stopped() {
       if (gasTimer) clearInterval(gasTimer);
-      await Promise.all([broadcaster?.stop(), payouts?.stop(), custody?.stop(), sweeper?.stop()]);
+      await Promise.all([broadcaster?.stop(), payouts?.stop(), custody?.stop(), sweeper?.stop(), reconciler?.stop()]);
       await signer?.close();
     },
   };

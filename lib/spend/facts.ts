@@ -130,6 +130,7 @@ export async function attemptContext(
   wallet: WalletFacts,
   input: AttemptInput,
   railEnabled: boolean,
+  payoutLimits?: AttemptContext['payout_limits'],
 ): Promise<AttemptContext> {
   const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string }>('merchants', callerMerchantId);
   if (!merchant) throw unauthorized();
@@ -139,6 +140,7 @@ export async function attemptContext(
     wallet,
     rail_enabled: railEnabled,
     target: await resolveTarget(store, now, input, wallet),
+    ...(payoutLimits ? { payout_limits: payoutLimits } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import { LEDGER_COLLECTIONS } from './schema/ledger.ts';
 import { RATES_COLLECTIONS } from './schema/rates.ts';
 import { BROADCAST_COLLECTIONS } from './schema/broadcast.ts';
 import { AGENTS_COLLECTIONS } from './schema/agents.ts';
+import { RECONCILE_COLLECTIONS } from './schema/reconcile.ts';
 
 export const COLLECTIONS: CollectionSpec[] = [
   ...MERCHANT_COLLECTIONS,
@@ -22,4 +23,5 @@ export const COLLECTIONS: CollectionSpec[] = [
   ...RATES_COLLECTIONS,
   ...BROADCAST_COLLECTIONS,
   ...AGENTS_COLLECTIONS,
+  ...RECONCILE_COLLECTIONS,
 ];

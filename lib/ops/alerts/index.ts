@@ -9,6 +9,7 @@ import { AlertEngine, type RaisedAlert } from './engine.ts';
 import type { AlertContext } from './payload.ts';
 import type { Observation } from './rules.ts';
 import type { AbuseLabels } from '../../runtime/metrics.ts';
+import { driftKey, type Drift } from '../../treasury/reconcile/drift.ts';
 
 export type { AlertContext } from './payload.ts';
 export type { Observation } from './rules.ts';
@@ -121,5 +122,27 @@ export function limitViolation(
       last_error_code: labels.outcome,
     },
     at.log,
+  );
+}
+
+/**
+ * A drift between the books and the chain (lib/treasury/reconcile): the `reconciliation_drift` alert of
+ * its row, address and asset, with the difference. Raised again on every run that still finds it (the
+ * open alert goes on, re-notified once per ALERT_RENOTIFY_INTERVAL).
+ */
+export function reconciliationDrift(rt: Runtime, d: Drift, log?: Logger): Promise<RaisedAlert[]> {
+  return nodeAlerts(rt).report(
+    { kind: 'drift', key: driftKey(d) },
+    {
+      merchant_id: d.merchant_id ?? null,
+      chain: d.chain,
+      network: d.network,
+      row: d.row,
+      address: d.address,
+      asset: d.asset,
+      difference: d.difference,
+      last_error_code: d.code,
+    },
+    log,
   );
 }

@@ -114,7 +114,7 @@ export interface paths {
         put?: never;
         /**
          * Evaluate and record an outbound spend attempt
-         * @description Evaluates the attempt against the rules in this order: ownership (wallet_not_owned) → wallet type (not_agent_wallet) → the merchant's own network: testnet for sandbox, mainnet for live (sandbox_mainnet_not_allowed, live_testnet_not_allowed) → KYC for mainnet (kyc_required) → rail enabled and on the wallet's chain (rail_not_enabled, wallet_rail_mismatch) → policy present, unexpired, allowing mainnet, naming the rail in limits (no_policy, policy_expired, policy_mainnet_not_allowed, rail_not_in_policy) → denylist (target_denied) → allowlist of targets and API domains (target_not_allowed, api_domain_not_allowed) → per-attempt cap (per_attempt_cap_exceeded) → window caps over pending and posted spends (window_amount_exceeded, window_count_exceeded) → approval threshold (approval_required, approval_threshold). The first failing rule decides. An allowed attempt the wallet cannot fund is denied with insufficient_funds. `pending` writes the attempt and a pending ledger transfer (`ledger_entry_id`) in one atomic write; `approval_required` reserves nothing; `denied` writes no ledger row. Attempts on one wallet are decided one at a time, so concurrent attempts never reserve more than a window cap. `reference` is the idempotency key: the same reference and body answer 200 with the same attempt, another body 409. A pending attempt is executed at once: to one of this service's wallets or to an x402 challenge's payTo (with `reference` = the challenge id, which also sets `spend_reference` to the X-Service-Payment value) inside the ledger; to any other address as an on-chain payout of the agent wallet (persisted before broadcast, never sent twice). `settlement` shows the execution.
+         * @description Evaluates the attempt against the rules in this order: ownership (wallet_not_owned) → wallet type (not_agent_wallet) → the merchant's own network: testnet for sandbox, mainnet for live (sandbox_mainnet_not_allowed, live_testnet_not_allowed) → KYC for mainnet (kyc_required) → rail enabled and on the wallet's chain (rail_not_enabled, wallet_rail_mismatch) → policy present, unexpired, allowing mainnet, naming the rail in limits (no_policy, policy_expired, policy_mainnet_not_allowed, rail_not_in_policy) → denylist (target_denied) → allowlist of targets and API domains (target_not_allowed, api_domain_not_allowed) → per-attempt cap (per_attempt_cap_exceeded) → window caps over pending and posted spends (window_amount_exceeded, window_count_exceeded) → approval threshold (approval_required, approval_threshold). The first failing rule decides. An allowed attempt the wallet cannot fund is denied with insufficient_funds; one executed on chain is a payout, so the platform's payout limits bind it too (payout_amount_limit_exceeded over PAYOUT_AMOUNT_LIMIT, daily_payout_limit_exceeded over DAILY_PAYOUT_LIMIT, counted with the merchant's payouts of the day), and its network fee is the agent wallet's, reserved when its payout is signed (the payout fails when the wallet's ETH or SOL cannot pay it). `pending` writes the attempt and a pending ledger transfer (`ledger_entry_id`) in one atomic write; `approval_required` reserves nothing; `denied` writes no ledger row. Attempts on one wallet are decided one at a time, so concurrent attempts never reserve more than a window cap. `reference` is the idempotency key: the same reference and body answer 200 with the same attempt, another body 409. A pending attempt is executed at once: to one of this service's wallets or to an x402 challenge's payTo (with `reference` = the challenge id, which also sets `spend_reference` to the X-Service-Payment value) inside the ledger; to any other address as an on-chain payout of the agent wallet (persisted before broadcast, never sent twice). `settlement` shows the execution.
          */
         post: operations["createAgentSpendAttempt"];
         delete?: never;
@@ -191,7 +191,7 @@ export interface paths {
         put?: never;
         /**
          * Dry-run a spend attempt
-         * @description The decision, the rule trace and the headroom of each window, without writing anything.
+         * @description The decision, the rule trace and the headroom of each window, without writing anything. Another merchant's agent wallet is a 404, like an unknown one, before anything about it is evaluated.
          */
         post: operations["evaluateAgentSpendAttempt"];
         delete?: never;
@@ -717,7 +717,7 @@ export interface paths {
         put?: never;
         /**
          * Pay out from a wallet
-         * @description Reserves the amount in the wallet's ledger (a pending transfer whose id is the payout id) in the same atomic write as the payout, so concurrent payouts can never overdraw a wallet. A destination that is one of this service's wallets (same chain and network) settles inside the ledger at once (status completed, execution ledger): that is how a merchant funds an agent wallet. Sandbox money that exists only as a simulation leaves only as a simulated payout (simulated true, completed at once, nothing broadcast). Otherwise the payout is sent on chain (execution chain): pending until its transaction is built, signed, persisted and broadcast (processing), then completed at the rail's confirmation depth, or failed with the reservation released. Refusals (nothing changes): 400 unknown token for the wallet's chain, invalid destination (Ethereum: 0x and 40 hex digits, mixed case must be the EIP-55 checksum; Solana: base58 of 32 bytes), amount below the rail minimum or with too many decimals, both or neither of amount and amount_subunits, over PAYOUT_AMOUNT_LIMIT (amount_limit_exceeded) or DAILY_PAYOUT_LIMIT (daily_volume_limit_exceeded); 403 a wallet on a network that is not the merchant's, or a mainnet wallet of a merchant whose KYC is no longer verified (mainnet_kyc_required); 404 another merchant's wallet; 409 code 5 'insufficient available balance'. Webhooks payout.completed and payout.failed follow.
+         * @description Reserves the amount in the wallet's ledger (a pending transfer whose id is the payout id) in the same atomic write as the payout, so concurrent payouts can never overdraw a wallet. A destination that is one of this service's wallets (same chain and network) settles inside the ledger at once (status completed, execution ledger): that is how a merchant funds an agent wallet. Sandbox money that exists only as a simulation leaves only as a simulated payout (simulated true, completed at once, nothing broadcast). Otherwise the payout is sent on chain (execution chain): pending until its transaction is built, signed, persisted and broadcast (processing), then completed at the rail's confirmation depth, or failed with the reservation released. Refusals (nothing changes): 400 unknown token for the wallet's chain, invalid destination (Ethereum: 0x and 40 hex digits, mixed case must be the EIP-55 checksum; Solana: base58 of 32 bytes), amount below the rail minimum or with too many decimals, both or neither of amount and amount_subunits, over PAYOUT_AMOUNT_LIMIT (amount_limit_exceeded) or DAILY_PAYOUT_LIMIT (daily_volume_limit_exceeded); 403 a wallet on a network that is not the merchant's, or a mainnet wallet of a merchant whose KYC is no longer verified (mainnet_kyc_required), or an agent wallet paying anywhere but back to one of the merchant's merchant wallets (an agent wallet spends through its spend policy: POST /v1/agent-wallets/{id}/spend-attempts); 404 another merchant's wallet; 409 code 5 'insufficient available balance', also when the wallet's ETH or SOL cannot cover the on-chain payout's network fee (the merchant pays it: fee_subunits is the quote, reserved with the amount; docs/money-out.md "Who pays network fees"). Webhooks payout.completed and payout.failed follow.
          */
         post: operations["createPayout"];
         delete?: never;
@@ -1594,7 +1594,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             /** @enum {string} */
-            reason?: "wallet_not_owned" | "not_agent_wallet" | "sandbox_mainnet_not_allowed" | "live_testnet_not_allowed" | "kyc_required" | "rail_not_enabled" | "wallet_rail_mismatch" | "no_policy" | "policy_expired" | "policy_mainnet_not_allowed" | "rail_not_in_policy" | "target_denied" | "target_not_allowed" | "api_domain_not_allowed" | "per_attempt_cap_exceeded" | "window_amount_exceeded" | "window_count_exceeded" | "approval_threshold" | "insufficient_funds" | "denied_by_merchant" | "challenge_closed";
+            reason?: "wallet_not_owned" | "not_agent_wallet" | "sandbox_mainnet_not_allowed" | "live_testnet_not_allowed" | "kyc_required" | "rail_not_enabled" | "wallet_rail_mismatch" | "no_policy" | "policy_expired" | "policy_mainnet_not_allowed" | "rail_not_in_policy" | "target_denied" | "target_not_allowed" | "api_domain_not_allowed" | "per_attempt_cap_exceeded" | "window_amount_exceeded" | "window_count_exceeded" | "approval_threshold" | "insufficient_funds" | "denied_by_merchant" | "challenge_closed" | "payout_amount_limit_exceeded" | "daily_payout_limit_exceeded";
             policy_id?: string;
             ledger_entry_id?: string;
             /** @description for an x402 payment: the complete X-Service-Payment value */
@@ -4240,6 +4240,16 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            /** @description An on-chain payout's network fee cannot be quoted (code 1): the chain has no RPC configured (retryable false) or did not answer (retryable true); nothing changed */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPayout: {
