@@ -234,7 +234,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
         async handler(ctx: RequestContext<{ query?: Record<string, string> }>) {
           const caller = callingMerchant(ctx);
           const page = await listSessions(store, caller.merchant_id, validate('PaymentSessionListQuery', ctx.params.query ?? {}, 'query'));
-          return { data: page.rows.map((s) => present(s)), has_more: page.has_more, next_cursor: page.next_cursor };
+          return { data: page.data.map((s) => present(s)), has_more: page.has_more, next_cursor: page.next_cursor };
         },
       },
 

@@ -3,11 +3,11 @@
  * deliveries, a merchant's sessions, the chain listeners' leases and cursors, the audit log, and a
  * merchant's own audit events.
  */
-import { badRequest, invalidCursor, invalidLimit } from '../core/errors.ts';
+import { badRequest } from '../core/errors.ts';
 import { fromSubunits } from '../core/money.ts';
 import type { Config } from '../../config/index.ts';
 import type { Doc, Filter, Store } from '../store/port.ts';
-import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
+import { pageById } from '../core/paging.ts';
 import type { Checked } from '../http/contract.ts';
 import type { PaymentSessionState } from '../sessions/payment-session.ts';
 import { LEASE_COLLECTION, type LeaseDoc } from '../chains/lease.ts';
@@ -149,20 +149,13 @@ function presentAuditEvent(r: Doc & { type: string; created_at: string }) {
 
 /** GET /v1/audit-events: a merchant's own audit events, newest first, paged. */
 export async function merchantAuditEvents(store: Store, merchantId: string, q: Checked<'AuditEventsQuery'>) {
-  const limit = parseLimit(q.limit);
-  if (typeof limit === 'string') throw invalidLimit(limit);
   const filter: Filter = { merchant_id: merchantId };
   if (q.type) filter.type = q.type;
-  if (q.cursor !== undefined) {
-    const after = decodeCursor(q.cursor);
-    if (!after) throw invalidCursor();
-    filter.id = { $lt: after };
-  }
-  const rows = await store.find<Doc & { type: string; created_at: string }>(AUDIT_EVENTS, filter, {
-    desc: true,
-    limit: limit + 1,
-  });
-  const page = rows.slice(0, limit);
-  const more = rows.length > limit;
-  return { data: page.map(presentAuditEvent), has_more: more, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
+  return pageById<Doc & { type: string; created_at: string }, ReturnType<typeof presentAuditEvent>>(
+    store,
+    AUDIT_EVENTS,
+    filter,
+    q,
+    presentAuditEvent,
+  );
 }
