@@ -235,6 +235,11 @@ export async function startOperatorNode(env = process.env): Promise<RunningNode>
   return node;
 }
 
+/** `name <arg> [optional]`, as usage and the REPL's help show a command. */
+export function commandSynopsis(cmd: OperatorCommand): string {
+  return [cmd.name, ...cmd.args.map((a) => `<${a}>`), ...(cmd.optional ?? []).map((a) => `[${a}]`)].join(' ');
+}
+
 export function runCommand(broker: ServiceBroker | null, cmd: OperatorCommand, values: string[]): Promise<unknown> {
   const names = [...cmd.args, ...(cmd.optional ?? [])];
   const args = Object.fromEntries(names.map((n, i) => [n, values[i]]));

@@ -26,6 +26,7 @@ import { listSessions } from '../lib/sessions/list.ts';
 import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../lib/sessions/payment-session.ts';
+import { refundedBySession } from '../lib/refunds/model.ts';
 
 type SessionParams = { params: { session_id: string } };
 type Logger = { info(m: string): void; warn(m: string): void };
@@ -91,7 +92,7 @@ async function simulate(
     send: SessionCalls['send'];
     alerts: ReturnType<typeof nodeAlerts>;
     signal: ReturnType<typeof abuseSignals>['signal'];
-    present: (s: PaymentSessionState) => unknown;
+    present: (s: PaymentSessionState) => Promise<unknown>;
   },
   ctx: RequestContext<SessionParams>,
   logger: Logger,
@@ -175,7 +176,10 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   });
   let workers: AddressWorkers;
   let pool: AddressPool;
-  const present = (s: PaymentSessionState, processed?: number) => presentSession(s, config, processed);
+  const present = (s: PaymentSessionState, processed?: number, refunded?: string) => presentSession(s, config, processed, refunded);
+  /** the session with what its refunds took (one read; none for a session that cannot have refunds yet) */
+  const presentWithRefunds = async (s: PaymentSessionState, processed?: number) =>
+    present(s, processed, s.demo || s.received_subunits === '0' ? '0' : (await refundedBySession(store, [s.id])).get(s.id));
   const load = sessions.load;
   /** what a creation needs from the broker, for this request */
   const callsOf = (ctx: Context): SessionCalls => ({
@@ -234,7 +238,15 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
         async handler(ctx: RequestContext<{ query?: Record<string, string> }>) {
           const caller = callingMerchant(ctx);
           const page = await listSessions(store, caller.merchant_id, validate('PaymentSessionListQuery', ctx.params.query ?? {}, 'query'));
-          return { data: page.data.map((s) => present(s)), has_more: page.has_more, next_cursor: page.next_cursor };
+          const refunded = await refundedBySession(
+            store,
+            page.data.filter((s) => s.received_subunits !== '0').map((s) => s.id),
+          );
+          return {
+            data: page.data.map((s) => present(s, undefined, refunded.get(s.id))),
+            has_more: page.has_more,
+            next_cursor: page.next_cursor,
+          };
         },
       },
 
@@ -247,14 +259,14 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
           if (access === 'unauthorized') throw unauthorized();
           const s = await sessions.current(callsOf(ctx), found!);
           const hasBlocks = s.chain === 'ethereum' && s.deposits.some((d) => d.block_number !== null);
-          return present(s, hasBlocks ? await ethereumProcessedBlock(store, s.network) : undefined);
+          return presentWithRefunds(s, hasBlocks ? await ethereumProcessedBlock(store, s.network) : undefined);
         },
       },
 
       /** POST /v1/payment_sessions/{session_id}/simulate */
       simulate: {
         handler(ctx: RequestContext<SessionParams>) {
-          return simulate(rt, { load, send: callsOf(ctx).send, alerts, signal, present }, ctx, this.logger);
+          return simulate(rt, { load, send: callsOf(ctx).send, alerts, signal, present: presentWithRefunds }, ctx, this.logger);
         },
       },
 

@@ -1,6 +1,6 @@
 /**
  * Check 1 (per movement) and check 3's per-movement half (platform money), incremental over final
- * outbox rows (`chain_txs`: payouts, sweeps, custody moves, their gas top-ups, x402 settlements, drips):
+ * outbox rows (`chain_txs`: payouts, refunds, sweeps, custody moves, their gas top-ups, x402 settlements, drips):
  *
  * - every confirmed row's transaction is on chain, succeeded, is its own (the `recon_txs` insert: no two
  *   rows share a hash or signature) and did exactly what the row meant: from −amount, to +amount of its
@@ -56,6 +56,7 @@ const walletOfOnChainAccount = (accountId: string): string | null => {
 const FAMILIES: Record<string, { coll: string; over: string[] } | null> = {
   payout: { coll: 'payouts', over: ['completed', 'failed'] },
   payout_topup: { coll: 'payouts', over: ['completed', 'failed'] },
+  refund: { coll: 'refunds', over: ['completed', 'failed'] },
   sweep: { coll: 'sweeps', over: ['completed', 'failed'] },
   sweep_topup: { coll: 'sweeps', over: ['completed', 'failed'] },
   custody: { coll: 'custody_moves', over: ['completed', 'failed'] },
