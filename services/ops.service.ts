@@ -113,15 +113,19 @@ export function createOpsService(rt: Runtime): ServiceSchema {
     },
     started() {
       // index (status, …): four indexed counts per scrape
-      rt.metrics.payoutCounts = async () =>
+      const countsOf = (coll: string) => async () =>
         Object.fromEntries(
-          await Promise.all(PAYOUT_STATUSES.map(async (status) => [status, await rt.store.count('payouts', { status })] as const)),
+          await Promise.all(PAYOUT_STATUSES.map(async (status) => [status, await rt.store.count(coll, { status })] as const)),
         );
+      rt.metrics.payoutCounts = countsOf('payouts');
+      // refunds share the payouts' statuses (lib/refunds/model.ts)
+      rt.metrics.refundCounts = countsOf('refunds');
       sealer!.start();
       if (cfg.webhookUrl || cfg.alertmanagerUrl) deliveries!.start();
     },
     async stopped() {
       rt.metrics.payoutCounts = null;
+      rt.metrics.refundCounts = null;
       await Promise.all([deliveries?.stop(), sealer?.stop()]);
     },
   };

@@ -2,13 +2,14 @@
  * Adversarial property test of the money paths (issue 18), on a real Hardhat node and the LiteSVM
  * harness, one node with its money-out engines: fast-check draws random sequences of a merchant's actions
  * on both chains — deposits, internal transfers (custody moves), payouts to fresh and to repeated
- * addresses, equal payouts back to back, x402 redeems by outside payers, agent spends executed on chain —
+ * addresses, equal payouts back to back, refunds of paid sessions, x402 redeems by outside payers, agent
+ * spends executed on chain —
  * and after each sequence, with every movement final:
  *
- * 1. what reached each outside address on chain is exactly what the completed payouts to it say, and what
- *    the merchant can still withdraw (its wallets' available balances) is exactly what it deposited minus
- *    what was paid out minus the fees it was charged, per asset; the fees charged are exactly what its own
- *    transactions (payouts, ETH sweeps) cost on chain;
+ * 1. what reached each outside address on chain is exactly what the completed payouts and refunds to it
+ *    say, and what the merchant can still withdraw (its wallets' available balances) is exactly what it
+ *    deposited minus what was paid out or refunded minus the fees it was charged, per asset; the fees
+ *    charged are exactly what its own transactions (payouts, refunds, ETH sweeps) cost on chain;
  * 2. platform value moves only by booked costs: each gas wallet's change on chain equals the change of its
  *    ledger account (`sys:gas`), and the platform gas parked at an address is there on chain;
  * 3. chain equals ledger at every address of the merchant (its wallets and its sessions' deposit
@@ -51,6 +52,7 @@ type Action =
   | { kind: 'internal'; chain: Chain; token: Token; permille: number }
   | { kind: 'payout'; chain: Chain; token: Token; permille: number; fresh: boolean; fromAgent: boolean }
   | { kind: 'equal'; chain: Chain; token: Token; permille: number }
+  | { kind: 'refund'; chain: Chain; token: Token; permille: number }
   | { kind: 'x402'; chain: Chain; units: number }
   | { kind: 'spend'; permille: number };
 
@@ -125,9 +127,11 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
     solPayer: Awaited<ReturnType<SolanaRpcHarness['newWallet']>>;
     /** paid into the merchant from outside, per asset (sessions, x402) */
     deposited: Map<string, bigint>;
-    /** payouts accepted to outside addresses: id → destination, asset */
-    payouts: Map<string, { destination: string; chain: Chain; token: Token }>;
+    /** payouts and refunds accepted to outside addresses: id → destination, asset (refunds: their session) */
+    payouts: Map<string, { destination: string; chain: Chain; token: Token; session?: string }>;
     sessions: string[];
+    /** the merchant's paid sessions by rail, newest last */
+    paid: Array<{ id: string; chain: Chain; token: Token; amount: bigint }>;
     log: string[];
   }
 
@@ -161,6 +165,7 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
           s.custody_moves.topup +
           s.custody_moves.moving +
           (await store().count('payouts', { status: { $in: ['pending', 'processing'] } })) +
+          (await store().count('refunds', { status: { $in: ['pending', 'processing'] } })) +
           (await store().count('x402_redemptions', { status: 'settling' })) +
           (await store().count('ledger_transfers', { status: 'pending', kind: 'settlement' }));
         return open === 0;
@@ -180,6 +185,7 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
     } else if (token === 'SOL') await sol.transferSol(w.solPayer, s.address, amount);
     else await sol.transferToken(w.solPayer, s.address, mint.mint, amount);
     add(w.deposited, asset(chain, token), amount);
+    w.paid.push({ id: s.session_id, chain, token, amount });
     await sessionWhen(t, w.m, s.session_id, 'deposit counted', (x) => x.status === 'completed', 120_000);
     await settle();
   }
@@ -259,6 +265,18 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
         await settle();
         return `two equal payouts ${amount} ${a.chain} ${a.token}: ${s.join(',')}`;
       }
+      case 'refund': {
+        const s = [...w.paid].reverse().find((x) => x.chain === a.chain && x.token === a.token);
+        if (!s) return 'refund: no paid session';
+        const amount = (s.amount * BigInt(a.permille)) / 1000n;
+        if (amount === 0n) return 'refund: nothing to refund';
+        const dest = a.chain === 'ethereum' ? Wallet.createRandom().address : Keypair.generate().publicKey.toBase58();
+        const r = await api(w, 'POST', `/v1/payment_sessions/${s.id}/refunds`, { amount_subunits: amount.toString(), destination: dest });
+        if (r.status === 201 && r.body.execution === 'chain')
+          w.payouts.set(r.body.id, { destination: dest, chain: a.chain, token: a.token, session: s.id });
+        await settle();
+        return `refund ${amount} ${a.chain} ${a.token}: ${r.status}`;
+      }
       case 'x402': {
         const amount = BigInt(a.units) * 1_000_000n;
         await x402(w, a.chain, amount);
@@ -295,6 +313,7 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
       deposited: new Map(),
       payouts: new Map(),
       sessions: [],
+      paid: [],
       log: [],
     };
     await deposit(w, 'ethereum', 'ETH', 10n ** 17n);
@@ -349,7 +368,7 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
     const charged = new Map<string, bigint>();
     let cost = new Map<string, bigint>();
     for (const [id, p] of w.payouts) {
-      const po = (await api(w, 'GET', `/v1/payouts/${id}`)).body;
+      const po = (await api(w, 'GET', p.session ? `/v1/payment_sessions/${p.session}/refunds/${id}` : `/v1/payouts/${id}`)).body;
       expect(['completed', 'failed']).toContain(po.status);
       const key = `${p.destination}|${asset(p.chain, p.token)}`;
       arrived.set(key, arrived.get(key) ?? 0n);
@@ -357,7 +376,7 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
         add(paidOut, asset(p.chain, p.token), BigInt(po.amount_subunits));
         add(arrived, key, BigInt(po.amount_subunits));
       }
-      const row = await store().get<ChainTxDoc>(CHAIN_TXS, `payout:${id}`);
+      const row = await store().get<ChainTxDoc>(CHAIN_TXS, `${p.session ? 'refund' : 'payout'}:${id}`);
       if (row?.block_number) add(cost, asset(p.chain, NATIVE[p.chain]), await chainCost(p.chain, row.tx_hash));
     }
     for (const [key, want] of arrived) {

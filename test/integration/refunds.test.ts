@@ -11,6 +11,12 @@ import { startReceiver, type Receiver } from './webhooks-helpers.ts';
 import { until } from './chain-listener-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
+import { fetchBytes, pdfText } from '../helpers/pdf.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createPaymentsClient } from '../../sdk/src/index.ts';
+
+const run = promisify(execFile);
 
 jest.setTimeout(120_000);
 
@@ -144,6 +150,37 @@ describe('refunds of sandbox sessions over HTTP', () => {
     });
     const events = (await t.request('GET', '/v1/events?type=refund.completed', { key: m.apiKey })).body.data;
     expect(events.map((e: any) => e.refund_id).sort()).toEqual([r.id, rest.body.id].sort());
+    // the receipt shows the refunds
+    const pdf = await fetchBytes(`${t.url}/v1/payment_sessions/${id}/receipt`, { 'X-API-Key': m.apiKey });
+    expect(pdf.status).toBe(200);
+    const { text } = await pdfText(pdf.bytes);
+    for (const line of [
+      'Refunded amount: 10 USDC',
+      'REFUNDED: 10 USDC',
+      'Refunds (2)',
+      '1. 4 USDC completed [SIMULATED]',
+      `Refund ${r.id}`,
+      '2. 6 USDC completed',
+    ])
+      expect(text).toContain(line);
+    // counted like payouts: a gauge by status
+    expect(await (await fetch(`${t.url}/metrics`)).text()).toMatch(/^refunds\{status="completed"\} 2$/m);
+  });
+
+  it('the SDK and the CLI refund, get and list', async () => {
+    const id = await paidSession(3);
+    const client = createPaymentsClient({ baseUrl: t.url, apiKey: m.apiKey });
+    const r = await client.refunds.create(id, { amount_subunits: '1000000', reason: 'duplicate' });
+    expect(r).toMatchObject({ status: 'completed', amount_subunits: '1000000', reason: 'duplicate' });
+    expect(await client.refunds.get(id, r.id)).toEqual(r);
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PAYMENTS_BASE_URL: t.url, PAYMENTS_API_KEY: m.apiKey };
+    const cli = (args: string[]) => run(process.execPath, ['sdk/bin/payments.ts', ...args], { env });
+    const made = JSON.parse((await cli(['--json', 'refunds', 'create', id, '--reason', 'requested_by_customer'])).stdout);
+    expect(made).toMatchObject({ status: 'completed', amount_subunits: '2000000', simulated: true }); // everything left
+    const list = await cli(['refunds', 'list', id]);
+    expect(list.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+SIMULATED\s+AMOUNT/);
+    expect(list.stdout).toMatch(new RegExp(`${made.id}\\s+completed\\s+yes\\s+2`));
+    expect((await client.refunds.list(id)).data.map((x) => x.id)).toEqual([made.id, r.id]);
   });
 
   it('refuses bad input, other merchants and unpaid sessions, changing nothing', async () => {

@@ -2230,13 +2230,13 @@ export interface components {
             completed_at?: components["schemas"]["Timestamp"];
             demo: boolean;
         };
-        /** @description An event: the exact webhook body plus id and created_at. payment_session.* events carry every WebhookEvent field. */
+        /** @description An event: the exact webhook body plus id and created_at. payment_session.* events carry every WebhookEvent field; payout.* events every PayoutWebhookEvent field and refund.* events every RefundWebhookEvent field. */
         Event: {
             /** @description evt_…, the X-Service-Event-Id of its deliveries */
             id: string;
             /** Format: date-time */
             created_at: string;
-            /** @description payment_session.completed, payment_session.expired, payment_session.partial_paid, payout.completed, payout.failed, x402.settled */
+            /** @description payment_session.completed, payment_session.expired, payment_session.partial_paid, payout.completed, payout.failed, refund.completed, refund.failed, x402.settled */
             event_type: string;
             session_id?: string;
             status?: string;
