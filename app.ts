@@ -15,6 +15,7 @@ import { SERVICE_FACTORIES } from './services/index.ts';
 import { seedTrust } from './lib/onboarding/trust.ts';
 import { clusterKeyFrom } from './lib/cluster/sealed-transport.ts';
 import { ensureDataDir } from './lib/core/data-dir.ts';
+import { ConfigError } from './config/errors.ts';
 
 export interface RunningNode {
   broker: ServiceBroker;
@@ -31,6 +32,15 @@ export interface NodeOptions {
 }
 
 export async function startNode(config: Config, opts: NodeOptions = {}): Promise<RunningNode> {
+  // a setting is refused before anything starts or logs
+  const names = config.services ?? Object.keys(SERVICE_FACTORIES);
+  const unknown = names.find((n) => !SERVICE_FACTORIES[n]);
+  if (unknown)
+    throw new ConfigError(
+      'SERVICES',
+      names.join(','),
+      `names services among ${Object.keys(SERVICE_FACTORIES).join(', ')} (or all); '${unknown}' is not one`,
+    );
   ensureDataDir(config);
   const keyring = Keyring.load(config.dataDir);
   const metrics = new Metrics({ defaults: opts.defaultMetrics ?? true });
@@ -46,12 +56,7 @@ export async function startNode(config: Config, opts: NodeOptions = {}): Promise
     now: opts.now ?? (() => new Date()),
   };
   await seedTrust(store, config);
-  const names = config.services ?? Object.keys(SERVICE_FACTORIES);
-  for (const name of names) {
-    const factory = SERVICE_FACTORIES[name];
-    if (!factory) throw new Error(`SERVICES names an unknown service '${name}'; known: ${Object.keys(SERVICE_FACTORIES).join(', ')}`);
-    broker.createService(factory(rt));
-  }
+  for (const name of names) broker.createService(SERVICE_FACTORIES[name](rt));
   await broker.start();
   return {
     broker,

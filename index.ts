@@ -1,10 +1,18 @@
-/** `npm start`: one node of the service, configured from the environment (see README). */
+/** `npm start`: one node of the service, configured from the environment (see docs/configuration.md). */
 import { applySecretFiles, loadConfig } from './config/index.ts';
+import { ConfigError, exitOnConfigError } from './config/errors.ts';
 import { startNode } from './app.ts';
 
-applySecretFiles(process.env);
-const node = await startNode(loadConfig()).catch((e: Error) => {
-  // a refusal to start (bad configuration, a store schema newer than this code) is one clear line
+let config;
+try {
+  applySecretFiles(process.env);
+  config = loadConfig();
+} catch (e) {
+  exitOnConfigError(e);
+}
+const node = await startNode(config).catch((e: Error) => {
+  if (e instanceof ConfigError) exitOnConfigError(e);
+  // any other refusal to start (a store schema newer than this code, a store that cannot be opened) is one clear line
   console.error(`cannot start: ${e.message}`);
   process.exit(1);
 });

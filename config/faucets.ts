@@ -7,7 +7,9 @@
  *   FAUCET_DRIP_INTERVAL    one drip per address, chain and token in this window: `10m` (default)
  *   FAUCET_DRIP_PER_MERCHANT drips per merchant in that window: 20 (default)
  */
+import type { Env } from './env.ts';
 import { parseDuration } from '../lib/core/duration.ts';
+import { ConfigError } from './errors.ts';
 
 export interface FaucetEntry {
   chain: string;
@@ -74,22 +76,20 @@ export const DEFAULT_FAUCETS: FaucetEntry[] = [
   },
 ];
 
-type Env = Record<string, string | undefined>;
-
 function parseList(raw: string): FaucetEntry[] {
   let list: unknown;
   try {
     list = JSON.parse(raw);
   } catch {
-    throw new Error('FAUCETS must be a JSON array of {chain, network, token, name, url, amount, interval, notes}');
+    throw new ConfigError('FAUCETS', raw, 'must be a JSON array of {chain, network, token, name, url, amount, interval, notes}');
   }
-  if (!Array.isArray(list)) throw new Error('FAUCETS must be a JSON array');
+  if (!Array.isArray(list)) throw new ConfigError('FAUCETS', raw, 'must be a JSON array');
   return list.map((e, i) => {
     const f = e as Record<string, unknown>;
     for (const k of ['chain', 'network', 'token', 'name', 'url']) {
-      if (typeof f[k] !== 'string' || !f[k]) throw new Error(`FAUCETS[${i}].${k} must be a non-empty string`);
+      if (typeof f[k] !== 'string' || !f[k]) throw new ConfigError('FAUCETS', raw, `entry ${i}: ${k} must be a non-empty string`);
     }
-    if (!/^https?:\/\//.test(f.url as string)) throw new Error(`FAUCETS[${i}].url must be an http(s) URL`);
+    if (!/^https?:\/\//.test(f.url as string)) throw new ConfigError('FAUCETS', raw, `entry ${i}: url must be an http(s) URL`);
     const opt = (k: string) => (f[k] === undefined || f[k] === null ? null : String(f[k]));
     return {
       chain: f.chain as string,
@@ -106,7 +106,7 @@ function parseList(raw: string): FaucetEntry[] {
 
 export function loadFaucetsConfig(env: Env): FaucetsConfig {
   const drip = (env.FAUCET_DRIP || 'auto').trim().toLowerCase();
-  if (drip !== 'auto' && drip !== 'off') throw new Error('FAUCET_DRIP must be auto or off');
+  if (drip !== 'auto' && drip !== 'off') throw new ConfigError('FAUCET_DRIP', env.FAUCET_DRIP, 'must be auto or off');
   const dripAmounts: Record<string, string> = {};
   for (const e of (env.FAUCET_DRIP_AMOUNTS || 'ETH=1,USDC=100,SOL=1')
     .split(/[,;]/)
@@ -114,13 +114,15 @@ export function loadFaucetsConfig(env: Env): FaucetsConfig {
     .filter(Boolean)) {
     const [k, v] = e.split('=').map((s) => s?.trim());
     if (!k || !v || !/^\d+(\.\d+)?$/.test(v) || /^0+(\.0+)?$/.test(v))
-      throw new Error(`FAUCET_DRIP_AMOUNTS: '${e}' must be TOKEN=<positive token units>`);
+      throw new ConfigError('FAUCET_DRIP_AMOUNTS', env.FAUCET_DRIP_AMOUNTS, `must be TOKEN=<positive token units>,…; '${e}' is not`);
     dripAmounts[k.toUpperCase()] = v;
   }
   const interval = parseDuration(env.FAUCET_DRIP_INTERVAL || '10m');
-  if (interval === null || interval <= 0) throw new Error('FAUCET_DRIP_INTERVAL must be a duration such as 10m');
+  if (interval === null || interval <= 0)
+    throw new ConfigError('FAUCET_DRIP_INTERVAL', env.FAUCET_DRIP_INTERVAL, 'must be a duration such as 10m');
   const perMerchant = Number(env.FAUCET_DRIP_PER_MERCHANT || 20);
-  if (!Number.isInteger(perMerchant) || perMerchant < 1) throw new Error('FAUCET_DRIP_PER_MERCHANT must be a positive integer');
+  if (!Number.isInteger(perMerchant) || perMerchant < 1)
+    throw new ConfigError('FAUCET_DRIP_PER_MERCHANT', env.FAUCET_DRIP_PER_MERCHANT, 'must be a whole number >= 1');
   return {
     list: env.FAUCETS ? parseList(env.FAUCETS) : DEFAULT_FAUCETS,
     drip,

@@ -2,12 +2,39 @@
  * One typed configuration object, read from the environment with defaults (DESIGN.md: Configuration
  * contract). The names are a contract: black-box tests drive the service through them.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { Mnemonic } from 'ethers';
 import { resolve } from 'node:path';
+import { ConfigError } from './errors.ts';
 import { buildRails, type Rail } from './rails.ts';
 import { loadRatesConfig, type RatesConfig } from './rates.ts';
 import { loadFaucetsConfig, type FaucetsConfig } from './faucets.ts';
-import { parseDuration } from '../lib/core/duration.ts';
+import {
+  DOMAIN,
+  LOG_LEVELS,
+  bodyLimit,
+  bool,
+  checkedList,
+  decimalOrNull,
+  duration,
+  hasScheme,
+  host,
+  httpUrl,
+  int,
+  isCidr,
+  list,
+  oneOf,
+  railAmounts,
+  rpcUrl,
+  smtpUrl,
+  tokenAddress,
+  type Env,
+  type WindowThreshold,
+  windowThreshold,
+  word,
+} from './env.ts';
+
+export type { WindowThreshold } from './env.ts';
 
 export interface ChainNetworkConfig {
   rpcUrl: string;
@@ -83,6 +110,15 @@ export interface Config {
     /** BROADCAST_BUMP_AFTER_MS: an Ethereum transaction still not mined is replaced (same nonce, +25% gas price) */
     bumpAfterMs: number;
   };
+  /** reconciliation of the books with the chain (lib/treasury/reconcile, docs/money-out.md) */
+  reconcile: {
+    /** RECONCILE_INTERVAL_MS: period of the continuous scanner (0: it does not run) */
+    intervalMs: number;
+    /** RECONCILE_ADDRESSES_PER_TICK: wallets compared per tick besides the ones new movements touched */
+    addressesPerTick: number;
+    /** RECONCILE_BLOCKS_PER_TICK: Ethereum blocks read per tick at most for transfers out */
+    blocksPerTick: number;
+  };
   /** agent spends and x402 (README "Agent wallets and x402") */
   agents: {
     /** X402_SETTLE_TIMEOUT_MS: how long a redeem waits for its on-chain settlement before answering pending */
@@ -107,10 +143,6 @@ export interface Config {
 }
 
 /** "more than `count` in `windowMs`" */
-export interface WindowThreshold {
-  count: number;
-  windowMs: number;
-}
 
 export interface AlertsConfig {
   /** successful registrations per source or agent (ALERT_REGISTRATION_SPIKE, default 10/10m) */
@@ -147,29 +179,22 @@ export interface ClusterConfig {
   tls: { caFile: string; certFile: string; keyFile: string } | null;
 }
 
-type Env = Record<string, string | undefined>;
-
-function windowThreshold(env: Env, name: string, dflt: string): WindowThreshold {
-  const raw = (env[name] || dflt).trim();
-  const m = /^(\d{1,9})\/(\d{1,6}[smhd])$/.exec(raw);
-  const windowMs = m ? parseDuration(m[2]) : null;
-  if (!m || windowMs === null || windowMs <= 0) throw new Error(`${name} must be <count>/<duration>, e.g. ${dflt}`);
-  return { count: Number(m[1]), windowMs };
-}
-
-function duration(env: Env, name: string, dflt: string): number {
-  const ms = parseDuration(env[name] || dflt);
-  if (ms === null || ms <= 0) throw new Error(`${name} must be a duration such as ${dflt}`);
-  return ms;
-}
-
 function alertsConfig(env: Env): AlertsConfig {
-  const webhookUrl = env.ALERT_WEBHOOK_URL ?? '';
+  const webhookUrl = httpUrl(env, 'ALERT_WEBHOOK_URL');
   const webhookSecret = env.ALERT_WEBHOOK_SECRET ?? '';
   if (webhookUrl && webhookSecret.length < 16)
-    throw new Error('ALERT_WEBHOOK_URL needs ALERT_WEBHOOK_SECRET (at least 16 characters) to sign alerts');
+    throw new ConfigError(
+      'ALERT_WEBHOOK_SECRET',
+      webhookSecret,
+      'must be set, at least 16 characters, when ALERT_WEBHOOK_URL is: alerts sent there are signed with it',
+    );
   const rate = windowThreshold(env, 'ALERT_WEBHOOK_FAILURE_RATE', '50/15m');
-  if (rate.count > 100) throw new Error('ALERT_WEBHOOK_FAILURE_RATE is a percentage (0 to 100) per window');
+  if (rate.count > 100)
+    throw new ConfigError(
+      'ALERT_WEBHOOK_FAILURE_RATE',
+      env.ALERT_WEBHOOK_FAILURE_RATE,
+      'is a percentage (0 to 100) per window, e.g. 50/15m',
+    );
   return {
     registrations: windowThreshold(env, 'ALERT_REGISTRATION_SPIKE', '10/10m'),
     failedRegistrations: windowThreshold(env, 'ALERT_REGISTRATION_FAILED', '5/5m'),
@@ -181,7 +206,7 @@ function alertsConfig(env: Env): AlertsConfig {
     renotifyMs: duration(env, 'ALERT_RENOTIFY_INTERVAL', '1h'),
     webhookUrl,
     webhookSecret,
-    alertmanagerUrl: (env.ALERTMANAGER_URL ?? '').replace(/\/+$/, ''),
+    alertmanagerUrl: httpUrl(env, 'ALERTMANAGER_URL').replace(/\/+$/, ''),
     scanIntervalMs: int(env, 'ALERT_SCAN_INTERVAL_MS', 2000, 10),
     timeoutMs: int(env, 'ALERT_TIMEOUT_MS', 10_000, 100),
   };
@@ -210,82 +235,98 @@ export function applySecretFiles(env: Env = process.env): void {
   for (const name of SECRET_VARIABLES) {
     const file = env[`${name}_FILE`];
     if (!file || (env[name] ?? '') !== '') continue;
-    env[name] = readFileSync(file, 'utf8').trim();
+    try {
+      env[name] = readFileSync(file, 'utf8').trim();
+    } catch (e) {
+      throw new ConfigError(
+        `${name}_FILE`,
+        file,
+        `must name a readable file holding ${name} (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+      );
+    }
   }
 }
 
-const list = (v: string | undefined) =>
-  (v ?? '')
-    .split(',')
-    .map((s) => s.trim().toLowerCase())
-    .filter(Boolean);
-
-function int(env: Env, name: string, dflt: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}`);
-  return n;
+/** The cluster's NATS TLS files: each named one must exist; a certificate needs its key. */
+function natsTls(env: Env): ClusterConfig['tls'] {
+  const ca = env.NATS_TLS_CA_FILE ?? '';
+  const cert = env.NATS_TLS_CERT_FILE ?? '';
+  const key = env.NATS_TLS_KEY_FILE ?? '';
+  for (const [name, file] of [
+    ['NATS_TLS_CA_FILE', ca],
+    ['NATS_TLS_CERT_FILE', cert],
+    ['NATS_TLS_KEY_FILE', key],
+  ] as const)
+    if (file && !existsSync(file)) throw new ConfigError(name, file, 'must name an existing PEM file');
+  if (cert && !key) throw new ConfigError('NATS_TLS_KEY_FILE', key, 'must name the private key of NATS_TLS_CERT_FILE');
+  if (key && !cert) throw new ConfigError('NATS_TLS_CERT_FILE', cert, 'must name the certificate of NATS_TLS_KEY_FILE');
+  return ca || cert ? { caFile: ca, certFile: cert, keyFile: key } : null;
 }
 
-function bool(v: string | undefined): boolean {
-  return v !== undefined && /^(1|true|yes|on)$/i.test(v.trim());
-}
-
-function decimalOrNull(env: Env, name: string): string | null {
-  const v = env[name]?.trim();
-  if (!v) return null;
-  if (!/^\d+(\.\d+)?$/.test(v)) throw new Error(`${name} must be a decimal number of token units`);
+/** Empty (one process), or the transporter URL(s) of a cluster: nats://host:4222[,nats://…] */
+function transporterUrl(env: Env): string {
+  const v = (env.TRANSPORTER ?? '').trim();
+  if (!v) return '';
+  if (!v.split(',').every((u) => hasScheme(u.trim(), /^[a-z][a-z0-9+.-]*:$/)))
+    throw new ConfigError('TRANSPORTER', v, 'must be empty (one process) or nats://host:4222 (comma-separated for several servers)');
   return v;
 }
 
-/** `<chain>:<network>:<token>=<decimal>` pairs, comma separated */
-function railAmounts(env: Env, name: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (env[name] ?? '')
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean)) {
-    const m = /^([a-z]+:(?:testnet|mainnet):[A-Z]+)=(\d+(?:\.\d+)?)$/.exec(part);
-    if (!m) throw new Error(`${name}: "${part}" is not <chain>:<network>:<token>=<token units>`);
-    out[m[1]] = m[2];
-  }
-  return out;
+/** CLUSTER_SECRET: empty (derived from the master key), or a secret long enough not to be guessed. */
+function clusterSecret(env: Env): string {
+  const v = env.CLUSTER_SECRET ?? '';
+  if (v && v.length < 16)
+    throw new ConfigError('CLUSTER_SECRET', v, 'must be at least 16 characters (e.g. `openssl rand -hex 32`), or unset');
+  return v;
+}
+
+/** MASTER_KEY: 64 hex characters, or unset (the embedded default keeps one in DATA_DIR/master.key) */
+/** SEED_MNEMONIC: a valid BIP-39 English phrase, or unset (testnet: one is created in DATA_DIR/seed) */
+function seedMnemonic(env: Env): void {
+  const v = env.SEED_MNEMONIC;
+  if (v && v.trim() && !Mnemonic.isValidMnemonic(v.trim().normalize('NFKD').split(/\s+/).join(' ')))
+    throw new ConfigError('SEED_MNEMONIC', v, 'must be a valid BIP-39 English mnemonic (12 to 24 words)');
+}
+
+function masterKey(env: Env): void {
+  const v = env.MASTER_KEY;
+  if (v && !/^[0-9a-fA-F]{64}$/.test(v))
+    throw new ConfigError('MASTER_KEY', v, 'must be 64 hex characters (32 bytes), e.g. from `openssl rand -hex 32`');
 }
 
 /** mainnet defaults to finalized: a deposit that counts must not be rolled back with its slot */
-function commitment(v: string | undefined, network: 'TESTNET' | 'MAINNET'): ChainNetworkConfig['commitment'] {
-  const c = (v || (network === 'MAINNET' ? 'finalized' : 'confirmed')).trim();
-  if (c !== 'processed' && c !== 'confirmed' && c !== 'finalized')
-    throw new Error('SOLANA_*_COMMITMENT must be processed, confirmed or finalized');
-  return c;
+function commitment(env: Env, name: string, network: 'TESTNET' | 'MAINNET'): ChainNetworkConfig['commitment'] {
+  return oneOf(env, name, ['processed', 'confirmed', 'finalized'] as const, network === 'MAINNET' ? 'finalized' : 'confirmed');
 }
 
 function storeUrl(env: Env, dataDir: string): string {
   const url = env.STORE_URL || `sqlite:${resolve(dataDir, 'service.db')}`;
   if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/|mongodb(\+srv)?:\/\/)/.test(url))
-    throw new Error(
-      `STORE_URL must be sqlite:<path>, postgres://user:password@host:port/database or mongodb://…, got ${url.split(':')[0]}:…`,
-    );
+    throw new ConfigError('STORE_URL', url, 'must be sqlite:<path>, postgres://user:password@host:port/database or mongodb://…');
   if (/^postgres(ql)?:/.test(url)) {
-    const mode = new URL(url).searchParams.get('sslmode');
+    let mode: string | null;
+    try {
+      mode = new URL(url).searchParams.get('sslmode');
+    } catch {
+      throw new ConfigError('STORE_URL', url, 'must be a valid postgres://user:password@host:port/database URL');
+    }
     if (mode !== null && !['disable', 'prefer', 'require', 'verify-ca', 'verify-full'].includes(mode))
-      throw new Error(`STORE_URL: sslmode must be disable, prefer, require, verify-ca or verify-full, got ${mode}`);
+      throw new ConfigError('STORE_URL', url, `sslmode must be disable, prefer, require, verify-ca or verify-full, not ${mode}`);
   }
-  const pool = env.STORE_POOL_SIZE;
-  if (pool !== undefined && pool !== '' && (!/^\d+$/.test(pool) || Number(pool) < 1 || Number(pool) > 1000))
-    throw new Error('STORE_POOL_SIZE must be an integer from 1 to 1000 (connections per node)');
+  int(env, 'STORE_POOL_SIZE', 10, 1, 1000);
   return url;
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const port = int(env, 'PORT', 3000);
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  masterKey(env);
+  seedMnemonic(env);
   const dataDir = resolve(env.DATA_DIR || './data');
   const chain = (prefix: 'ETHEREUM' | 'SOLANA', network: 'TESTNET' | 'MAINNET'): ChainNetworkConfig => ({
-    rpcUrl: env[`${prefix}_${network}_RPC_URL`] ?? '',
-    usdcToken: env[`${prefix}_${network}_${prefix === 'ETHEREUM' ? 'USDC_ADDRESS' : 'USDC_MINT'}`] ?? '',
-    confirmations: int(env, `${prefix}_${network}_CONFIRMATIONS`, network === 'MAINNET' ? 12 : 2),
-    commitment: commitment(env[`${prefix}_${network}_COMMITMENT`], network),
+    rpcUrl: rpcUrl(env, `${prefix}_${network}_RPC_URL`),
+    usdcToken: tokenAddress(env, `${prefix}_${network}_${prefix === 'ETHEREUM' ? 'USDC_ADDRESS' : 'USDC_MINT'}`, prefix),
+    confirmations: int(env, `${prefix}_${network}_CONFIRMATIONS`, network === 'MAINNET' ? 12 : 2, 1, 10_000),
+    commitment: commitment(env, `${prefix}_${network}_COMMITMENT`, network),
   });
   const chains = {
     ethereum: { testnet: chain('ETHEREUM', 'TESTNET'), mainnet: chain('ETHEREUM', 'MAINNET') },
@@ -294,37 +335,34 @@ export function loadConfig(env: Env = process.env): Config {
   const services = list(env.SERVICES);
   return {
     port,
-    host: env.HOST || '0.0.0.0',
-    publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    host: host(env),
+    publicUrl: (httpUrl(env, 'PUBLIC_URL') || `http://localhost:${port}`).replace(/\/+$/, ''),
     dataDir,
     storeUrl: storeUrl(env, dataDir),
     storePoolSize: int(env, 'STORE_POOL_SIZE', 10, 1),
-    transporter: env.TRANSPORTER ?? '',
+    transporter: transporterUrl(env),
     cluster: {
-      secret: env.CLUSTER_SECRET ?? '',
+      secret: clusterSecret(env),
       natsUser: env.NATS_USER ?? '',
       natsPassword: env.NATS_PASSWORD ?? '',
       natsToken: env.NATS_TOKEN ?? '',
-      tls:
-        env.NATS_TLS_CA_FILE || env.NATS_TLS_CERT_FILE
-          ? { caFile: env.NATS_TLS_CA_FILE ?? '', certFile: env.NATS_TLS_CERT_FILE ?? '', keyFile: env.NATS_TLS_KEY_FILE ?? '' }
-          : null,
+      tls: natsTls(env),
     },
-    namespace: env.NAMESPACE || 'payments',
-    nodeId: env.NODE_ID || undefined,
+    namespace: word(env, 'NAMESPACE') || 'payments',
+    nodeId: word(env, 'NODE_ID') || undefined,
     services: services.length === 0 || services.includes('all') ? null : services,
-    smtpUrl: env.SMTP_URL ?? '',
+    smtpUrl: smtpUrl(env),
     mailFrom: env.MAIL_FROM || 'Payment Service <no-reply@localhost>',
-    trustedEmailDomains: list(env.TRUSTED_EMAIL_DOMAINS),
-    trustedEmails: list(env.TRUSTED_EMAILS),
-    powDifficulty: int(env, 'POW_DIFFICULTY', 20),
+    trustedEmailDomains: checkedList(env, 'TRUSTED_EMAIL_DOMAINS', (d) => DOMAIN.test(d), 'domains, e.g. shop.example'),
+    trustedEmails: checkedList(env, 'TRUSTED_EMAILS', (e) => /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(e), 'email addresses'),
+    powDifficulty: int(env, 'POW_DIFFICULTY', 20, 0, 32),
     registration: {
       intentsPerEmailPerHour: int(env, 'REGISTRATION_EMAIL_LIMIT_PER_HOUR', 5, 1),
       intentsPerDomainPerHour: int(env, 'REGISTRATION_DOMAIN_LIMIT_PER_HOUR', 100, 1),
       wrongCodesPerEmailPerDay: int(env, 'REGISTRATION_WRONG_CODES_PER_DAY', 10, 1),
     },
-    trustedProxies: list(env.TRUSTED_PROXIES),
-    webhookAllowPrivate: bool(env.WEBHOOK_ALLOW_PRIVATE),
+    trustedProxies: checkedList(env, 'TRUSTED_PROXIES', isCidr, 'IP addresses or CIDRs, e.g. 10.0.0.0/8'),
+    webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE'),
     webhooks: {
       scanIntervalMs: int(env, 'WEBHOOK_SCAN_INTERVAL_MS', 1000, 10),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
@@ -335,9 +373,9 @@ export function loadConfig(env: Env = process.env): Config {
       streamMaxMs: int(env, 'EVENTS_STREAM_MAX_MS', 30 * 60_000, 1000),
       heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100),
     },
-    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0) : null,
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
     metricsToken: env.METRICS_TOKEN ?? '',
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 60, 1),
     publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 30, 1),
     sessionAmountLimit: decimalOrNull(env, 'SESSION_AMOUNT_LIMIT'),
@@ -349,7 +387,7 @@ export function loadConfig(env: Env = process.env): Config {
       pollIntervalMs: int(env, 'CHAIN_POLL_INTERVAL_MS', 3000, 10),
       leaseTtlMs: int(env, 'CHAIN_LEASE_TTL_MS', 15_000, 100),
     },
-    bodyLimit: env.BODY_LIMIT || '64kb',
+    bodyLimit: bodyLimit(env),
     authCacheTtlMs: int(env, 'AUTH_CACHE_TTL_MS', 2000),
     alerts: alertsConfig(env),
     audit: { sealIntervalMs: int(env, 'AUDIT_SEAL_INTERVAL_MS', 1000, 10) },
@@ -361,6 +399,11 @@ export function loadConfig(env: Env = process.env): Config {
       pollIntervalMs: int(env, 'BROADCAST_POLL_INTERVAL_MS', 2000, 10),
       rebroadcastMs: int(env, 'BROADCAST_REBROADCAST_MS', 15_000, 10),
       bumpAfterMs: int(env, 'BROADCAST_BUMP_AFTER_MS', 120_000, 10),
+    },
+    reconcile: {
+      intervalMs: int(env, 'RECONCILE_INTERVAL_MS', 60_000, 0),
+      addressesPerTick: int(env, 'RECONCILE_ADDRESSES_PER_TICK', 50, 1),
+      blocksPerTick: int(env, 'RECONCILE_BLOCKS_PER_TICK', 200, 1),
     },
     agents: {
       settleTimeoutMs: int(env, 'X402_SETTLE_TIMEOUT_MS', 20_000, 0),

@@ -6,8 +6,8 @@
  * is paid 1,000 USDC and 1 ETH on chain; once swept and available, N sequential payouts of each token go to
  * fresh addresses, each timed from the POST /v1/payouts request to the first GET that answers
  * `completed` (polled every 5 ms), started at random points of the scan cycle, for each
- * BROADCAST_POLL_INTERVAL_MS given. A USDC payout is two chain
- * transactions (the gas top-up from the gas wallet, then the transfer); an ETH payout is one.
+ * BROADCAST_POLL_INTERVAL_MS given. Every payout is one chain transaction of the wallet's own (it pays its
+ * gas from its ETH: docs/money-out.md "Who pays network fees").
  * Baseline in the same run: the same transfer sent bare with ethers from a funded key and its receipt
  * read (what the chain itself costs).
  *

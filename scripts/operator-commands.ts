@@ -4,6 +4,7 @@ import { loadConfig } from '../config/index.ts';
 import { startNode, type RunningNode } from '../app.ts';
 import { gasWalletLine, gasWalletWarning, type GasWalletInfo } from '../lib/treasury/gas-wallet.ts';
 import type { LedgerReport } from '../lib/ledger/check.ts';
+import { reconcileText, type ReconcileReport } from '../lib/treasury/reconcile/run.ts';
 import { backupStore, restoreStore } from '../lib/ops/backup.ts';
 import type { BackupResult, RestoreResult } from '../lib/store/sqlite-backup.ts';
 
@@ -160,9 +161,13 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
   {
     name: 'reconcile',
     args: [],
-    description: "compare every wallet's ledger balance with its on-chain balance and list the differences",
+    optional: ['--deep'],
+    description:
+      "compare every wallet's ledger balance with its on-chain balance; --deep: every movement, address, gas wallet and transfer out at a stated height (exit 1 on a drift)",
     action: 'treasury.reconcile',
-    params: () => ({}),
+    params: (a) => ({ deep: a['--deep'] === '--deep' || a['--deep'] === 'deep' }),
+    format: (r) => ((r as ReconcileReport).mode ? reconcileText(r as ReconcileReport) : JSON.stringify(r, null, 2)),
+    exitCode: (r) => ((r as ReconcileReport).mode && !(r as ReconcileReport).ok ? 1 : 0),
   },
   {
     name: 'ledger:check',
@@ -228,6 +233,11 @@ export async function startOperatorNode(env = process.env): Promise<RunningNode>
   const node = await startNode(config, { defaultMetrics: false });
   if (base.transporter) await node.broker.waitForServices(['operators'], 10_000);
   return node;
+}
+
+/** `name <arg> [optional]`, as usage and the REPL's help show a command. */
+export function commandSynopsis(cmd: OperatorCommand): string {
+  return [cmd.name, ...cmd.args.map((a) => `<${a}>`), ...(cmd.optional ?? []).map((a) => `[${a}]`)].join(' ');
 }
 
 export function runCommand(broker: ServiceBroker | null, cmd: OperatorCommand, values: string[]): Promise<unknown> {

@@ -1,22 +1,44 @@
 /**
  * Operator tool: `npm run operator -- <command> [args]` (same environment as the service: DATA_DIR or
  * STORE_URL embedded, TRANSPORTER in a cluster). Prints the result as JSON. `npm run operator -- help`.
+ * A usage error prints what went wrong and the usage, once, and exits 2; a bad setting is one line and 78.
  */
-import { OPERATOR_COMMANDS, runCommand, startOperatorNode } from './operator-commands.ts';
+import { applySecretFiles } from '../config/index.ts';
+import { ConfigError, exitOnConfigError } from '../config/errors.ts';
+import { OPERATOR_COMMANDS, commandSynopsis, runCommand, startOperatorNode } from './operator-commands.ts';
+
+function usage(): string {
+  return [
+    'usage: npm run operator -- <command> [args]',
+    '',
+    ...OPERATOR_COMMANDS.map((c) => `  ${commandSynopsis(c).padEnd(44)} ${c.description}`),
+  ].join('\n');
+}
+
+function usageError(problem: string): never {
+  process.stderr.write(`error: ${problem}\n\n${usage()}\n`);
+  process.exit(2);
+}
 
 const [name, ...values] = process.argv.slice(2);
-const cmd = OPERATOR_COMMANDS.find((c) => c.name === name);
-if (!cmd || values.length < cmd.args.length) {
-  console.log('usage: npm run operator -- <command> [args]\n');
-  for (const c of OPERATOR_COMMANDS) {
-    console.log(
-      `  ${[c.name, ...c.args.map((a) => `<${a}>`), ...(c.optional ?? []).map((a) => `[${a}]`)].join(' ').padEnd(44)} ${c.description}`,
-    );
-  }
-  process.exit(name && name !== 'help' ? 2 : 0);
+if (name === 'help' || name === '--help' || name === '-h') {
+  console.log(usage());
+  process.exit(0);
 }
-// a local command (backup, restore) works on this machine's files and joins no broker
-const node = cmd.local ? null : await startOperatorNode();
+if (!name) usageError('no command given');
+const cmd = OPERATOR_COMMANDS.find((c) => c.name === name);
+if (!cmd) usageError(`unknown command "${name}"`);
+if (values.length < cmd.args.length || values.length > cmd.args.length + (cmd.optional?.length ?? 0))
+  usageError(`${cmd.name} takes ${commandSynopsis(cmd).slice(cmd.name.length + 1) || 'no arguments'}`);
+
+let node: Awaited<ReturnType<typeof startOperatorNode>> | null = null;
+try {
+  applySecretFiles(process.env);
+  // a local command (backup, restore) works on this machine's files and joins no broker
+  node = cmd.local ? null : await startOperatorNode();
+} catch (e) {
+  exitOnConfigError(e);
+}
 let code: number;
 try {
   const result = await runCommand(node?.broker ?? null, cmd, values);
@@ -24,9 +46,10 @@ try {
   for (const w of cmd.warnings?.(result) ?? []) console.error(`warning: ${w}`);
   code = cmd.exitCode?.(result) ?? 0;
 } catch (e) {
-  console.error(`error: ${(e as Error).message}`);
-  code = 1;
-} finally {
   await node?.stop();
+  if (e instanceof ConfigError) exitOnConfigError(e);
+  console.error(`error: ${(e as Error).message}`);
+  process.exit(1);
 }
+await node?.stop();
 process.exit(code);

@@ -2,11 +2,11 @@
  * `npm run repl`: Moleculer's REPL on an operator node, with the operator commands added
  * (trust-email, trust-domain, invite, create-user, set-kyc, set-rate-limit, …; `help` lists them).
  */
-import { OPERATOR_COMMANDS, runCommand, startOperatorNode } from './operator-commands.ts';
+import { OPERATOR_COMMANDS, commandSynopsis, runCommand, startOperatorNode } from './operator-commands.ts';
 
 const node = await startOperatorNode();
 const customCommands = OPERATOR_COMMANDS.map((cmd) => ({
-  command: [cmd.name, ...cmd.args.map((a) => `<${a}>`), ...(cmd.optional ?? []).map((a) => `[${a}]`)].join(' '),
+  command: commandSynopsis(cmd),
   description: cmd.description,
   async action(broker: typeof node.broker, params: Record<string, string>) {
     const values = [...cmd.args, ...(cmd.optional ?? [])].map((a) => params[a]);

@@ -126,8 +126,216 @@ function sendEnvelope(req: IncomingMessage, res: ServerResponse, err: unknown): 
   return status;
 }
 
+// first thing for every request: its id (a sane X-Request-Id of the caller's, else a fresh one), sent
+// back on every answer and written in the request's one log line when it ends: at info (an explained
+// 503 at warn, a 5xx at error). A line costs about 10 µs with Moleculer's console logger (measured);
+// LOG_LEVEL=warn keeps only the failures that need an operator
+function stampRequest(
+  this: { logger: { info(m: string): void; warn(m: string): void; error(m: string): void } },
+  options: Record<string, unknown>,
+  req: Req,
+  res: ServerResponse,
+) {
+  const id = requestIdFor(req.headers['x-request-id'] ?? req.headers['x-correlation-id']);
+  req.$requestId = id;
+  options.requestID = id;
+  res.setHeader(REQUEST_ID_HEADER, id);
+  const t0 = performance.now();
+  const logger = this.logger;
+  res.once('close', () => {
+    const line = accessLine({
+      requestId: id,
+      method: METHODS.has(req.method ?? '') ? req.method! : 'OTHER',
+      route: req.$alias ? req.$alias.fullPath : 'unmatched',
+      status: res.statusCode,
+      ms: performance.now() - t0,
+      finished: res.writableFinished,
+    });
+    if (res.statusCode >= 500 && res.statusCode !== 503) logger.error(line);
+    else if (res.statusCode === 503) logger.warn(line);
+    else logger.info(line);
+  });
+}
+
+/**
+ * Before every routed call: only the operation's own method, the hashed client and the few headers actions read
+ * in ctx.meta, and JSON bodies only.
+ */
+function describeRequest(hasher: ReturnType<typeof opsHasher>, proxies: ReturnType<typeof trustedProxyList>) {
+  return (ctx: Context, _route: unknown, req: Req) => {
+    // moleculer-web resolves OPTIONS as GET, or as its Access-Control-Request-Method: only the
+    // operation's own method may run its action (no CORS here; a preflight changes nothing)
+    if (req.$alias && req.method !== req.$alias.method)
+      throw new ServiceError(405, `${req.method} is not allowed here`, 'METHOD_NOT_ALLOWED');
+    // keyed hashes, never raw: per-client limits and alerts must not store IPs (lib/ops/hash.ts)
+    const credentials: string[] = [];
+    if (req.headers['x-api-key'] !== undefined) credentials.push('headers.x-api-key');
+    if (req.headers.authorization !== undefined) credentials.push('headers.authorization');
+    // the two hashes are computed when an action or an alert reads them (most requests never do)
+    let ipHash: string | undefined;
+    let uaHash: string | undefined;
+    (ctx.meta as Record<string, unknown>).client = {
+      get ip_hash() {
+        return (ipHash ??= hasher.hash(clientBucket(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], proxies))));
+      },
+      get user_agent_hash() {
+        return (uaHash ??= hasher.hash(req.headers['user-agent'] ?? ''));
+      },
+      route: req.$alias ? `${req.$alias.method} ${req.$alias.fullPath}` : undefined,
+      credentials,
+    };
+    // the few request headers actions read: Idempotency-Key (creates), X-Merchant-Id (bearer callers),
+    // If-None-Match (receipts), Last-Event-ID (the event stream's resume point), Accept (the checkout's 404),
+    // the x402 proof headers (a catalog price bought with x402)
+    (ctx.meta as Record<string, unknown>).headers = {
+      'idempotency-key': req.headers['idempotency-key'],
+      'x-merchant-id': req.headers['x-merchant-id'],
+      'if-none-match': req.headers['if-none-match'],
+      'last-event-id': req.headers['last-event-id'],
+      accept: req.headers.accept,
+      'payment-signature': req.headers['payment-signature'],
+      'x-service-payment': req.headers['x-service-payment'],
+      'x-payment': req.headers['x-payment'],
+    };
+    if (!BODY_METHODS.has(req.method ?? '')) return;
+    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+    const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    if (hasBody && type !== 'application/json')
+      throw new ServiceError(415, 'Content-Type must be application/json', 'UNSUPPORTED_MEDIA_TYPE');
+  };
+}
+
+/** A request Node's parser refused (headers over the limit, malformed) still gets the envelope. */
+function answerUnparsed(err: NodeJS.ErrnoException, socket: Duplex, logger: { info(m: string): void }): void {
+  if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  // Node's parser refused the request before any header was read: the id is always a fresh one
+  const requestId = requestIdFor(undefined);
+  const { status, body } = toEnvelope(
+    new ServiceError(tooLarge ? 431 : 400, tooLarge ? 'request headers are too large' : 'malformed HTTP request', 'BAD_REQUEST', {
+      remediation: tooLarge
+        ? 'Send fewer or shorter headers (at most 16 KB in all).'
+        : 'Send a well-formed HTTP/1.1 request (request line, headers, and a body matching its Content-Length or chunked framing).',
+    }),
+    requestId,
+  );
+  const text = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n${REQUEST_ID_HEADER}: ${requestId}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
+  logger.info(accessLine({ requestId, method: 'OTHER', route: 'unparsed', status, ms: 0, finished: true }));
+}
+
+/**
+ * Closes the HTTP server: an open event stream (or a client that keeps reusing its keep-alive socket) would
+ * hold close() forever, so requests in flight get a grace period, then what is left is dropped.
+ */
+function closeGracefully(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), 2000);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+  });
+}
+
 /** The gateway service as its handlers see it: moleculer-web adds the HTTP server. */
 type Gateway = Service & { server?: Server };
+
+/**
+ * The gateway's `authenticate`: resolves the caller by the route's mode (an API key, a bearer token, or
+ * none) and counts it against its per-minute limit.
+ */
+function authenticator(
+  rt: Runtime,
+  authByAction: Map<string, AuthMode>,
+  authCache: AuthCache<KeyAuth>,
+  alerts: ReturnType<typeof nodeAlerts>,
+) {
+  /** Refuses a caller over its per-minute limit (one count across every node), with its metric and alert. */
+  async function overLimit(
+    logger: Gateway['logger'],
+    ctx: Context,
+    req: Req,
+    scope: 'merchant' | 'bearer',
+    id: string,
+    perMinute: number,
+    environment: 'sandbox' | 'live',
+    who: { merchant_id: string } | { agent_id: string },
+  ): Promise<void> {
+    const refused = await limitInStore(rt.store, scope, id, perMinute, rt.now()).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    if (!refused) return;
+    rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment });
+    await alerts.report(
+      {
+        kind: 'limit',
+        merchant_id: 'merchant_id' in who ? who.merchant_id : null,
+        source: (ctx.meta as { client: { ip_hash: string } }).client.ip_hash,
+      },
+      requestContext(
+        rt,
+        { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params },
+        { ...who, environment, last_error_code: 'rate_limited' },
+      ),
+      logger,
+    );
+    throw refused;
+  }
+
+  return async function authenticate(this: Gateway, ctx: Context, _route: unknown, req: Req): Promise<Caller> {
+    const mode = authByAction.get(req.$action?.name ?? '') ?? 'key';
+    const unauthorized = () => denied(mode);
+    const apiKey = req.headers['x-api-key'];
+    const bearerHeader = req.headers.authorization;
+    if (mode === 'none') return null;
+    if (apiKey !== undefined && mode !== 'bearer-optional') {
+      if (!API_KEY_PATTERN.test(apiKey)) throw unauthorized();
+      const hash = keyHash(apiKey);
+      // which merchant a key belongs to never changes: cached; whether it is still valid and the
+      // merchant's limit are read fresh from the merchant on every request, so a revocation, a
+      // rotation or a new limit holds on every node at once without waiting for any message
+      let auth = authCache.get(hash);
+      if (!auth) {
+        const generation = authCache.generation;
+        const key = await resolveApiKey(rt.store, apiKey, rt.now());
+        if (!key) throw unauthorized();
+        auth = { key_id: key.id, merchant_id: key.merchant_id };
+        authCache.set(hash, key.merchant_id, auth, generation);
+      }
+      const merchant = await rt.store.get<{
+        id: string;
+        sandbox: boolean;
+        rate_limit_per_minute: number;
+        active_key_id?: string;
+        previous_key_id?: string | null;
+        previous_api_key_expires_at?: string | null;
+      }>('merchants', auth.merchant_id);
+      if (!merchant || !keyStillValid(merchant, auth.key_id, rt.now())) {
+        authCache.dropMerchant(auth.merchant_id);
+        throw unauthorized();
+      }
+      // one count per merchant across every node: an atomic counter in the store (lib/core/rate-limit.ts)
+      const environment = merchant.sandbox ? 'sandbox' : 'live';
+      await overLimit(this.logger, ctx, req, 'merchant', merchant.id, merchant.rate_limit_per_minute, environment, {
+        merchant_id: merchant.id,
+      });
+      return { kind: 'merchant', merchant_id: merchant.id, sandbox: merchant.sandbox, key_id: auth.key_id };
+    }
+    if (bearerHeader !== undefined && (mode === 'key-or-bearer' || mode === 'bearer-optional')) {
+      const user = await resolveBearer(rt.store, bearerHeader);
+      if (!user) throw unauthorized();
+      // a bearer user gets the default merchant limit, counted per user
+      await overLimit(this.logger, ctx, req, 'bearer', user.id, rt.config.rateLimitPerMinute, 'live', { agent_id: user.id.slice(0, 24) });
+      return { kind: 'bearer', user_id: user.id, email: user.email };
+    }
+    if (mode === 'optional' || mode === 'bearer-optional') return null;
+    throw unauthorized();
+  };
+}
 
 export function createApiService(rt: Runtime): ServiceSchema {
   const authByAction = new Map<string, AuthMode>(ROUTES.map((r) => [r.action, r.auth]));
@@ -165,36 +373,7 @@ export function createApiService(rt: Runtime): ServiceSchema {
     logRequestParams: null,
     logResponseData: null,
     log4XXResponses: false,
-    // first thing for every request: its id (a sane X-Request-Id of the caller's, else a fresh one), sent
-    // back on every answer and written in the request's one log line when it ends: at info (an explained
-    // 503 at warn, a 5xx at error). A line costs about 10 µs with Moleculer's console logger (measured);
-    // LOG_LEVEL=warn keeps only the failures that need an operator
-    rootCallOptions(
-      this: { logger: { info(m: string): void; warn(m: string): void; error(m: string): void } },
-      options: Record<string, unknown>,
-      req: Req,
-      res: ServerResponse,
-    ) {
-      const id = requestIdFor(req.headers['x-request-id'] ?? req.headers['x-correlation-id']);
-      req.$requestId = id;
-      options.requestID = id;
-      res.setHeader(REQUEST_ID_HEADER, id);
-      const t0 = performance.now();
-      const logger = this.logger;
-      res.once('close', () => {
-        const line = accessLine({
-          requestId: id,
-          method: METHODS.has(req.method ?? '') ? req.method! : 'OTHER',
-          route: req.$alias ? req.$alias.fullPath : 'unmatched',
-          status: res.statusCode,
-          ms: performance.now() - t0,
-          finished: res.writableFinished,
-        });
-        if (res.statusCode >= 500 && res.statusCode !== 503) logger.error(line);
-        else if (res.statusCode === 503) logger.warn(line);
-        else logger.info(line);
-      });
-    },
+    rootCallOptions: stampRequest,
     routes: [
       ...(serveMetricsHere
         ? [
@@ -224,49 +403,7 @@ export function createApiService(rt: Runtime): ServiceSchema {
           urlencoded: false,
         },
         aliases,
-        onBeforeCall(ctx: Context, _route: unknown, req: Req) {
-          // moleculer-web resolves OPTIONS as GET, or as its Access-Control-Request-Method: only the
-          // operation's own method may run its action (no CORS here; a preflight changes nothing)
-          if (req.$alias && req.method !== req.$alias.method)
-            throw new ServiceError(405, `${req.method} is not allowed here`, 'METHOD_NOT_ALLOWED');
-          // keyed hashes, never raw: per-client limits and alerts must not store IPs (lib/ops/hash.ts)
-          const credentials: string[] = [];
-          if (req.headers['x-api-key'] !== undefined) credentials.push('headers.x-api-key');
-          if (req.headers.authorization !== undefined) credentials.push('headers.authorization');
-          // the two hashes are computed when an action or an alert reads them (most requests never do)
-          let ipHash: string | undefined;
-          let uaHash: string | undefined;
-          (ctx.meta as Record<string, unknown>).client = {
-            get ip_hash() {
-              return (ipHash ??= hasher.hash(
-                clientBucket(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], proxies)),
-              ));
-            },
-            get user_agent_hash() {
-              return (uaHash ??= hasher.hash(req.headers['user-agent'] ?? ''));
-            },
-            route: req.$alias ? `${req.$alias.method} ${req.$alias.fullPath}` : undefined,
-            credentials,
-          };
-          // the few request headers actions read: Idempotency-Key (creates), X-Merchant-Id (bearer callers),
-          // If-None-Match (receipts), Last-Event-ID (the event stream's resume point), Accept (the checkout's 404),
-          // the x402 proof headers (a catalog price bought with x402)
-          (ctx.meta as Record<string, unknown>).headers = {
-            'idempotency-key': req.headers['idempotency-key'],
-            'x-merchant-id': req.headers['x-merchant-id'],
-            'if-none-match': req.headers['if-none-match'],
-            'last-event-id': req.headers['last-event-id'],
-            accept: req.headers.accept,
-            'payment-signature': req.headers['payment-signature'],
-            'x-service-payment': req.headers['x-service-payment'],
-            'x-payment': req.headers['x-payment'],
-          };
-          if (!BODY_METHODS.has(req.method ?? '')) return;
-          const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-          const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-          if (hasBody && type !== 'application/json')
-            throw new ServiceError(415, 'Content-Type must be application/json', 'UNSUPPORTED_MEDIA_TYPE');
-        },
+        onBeforeCall: describeRequest(hasher, proxies),
         onError(req: IncomingMessage, res: ServerResponse, err: unknown) {
           sendEnvelope(req, res, err);
         },
@@ -311,109 +448,11 @@ export function createApiService(rt: Runtime): ServiceSchema {
         );
       },
       /** Resolves the caller; the route's mode decides what is required. */
-      async authenticate(this: Gateway, ctx: Context, _route: unknown, req: Req): Promise<Caller> {
-        const mode = authByAction.get(req.$action?.name ?? '') ?? 'key';
-        const unauthorized = () => denied(mode);
-        const apiKey = req.headers['x-api-key'];
-        const bearerHeader = req.headers.authorization;
-        if (mode === 'none') return null;
-        if (apiKey !== undefined && mode !== 'bearer-optional') {
-          if (!API_KEY_PATTERN.test(apiKey)) throw unauthorized();
-          const hash = keyHash(apiKey);
-          // which merchant a key belongs to never changes: cached; whether it is still valid and the
-          // merchant's limit are read fresh from the merchant on every request, so a revocation, a
-          // rotation or a new limit holds on every node at once without waiting for any message
-          let auth = authCache.get(hash);
-          if (!auth) {
-            const generation = authCache.generation;
-            const key = await resolveApiKey(rt.store, apiKey, rt.now());
-            if (!key) throw unauthorized();
-            auth = { key_id: key.id, merchant_id: key.merchant_id };
-            authCache.set(hash, key.merchant_id, auth, generation);
-          }
-          const merchant = await rt.store.get<{
-            id: string;
-            sandbox: boolean;
-            rate_limit_per_minute: number;
-            active_key_id?: string;
-            previous_key_id?: string | null;
-            previous_api_key_expires_at?: string | null;
-          }>('merchants', auth.merchant_id);
-          if (!merchant || !keyStillValid(merchant, auth.key_id, rt.now())) {
-            authCache.dropMerchant(auth.merchant_id);
-            throw unauthorized();
-          }
-          // one count per merchant across every node: an atomic counter in the store (lib/core/rate-limit.ts)
-          const refused = await limitInStore(rt.store, 'merchant', merchant.id, merchant.rate_limit_per_minute, rt.now()).then(
-            () => null,
-            (e: unknown) => e,
-          );
-          if (refused) {
-            const environment = merchant.sandbox ? 'sandbox' : 'live';
-            rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment });
-            await alerts.report(
-              { kind: 'limit', merchant_id: merchant.id, source: (ctx.meta as { client: { ip_hash: string } }).client.ip_hash },
-              requestContext(
-                rt,
-                { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params },
-                { merchant_id: merchant.id, environment, last_error_code: 'rate_limited' },
-              ),
-              this.logger,
-            );
-            throw refused;
-          }
-          return { kind: 'merchant', merchant_id: merchant.id, sandbox: merchant.sandbox, key_id: auth.key_id };
-        }
-        if (bearerHeader !== undefined && (mode === 'key-or-bearer' || mode === 'bearer-optional')) {
-          const user = await resolveBearer(rt.store, bearerHeader);
-          if (!user) throw unauthorized();
-          // a bearer user gets the default merchant limit, counted per user
-          const refused = await limitInStore(rt.store, 'bearer', user.id, rt.config.rateLimitPerMinute, rt.now()).then(
-            () => null,
-            (e: unknown) => e,
-          );
-          if (refused) {
-            rt.metrics.signal({ signal: 'limit_violation', outcome: 'rate_limited', environment: 'live' });
-            const source = (ctx.meta as { client: { ip_hash: string } }).client.ip_hash;
-            await alerts.report(
-              { kind: 'limit', merchant_id: null, source },
-              requestContext(
-                rt,
-                { requestID: ctx.requestID, meta: ctx.meta, params: (req as Req & { $params?: unknown }).$params },
-                { agent_id: user.id.slice(0, 24), environment: 'live', last_error_code: 'rate_limited' },
-              ),
-              this.logger,
-            );
-            throw refused;
-          }
-          return { kind: 'bearer', user_id: user.id, email: user.email };
-        }
-        if (mode === 'optional' || mode === 'bearer-optional') return null;
-        throw unauthorized();
-      },
+      authenticate: authenticator(rt, authByAction, authCache, alerts),
     },
     started(this: Gateway) {
       const server = this.server;
-      // a request Node's parser refuses (headers over the limit, malformed) still gets the envelope
-      server?.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-        if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-        const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-        // Node's parser refused the request before any header was read: the id is always a fresh one
-        const requestId = requestIdFor(undefined);
-        const { status, body } = toEnvelope(
-          new ServiceError(tooLarge ? 431 : 400, tooLarge ? 'request headers are too large' : 'malformed HTTP request', 'BAD_REQUEST', {
-            remediation: tooLarge
-              ? 'Send fewer or shorter headers (at most 16 KB in all).'
-              : 'Send a well-formed HTTP/1.1 request (request line, headers, and a body matching its Content-Length or chunked framing).',
-          }),
-          requestId,
-        );
-        const text = JSON.stringify(body);
-        socket.end(
-          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n${REQUEST_ID_HEADER}: ${requestId}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-        );
-        this.logger.info(accessLine({ requestId, method: 'OTHER', route: 'unparsed', status, ms: 0, finished: true }));
-      });
+      server?.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerUnparsed(err, socket, this.logger));
       if (!serveMetricsHere) {
         metricsServer = createServer((req, res) => {
           requestIdOf(req, res);
@@ -429,15 +468,7 @@ export function createApiService(rt: Runtime): ServiceSchema {
       metricsServer?.close();
       const server = this.server;
       if (!server?.listening) return;
-      // an open event stream (or a client that keeps reusing its keep-alive socket) would hold close()
-      // forever: requests in flight get a grace period, then what is left is dropped
-      await new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), 2000);
-        server.close(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
+      await closeGracefully(server);
     },
   };
 }

@@ -22,6 +22,7 @@ import { HDNodeWallet, Mnemonic, encodeBase58, getAddress, getBytes, keccak256 }
 import secp256k1 from 'secp256k1';
 import { isConflict, isDuplicate, type Doc, type Store } from '../store/port.ts';
 import { fromSubunits } from '../core/money.ts';
+import { ConfigError } from '../../config/errors.ts';
 
 export type AddressChain = 'ethereum' | 'solana';
 
@@ -47,7 +48,8 @@ export function loadSeedPhrase(dataDir: string, env: Record<string, string | und
   const fromEnv = env.SEED_MNEMONIC;
   if (fromEnv !== undefined && fromEnv.trim() !== '') {
     const phrase = normalizePhrase(fromEnv);
-    if (!Mnemonic.isValidMnemonic(phrase)) throw new Error('SEED_MNEMONIC is not a valid BIP-39 English mnemonic');
+    if (!Mnemonic.isValidMnemonic(phrase))
+      throw new ConfigError('SEED_MNEMONIC', fromEnv, 'must be a valid BIP-39 English mnemonic (12 to 24 words)');
     return { phrase, source: 'env' };
   }
   const file = resolve(dataDir, 'seed');

@@ -25,7 +25,7 @@ export const approve: AgentWalletHandler<'approve'> = async (store, state, msg, 
     policy_id: state?.policy?.id ?? a.policy_id,
     updated_at: at,
   };
-  const r = await reserveAllowed(store, evaluated, msg.ctx.target, msg.payout_id, window, now);
+  const r = await reserveAllowed(store, evaluated, msg.ctx, msg.payout_id, window, now);
   const doc = r.doc;
   const effects: WriteOp[] = [
     { op: 'cas', coll: ATTEMPTS, doc, expected: a.version ?? 0 },

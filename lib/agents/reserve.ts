@@ -5,7 +5,8 @@
  * Shared by a fresh attempt and a merchant's approval.
  */
 import type { Doc, Store, WriteOp } from '../store/port.ts';
-import type { SpendAttemptDoc, Execution, AttemptContext } from '../spend/attempts.ts';
+import type { SpendAttemptDoc, Execution, AttemptContext, ExtraReason } from '../spend/attempts.ts';
+import { dailyVolume, withinAmountLimit } from '../payouts/limits.ts';
 import { LedgerBatch, isLedgerError, walletAccount, accountId, available } from '../ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
 import { custodyMoveOp } from '../payouts/custody.ts';
@@ -73,7 +74,8 @@ async function reserve(
   a: SpendAttemptDoc,
   payoutId: string,
   now: Date,
-): Promise<{ ops: WriteOp[]; a: SpendAttemptDoc; entry: SpendEntry } | { insufficient: true }> {
+  limits: AttemptContext['payout_limits'],
+): Promise<{ ops: WriteOp[]; a: SpendAttemptDoc; entry: SpendEntry } | { denied: ExtraReason }> {
   const asset = `${a.chain}:${a.network}:${a.token_symbol}`;
   const amount = BigInt(a.amount_subunits);
   // the credited account (a merchant wallet many agents pay) takes the amount as an add: no race on it
@@ -81,8 +83,16 @@ async function reserve(
   const real = await b.account(walletAccount(a.agent_wallet_id, asset));
   const sim = await b.account(walletAccount(a.agent_wallet_id, asset, true));
   const simulated = available(real) < amount;
-  if (simulated && available(sim) < amount) return { insufficient: true };
+  if (simulated && available(sim) < amount) return { denied: 'insufficient_funds' };
   const execution: Execution = a.target_kind === 'chain' ? (simulated ? 'simulated' : 'chain') : 'ledger';
+  // executed on chain it is a payout: the platform's payout limits bind it like any other
+  let volume: WriteOp | null = null;
+  if (execution === 'chain' && limits) {
+    if (!withinAmountLimit(limits.limits, amount, limits.decimals)) return { denied: 'payout_amount_limit_exceeded' };
+    const v = await dailyVolume(store, limits.limits, a.merchant_id, { key: asset, decimals: limits.decimals }, amount, now);
+    if (!v.ok) return { denied: 'daily_payout_limit_exceeded' };
+    volume = v.op;
+  }
   const transferId = execution === 'chain' ? payoutId : a.id;
   const credit =
     a.target_kind === 'chain'
@@ -102,13 +112,14 @@ async function reserve(
       ...(execution === 'chain' ? { payout_id: payoutId } : {}),
     });
   } catch (e) {
-    if (isLedgerError(e, 'insufficient_funds')) return { insufficient: true };
+    if (isLedgerError(e, 'insufficient_funds')) return { denied: 'insufficient_funds' };
     throw e;
   }
   const at = now.toISOString();
   // settled inside the ledger: posted in the same write as the reservation
   if (execution !== 'chain') await b.post(transferId);
   const ops = b.ops();
+  if (volume) ops.push(volume);
   if (execution === 'ledger' && !simulated) ops.push(...(await spendCustodyOps(store, a, asset, amount, at)));
   const next: SpendAttemptDoc = {
     ...a,
@@ -154,14 +165,15 @@ async function challengeClosed(store: Store, a: SpendAttemptDoc, target: Attempt
 export async function reserveAllowed(
   store: Store,
   doc: SpendAttemptDoc,
-  target: AttemptContext['target'],
+  ctx: Pick<AttemptContext, 'target' | 'payout_limits'>,
   payoutId: string,
   window: Windowed,
   now: Date,
 ): Promise<{ doc: SpendAttemptDoc; ops: WriteOp[]; window: Windowed }> {
   if (doc.status !== 'pending') return { doc, ops: [], window };
-  if (await challengeClosed(store, doc, target)) return { doc: { ...doc, status: 'denied', reason: 'challenge_closed' }, ops: [], window };
-  const r = await reserve(store, doc, payoutId, now);
-  if ('insufficient' in r) return { doc: { ...doc, status: 'denied', reason: 'insufficient_funds' }, ops: [], window };
+  if (await challengeClosed(store, doc, ctx.target))
+    return { doc: { ...doc, status: 'denied', reason: 'challenge_closed' }, ops: [], window };
+  const r = await reserve(store, doc, payoutId, now, ctx.payout_limits);
+  if ('denied' in r) return { doc: { ...doc, status: 'denied', reason: r.denied }, ops: [], window };
   return { doc: r.a, ops: r.ops, window: add(window, r.entry) };
 }

@@ -115,17 +115,22 @@ export const units = fromSubunits;
 
 const OPEN = new Set(['pending', 'partial_paid']);
 
-export function diagnose(input: DiagnosticsInput): Finding[] {
-  const { session: s, now } = input;
-  const findings: Finding[] = [];
-  const amount = (v: string | bigint) => `${units(v, s.decimals)} ${s.token}`;
-  const expected = BigInt(s.expected_subunits);
-  const received = BigInt(s.received_subunits);
-  const open = OPEN.has(s.status);
-  const rail = `${s.token} on ${s.chain} ${s.network}`;
-  const stuckAfter = input.stuckAfterMs ?? 15 * 60_000;
+/** What every check reads: the session, the clock, its amounts and whether it is still open. */
+interface Facts {
+  input: DiagnosticsInput;
+  s: SessionFacts;
+  now: Date;
+  amount: (v: string | bigint) => string;
+  expected: bigint;
+  received: bigint;
+  open: boolean;
+  rail: string;
+}
 
-  // 1. on chain, not yet at the confirmation depth
+/** On chain, not yet at the confirmation depth (stuck when it waits too long). */
+function unconfirmed({ input, s, now }: Facts): Finding[] {
+  const findings: Finding[] = [];
+  const stuckAfter = input.stuckAfterMs ?? 15 * 60_000;
   for (const t of input.unconfirmed) {
     const age = t.block_time ? now.getTime() - Date.parse(t.block_time) : 0;
     const details = {
@@ -154,8 +159,12 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
       });
     }
   }
+  return findings;
+}
 
-  // 2. recorded but not yet credited for a while: delivery to the session is behind
+/** Recorded but not credited for a while: delivery to the session is behind. */
+function undelivered({ input, now, amount }: Facts): Finding[] {
+  const findings: Finding[] = [];
   for (const d of input.recorded) {
     if (d.status !== 'seen') continue;
     const age = now.getTime() - Date.parse(d.detected_at);
@@ -169,8 +178,12 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
         'It is retried automatically. If it is still not credited in a few minutes, contact support with the session id and the transaction hash.',
     });
   }
+  return findings;
+}
 
-  // 3. the listener
+/** The listener of the session's chain and network: not running, behind, or not configured. */
+function listener({ input, s, now, open }: Facts): Finding[] {
+  const findings: Finding[] = [];
   const l = input.listener;
   if (open && l.configured) {
     const stale = l.lastProgressAt !== null && now.getTime() - Date.parse(l.lastProgressAt) > (input.listenerStaleMs ?? 120_000);
@@ -196,8 +209,12 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
       next_step: 'Tell the service operator; sandbox sessions can still be completed with simulate.',
     });
   }
+  return findings;
+}
 
-  // 4. amounts
+/** Amounts: under- and overpaid. */
+function amounts({ s, amount, expected, received, open }: Facts): Finding[] {
+  const findings: Finding[] = [];
   const counted = s.deposits.filter((d) => d.counted && !d.reverted);
   if (received > 0n && received < expected) {
     findings.push({
@@ -219,8 +236,12 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
       next_step: `Refund ${amount(received - expected)} to the buyer if that is your policy.`,
     });
   }
+  return findings;
+}
 
-  // 5. payments that cannot count
+/** Payments that cannot count: another token, another network. */
+function uncountable({ input, s, rail }: Facts): Finding[] {
+  const findings: Finding[] = [];
   const wrongToken = [
     ...s.deposits
       .filter((d) => !d.counted && !d.simulated && d.token !== s.token)
@@ -250,8 +271,12 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
       next_step: `Ask the buyer to pay on ${s.network}. Contact support about the payment on ${d.network}.`,
     });
   }
+  return findings;
+}
 
-  // 6. expiry
+/** Expiry: paid late, or expired unpaid. */
+function expiry({ s, amount, expected, received }: Facts): Finding[] {
+  const findings: Finding[] = [];
   const late = s.deposits.filter((d) => d.late && !d.reverted);
   if (late.length > 0) {
     const sum = late.reduce((acc, d) => acc + BigInt(d.amount_subunits), 0n);
@@ -272,8 +297,12 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
       next_step: "Create a new session if the buyer still wants to pay; never reuse the expired session's address.",
     });
   }
+  return findings;
+}
 
-  // 7. webhooks
+/** Webhooks that are failing. */
+function webhooks({ input }: Facts): Finding[] {
+  const findings: Finding[] = [];
   for (const w of input.webhooks) {
     const failedAttempts = w.attempts.filter((a) => a.error !== null || a.status === null || a.status < 200 || a.status >= 300);
     const last = w.attempts[w.attempts.length - 1];
@@ -296,6 +325,22 @@ export function diagnose(input: DiagnosticsInput): Finding[] {
     });
   }
   return findings;
+}
+
+export function diagnose(input: DiagnosticsInput): Finding[] {
+  const s = input.session;
+  const f: Facts = {
+    input,
+    s,
+    now: input.now,
+    amount: (v) => `${units(v, s.decimals)} ${s.token}`,
+    expected: BigInt(s.expected_subunits),
+    received: BigInt(s.received_subunits),
+    open: OPEN.has(s.status),
+    rail: `${s.token} on ${s.chain} ${s.network}`,
+  };
+  // in the order a merchant reads them: the money on its way, detection, amounts, what cannot count, time, webhooks
+  return [unconfirmed, undelivered, listener, amounts, uncountable, expiry, webhooks].flatMap((check) => check(f));
 }
 
 /** Decimals of another token of the session's chain, for showing a wrong-token amount. */

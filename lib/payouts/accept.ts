@@ -11,9 +11,9 @@
  * - otherwise a sandbox merchant's simulated money covers it: `simulated`, completed at once, no broadcast;
  * - otherwise 409 `insufficient available balance`.
  */
-import { REMEDIATION, badRequest, conflict, ServiceError } from '../core/errors.ts';
+import { REMEDIATION, badRequest, conflict, forbidden, ServiceError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { floorSubunits, toApiNumber, toSubunits } from '../core/money.ts';
+import { toApiNumber, toSubunits } from '../core/money.ts';
 import { networkForbidden, networkGate } from '../core/environment.ts';
 import { parseAmount } from '../core/amount.ts';
 import { METADATA_MAX_BYTES } from '../core/metadata.ts';
@@ -28,6 +28,7 @@ import { checkDestination } from './destination.ts';
 import { PAYOUTS, payoutEventOp, type PayoutDoc, type PayoutExecution } from './model.ts';
 import { payoutAuditOp } from './audit.ts';
 import { custodyMoveOp } from './custody.ts';
+import { dailyVolume, withinAmountLimit, type PayoutLimits } from './limits.ts';
 import type { Checked } from '../http/contract.ts';
 import type { QuoteFee } from '../treasury/fee-quote.ts';
 import type { FeeQuote } from '../treasury/fee-policy.ts';
@@ -46,7 +47,7 @@ export interface AcceptDeps {
   store: Store;
   rails: Rail[];
   wallets: WalletDirectory;
-  limits: { payoutAmountLimit: string | null; dailyPayoutLimit: string | null };
+  limits: PayoutLimits;
   /** the network fee of an on-chain payout, which the merchant pays (lib/treasury/fee-policy.ts) */
   quoteFee: QuoteFee;
   now(): Date;
@@ -55,16 +56,6 @@ export interface AcceptDeps {
 }
 
 export const INSUFFICIENT = 'insufficient available balance';
-const DAY_MS = 86_400_000;
-const VOLUME = 'payout_volume';
-interface VolumeDoc extends Doc {
-  merchant_id: string;
-  rail: string;
-  day: string;
-  sum_subunits: string;
-  expires_at: string;
-}
-
 /**
  * The environment gate (lib/core/environment.ts) for money out of a wallet on `network`: `field` is where
  * the request chose it; a refusal on mainnet is an abuse signal, as for sessions.
@@ -141,7 +132,7 @@ export async function checkPayout(deps: AcceptDeps, m: PayoutMerchant, body: Pay
       remediation: `Keep metadata under ${METADATA_MAX_BYTES} bytes of JSON: store ids and references, not documents.`,
     });
   }
-  if (deps.limits.payoutAmountLimit !== null && amount > floorSubunits(deps.limits.payoutAmountLimit, rail.decimals)) {
+  if (!withinAmountLimit(deps.limits, amount, rail.decimals)) {
     deps.signal('amount_limit_exceeded', rail);
     throw badRequest(
       `amount exceeds the per-payout limit of ${deps.limits.payoutAmountLimit} ${rail.token}; lower the amount or split the payout`,
@@ -156,32 +147,17 @@ export async function checkPayout(deps: AcceptDeps, m: PayoutMerchant, body: Pay
 
 /** The day's payout volume after this payout, as a write; 400 when it would pass DAILY_PAYOUT_LIMIT. */
 async function volumeOp(deps: AcceptDeps, m: PayoutMerchant, rail: Rail, amount: bigint, now: Date): Promise<WriteOp | null> {
-  if (deps.limits.dailyPayoutLimit === null) return null;
-  const limit = floorSubunits(deps.limits.dailyPayoutLimit, rail.decimals);
-  const day = now.toISOString().slice(0, 10);
-  const id = `${m.id}:${railKey(rail)}:${day}`;
-  const doc = await deps.store.get<VolumeDoc>(VOLUME, id);
-  const used = BigInt(doc?.sum_subunits ?? '0');
-  if (used + amount > limit) {
-    deps.signal('daily_volume_limit_exceeded', rail);
-    const left = limit > used ? limit - used : 0n;
-    throw badRequest(
-      `daily payout limit of ${deps.limits.dailyPayoutLimit} ${rail.token} on ${rail.chain} ${rail.network} reached: ${toApiNumber(left, rail.decimals)} ${rail.token} left today (UTC); lower the amount or try again tomorrow`,
-      {
-        field: 'amount',
-        remediation: `Pay out at most ${toApiNumber(left, rail.decimals)} ${rail.token} today, or wait for the next UTC day (the DAILY_PAYOUT_LIMIT setting).`,
-      },
-    );
-  }
-  const next: VolumeDoc = {
-    id,
-    merchant_id: m.id,
-    rail: railKey(rail),
-    day,
-    sum_subunits: (used + amount).toString(),
-    expires_at: new Date(Date.parse(`${day}T00:00:00.000Z`) + 2 * DAY_MS).toISOString(),
-  };
-  return doc ? { op: 'cas', coll: VOLUME, doc: next, expected: doc.version! } : { op: 'insert', coll: VOLUME, doc: next };
+  const v = await dailyVolume(deps.store, deps.limits, m.id, { key: railKey(rail), decimals: rail.decimals }, amount, now);
+  if (v.ok) return v.op;
+  deps.signal('daily_volume_limit_exceeded', rail);
+  const left = toApiNumber(v.left, rail.decimals);
+  throw badRequest(
+    `daily payout limit of ${deps.limits.dailyPayoutLimit} ${rail.token} on ${rail.chain} ${rail.network} reached: ${left} ${rail.token} left today (UTC); lower the amount or try again tomorrow`,
+    {
+      field: 'amount',
+      remediation: `Pay out at most ${left} ${rail.token} today, or wait for the next UTC day (the DAILY_PAYOUT_LIMIT setting).`,
+    },
+  );
 }
 
 /**
@@ -200,6 +176,7 @@ export async function acceptPayout(
   const target = await deps.wallets.byAddress(wallet.chain, wallet.network, destination);
   if (target?.id === wallet.id)
     throw badRequest("destination is the wallet's own address; choose another destination", { field: 'destination' });
+  agentWalletGate(m, wallet, target);
   let quote: FeeQuote | null = null;
   const quoteOnce = async () =>
     (quote ??= await deps.quoteFee({
@@ -292,6 +269,23 @@ export async function acceptPayout(
       retryOn: (e) => isConflict(e) || isDuplicate(e),
       exhausted: () =>
         conflict('too many concurrent payouts on this wallet; retry the request', { retryable: true, remediation: REMEDIATION.retryLater }),
+    },
+  );
+}
+
+/**
+ * An agent wallet spends only through its spend policy (spend attempts: caps, windows, allowlists,
+ * approvals). A plain payout from it could go around all of that, so it is refused, except one that
+ * returns the agent's money to one of the merchant's own merchant wallets (out of the agent's reach).
+ */
+export function agentWalletGate(m: PayoutMerchant, wallet: WalletDoc, target: WalletDoc | null): void {
+  if (wallet.type !== 'agent') return;
+  if (target && target.merchant_id === m.id && target.type === 'merchant') return;
+  throw forbidden(
+    'payouts from an agent wallet go through its spend policy; a plain payout may only return its money to one of your merchant wallets',
+    {
+      field: 'wallet_id',
+      remediation: `Spend from the agent wallet with POST /v1/agent-wallets/${wallet.id}/spend-attempts, or pay out to one of your merchant wallets.`,
     },
   );
 }

@@ -13,6 +13,11 @@ export const CUSTODY_MOVES = 'custody_moves';
 /** waiting (due for its next step) → topup (Ethereum: gas on its way to the sender) → moving → completed | failed */
 export type CustodyStatus = 'waiting' | 'topup' | 'moving' | 'completed' | 'failed';
 export const UNSETTLED: CustodyStatus[] = ['waiting', 'topup', 'moving', 'failed'];
+/**
+ * On their way: the chain does not show the move yet, but it will. A move that failed for good is not
+ * (payouts from its receiver still wait for it, UNSETTLED, but reconciliation shows its difference).
+ */
+export const IN_FLIGHT: CustodyStatus[] = ['waiting', 'topup', 'moving'];
 
 export interface CustodyMoveDoc extends Doc {
   /** `custody:<payout id>` or `custody:<spend attempt id>` */

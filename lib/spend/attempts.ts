@@ -6,6 +6,7 @@
  * A pending attempt is executed (additive `settlement`): inside the ledger at once when the target is one
  * of this service's wallets or an x402 challenge's payTo, or as an on-chain payout of the agent wallet.
  */
+import type { PayoutLimits } from '../payouts/limits.ts';
 import type { Doc } from '../store/port.ts';
 import { toApiNumber } from '../core/money.ts';
 import type { Evaluation, Reason } from './policy.ts';
@@ -16,7 +17,13 @@ export type TargetKind = 'wallet' | 'x402' | 'chain';
 export type Execution = 'ledger' | 'chain' | 'simulated';
 /** decisions made outside the policy rules */
 /** `challenge_closed`: the x402 challenge it pays expired, was redeemed or was paid by another attempt (paying would buy nothing) */
-export type ExtraReason = 'insufficient_funds' | 'denied_by_merchant' | 'challenge_closed';
+export type ExtraReason =
+  | 'insufficient_funds'
+  | 'denied_by_merchant'
+  | 'challenge_closed'
+  /** an on-chain spend is a payout: PAYOUT_AMOUNT_LIMIT and DAILY_PAYOUT_LIMIT bind it too (lib/payouts/limits.ts) */
+  | 'payout_amount_limit_exceeded'
+  | 'daily_payout_limit_exceeded';
 
 export interface Settlement {
   status: 'awaiting_execution' | 'settled' | 'submitted' | 'failed';
@@ -76,6 +83,8 @@ export interface AttemptContext {
   rail_enabled: boolean;
   /** `closed`: the reference names an x402 challenge that can no longer be paid (expired or redeemed) */
   target: { kind: TargetKind; wallet_id: string | null; challenge_id: string | null; closed?: boolean };
+  /** the platform's payout limits and the rail's decimals, for a spend executed on chain as a payout */
+  payout_limits?: { limits: PayoutLimits; decimals: number };
 }
 
 export const ATTEMPTS = 'spend_attempts';

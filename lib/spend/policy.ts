@@ -238,7 +238,9 @@ export function evaluate(f: AttemptFacts): Evaluation {
   const mainnet = a.network === 'mainnet';
   const p = f.policy;
   const limits = p?.limits.get(rail);
-  const windows = windowUsage(limits, rail, f.spends, f.now);
+  // a wallet's window usage is its owner's business: never computed for another merchant (issue 18)
+  const owned = f.wallet.merchant_id === f.caller_merchant_id;
+  const windows = owned ? windowUsage(limits, rail, f.spends, f.now) : [];
   const gate = networkGate(
     { sandbox: f.merchant.sandbox, kyc_status: f.merchant.kyc_verified ? 'verified' : null },
     a.network,
@@ -246,7 +248,7 @@ export function evaluate(f: AttemptFacts): Evaluation {
   );
 
   const checks: Record<RuleName, Check> = {
-    ownership: () => (f.wallet.merchant_id !== f.caller_merchant_id ? 'wallet_not_owned' : undefined),
+    ownership: () => (owned ? undefined : 'wallet_not_owned'),
     wallet_type: () => (f.wallet.type !== 'agent' ? 'not_agent_wallet' : undefined),
     sandbox_mainnet: () =>
       gate?.reason === 'sandbox_mainnet'

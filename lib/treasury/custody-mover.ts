@@ -60,7 +60,7 @@ export class CustodyMover extends TopupMoveEngine<CustodyMoveDoc, CustodyMoverDe
   protected async onWaiting(m: CustodyMoveDoc): Promise<void> {
     const driver = this.d.driver(m.chain, m.network);
     if (!driver) return this.wait(m, `no RPC configured for ${m.chain} ${m.network}`);
-    if (m.chain === 'ethereum' && this.toppedUp(m)) return this.move(m, this.pinned(m, this.ethIntent(m)));
+    if (m.chain === 'ethereum' && this.toppedUp(m)) return this.move(m, this.pinned(m, this.ethIntent(m)), m.from_address);
     if ((await custodyInFlight(this.d.store, m.from_wallet_id, m.created_at, m.id)).length) {
       return this.wait(m, 'custody_move_pending', this.d.pollIntervalMs);
     }

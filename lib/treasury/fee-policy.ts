@@ -11,7 +11,8 @@
  *   settlements, faucet drips) is the platform's cost, booked from `sys:gas`. One exception: an ETH
  *   sweep pays its gas out of the swept ETH (the merchant's; a deposit address holds nothing else).
  * - Platform gas parked at a merchant's address (an Ethereum top-up) stays the platform's
- *   (`sys:gas@<address>`), never the merchant's available balance.
+ *   (`sys:gas@<address>`), never the merchant's available balance; its leftover is netted against the
+ *   next top-up to that address.
  */
 
 export type Movement = 'payout' | 'refund' | 'sweep' | 'custody_move' | 'x402_settlement' | 'faucet_drip';

@@ -8,7 +8,7 @@
  * The engine owns the stage fields, the step skeleton and the outbox hooks; each kind supplies its
  * `waiting` handler (what to send) and its bookings (what the ledger says when a transaction is final).
  */
-import { LedgerBatch, type TransferRefs } from '../ledger/index.ts';
+import { LedgerBatch, accountId, available, parkedGasAccount, type TransferRefs } from '../ledger/index.ts';
 import { bookNetworkCost, bookParkedTopup } from './fee-booking.ts';
 import type { Movement } from './fee-policy.ts';
 import type { Doc, WriteOp } from '../store/port.ts';
@@ -18,6 +18,9 @@ import { ChainEngine } from '../chains/engine.ts';
 import type { KeyChain } from '../chains/keys.ts';
 import { gasWalletRef } from './gas-wallet.ts';
 import { nativeAsset, type TreasuryDeps } from './engine-deps.ts';
+
+/** the gas parked at the sender was reserved by another move between the decision and the write */
+class ParkedGasTaken extends Error {}
 
 export type MoveStatus = 'waiting' | 'topup' | 'moving' | 'completed' | 'failed';
 
@@ -100,6 +103,10 @@ export abstract class TopupMoveEngine<T extends MoveFields, D extends MoveEngine
       return bookParkedTopup(b, tx.id, this.payer(row), this.native(row), value, fee, refs);
     }
     const fromParked = stage === 'move' && row.chain === 'ethereum';
+    if (fromParked) {
+      const reservation = await b.transferDoc(`gasres:${tx.id}`);
+      if (reservation?.status === 'pending') await b.void(reservation.id);
+    }
     await bookNetworkCost(b, {
       movement: this.kind.movement,
       key: tx.id,
@@ -157,16 +164,22 @@ export abstract class TopupMoveEngine<T extends MoveFields, D extends MoveEngine
   }
 
   /**
-   * Ethereum, the platform paying the gas: the move pinned to its top-up once that landed; otherwise a
-   * top-up of exactly gas limit × gas price from the gas wallet to `payer` (waits while it cannot pay).
+   * Ethereum, the platform paying the gas: the move pinned to its gas, paid from the platform gas parked
+   * at the sender (`sys:gas@<address>`). What is parked there already (a top-up's leftover) is netted:
+   * only the shortfall is topped up from the gas wallet (waits while it cannot pay), and nothing when
+   * the parked gas covers the move.
    */
   protected async topupThenMove(row: T, intent: EthIntent, payer: string): Promise<void> {
-    if (this.toppedUp(row)) return this.move(row, this.pinned(row, intent));
+    if (this.toppedUp(row)) return this.move(row, this.pinned(row, intent), payer);
     const driver = this.d.driver(row.chain, row.network);
     if (!(driver instanceof EthereumTxDriver)) throw new Error(`no Ethereum driver for ${row.network}`);
     const gasPrice = await driver.gasPrice();
     const gasLimit = await driver.gasLimit(intent);
-    const topup = gasLimit * gasPrice;
+    const needed = gasLimit * gasPrice;
+    const parked = await this.parkedAvailable(payer, this.native(row));
+    const gas = { gas_limit: gasLimit.toString(), gas_price: gasPrice.toString() };
+    if (parked >= needed) return this.move({ ...row, ...gas } as T, { ...intent, ...gas }, payer);
+    const topup = needed - parked;
     const covers = await this.d.gas.covers('ethereum', row.network, topup + 21_000n * gasPrice);
     if (!covers.ok) return this.wait(row, 'gas_wallet_empty');
     const txId = this.txId(row, 'topup');
@@ -186,28 +199,63 @@ export abstract class TopupMoveEngine<T extends MoveFields, D extends MoveEngine
           gas_price: gasPrice.toString(),
         },
       },
-      async () => [
-        this.cas(row, {
-          status: 'topup',
-          waiting_reason: null,
-          topup_tx: txId,
-          gas_limit: gasLimit.toString(),
-          gas_price: gasPrice.toString(),
-          next_check_at: null,
-        } as Partial<T>),
-      ],
+      async () => [this.cas(row, { status: 'topup', waiting_reason: null, topup_tx: txId, ...gas, next_check_at: null } as Partial<T>)],
     );
     await this.d.broadcaster.process(txId);
   }
 
-  /** persists the move (row → moving in the same write) and sends it */
-  protected async move(row: T, intent: TxIntent): Promise<void> {
+  /** parked platform gas at `address` not yet reserved by a move */
+  private async parkedAvailable(address: string, asset: string): Promise<bigint> {
+    return available(await new LedgerBatch(this.d.store, this.now()).account(parkedGasAccount(address, asset)));
+  }
+
+  /**
+   * Persists the move (row → moving in the same write) and sends it. `parkedPayer`: an Ethereum move
+   * whose gas the platform parked at that address; its gas is reserved there in the same write
+   * (`gasres:<tx>`), so two moves from one address never count on the same parked gas.
+   */
+  protected async move(row: T, intent: TxIntent, parkedPayer?: string): Promise<void> {
     const txId = this.txId(row, 'move');
-    await this.d.broadcaster.create(
-      { id: txId, chain: row.chain, network: row.network, purpose: this.kind.movePurpose, ref: row.id, intent },
-      async () => [this.cas(row, { status: 'moving', waiting_reason: null, move_tx: txId, next_check_at: null } as Partial<T>)],
-    );
+    const spec = { id: txId, chain: row.chain, network: row.network, purpose: this.kind.movePurpose, ref: row.id, intent };
+    try {
+      await this.d.broadcaster.create(spec, async () => [
+        this.cas(row, { status: 'moving', waiting_reason: null, move_tx: txId, next_check_at: null } as Partial<T>),
+        ...(parkedPayer ? await this.reserveParked(row, txId, parkedPayer) : []),
+      ]);
+    } catch (e) {
+      if (!(e instanceof ParkedGasTaken)) throw e;
+      // another move took the parked gas first: a new top-up (a new attempt: its own outbox id) next step
+      this.log().warn(`${this.kind.noun} ${row.id}: the gas parked at its sender was taken by another move; topping up again`);
+      await this.d.store.write([
+        this.cas(row, {
+          status: 'waiting',
+          waiting_reason: 'parked_gas_taken',
+          attempt: row.attempt + 1,
+          next_check_at: this.due(),
+        } as Partial<T>),
+      ]);
+      return;
+    }
     await this.d.broadcaster.process(txId);
+  }
+
+  private async reserveParked(row: T, txId: string, address: string): Promise<WriteOp[]> {
+    const b = new LedgerBatch(this.d.store, this.now());
+    const asset = this.native(row);
+    const amount = BigInt(row.gas_limit!) * BigInt(row.gas_price!);
+    const parked = await b.account(parkedGasAccount(address, asset));
+    if (available(parked) < amount) throw new ParkedGasTaken();
+    await b.transfer({
+      id: `gasres:${txId}`,
+      kind: 'fee',
+      asset,
+      amount,
+      pending: true,
+      debit_account: parked.id,
+      credit_account: accountId('sys:fees', asset),
+      ...this.refs(row),
+    });
+    return b.ops();
   }
 
   private async current(tx: ChainTxDoc, status: MoveStatus, field: 'topup_tx' | 'move_tx'): Promise<T | null> {

@@ -64,6 +64,189 @@ export interface WebhookDelivery {
   stop(): Promise<void>;
 }
 
+function deliveryMetrics(registry: Registry) {
+  return {
+    attempts: new Counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts by result',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    latency: new Histogram({
+      name: 'webhook_delivery_duration_seconds',
+      help: 'Duration of webhook delivery attempts (DNS, connect, response headers)',
+      labelNames: ['result'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+  };
+}
+
+/** the rows are equal but for the event sequencer's stream_seq and the version */
+const onlyStamped = (a: DeliveryDoc, b: DeliveryDoc) => {
+  const strip = ({ version: _v, stream_seq: _s, ...rest }: DeliveryDoc & { stream_seq?: unknown }) => JSON.stringify(rest);
+  return strip(a) === strip(b);
+};
+const leaseActive = (d: DeliveryDoc, now: Date) => typeof d.lease_until === 'string' && d.lease_until > now.toISOString();
+
+/** Marks a row as being attempted by this node until `leaseMs` from now; null when somebody else changed it first. */
+async function leaseRow(store: Store, doc: DeliveryDoc, now: Date, leaseMs: number, again = true): Promise<DeliveryDoc | null> {
+  const until = new Date(now.getTime() + leaseMs).toISOString();
+  const next: DeliveryDoc = { ...doc, lease_until: until, next_attempt_at: doc.status === 'pending' ? until : doc.next_attempt_at };
+  try {
+    await store.write([{ op: 'cas', coll: COLL, doc: next, expected: doc.version! }]);
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+    // a change that only stamped the row's event-stream position (lib/events/feed.ts) is not a claim
+    if (!again) return null;
+    const fresh = await store.get<DeliveryDoc>(COLL, doc.id);
+    return fresh && onlyStamped(doc, fresh) ? leaseRow(store, fresh, now, leaseMs, false) : null;
+  }
+  return { ...next, version: doc.version! + 1 };
+}
+
+/**
+ * Commits what happened to a leased row, merging onto a newer version if the row changed meanwhile
+ * (an attempt that outlived its lease): the log keeps every attempt.
+ */
+async function commitRow(
+  store: Store,
+  leased: DeliveryDoc,
+  change: (d: DeliveryDoc) => { doc: DeliveryDoc; ops: WriteOp[] },
+): Promise<DeliveryDoc> {
+  let current = leased;
+  return retryOnConflict(
+    async (attempt) => {
+      if (attempt > 1) {
+        const fresh = await store.get<DeliveryDoc>(COLL, leased.id);
+        if (!fresh) throw new Error(`webhook ${leased.id} is gone`);
+        current = fresh;
+      }
+      const { doc, ops } = change(current);
+      await store.write([{ op: 'cas', coll: COLL, doc, expected: current.version! }, ...ops]);
+      return { ...doc, version: current.version! + 1 };
+    },
+    { attempts: MAX_CAS_RETRIES + 1, maxPauseMs: () => 0, exhausted: () => new VersionConflictError(COLL, leased.id) },
+  );
+}
+
+function auditOf(
+  doc: DeliveryDoc,
+  merchant: MerchantState | null,
+  kind: 'delivered' | 'failed' | 'skipped',
+  extra: Record<string, unknown>,
+  at: Date,
+): WriteOp {
+  // payout, refund and x402 events share the outbox; their audit names the payout, refund or challenge
+  const payoutId = (doc as { payout_id?: string }).payout_id;
+  const refundId = (doc as { refund_id?: string }).refund_id;
+  const challengeId = (doc as { challenge_id?: string }).challenge_id;
+  return auditOp(
+    `${payoutId ? 'payout' : refundId ? 'refund' : challengeId ? 'x402' : 'payment_session'}.webhook.${kind}`,
+    {
+      merchant_id: doc.merchant_id,
+      ...(payoutId
+        ? { payout_id: payoutId }
+        : refundId
+          ? { refund_id: refundId, session_id: doc.session_id }
+          : challengeId
+            ? { challenge_id: challengeId }
+            : { session_id: doc.session_id }),
+      event_id: doc.id,
+      event_type: doc.event_type,
+      environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null,
+      ...extra,
+    },
+    at,
+  );
+}
+
+/** The request of one attempt: the body serialized once, signed with every live secret of the merchant. */
+function signedRequest(
+  row: DeliveryDoc,
+  merchant: MerchantState,
+  keyring: Keyring,
+  now: Date,
+): { raw: string; headers: Record<string, string> } {
+  const secrets = liveSecrets(merchant, now).map((s) => keyring.open(s.sealed));
+  // the signature is over exactly these bytes
+  const raw = JSON.stringify(row.body);
+  return {
+    raw,
+    headers: {
+      'Content-Type': 'application/json',
+      'User-Agent': USER_AGENT,
+      [EVENT_HEADER]: row.event_type,
+      [EVENT_ID_HEADER]: row.id,
+      [SIGNATURE_HEADER]: signatureHeader(raw, secrets, Math.floor(now.getTime() / 1000)),
+    },
+  };
+}
+
+/** Sign, dial, log, reschedule or finish. */
+async function attemptRow(
+  o: WebhookDeliveryOptions,
+  metrics: ReturnType<typeof deliveryMetrics>,
+  leased: DeliveryDoc,
+  manual: boolean,
+): Promise<DeliveryDoc> {
+  const { store, log: logger } = o;
+  const merchant = await store.get<MerchantState>('merchants', leased.merchant_id);
+  const url = merchant?.webhook_url ?? null;
+  if (!url) {
+    metrics.attempts.inc({ result: 'skipped' });
+    return commitRow(store, leased, (d) =>
+      d.status === 'pending'
+        ? {
+            doc: applySkip(d),
+            ops: [auditOf(d, merchant, 'skipped', { reason: merchant ? 'no_webhook_url' : 'merchant_not_found' }, o.now())],
+          }
+        : { doc: { ...d, lease_until: null }, ops: [] },
+    );
+  }
+  const now = o.now();
+  const { raw, headers } = signedRequest(leased, merchant!, o.keyring, now);
+  const result = await postWebhook(url, raw, headers, { allowPrivate: o.allowPrivate, timeoutMs: o.config.timeoutMs });
+  const logged: LoggedAttempt = {
+    at: now.toISOString(),
+    status: result.status,
+    latency_ms: result.latencyMs,
+    error: result.error,
+    ...(manual ? { manual: true } : {}),
+  };
+  metrics.attempts.inc({ result: result.ok ? 'delivered' : 'failed' });
+  metrics.latency.observe({ result: result.ok ? 'delivered' : 'failed' }, result.latencyMs / 1000);
+  const committed = await commitRow(store, leased, (d) => {
+    const out = applyAttempt(d, logged, result.ok, o.now(), o.config.retryBaseMs);
+    if (!result.ok) {
+      const what = `webhook ${leased.id} attempt ${out.doc.attempts.length} failed: ${result.error}${result.status ? ` (HTTP ${result.status})` : ''}`;
+      if (out.final) logger.warn(`${what}; retry schedule over, event failed`);
+      else logger.info(what);
+    }
+    return {
+      doc: out.doc,
+      ops: [
+        auditOf(
+          d,
+          merchant,
+          out.audit,
+          {
+            attempt: out.doc.attempts.length,
+            http_status: result.status,
+            error: result.error,
+            latency_ms: result.latencyMs,
+            manual,
+            ...(out.audit === 'failed' ? { final: out.final } : {}),
+          },
+          o.now(),
+        ),
+      ],
+    };
+  });
+  if (o.onAttempt) await o.onAttempt(leased, merchant!, result);
+  return committed;
+}
+
 export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDelivery {
   const { store, log: logger } = o;
   const cfg = o.config;
@@ -77,42 +260,8 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
   /** the last scan filled every free slot: more rows may be due, claim again as slots free up */
   let backlog = false;
 
-  const attemptsTotal = new Counter({
-    name: 'webhook_delivery_attempts_total',
-    help: 'Webhook delivery attempts by result',
-    labelNames: ['result'],
-    registers: [o.registry],
-  });
-  const latency = new Histogram({
-    name: 'webhook_delivery_duration_seconds',
-    help: 'Duration of webhook delivery attempts (DNS, connect, response headers)',
-    labelNames: ['result'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [o.registry],
-  });
-
-  /** the rows are equal but for the event sequencer's stream_seq and the version */
-  const onlyStamped = (a: DeliveryDoc, b: DeliveryDoc) => {
-    const strip = ({ version: _v, stream_seq: _s, ...rest }: DeliveryDoc & { stream_seq?: unknown }) => JSON.stringify(rest);
-    return strip(a) === strip(b);
-  };
-  const leaseActive = (d: DeliveryDoc, now: Date) => typeof d.lease_until === 'string' && d.lease_until > now.toISOString();
-
-  /** Marks a row as being attempted by this node; null when somebody else changed it first. */
-  async function lease(doc: DeliveryDoc, now: Date, again = true): Promise<DeliveryDoc | null> {
-    const until = new Date(now.getTime() + leaseMs).toISOString();
-    const next: DeliveryDoc = { ...doc, lease_until: until, next_attempt_at: doc.status === 'pending' ? until : doc.next_attempt_at };
-    try {
-      await store.write([{ op: 'cas', coll: COLL, doc: next, expected: doc.version! }]);
-    } catch (e) {
-      if (!isConflict(e)) throw e;
-      // a change that only stamped the row's event-stream position (lib/events/feed.ts) is not a claim
-      if (!again) return null;
-      const fresh = await store.get<DeliveryDoc>(COLL, doc.id);
-      return fresh && onlyStamped(doc, fresh) ? lease(fresh, now, false) : null;
-    }
-    return { ...next, version: doc.version! + 1 };
-  }
+  const metrics = deliveryMetrics(o.registry);
+  const lease = (doc: DeliveryDoc, now: Date) => leaseRow(store, doc, now, leaseMs);
 
   /** Claims one row by id: due pending rows (nudge), or any row not being attempted (manual retry). */
   async function claimOne(id: string, manual: boolean): Promise<DeliveryDoc | null> {
@@ -124,113 +273,11 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
     return lease(doc, now);
   }
 
-  function auditOf(
-    doc: DeliveryDoc,
-    merchant: MerchantState | null,
-    kind: 'delivered' | 'failed' | 'skipped',
-    extra: Record<string, unknown>,
-  ): WriteOp {
-    // payout and x402 events share the outbox; their audit names the payout or the challenge, not a session
-    const payoutId = (doc as { payout_id?: string }).payout_id;
-    const challengeId = (doc as { challenge_id?: string }).challenge_id;
-    return auditOp(
-      `${payoutId ? 'payout' : challengeId ? 'x402' : 'payment_session'}.webhook.${kind}`,
-      {
-        merchant_id: doc.merchant_id,
-        ...(payoutId ? { payout_id: payoutId } : challengeId ? { challenge_id: challengeId } : { session_id: doc.session_id }),
-        event_id: doc.id,
-        event_type: doc.event_type,
-        environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null,
-        ...extra,
-      },
-      o.now(),
-    );
-  }
-
-  /**
-   * Commits what happened to a leased row, merging onto a newer version if the row changed meanwhile
-   * (an attempt that outlived its lease): the log keeps every attempt.
-   */
-  async function commit(leased: DeliveryDoc, change: (d: DeliveryDoc) => { doc: DeliveryDoc; ops: WriteOp[] }): Promise<DeliveryDoc> {
-    let current = leased;
-    return retryOnConflict(
-      async (attempt) => {
-        if (attempt > 1) {
-          const fresh = await store.get<DeliveryDoc>(COLL, leased.id);
-          if (!fresh) throw new Error(`webhook ${leased.id} is gone`);
-          current = fresh;
-        }
-        const { doc, ops } = change(current);
-        await store.write([{ op: 'cas', coll: COLL, doc, expected: current.version! }, ...ops]);
-        return { ...doc, version: current.version! + 1 };
-      },
-      { attempts: MAX_CAS_RETRIES + 1, maxPauseMs: () => 0, exhausted: () => new VersionConflictError(COLL, leased.id) },
-    );
-  }
-
   /** One attempt of a leased row, visible to the retry endpoint while it runs. */
   function attempt(leased: DeliveryDoc, manual: boolean): Promise<DeliveryDoc> {
-    const p = attemptLeased(leased, manual).finally(() => attempting.delete(leased.id));
+    const p = attemptRow(o, metrics, leased, manual).finally(() => attempting.delete(leased.id));
     attempting.set(leased.id, p);
     return p;
-  }
-
-  /** Sign, dial, log, reschedule or finish. */
-  async function attemptLeased(leased: DeliveryDoc, manual: boolean): Promise<DeliveryDoc> {
-    const merchant = await store.get<MerchantState>('merchants', leased.merchant_id);
-    const url = merchant?.webhook_url ?? null;
-    if (!url) {
-      attemptsTotal.inc({ result: 'skipped' });
-      return commit(leased, (d) =>
-        d.status === 'pending'
-          ? { doc: applySkip(d), ops: [auditOf(d, merchant, 'skipped', { reason: merchant ? 'no_webhook_url' : 'merchant_not_found' })] }
-          : { doc: { ...d, lease_until: null }, ops: [] },
-      );
-    }
-    const now = o.now();
-    const secrets = liveSecrets(merchant!, now).map((s) => o.keyring.open(s.sealed));
-    // serialized once: the signature is over exactly these bytes
-    const raw = JSON.stringify(leased.body);
-    const headers: Record<string, string> = {
-      'Content-Type': 'application/json',
-      'User-Agent': USER_AGENT,
-      [EVENT_HEADER]: leased.event_type,
-      [EVENT_ID_HEADER]: leased.id,
-      [SIGNATURE_HEADER]: signatureHeader(raw, secrets, Math.floor(now.getTime() / 1000)),
-    };
-    const result = await postWebhook(url, raw, headers, { allowPrivate: o.allowPrivate, timeoutMs: cfg.timeoutMs });
-    const logged: LoggedAttempt = {
-      at: now.toISOString(),
-      status: result.status,
-      latency_ms: result.latencyMs,
-      error: result.error,
-      ...(manual ? { manual: true } : {}),
-    };
-    attemptsTotal.inc({ result: result.ok ? 'delivered' : 'failed' });
-    latency.observe({ result: result.ok ? 'delivered' : 'failed' }, result.latencyMs / 1000);
-    const committed = await commit(leased, (d) => {
-      const out = applyAttempt(d, logged, result.ok, o.now(), cfg.retryBaseMs);
-      if (!result.ok) {
-        const what = `webhook ${leased.id} attempt ${out.doc.attempts.length} failed: ${result.error}${result.status ? ` (HTTP ${result.status})` : ''}`;
-        if (out.final) logger.warn(`${what}; retry schedule over, event failed`);
-        else logger.info(what);
-      }
-      return {
-        doc: out.doc,
-        ops: [
-          auditOf(d, merchant, out.audit, {
-            attempt: out.doc.attempts.length,
-            http_status: result.status,
-            error: result.error,
-            latency_ms: result.latencyMs,
-            manual,
-            ...(out.audit === 'failed' ? { final: out.final } : {}),
-          }),
-        ],
-      };
-    });
-    if (o.onAttempt) await o.onAttempt(leased, merchant!, result);
-    return committed;
   }
 
   /** Runs work in the background, tracked so that stop waits for it; never rejects. */

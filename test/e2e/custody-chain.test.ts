@@ -1,9 +1,10 @@
 /**
  * Custody follows the ledger (README "Internal transfers and custody moves"), over HTTP against a started
  * node on a real Hardhat node: a merchant wallet funded on chain (a session paid and swept) pays out to
- * the merchant's own agent wallet. The agent wallet's balance is available at once; the custody move
+ * a second wallet of the same merchant (a merchant wallet: an agent wallet pays out only through its spend
+ * policy, lib/payouts/accept.ts). The second wallet's balance is available at once; the custody move
  * brings exactly that amount to the agent's address on chain (its gas paid by the platform's gas wallet);
- * reconciliation is clean; and an on-chain payout from the agent wallet (accepted before the move
+ * reconciliation is clean; and an on-chain payout from the second wallet (accepted before the move
  * confirmed: it waits, never fails) arrives at an external address. The same on the LiteSVM harness for
  * SPL USDC and SOL (the gas wallet the fee payer, creating the agent's token account).
  */
@@ -28,7 +29,7 @@ describe('internal transfers move custody on chain', () => {
   let mint: MintInfo;
   let t: TestNode;
   let m: RegisteredMerchant;
-  let agent: WalletRef;
+  let second: WalletRef;
   let main: any;
 
   beforeAll(async () => {
@@ -50,7 +51,7 @@ describe('internal transfers move custody on chain', () => {
     const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
     await eth.setBalance(keys.address(gasWalletRef('ethereum', 'testnet')), 10n ** 19n);
     await sol.airdrop(keys.address(gasWalletRef('solana', 'testnet')), 10_000_000_000n);
-    agent = await createWallet(t, m, 'agent');
+    second = await createWallet(t, m, 'merchant');
   }, 180_000);
 
   afterAll(async () => {
@@ -65,7 +66,7 @@ describe('internal transfers move custody on chain', () => {
   };
   const bal = (w: any, token: string) => w.balances.find((b: any) => b.token === token);
   const defaultWallet = async (chain = 'ethereum') =>
-    (await get('/v1/wallets?limit=100')).data.find((w: any) => w.chain === chain && w.type === 'merchant');
+    (await get('/v1/wallets?limit=100')).data.find((w: any) => w.chain === chain && w.is_default);
   const createPayout = async (body: Record<string, unknown>) => {
     const r = await t.request('POST', '/v1/payouts', { key: m.apiKey, body });
     if (r.status !== 201) throw new Error(`payout refused: ${r.status} ${r.text}`);
@@ -91,7 +92,7 @@ describe('internal transfers move custody on chain', () => {
     );
   const reconcile = () => t.call('treasury.reconcile') as Promise<{ checked: number; differences: unknown[] }>;
 
-  it('USDC: available at once, the exact amount arrives at the agent address, reconciliation is clean, the agent pays out on chain', async () => {
+  it('USDC: available at once, the exact amount arrives at the second wallet address, reconciliation is clean, the second wallet pays out on chain', async () => {
     const s = await createSession(t, m, RAILS.ethUsdc, 10);
     await usdc.transfer(1, s.address, 10_000_000n);
     await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
@@ -105,14 +106,14 @@ describe('internal transfers move custody on chain', () => {
     );
     expect(await usdc.balanceOf(main.address)).toBe(10_000_000n);
 
-    const internal = await createPayout({ wallet_id: main.id, amount_subunits: '6000000', token: 'USDC', destination: agent.address });
-    expect(internal).toMatchObject({ status: 'completed', execution: 'ledger', destination_wallet_id: agent.id });
+    const internal = await createPayout({ wallet_id: main.id, amount_subunits: '6000000', token: 'USDC', destination: second.address });
+    expect(internal).toMatchObject({ status: 'completed', execution: 'ledger', destination_wallet_id: second.id });
     // the ledger semantics stay: available at once
-    expect(bal(await get(`/v1/wallets/${agent.id}`), 'USDC')).toMatchObject({ available_subunits: '6000000', pending_subunits: '0' });
+    expect(bal(await get(`/v1/wallets/${second.id}`), 'USDC')).toMatchObject({ available_subunits: '6000000', pending_subunits: '0' });
     expect(bal(await get(`/v1/wallets/${main.id}`), 'USDC').available_subunits).toBe('4000000');
 
-    await moved(agent.id);
-    expect(await usdc.balanceOf(agent.address)).toBe(6_000_000n);
+    await moved(second.id);
+    expect(await usdc.balanceOf(second.address)).toBe(6_000_000n);
     expect(await usdc.balanceOf(main.address)).toBe(4_000_000n);
     const clean = await reconcile();
     expect(clean.checked).toBeGreaterThanOrEqual(4);
@@ -126,16 +127,16 @@ describe('internal transfers move custody on chain', () => {
     const mainEth = await get(`/v1/wallets/${main.id}`);
     expect(bal(mainEth, 'ETH').available_subunits).toBe('0');
     expect(await eth.provider.getBalance(main.address)).toBeGreaterThan(0n);
-    // and the agent, holding no ETH, cannot make the platform pay its payout's gas
+    // and the second wallet, holding no ETH, cannot make the platform pay its payout's gas
     const refused = await t.request('POST', '/v1/payouts', {
       key: m.apiKey,
-      body: { wallet_id: agent.id, amount_subunits: '2500000', token: 'USDC', destination: Wallet.createRandom().address },
+      body: { wallet_id: second.id, amount_subunits: '2500000', token: 'USDC', destination: Wallet.createRandom().address },
     });
     expect(refused.status).toBe(409);
     expect(refused.body.message).toMatch(/for the network fee/);
   });
 
-  it('ETH: a payout from the agent accepted before the move confirmed waits for it, then arrives exactly', async () => {
+  it('ETH: a payout from the second wallet accepted before the move confirmed waits for it, then arrives exactly', async () => {
     const s = await createSession(t, m, RAILS.eth, 0.05);
     await eth.sendEth(2, s.address, 5n * 10n ** 16n);
     await until(
@@ -146,51 +147,51 @@ describe('internal transfers move custody on chain', () => {
         ),
       90_000,
     );
-    const agentBefore = await eth.provider.getBalance(agent.address);
+    const secondBefore = await eth.provider.getBalance(second.address);
     const mainPosted = BigInt(bal(await get(`/v1/wallets/${main.id}`), 'ETH').available_subunits);
 
     const internal = await createPayout({
       wallet_id: main.id,
       amount_subunits: '20000000000000000',
       token: 'ETH',
-      destination: agent.address,
+      destination: second.address,
     });
     expect(internal).toMatchObject({ status: 'completed', execution: 'ledger' });
     // at once, while the tokens are still on their way: the agent's ETH pays for its own payout's gas too
     const dest = Wallet.createRandom().address;
-    const out = await createPayout({ wallet_id: agent.id, amount_subunits: '10000000000000000', token: 'ETH', destination: dest });
+    const out = await createPayout({ wallet_id: second.id, amount_subunits: '10000000000000000', token: 'ETH', destination: dest });
     expect(out.status).toBe('pending');
     const done = await payoutWhen(out.id);
     expect(done.status).toBe('completed');
     expect(await eth.provider.getBalance(dest)).toBe(10n ** 16n);
-    await moved(agent.id);
+    await moved(second.id);
     // exactly the amount arrived: the agent's address holds what it had + 0.02 − 0.01 − its payout's gas
-    const agentAfter = await eth.provider.getBalance(agent.address);
-    expect(agentAfter).toBe(agentBefore + 2n * 10n ** 16n - 10n ** 16n - BigInt(done.fee_subunits));
-    const w = await get(`/v1/wallets/${agent.id}`);
-    expect(BigInt(bal(w, 'ETH').available_subunits)).toBe(agentAfter);
+    const secondAfter = await eth.provider.getBalance(second.address);
+    expect(secondAfter).toBe(secondBefore + 2n * 10n ** 16n - 10n ** 16n - BigInt(done.fee_subunits));
+    const w = await get(`/v1/wallets/${second.id}`);
+    expect(BigInt(bal(w, 'ETH').available_subunits)).toBe(secondAfter);
     // the platform paid the move's gas: main's ETH is exactly what it had less the 0.02 it sent
     const m2 = await get(`/v1/wallets/${main.id}`);
     expect(BigInt(bal(m2, 'ETH').available_subunits)).toBe(mainPosted - 2n * 10n ** 16n);
     expect((await reconcile()).differences).toEqual([]);
 
-    // with ETH of its own, the agent pays out USDC on chain, its gas charged to it
+    // with ETH of its own, the second wallet pays out USDC on chain, its gas charged to it
     const usdcDest = Wallet.createRandom().address;
-    const agentEth = BigInt(bal(w, 'ETH').available_subunits);
-    const usdcOut = await createPayout({ wallet_id: agent.id, amount_subunits: '2500000', token: 'USDC', destination: usdcDest });
+    const secondEth = BigInt(bal(w, 'ETH').available_subunits);
+    const usdcOut = await createPayout({ wallet_id: second.id, amount_subunits: '2500000', token: 'USDC', destination: usdcDest });
     expect(usdcOut.execution).toBe('chain');
     const usdcDone = await payoutWhen(usdcOut.id);
     expect(usdcDone.status).toBe('completed');
     expect(await usdc.balanceOf(usdcDest)).toBe(2_500_000n);
-    expect(await usdc.balanceOf(agent.address)).toBe(3_500_000n);
-    const agentNow = await get(`/v1/wallets/${agent.id}`);
-    expect(bal(agentNow, 'USDC').available_subunits).toBe('3500000');
-    expect(BigInt(bal(agentNow, 'ETH').available_subunits)).toBe(agentEth - BigInt(usdcDone.fee_subunits));
+    expect(await usdc.balanceOf(second.address)).toBe(3_500_000n);
+    const secondNow = await get(`/v1/wallets/${second.id}`);
+    expect(bal(secondNow, 'USDC').available_subunits).toBe('3500000');
+    expect(BigInt(bal(secondNow, 'ETH').available_subunits)).toBe(secondEth - BigInt(usdcDone.fee_subunits));
     expect((await reconcile()).differences).toEqual([]);
-    expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, custody_moves: 0, transactions: 0 });
+    expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, refunds: 0, custody_moves: 0, transactions: 0 });
   });
 
-  it('Solana SPL USDC and SOL: the gas wallet pays; the exact amounts arrive; the agent pays out on chain', async () => {
+  it('Solana SPL USDC and SOL: the gas wallet pays; the exact amounts arrive; the second wallet pays out on chain', async () => {
     const payer = await sol.newWallet(3_000_000_000n);
     await sol.mintTo(mint.mint, payer.address, 100_000_000n);
     const su = await createSession(t, m, RAILS.solUsdc, 8);
@@ -205,43 +206,43 @@ describe('internal transfers move custody on chain', () => {
       },
       90_000,
     );
-    const solAgent = await createWallet(t, m, 'agent', 'solana', 'testnet');
+    const solSecond = await createWallet(t, m, 'merchant', 'solana', 'testnet');
 
-    const a = await createPayout({ wallet_id: w.id, amount_subunits: '5000000', token: 'USDC', destination: solAgent.address });
-    const b = await createPayout({ wallet_id: w.id, amount_subunits: '300000000', token: 'SOL', destination: solAgent.address });
+    const a = await createPayout({ wallet_id: w.id, amount_subunits: '5000000', token: 'USDC', destination: solSecond.address });
+    const b = await createPayout({ wallet_id: w.id, amount_subunits: '300000000', token: 'SOL', destination: solSecond.address });
     expect([a.execution, b.execution, a.status, b.status]).toEqual(['ledger', 'ledger', 'completed', 'completed']);
-    const now = await get(`/v1/wallets/${solAgent.id}`);
+    const now = await get(`/v1/wallets/${solSecond.id}`);
     expect([bal(now, 'USDC').available_subunits, bal(now, 'SOL').available_subunits]).toEqual(['5000000', '300000000']);
 
-    await moved(solAgent.id);
-    expect(await sol.tokenBalance(solAgent.address, mint.mint)).toBe(5_000_000n);
-    expect(sol.balance(solAgent.address)).toBe(300_000_000n);
+    await moved(solSecond.id);
+    expect(await sol.tokenBalance(solSecond.address, mint.mint)).toBe(5_000_000n);
+    expect(sol.balance(solSecond.address)).toBe(300_000_000n);
     expect(await sol.tokenBalance(w.address, mint.mint)).toBe(3_000_000n);
     expect(sol.balance(w.address)).toBe(200_000_000n);
     expect((await reconcile()).differences).toEqual([]);
 
     const dest = (await sol.newWallet(0n)).address;
-    const out = await createPayout({ wallet_id: solAgent.id, amount_subunits: '2000000', token: 'USDC', destination: dest });
+    const out = await createPayout({ wallet_id: solSecond.id, amount_subunits: '2000000', token: 'USDC', destination: dest });
     expect((await payoutWhen(out.id)).status).toBe('completed');
     expect(await sol.tokenBalance(dest, mint.mint)).toBe(2_000_000n);
-    expect(await sol.tokenBalance(solAgent.address, mint.mint)).toBe(3_000_000n);
+    expect(await sol.tokenBalance(solSecond.address, mint.mint)).toBe(3_000_000n);
     expect((await reconcile()).differences).toEqual([]);
   });
 
   it('Solana SOL: a move the chain would refuse (sender left below rent-exempt) waits unsigned and stays in flight', async () => {
     const w = await defaultWallet('solana');
-    const solAgent = (await get('/v1/wallets?limit=100')).data.find((x: any) => x.chain === 'solana' && x.type === 'agent');
+    const solSecond = (await get('/v1/wallets?limit=100')).data.find((x: any) => x.chain === 'solana' && !x.is_default);
     const count = (s: any) => Object.values(s.transactions as Record<string, number>).reduce((a, b) => a + b, 0);
     const before = await t.call('money-out.status');
-    const p = await createPayout({ wallet_id: w.id, amount_subunits: '199500000', token: 'SOL', destination: solAgent.address });
+    const p = await createPayout({ wallet_id: w.id, amount_subunits: '199500000', token: 'SOL', destination: solSecond.address });
     expect(p).toMatchObject({ status: 'completed', execution: 'ledger' });
     for (let i = 0; i < 5; i++) await t.call('money-out.scan');
     const after = await t.call('money-out.status');
     expect(after.custody_moves.waiting).toBe(1);
     expect(count(after)).toBe(count(before)); // nothing signed, nothing sent
     expect(sol.balance(w.address)).toBe(200_000_000n);
-    // the agent paid its USDC payout's fee and the destination's new token account's rent (previous test)
-    expect(sol.balance(solAgent.address)).toBe(300_000_000n - 5_000n - 2_039_280n);
+    // the second paid its USDC payout's fee and the destination's new token account's rent (previous test)
+    expect(sol.balance(solSecond.address)).toBe(300_000_000n - 5_000n - 2_039_280n);
     expect((await reconcile()).differences).toEqual([]); // the move is in flight, not a difference
   });
 });

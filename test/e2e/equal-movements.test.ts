@@ -6,14 +6,12 @@
  * id, and "already processed" counts only for the row's own signature: N equal movements are N transfers
  * with N distinct signatures, and the recipient gets N times the amount.
  */
-import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { startTestNode, type TestNode } from '../helpers/node.ts';
+import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startSolanaMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, until } from '../integration/chain-listener-helpers.ts';
 import { createWallet } from '../integration/agents-helpers.ts';
-import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
-import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { MEMO_PROGRAM_ID } from '../../lib/chains/solana/tx-driver.ts';
 
@@ -27,18 +25,8 @@ describe('equal Solana movements stay distinct', () => {
   let w: any;
 
   beforeAll(async () => {
-    sol = await startSolanaRpc();
-    mint = await sol.createMint();
-    t = await startTestNode({
-      SOLANA_TESTNET_RPC_URL: sol.url,
-      SOLANA_TESTNET_USDC_MINT: mint.mint,
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
-    });
+    ({ sol, mint, t } = await startSolanaMoneyNode());
     m = await merchant(t);
-    const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
-    await sol.airdrop(keys.address(gasWalletRef('solana', 'testnet')), 10_000_000_000n);
     const payer = await sol.newWallet(3_000_000_000n);
     await sol.mintTo(mint.mint, payer.address, 100_000_000n);
     const su = await createSession(t, m, RAILS.solUsdc, 20);

@@ -12,14 +12,12 @@
  */
 import { join } from 'node:path';
 import { Wallet } from 'ethers';
-import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
-import { startTestNode, type TestNode } from '../helpers/node.ts';
+import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startEthereumMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { createWallet, type WalletRef } from '../integration/agents-helpers.ts';
-import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
-import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
 import { ACCOUNTS, accountId, parkedGasAccount, postedBalance, type LedgerAccount } from '../../lib/ledger/index.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
@@ -35,25 +33,13 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
   let store: Store;
   let gasWallet: string;
   let main: any;
-  let agent: WalletRef;
+  let second: WalletRef;
 
   beforeAll(async () => {
-    eth = await startHardhatNode();
-    usdc = await eth.deployTestUsdc();
-    await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
-    t = await startTestNode({
-      ETHEREUM_TESTNET_RPC_URL: eth.url,
-      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
-    });
+    ({ eth, usdc, t, gasWallet } = await startEthereumMoneyNode());
     m = await merchant(t);
-    gasWallet = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase).address(gasWalletRef('ethereum', 'testnet'));
-    await eth.setBalance(gasWallet, 10n ** 19n);
     store = await openStore(`sqlite:${join(t.dataDir, 'service.db')}`);
-    agent = await createWallet(t, m, 'agent');
+    second = await createWallet(t, m, 'merchant'); // a second merchant wallet (an second wallet pays out only through its policy)
   }, 180_000);
 
   afterAll(async () => {
@@ -95,7 +81,7 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
     let deposited = 0n;
     let paidOut = 0n;
     let fees = 0n;
-    for (const id of [main.id, agent.id]) {
+    for (const id of [main.id, second.id]) {
       available += await ethOf(id);
       const rows = (await get(`/v1/wallets/${id}/transactions?limit=100`)).data.filter((x: any) => x.token === 'ETH' || x.asset === ETH);
       for (const x of rows.filter((r: any) => r.status === 'posted')) {
@@ -116,29 +102,28 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
       'the USDC to become available',
       async () => {
         const { data } = await get('/v1/wallets?limit=100');
-        const w = data.find((x: any) => x.chain === 'ethereum' && x.type === 'merchant');
+        const w = data.find((x: any) => x.chain === 'ethereum' && x.is_default);
         return w && bal(w, 'USDC')?.available_subunits === '10000000' ? w : null;
       },
       90_000,
     );
-    // 5 moves out to the agent, 4 back: nine custody moves, each topped up by the platform
+    // 5 moves out to the second wallet, 4 back: nine custody moves, each topped up by the platform
     for (let i = 0; i < 9; i++) {
-      const [from, to] = i % 2 === 0 ? [main, agent] : [agent, main];
+      const [from, to] = i % 2 === 0 ? [main, second] : [second, main];
       await pay({ wallet_id: from.id, amount_subunits: '1000000', token: 'USDC', destination: to.address });
       await settled();
     }
-    expect(await usdc.balanceOf(agent.address)).toBe(1_000_000n);
+    expect(await usdc.balanceOf(second.address)).toBe(1_000_000n);
     expect(await usdc.balanceOf(main.address)).toBe(9_000_000n);
 
     const gasSpent = gasBefore - (await eth.provider.getBalance(gasWallet));
-    const parked = (await account(parkedGasAccount(main.address, ETH))) + (await account(parkedGasAccount(agent.address, ETH)));
-    // eslint-disable-next-line no-console
+    const parked = (await account(parkedGasAccount(main.address, ETH))) + (await account(parkedGasAccount(second.address, ETH)));
     console.log(
-      `after 9 USDC movements: gas wallet spent ${gasSpent} wei; merchant ETH available ${await ethOf(main.id)} + ${await ethOf(agent.id)} wei; platform gas parked at its addresses ${parked} wei`,
+      `after 9 USDC movements: gas wallet spent ${gasSpent} wei; merchant ETH available ${await ethOf(main.id)} + ${await ethOf(second.id)} wei; platform gas parked at its addresses ${parked} wei`,
     );
     expect(gasSpent).toBeGreaterThan(0n);
     expect(await ethOf(main.id)).toBe(0n);
-    expect(await ethOf(agent.id)).toBe(0n);
+    expect(await ethOf(second.id)).toBe(0n);
     expect(parked).toBeGreaterThan(0n); // the unused top-up gas: the platform's, at the merchant's addresses
     // the gas wallet's loss on chain is exactly what the ledger booked against it
     expect(-(await account(accountId('sys:gas', ETH)))).toBe(gasSpent);
@@ -158,17 +143,16 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
     const s = await createSession(t, m, RAILS.eth, 0.05);
     await eth.sendEth(2, s.address, 5n * 10n ** 16n);
     await until('the ETH to become available', async () => ((await ethOf(main.id)) > 0n ? true : null), 90_000);
-    await pay({ wallet_id: main.id, amount_subunits: '20000000000000000', token: 'ETH', destination: agent.address });
-    await pay({ wallet_id: main.id, amount_subunits: '2000000', token: 'USDC', destination: agent.address });
+    await pay({ wallet_id: main.id, amount_subunits: '20000000000000000', token: 'ETH', destination: second.address });
+    await pay({ wallet_id: main.id, amount_subunits: '2000000', token: 'USDC', destination: second.address });
     await settled();
-    await pay({ wallet_id: agent.id, amount_subunits: '5000000000000000', token: 'ETH', destination: main.address });
-    await pay({ wallet_id: agent.id, amount_subunits: '1000000', token: 'USDC', destination: Wallet.createRandom().address });
-    await pay({ wallet_id: agent.id, amount_subunits: '3000000000000000', token: 'ETH', destination: Wallet.createRandom().address });
+    await pay({ wallet_id: second.id, amount_subunits: '5000000000000000', token: 'ETH', destination: main.address });
+    await pay({ wallet_id: second.id, amount_subunits: '1000000', token: 'USDC', destination: Wallet.createRandom().address });
+    await pay({ wallet_id: second.id, amount_subunits: '3000000000000000', token: 'ETH', destination: Wallet.createRandom().address });
     await pay({ wallet_id: main.id, amount_subunits: '1500000', token: 'USDC', destination: Wallet.createRandom().address });
     await settled();
 
     const b = await books();
-    // eslint-disable-next-line no-console
     console.log(`ETH books: deposited ${b.deposited}, paid out ${b.paidOut}, fees charged ${b.fees}, withdrawable ${b.available}`);
     expect(b.deposited).toBe(5n * 10n ** 16n);
     expect(b.paidOut).toBe(3n * 10n ** 15n);
@@ -178,7 +162,7 @@ describe('no gas farming: platform gas never becomes a merchant balance', () => 
     const gasSpent = gasBefore - (await eth.provider.getBalance(gasWallet));
     expect(sysGasBefore - (await account(accountId('sys:gas', ETH)))).toBe(gasSpent);
     // and each address holds exactly its wallet's ETH plus the platform's parked gas
-    for (const w of [main, agent]) {
+    for (const w of [main, second]) {
       expect(await eth.provider.getBalance(w.address)).toBe((await ethOf(w.id)) + (await account(parkedGasAccount(w.address, ETH))));
     }
     expect(((await t.call('treasury.reconcile')) as { differences: unknown[] }).differences).toEqual([]);

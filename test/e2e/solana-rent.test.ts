@@ -8,13 +8,11 @@
  * ledger books against `sys:gas`, rent included.
  */
 import { join } from 'node:path';
-import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { startTestNode, type TestNode } from '../helpers/node.ts';
+import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startSolanaMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, until } from '../integration/chain-listener-helpers.ts';
-import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
-import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
 import { ACCOUNTS, accountId, postedBalance, type LedgerAccount } from '../../lib/ledger/index.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
@@ -32,18 +30,8 @@ describe('Solana token-account rent is booked and charged per the fee policy', (
   let gasWallet: string;
 
   beforeAll(async () => {
-    sol = await startSolanaRpc();
-    mint = await sol.createMint();
-    t = await startTestNode({
-      SOLANA_TESTNET_RPC_URL: sol.url,
-      SOLANA_TESTNET_USDC_MINT: mint.mint,
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
-    });
+    ({ sol, mint, t, gasWallet } = await startSolanaMoneyNode());
     m = await merchant(t);
-    gasWallet = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase).address(gasWalletRef('solana', 'testnet'));
-    await sol.airdrop(gasWallet, 10_000_000_000n);
     store = await openStore(`sqlite:${join(t.dataDir, 'service.db')}`);
   }, 180_000);
 

@@ -102,6 +102,8 @@ export async function startTestNode(env: Record<string, string> = {}, opts: Node
     REGISTRATION_EMAIL_LIMIT_PER_HOUR: '10000',
     REGISTRATION_DOMAIN_LIMIT_PER_HOUR: '100000',
     REGISTRATION_WRONG_CODES_PER_DAY: '10000',
+    // tests that reconcile run it themselves (money-out.reconcile, treasury.reconcile)
+    RECONCILE_INTERVAL_MS: '0',
     ...env,
     DATA_DIR: dataDir,
   });

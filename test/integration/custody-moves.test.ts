@@ -16,7 +16,7 @@ import { configuredDrivers } from '../../lib/chains/broadcast/drivers.ts';
 import { CHAIN_TXS, type TxDriver } from '../../lib/chains/broadcast/types.ts';
 import { GasWallets, gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import { CustodyMover } from '../../lib/treasury/custody-mover.ts';
-import { reconcile } from '../../lib/treasury/reconcile.ts';
+import { reconcile } from '../../lib/treasury/reconcile/wallets.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
 import {
   LedgerBatch,

@@ -17,7 +17,7 @@ import { configuredDrivers } from '../../lib/chains/broadcast/drivers.ts';
 import { GasWallets, gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import { feeQuoter } from '../../lib/treasury/fee-quote.ts';
 import { PayoutExecutor } from '../../lib/treasury/payout-executor.ts';
-import { reconcile } from '../../lib/treasury/reconcile.ts';
+import { reconcile } from '../../lib/treasury/reconcile/wallets.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
 import { accountId, balance, checkStoredLedger, payoutOps, transferOps, walletAccount } from '../../lib/ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../../lib/payouts/model.ts';

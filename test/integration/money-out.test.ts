@@ -15,7 +15,7 @@ import { GasWallets, gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import { SWEEPS, Sweeper, type SweepDoc } from '../../lib/treasury/sweeps.ts';
 import { feeQuoter } from '../../lib/treasury/fee-quote.ts';
 import { PayoutExecutor } from '../../lib/treasury/payout-executor.ts';
-import { reconcile } from '../../lib/treasury/reconcile.ts';
+import { reconcile } from '../../lib/treasury/reconcile/wallets.ts';
 import { moneyOutMetrics } from '../../lib/chains/metrics.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts';
 import { Registry } from 'prom-client';

@@ -86,7 +86,7 @@ describe('PostgreSQL store: schema', () => {
     expect(() => loadConfig({ STORE_URL: `${db.url}?sslmode=sometimes` })).toThrow(/sslmode must be/);
     expect(() => loadConfig({ STORE_URL: db.url, STORE_POOL_SIZE: '0' })).toThrow(/STORE_POOL_SIZE/);
     expect(loadConfig({ STORE_URL: db.url, STORE_POOL_SIZE: '25' }).storePoolSize).toBe(25);
-    expect(() => loadConfig({ STORE_URL: 'mysql://x' })).toThrow(/STORE_URL must be/);
+    expect(() => loadConfig({ STORE_URL: 'mysql://x' })).toThrow(/STORE_URL="mysql:\/\/x": must be/);
     expect(['C', 'C.UTF-8', 'POSIX', 'C.utf8'].every(collationIsBytewise)).toBe(true);
     expect(['en_US.UTF-8', 'de_DE', 'und-x-icu'].some(collationIsBytewise)).toBe(false);
   });

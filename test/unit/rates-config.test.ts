@@ -37,8 +37,12 @@ describe('loadRatesConfig', () => {
   });
 
   it.each([
-    [{ RATE_SOURCES: '*=chainlink,oracle' }, /unknown source 'oracle'/],
-    [{ RATE_SOURCES: 'USDC=static' }, /not a pair/],
+    [
+      { RATE_SOURCES: '*=chainlink,oracle' },
+      /^RATE_SOURCES="\*=chainlink,oracle": names sources chainlink, http, static or peg; 'oracle' is not one$/,
+    ],
+    [{ RATE_SOURCES: 'USDC=static' }, /^RATE_SOURCES="USDC=static": names pairs like USDC:USD/],
+    [{ RATE_SOURCES: 'static' }, /^RATE_SOURCES="static": must be <pair or \*>=<sources>/],
     [{ RATES_STATIC: 'USDC:USD=0' }, /positive decimal/],
     [{ RATES_STATIC: 'USDC:USD=1e0' }, /positive decimal/],
     [{ RATES_CHAINLINK_FEEDS: 'ETH:USD=solana:mainnet:abc' }, /ethereum:<testnet\|mainnet>/],

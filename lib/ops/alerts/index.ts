@@ -9,6 +9,7 @@ import { AlertEngine, type RaisedAlert } from './engine.ts';
 import type { AlertContext } from './payload.ts';
 import type { Observation } from './rules.ts';
 import type { AbuseLabels } from '../../runtime/metrics.ts';
+import { driftKey, type Drift } from '../../treasury/reconcile/drift.ts';
 
 export type { AlertContext } from './payload.ts';
 export type { Observation } from './rules.ts';
@@ -121,5 +122,51 @@ export function limitViolation(
       last_error_code: labels.outcome,
     },
     at.log,
+  );
+}
+
+/**
+ * A drift between the books and the chain (lib/treasury/reconcile): the `reconciliation_drift` alert of
+ * its row, address and asset, with the difference. Raised again on every run that still finds it (the
+ * open alert goes on, re-notified once per ALERT_RENOTIFY_INTERVAL).
+ */
+export function reconciliationDrift(rt: Runtime, d: Drift, log?: Logger): Promise<RaisedAlert[]> {
+  return nodeAlerts(rt).report(
+    { kind: 'drift', key: driftKey(d) },
+    {
+      merchant_id: d.merchant_id ?? null,
+      chain: d.chain,
+      network: d.network,
+      row: d.row,
+      address: d.address,
+      asset: d.asset,
+      difference: d.difference,
+      last_error_code: d.code,
+    },
+    log,
+  );
+}
+
+/**
+ * A merchant's money-out request refused by a limit (payouts, refunds): `limitViolation` with the labels
+ * of that merchant's environment and the rail the request named.
+ */
+export function merchantLimitViolation(
+  rt: Runtime,
+  m: { id: string; sandbox: boolean },
+  outcome: AbuseLabels['outcome'],
+  rail: { chain: string; network: string; token?: string },
+): void {
+  limitViolation(
+    rt,
+    {
+      signal: 'limit_violation',
+      outcome,
+      environment: m.sandbox ? 'sandbox' : 'live',
+      chain: rail.chain as AbuseLabels['chain'],
+      network: rail.network as AbuseLabels['network'],
+      token: rail.token as AbuseLabels['token'],
+    },
+    { merchant_id: m.id },
   );
 }

@@ -32,6 +32,10 @@ export const ALERT_PAYLOAD_FIELDS = [
   'user_agent_hash',
   'body_hash',
   'last_error_code',
+  'row',
+  'address',
+  'asset',
+  'difference',
   'redacted_fields',
 ] as const;
 
@@ -57,6 +61,11 @@ export interface AlertPayload {
   user_agent_hash: string | null;
   body_hash: string | null;
   last_error_code: string | null;
+  /** reconciliation_drift: the outbox row, the platform address, the asset and chain − books in smallest units */
+  row: string | null;
+  address: string | null;
+  asset: string | null;
+  difference: string | null;
   redacted_fields: string[];
 }
 
@@ -76,6 +85,10 @@ export interface AlertContext {
   user_agent_hash?: string | null;
   body_hash?: string | null;
   last_error_code?: string | null;
+  row?: string | null;
+  address?: string | null;
+  asset?: string | null;
+  difference?: string | null;
   /** request parts the context deliberately does not carry (credentials headers, the body) */
   withheld?: string[];
 }
@@ -87,6 +100,14 @@ const REQUEST_ID = /^[0-9a-zA-Z-]{8,64}$/;
 const CODE = /^[a-z0-9_]{1,48}$/;
 const WORD = /^[a-z0-9_-]{1,32}$/;
 const WITHHELD = /^[a-z0-9_.-]{1,48}$/;
+/** an outbox row id: `<purpose>:<id>[:<stage>…]` */
+const ROW = /^[a-z0-9_]{1,24}:[A-Za-z0-9_.:-]{1,160}$/;
+/** an Ethereum address or a Solana public key: public by nature, so not tested as a secret */
+const ADDRESS = /^(0x[0-9a-fA-F]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})$/;
+const ASSET = /^[a-z]{2,16}:[a-z]{2,16}:[A-Z0-9]{2,10}$/;
+/** a signed integer amount in smallest units */
+const DIFFERENCE = /^-?[0-9]{1,78}$/;
+const PUBLIC_SHAPES = new Set([HASH, ROUTE, ADDRESS, DIFFERENCE]);
 
 /**
  * Text that looks like a credential, whatever field it sits in: our key and secret prefixes, bearer
@@ -119,7 +140,7 @@ export function buildAlertPayload(
   const pick = (name: keyof AlertContext, re: RegExp): string | null => {
     const v = ctx[name];
     if (v === undefined || v === null || v === '') return null;
-    if (typeof v !== 'string' || !re.test(v) || (re !== HASH && re !== ROUTE && looksSecret(v))) {
+    if (typeof v !== 'string' || !re.test(v) || (!PUBLIC_SHAPES.has(re) && looksSecret(v))) {
       redacted.add(name);
       return null;
     }
@@ -160,6 +181,10 @@ export function buildAlertPayload(
     user_agent_hash: pick('user_agent_hash', HASH),
     body_hash: pick('body_hash', HASH),
     last_error_code: pick('last_error_code', CODE),
+    row: pick('row', ROW),
+    address: pick('address', ADDRESS),
+    asset: pick('asset', ASSET),
+    difference: pick('difference', DIFFERENCE),
     redacted_fields: [],
   };
   for (const w of ctx.withheld ?? []) if (WITHHELD.test(w)) redacted.add(w);

@@ -13,20 +13,29 @@
  *                         than 10 simulate calls in 10 min per merchant or per session
  *   limit_violation       any request above a cap (amount, daily volume, rate limit) or any mainnet
  *                         attempt while gated (sandbox or no KYC)
+ *   reconciliation_drift  any drift between the books and the chain (lib/treasury/reconcile): one alert per
+ *                         row, address and asset, kept open while reconciliation keeps finding it
  */
 import type { AlertsConfig, WindowThreshold } from '../../../config/index.ts';
 
-export type AlertType = 'registration_spike' | 'failed_webhook_flood' | 'simulation_abuse' | 'limit_violation';
-export const ALERT_TYPES: AlertType[] = ['registration_spike', 'failed_webhook_flood', 'simulation_abuse', 'limit_violation'];
+export type AlertType = 'registration_spike' | 'failed_webhook_flood' | 'simulation_abuse' | 'limit_violation' | 'reconciliation_drift';
+export const ALERT_TYPES: AlertType[] = [
+  'registration_spike',
+  'failed_webhook_flood',
+  'simulation_abuse',
+  'limit_violation',
+  'reconciliation_drift',
+];
 export type Severity = 'P1' | 'P2' | 'P3';
 
 /**
- * P1: page now (automated abuse of onboarding mints credentials at scale); P2: act within hours (a
- * merchant's payment notifications are not arriving); P3: review (blocked probing, requests refused by a
- * limit: nothing got through).
+ * P1: page now (automated abuse of onboarding mints credentials at scale; books and chain disagree:
+ * money may be leaving); P2: act within hours (a merchant's payment notifications are not arriving); P3:
+ * review (blocked probing, requests refused by a limit: nothing got through).
  */
 export const SEVERITY: Record<AlertType, Severity> = {
   registration_spike: 'P1',
+  reconciliation_drift: 'P1',
   failed_webhook_flood: 'P2',
   simulation_abuse: 'P3',
   limit_violation: 'P3',
@@ -37,7 +46,9 @@ export type Observation =
   | { kind: 'registration'; ok: boolean; source: string; agent_id?: string | null }
   | { kind: 'webhook_attempt'; ok: boolean; merchant_id: string }
   | { kind: 'simulate'; merchant_id: string | null; session_id: string; non_demo: boolean }
-  | { kind: 'limit'; merchant_id: string | null; source: string };
+  | { kind: 'limit'; merchant_id: string | null; source: string }
+  /** a reconciliation drift; key names its row, address and asset */
+  | { kind: 'drift'; key: string };
 
 export interface Check {
   type: AlertType;
@@ -145,6 +156,13 @@ export function plan(obs: Observation, cfg: AlertsConfig): Plan {
       const key = obs.merchant_id ? `merchant:${obs.merchant_id}` : `source:${obs.source}`;
       const c = `limit:${key}`;
       return { events: [{ counter: c, keepMs: cfg.anyWindowMs }], checks: [count('limit_violation', 'limit', key, c, any)] };
+    }
+    case 'drift': {
+      const c = `drift:${obs.key}`;
+      return {
+        events: [{ counter: c, keepMs: cfg.anyWindowMs }],
+        checks: [count('reconciliation_drift', 'drift', obs.key, c, any)],
+      };
     }
   }
 }

@@ -3,7 +3,8 @@ import type { CollectionSpec } from '../port.ts';
 
 export const LEDGER_COLLECTIONS: CollectionSpec[] = [
   { name: 'ledger_accounts', indexes: [{ fields: ['owner'] }] },
-  { name: 'ledger_transfers', indexes: [{ fields: ['status', 'kind'] }, { fields: ['payout_id'] }] },
+  // tx_hash: reconciliation finds what the ledger booked for a transaction
+  { name: 'ledger_transfers', indexes: [{ fields: ['status', 'kind'] }, { fields: ['payout_id'] }, { fields: ['tx_hash'] }] },
   { name: 'wallet_transactions', indexes: [{ fields: ['wallet_id', 'sort_key'] }, { fields: ['transfer_id'] }] },
   {
     name: 'wallets',

@@ -9,11 +9,11 @@
  * address (a top-up: `sys:gas@<address>`, lib/treasury/fee-booking.ts) is held there beside the wallet's
  * own money: the address is compared with both.
  */
-import type { Config } from '../../config/index.ts';
-import type { Doc, Store } from '../store/port.ts';
-import { ACCOUNTS, parkedGasAccount, postedBalance, walletAccount, type LedgerAccount } from '../ledger/index.ts';
-import { nativeBalance, rpcErrorText, tokenBalance } from '../chains/clients.ts';
-import { CUSTODY_MOVES, UNSETTLED, type CustodyMoveDoc } from '../payouts/custody.ts';
+import type { Config } from '../../../config/index.ts';
+import type { Doc, Store } from '../../store/port.ts';
+import { ACCOUNTS, parkedGasAccount, postedBalance, walletAccount, type LedgerAccount } from '../../ledger/index.ts';
+import { nativeBalance, rpcErrorText, tokenBalance } from '../../chains/clients.ts';
+import { CUSTODY_MOVES, IN_FLIGHT, type CustodyMoveDoc } from '../../payouts/custody.ts';
 
 export interface ReconcileRow {
   wallet_id: string;
@@ -61,7 +61,7 @@ export async function reconcile(d: ReconcileDeps): Promise<ReconcileResult> {
   // per wallet and asset: what the chain holds beyond the ledger until its custody moves confirm
   const custody = new Map<string, bigint>();
   const add = (k: string, v: bigint) => custody.set(k, (custody.get(k) ?? 0n) + v);
-  for (const m of await d.store.find<CustodyMoveDoc>(CUSTODY_MOVES, { status: { $in: UNSETTLED } })) {
+  for (const m of await d.store.find<CustodyMoveDoc>(CUSTODY_MOVES, { status: { $in: IN_FLIGHT } })) {
     add(`${m.from_wallet_id}|${m.asset}`, BigInt(m.amount_subunits));
     add(`${m.to_wallet_id}|${m.asset}`, -BigInt(m.amount_subunits));
   }

@@ -1,0 +1,102 @@
+/**
+ * Reconciliation's metrics, registered once per node registry.
+ *
+ * `reconciliation_drift_subunits` names each current drift (check, code, row, address, asset) with its
+ * difference as the value: a label set per drift is high-cardinality by design, but it exists only while
+ * the drift does (the series of a network are replaced on every run) and at most MAX_DRIFT_SERIES of them
+ * per network; the rest are counted in `reconciliation_drifts` only.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Drift } from './drift.ts';
+import type { NetworkReport } from './run.ts';
+
+export const MAX_DRIFT_SERIES = 50;
+
+export interface ReconcileMetrics {
+  runs: Counter<'chain' | 'network' | 'mode' | 'outcome'>;
+  drifts: Gauge<'chain' | 'network' | 'check'>;
+  drift: Gauge<'chain' | 'network' | 'check' | 'code' | 'row' | 'address' | 'asset'>;
+  height: Gauge<'chain' | 'network'>;
+  rpcCalls: Counter<'chain' | 'network'>;
+  seconds: Gauge<'chain' | 'network' | 'mode'>;
+  /** the drift label sets set per network by the last run (to remove them on the next) */
+  series: Map<string, Array<ReturnType<typeof driftLabels>>>;
+}
+
+const byRegistry = new WeakMap<Registry, ReconcileMetrics>();
+
+export function reconcileMetrics(registry: Registry): ReconcileMetrics {
+  let m = byRegistry.get(registry);
+  if (!m) {
+    const registers = [registry];
+    m = {
+      runs: new Counter({
+        name: 'reconciliation_runs_total',
+        help: 'Reconciliation runs by outcome (clean, drift, error)',
+        labelNames: ['chain', 'network', 'mode', 'outcome'],
+        registers,
+      }),
+      drifts: new Gauge({
+        name: 'reconciliation_drifts',
+        help: 'Drifts between the books and the chain found by the last run, per check',
+        labelNames: ['chain', 'network', 'check'],
+        registers,
+      }),
+      drift: new Gauge({
+        name: 'reconciliation_drift_subunits',
+        help: 'One series per current drift: chain minus books in the asset smallest unit, labelled with its row and address',
+        labelNames: ['chain', 'network', 'check', 'code', 'row', 'address', 'asset'],
+        registers,
+      }),
+      height: new Gauge({
+        name: 'reconciliation_height',
+        help: 'The block (Ethereum) or slot (Solana) the last run compared balances at',
+        labelNames: ['chain', 'network'],
+        registers,
+      }),
+      rpcCalls: new Counter({
+        name: 'reconciliation_rpc_calls_total',
+        help: 'RPC calls made by reconciliation',
+        labelNames: ['chain', 'network'],
+        registers,
+      }),
+      seconds: new Gauge({
+        name: 'reconciliation_last_run_seconds',
+        help: 'Duration of the last reconciliation run',
+        labelNames: ['chain', 'network', 'mode'],
+        registers,
+      }),
+      series: new Map(),
+    };
+    byRegistry.set(registry, m);
+  }
+  return m;
+}
+
+/** the metrics of one network's run: its drift series replace the previous run's */
+export function recordRun(m: ReconcileMetrics, r: NetworkReport, mode: 'deep' | 'tick'): void {
+  const net = { chain: r.chain, network: r.network };
+  m.runs.inc({ ...net, mode, outcome: r.error ? 'error' : r.drifts.length ? 'drift' : 'clean' });
+  m.rpcCalls.inc(net, r.rpc_calls);
+  m.seconds.set({ ...net, mode }, r.ms / 1000);
+  if (r.error) return;
+  if (r.height !== null) m.height.set(net, r.height);
+  for (const check of ['movement', 'address', 'platform', 'outgoing'] as const)
+    m.drifts.set({ ...net, check }, r.drifts.filter((d) => d.check === check).length);
+  // this network's series of the previous run go; the other networks' stay
+  const key = `${r.chain}:${r.network}`;
+  for (const labels of m.series.get(key) ?? []) m.drift.remove(labels);
+  const now = r.drifts.slice(0, MAX_DRIFT_SERIES).map(driftLabels);
+  r.drifts.slice(0, MAX_DRIFT_SERIES).forEach((d, i) => m.drift.set(now[i]!, Number(d.difference ?? 0)));
+  m.series.set(key, now);
+}
+
+const driftLabels = (d: Drift) => ({
+  chain: d.chain,
+  network: d.network,
+  check: d.check,
+  code: d.code,
+  row: d.row ?? '',
+  address: d.address ?? '',
+  asset: d.asset ?? '',
+});
