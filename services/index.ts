@@ -30,6 +30,7 @@ import { createTreasuryService } from './treasury.service.ts';
 import { createMoneyOutService } from './money-out.service.ts';
 import { createWalletsService } from './wallets.service.ts';
 import { createPayoutsService } from './payouts.service.ts';
+import { createRefundsService } from './refunds.service.ts';
 
 export type ServiceFactory = (rt: Runtime) => ServiceSchema;
 
@@ -60,4 +61,5 @@ export const SERVICE_FACTORIES: Record<string, ServiceFactory> = {
   'money-out': createMoneyOutService,
   wallets: createWalletsService,
   payouts: createPayoutsService,
+  refunds: createRefundsService,
 };

@@ -1,6 +1,6 @@
 /**
  * Money out on chain (README "Sweeps, payouts and gas wallets"): the transaction outbox, sweeps of
- * deposit addresses into merchant wallets and on-chain payout execution, each a due-scanner over its
+ * deposit addresses into merchant wallets and on-chain payout and refund execution, each a due-scanner over its
  * store rows, so every node running this service shares the work and resumes what a dead node left.
  * `money-out.scan` runs one round of everything now (tests, operators); `money-out.status` counts rows.
  * The continuous reconciliation scanner (lib/treasury/reconcile/scanner.ts) runs here too, one node at a
@@ -19,6 +19,7 @@ import { moneyOutMetrics } from '../lib/chains/metrics.ts';
 import { SWEEPS, Sweeper } from '../lib/treasury/sweeps.ts';
 import { PayoutExecutor, type PayoutExecutorDeps } from '../lib/treasury/payout-executor.ts';
 import { CustodyMover } from '../lib/treasury/custody-mover.ts';
+import { refundKind } from '../lib/refunds/execution.ts';
 
 import { CUSTODY_MOVES } from '../lib/payouts/custody.ts';
 import { rpcErrorText } from '../lib/chains/clients.ts';
@@ -33,6 +34,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
   let broadcaster: Broadcaster | null = null;
   let sweeper: Sweeper | null = null;
   let payouts: PayoutExecutor | null = null;
+  let refunds: PayoutExecutor | null = null;
   let custody: CustodyMover | null = null;
   let reconciler: ReconcileScanner | null = null;
   let gasTimer: NodeJS.Timeout | null = null;
@@ -46,12 +48,13 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       scan: {
         visibility: 'public',
         async handler() {
-          if (!broadcaster) return { sweeps: 0, payouts: 0, custody_moves: 0, transactions: 0 };
+          if (!broadcaster) return { sweeps: 0, payouts: 0, refunds: 0, custody_moves: 0, transactions: 0 };
           const s = await sweeper!.scanOnce();
           const c = await custody!.scanOnce();
           const p = await payouts!.scanOnce();
+          const r = await refunds!.scanOnce();
           const t = await broadcaster.scanOnce();
-          return { sweeps: s, payouts: p, custody_moves: c, transactions: t };
+          return { sweeps: s, payouts: p, refunds: r, custody_moves: c, transactions: t };
         },
       },
       /** one reconciliation tick now (null when another node holds the reconciliation lease) */
@@ -80,9 +83,10 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       },
     },
     events: {
-      /** a payout was just accepted: start it (or its custody move) now (at-most-once is fine, the scanners catch up) */
+      /** a payout or refund was just accepted: start it (or its custody move) now (at-most-once is fine, the scanners catch up) */
       'money-out.nudge': {
-        handler(ctx: Context<{ payout_id?: unknown; custody?: unknown }>) {
+        handler(ctx: Context<{ payout_id?: unknown; refund_id?: unknown; custody?: unknown }>) {
+          if (typeof ctx.params?.refund_id === 'string') void refunds?.kick(ctx.params.refund_id).catch(() => undefined);
           if (typeof ctx.params?.payout_id !== 'string') return;
           if (ctx.params.custody === true) void custody?.kick(`custody:${ctx.params.payout_id}`).catch(() => undefined);
           else if (payouts) void payouts.kick(ctx.params.payout_id).catch(() => undefined);
@@ -121,9 +125,12 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
       };
       sweeper = new Sweeper(deps);
       payouts = new PayoutExecutor(deps);
+      // refunds are paid out of the settlement wallet by the same executor, as a kind of their own
+      refunds = new PayoutExecutor(deps, refundKind(rt.store));
       custody = new CustodyMover(deps);
       broadcaster.start();
       payouts.start();
+      refunds.start();
       custody.start();
       sweeper.start();
       const rc = rt.config.reconcile;
@@ -148,7 +155,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
     },
     async stopped() {
       if (gasTimer) clearInterval(gasTimer);
-      await Promise.all([broadcaster?.stop(), payouts?.stop(), custody?.stop(), sweeper?.stop(), reconciler?.stop()]);
+      await Promise.all([broadcaster?.stop(), payouts?.stop(), refunds?.stop(), custody?.stop(), sweeper?.stop(), reconciler?.stop()]);
       await signer?.close();
     },
   };

@@ -12,12 +12,11 @@ import { validate } from '../lib/http/validation.ts';
 import { notFound } from '../lib/core/errors.ts';
 import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
-import { pageById } from '../lib/wallets/listing.ts';
+import { pageById } from '../lib/core/paging.ts';
 import { acceptPayout, checkPayout, presentPayout, type AcceptDeps, type PayoutMerchant } from '../lib/payouts/accept.ts';
 import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
-import type { AbuseLabels } from '../lib/runtime/metrics.ts';
 import type { Filter } from '../lib/store/port.ts';
-import { limitViolation } from '../lib/ops/alerts/index.ts';
+import { merchantLimitViolation } from '../lib/ops/alerts/index.ts';
 import { feeQuoter } from '../lib/treasury/fee-quote.ts';
 import { callingMerchant, loadCallingMerchant } from '../lib/merchants/caller.ts';
 
@@ -37,19 +36,7 @@ export function createPayoutsService(rt: Runtime): ServiceSchema {
     wallets,
     limits: { payoutAmountLimit: config.payoutAmountLimit, dailyPayoutLimit: config.dailyPayoutLimit },
     quoteFee,
-    signal: (outcome, rail) =>
-      limitViolation(
-        rt,
-        {
-          signal: 'limit_violation',
-          outcome,
-          environment: m.sandbox ? 'sandbox' : 'live',
-          chain: rail.chain as AbuseLabels['chain'],
-          network: rail.network as AbuseLabels['network'],
-          token: rail.token as AbuseLabels['token'],
-        },
-        { merchant_id: m.id },
-      ),
+    signal: (outcome, rail) => merchantLimitViolation(rt, m, outcome, rail),
   });
   const own = async (merchantId: string, id: unknown) => {
     const p = typeof id === 'string' && id.length <= 64 ? await store.get<PayoutDoc>(PAYOUTS, id) : null;

@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   cref: 'checkout reference',
   wal: 'wallet',
   po: 'payout',
+  re: 'refund of a payment session',
   swp: 'settlement sweep',
   alt: 'operational alert',
   ald: 'alert delivery (outbox row)',

@@ -20,6 +20,7 @@ export const TRANSFER_KINDS = [
   'fee',
   'deposit',
   'loss',
+  'refund',
 ] as const;
 export type TransferKind = (typeof TRANSFER_KINDS)[number];
 export type TransferStatus = 'pending' | 'posted' | 'voided';
@@ -34,6 +35,7 @@ export const WALLET_TX_TYPES = [
   'agent_spend',
   'fee',
   'deposit',
+  'refund',
 ] as const;
 export type WalletTxType = (typeof WALLET_TX_TYPES)[number];
 
@@ -48,6 +50,7 @@ const SIDE_TYPES: Record<TransferKind, { debit: WalletTxType; credit: WalletTxTy
   fee: { debit: 'fee', credit: 'fee' },
   deposit: { debit: 'transfer_out', credit: 'deposit' },
   loss: { debit: 'settlement_reversal', credit: 'settlement' },
+  refund: { debit: 'refund', credit: 'transfer_in' },
 };
 export const walletTxType = (kind: TransferKind, side: 'debit' | 'credit'): WalletTxType => SIDE_TYPES[kind][side];
 
@@ -55,12 +58,14 @@ export const walletTxType = (kind: TransferKind, side: 'debit' | 'credit'): Wall
 export interface TransferRefs {
   session_id?: string;
   payout_id?: string;
+  /** a refund of a payment session (its session_id is set too) */
+  refund_id?: string;
   spend_attempt_id?: string;
   tx_hash?: string;
   /** sandbox money with no chain behind it */
   simulated?: boolean;
 }
-const REF_FIELDS = ['session_id', 'payout_id', 'spend_attempt_id', 'tx_hash', 'simulated'] as const;
+const REF_FIELDS = ['session_id', 'payout_id', 'refund_id', 'spend_attempt_id', 'tx_hash', 'simulated'] as const;
 
 export interface TransferSpec extends TransferRefs {
   /** the idempotency key: the deposit key, the payout id, the spend-attempt id, … */

@@ -7,9 +7,15 @@ import type { PaymentSessionState } from './payment-session.ts';
 /**
  * The spec's fields plus additive exact amounts and deposits. `processed` is the Ethereum block the
  * listener has processed up to (lib/chains/cursor.ts: ethereumProcessedBlock): confirmations of deposits
- * in blocks keep growing after the credit, and a reader should see today's count.
+ * in blocks keep growing after the credit, and a reader should see today's count. `refunded`: what the
+ * session's refunds took (lib/refunds: every refund not failed), smallest units.
  */
-export function presentSession(s: PaymentSessionState, config: Pick<Config, 'chains' | 'publicUrl'>, processed?: number) {
+export function presentSession(
+  s: PaymentSessionState,
+  config: Pick<Config, 'chains' | 'publicUrl'>,
+  processed?: number,
+  refunded: string = '0',
+) {
   const net = config.chains[s.chain as AddressChain]?.[s.network as 'testnet' | 'mainnet'];
   const depth = s.chain === 'ethereum' ? ((net as { confirmations?: number } | undefined)?.confirmations ?? 1) : 0;
   const confirmationsOf = (d: PaymentSessionState['deposits'][number]) =>
@@ -36,6 +42,8 @@ export function presentSession(s: PaymentSessionState, config: Pick<Config, 'cha
     received_amount: toApiNumber(s.received_subunits, s.decimals),
     expected_amount_subunits: s.expected_subunits,
     received_amount_subunits: s.received_subunits,
+    refunded_amount: toApiNumber(refunded, s.decimals),
+    refunded_amount_subunits: refunded,
     address: s.address,
     status: s.status,
     metadata: s.metadata,

@@ -10,6 +10,7 @@ import { LEDGER_COLLECTIONS } from './schema/ledger.ts';
 import { RATES_COLLECTIONS } from './schema/rates.ts';
 import { BROADCAST_COLLECTIONS } from './schema/broadcast.ts';
 import { AGENTS_COLLECTIONS } from './schema/agents.ts';
+import { REFUNDS_COLLECTIONS } from './schema/refunds.ts';
 import { RECONCILE_COLLECTIONS } from './schema/reconcile.ts';
 
 export const COLLECTIONS: CollectionSpec[] = [
@@ -23,5 +24,6 @@ export const COLLECTIONS: CollectionSpec[] = [
   ...RATES_COLLECTIONS,
   ...BROADCAST_COLLECTIONS,
   ...AGENTS_COLLECTIONS,
+  ...REFUNDS_COLLECTIONS,
   ...RECONCILE_COLLECTIONS,
 ];

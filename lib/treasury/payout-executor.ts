@@ -1,6 +1,8 @@
 /**
- * On-chain payout execution (payouts with `execution: 'chain'`; accepted, reserved and presented by
- * lib/payouts). Driven by the due-scanner over `payouts.next_attempt_at`, so any node resumes it.
+ * On-chain execution of money leaving a merchant wallet (`execution: 'chain'`): payouts (accepted,
+ * reserved and presented by lib/payouts) and refunds (lib/refunds), each a kind of its own (`OutgoingKind`:
+ * its collection, outbox purpose, ledger references and the ops that end it). Driven by the due-scanner
+ * over the kind's `next_attempt_at`, so any node resumes it.
  *
  *   pending ──(signed tx persisted, same write)──▶ processing ──(outbox final write)──▶ completed | failed
  *
@@ -15,12 +17,13 @@
  * - Completion posts the payout's pending transfer (id = payout id) and charges exactly what the chain
  *   took (./fee-booking.ts) with the `payout.completed` webhook in the outbox's final write; failure voids
  *   it (the funds are available again; a fee burnt on chain is still charged) with `payout.failed`. A
- *   payout never moves backwards: the hook acts only on `processing`.
+ *   payout never moves backwards: the hook acts only on `processing`. A refund is executed the same way
+ *   (outbox id `refund:<id>`, fee-policy movement `refund`); its kind adds its own ops to the final write.
  */
 import { fromSubunits } from '../core/money.ts';
 import { isConflict, type Doc, type WriteOp } from '../store/port.ts';
-import { LedgerBatch, isLedgerError } from '../ledger/index.ts';
-import { PAYOUTS, payoutEventOp, type PayoutDoc } from '../payouts/model.ts';
+import { LedgerBatch, isLedgerError, type TransferRefs } from '../ledger/index.ts';
+import { PAYOUTS, payoutEventOp, type PayoutDoc, type PayoutStatus } from '../payouts/model.ts';
 import { payoutAuditOp } from '../payouts/audit.ts';
 import type { ChainTxDoc, TxIntent } from '../chains/broadcast/types.ts';
 import { SolanaTxDriver } from '../chains/solana/tx-driver.ts';
@@ -45,7 +48,52 @@ export interface ChainPayoutFields {
   chain_stage?: 'sent';
   chain_tx_id?: string | null;
 }
-type ChainPayout = PayoutDoc & ChainPayoutFields;
+
+/** What the executor reads and writes of a record of money leaving a wallet (a payout, a refund). */
+export type OutgoingDoc = Pick<
+  PayoutDoc,
+  | 'id'
+  | 'merchant_id'
+  | 'wallet_id'
+  | 'chain'
+  | 'network'
+  | 'token'
+  | 'amount_subunits'
+  | 'tx_hash'
+  | 'fee_subunits'
+  | 'fee_quote'
+  | 'waiting_reason'
+  | 'failure_reason'
+  | 'next_attempt_at'
+  | 'created_at'
+  | 'updated_at'
+  | 'completed_at'
+  | 'version'
+> &
+  Doc & { status: PayoutStatus; destination: string | null };
+
+/** One kind of money out: where its records live and what ends one. */
+export interface OutgoingKind<T extends OutgoingDoc> {
+  /** the fee policy's movement, also the outbox purpose and the prefix of the outbox row's id */
+  movement: 'payout' | 'refund';
+  coll: string;
+  /** references the ledger transfers of its network cost carry */
+  refs(r: T): TransferRefs;
+  /** the ops that end a record (`final` is completed or failed): its webhook, audit and the kind's own */
+  endOps(final: T, amount: number, now: Date): Promise<WriteOp[]>;
+}
+
+export const PAYOUT_KIND: OutgoingKind<PayoutDoc> = {
+  movement: 'payout',
+  coll: PAYOUTS,
+  refs: (p) => ({ payout_id: p.id }),
+  endOps: async (p, amount, now) => [
+    payoutEventOp(p, amount, now),
+    payoutAuditOp(p.status === 'completed' ? 'completed' : 'failed', p, now),
+  ],
+};
+
+type ChainPayout = OutgoingDoc & ChainPayoutFields;
 
 export interface PayoutExecutorDeps extends TreasuryDeps {
   /** quotes payouts accepted without a fee reservation (agent spends) */
@@ -53,26 +101,33 @@ export interface PayoutExecutorDeps extends TreasuryDeps {
 }
 
 export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps> {
-  constructor(d: PayoutExecutorDeps) {
+  private readonly kind: OutgoingKind<ChainPayout>;
+
+  constructor(d: PayoutExecutorDeps, kind: OutgoingKind<never> = PAYOUT_KIND as OutgoingKind<never>) {
     super(d, {
-      name: 'payout-executor',
-      coll: PAYOUTS,
+      name: `${kind.movement}-executor`,
+      coll: kind.coll,
       dueField: 'next_attempt_at',
       filter: { execution: 'chain', status: { $in: ['pending', 'processing'] } },
     });
-    d.broadcaster.hook('payout', (tx) => this.onFinal(tx));
+    this.kind = kind as unknown as OutgoingKind<ChainPayout>;
+    d.broadcaster.hook(kind.movement, (tx) => this.onFinal(tx));
   }
 
   private cas(p: ChainPayout, changes: Partial<ChainPayout>): WriteOp {
-    return { op: 'cas', coll: PAYOUTS, doc: { ...p, ...changes, updated_at: this.now().toISOString() }, expected: p.version! };
+    return { op: 'cas', coll: this.kind.coll, doc: { ...p, ...changes, updated_at: this.now().toISOString() }, expected: p.version! };
   }
 
-  private decimals(p: PayoutDoc): number {
+  private amountOf(p: ChainPayout): number {
+    return Number(fromSubunits(p.amount_subunits, this.decimals(p)));
+  }
+
+  private decimals(p: OutgoingDoc): number {
     return this.d.config.rails.find((r) => r.chain === p.chain && r.network === p.network && r.token === p.token)?.decimals ?? 0;
   }
 
   private async wait(p: ChainPayout, reason: string, ms = this.d.retryMs ?? 30_000): Promise<void> {
-    if (p.waiting_reason !== reason) this.log().warn(`payout ${p.id} waits: ${reason}`);
+    if (p.waiting_reason !== reason) this.log().warn(`${this.kind.movement} ${p.id} waits: ${reason}`);
     await this.d.store.write([this.cas(p, { waiting_reason: reason, next_attempt_at: new Date(this.now().getTime() + ms).toISOString() })]);
   }
 
@@ -85,16 +140,12 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
     }
     const changes = { status: 'failed', failure_reason: reason, fee_subunits: '0', waiting_reason: null, next_attempt_at: null } as const;
     const failed: ChainPayout = { ...p, ...changes };
-    await this.d.store.write([
-      this.cas(p, changes),
-      ...b.ops(),
-      payoutEventOp(failed, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()),
-      payoutAuditOp('failed', failed, this.now()),
-    ]);
+    await this.d.store.write([this.cas(p, changes), ...b.ops(), ...(await this.kind.endOps(failed, this.amountOf(p), this.now()))]);
   }
 
   /** one step of a claimed payout: sign and persist its transaction */
   override async step(p: ChainPayout): Promise<void> {
+    if (!p.destination) return this.failUnsent(p, 'no destination');
     if (p.status === 'processing') {
       // in the outbox: its final write moves the payout on; the scanner needs it no more
       await this.d.store.write([this.cas(p, { next_attempt_at: null })]).catch((e) => {
@@ -116,7 +167,7 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
       const fee = BigInt(quoted.p.fee_quote?.fee_subunits ?? '0');
       const refusal =
         p.token === 'SOL'
-          ? await solRentRefusal(driver, wallet.address, p.destination, BigInt(p.amount_subunits), 'payout', fee)
+          ? await solRentRefusal(driver, wallet.address, p.destination, BigInt(p.amount_subunits), this.kind.movement, fee)
           : await solFeePayerRefusal(driver, wallet.address, fee);
       if (refusal) return this.failUnsent(p, refusal);
     }
@@ -135,7 +186,7 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
       network: p.network,
       token: p.token,
       from: wallet.address,
-      destination: p.destination,
+      destination: p.destination!,
       amount: BigInt(p.amount_subunits),
     });
     const fee_quote = {
@@ -146,7 +197,7 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
     };
     const ops = async () => {
       const b = new LedgerBatch(this.d.store, this.now());
-      await reserveFee(b, { key: p.id, walletId: p.wallet_id, asset: nativeAsset(p), amount: q.fee_subunits, refs: { payout_id: p.id } });
+      await reserveFee(b, { key: p.id, walletId: p.wallet_id, asset: nativeAsset(p), amount: q.fee_subunits, refs: this.kind.refs(p) });
       return b.ops();
     };
     return { p: { ...p, fee_quote, fee_subunits: fee_quote.fee_subunits }, ops };
@@ -155,16 +206,17 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
   /** the wallet's own transaction: it signs, and pays its gas (Ethereum, pinned to the quote) or fee (Solana) */
   private intent(p: ChainPayout, wallet: WalletLike): TxIntent {
     const from: KeyRef = { role: 'wallet', chain: wallet.chain, index: wallet.derivation_index };
+    const to = p.destination!;
     if (p.chain === 'solana') {
       return p.token === 'SOL'
-        ? { chain: 'solana', kind: 'native', from, to: p.destination, lamports: p.amount_subunits, fee_payer: from }
+        ? { chain: 'solana', kind: 'native', from, to, lamports: p.amount_subunits, fee_payer: from }
         : {
             chain: 'solana',
             kind: 'spl',
             from,
             mint: this.d.config.chains.solana[p.network].usdcToken,
             decimals: this.decimals(p),
-            to: p.destination,
+            to,
             amount: p.amount_subunits,
             fee_payer: from,
           };
@@ -172,21 +224,21 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
     const q = p.fee_quote;
     const gas = q?.gas_limit && q.gas_price ? { gas_limit: q.gas_limit, gas_price: q.gas_price } : {};
     return p.token === 'ETH'
-      ? { chain: 'ethereum', kind: 'native', from, to: p.destination, value: p.amount_subunits, ...gas }
+      ? { chain: 'ethereum', kind: 'native', from, to, value: p.amount_subunits, ...gas }
       : {
           chain: 'ethereum',
           kind: 'erc20',
           from,
           token: this.d.config.chains.ethereum[p.network].usdcToken,
-          to: p.destination,
+          to,
           amount: p.amount_subunits,
           ...gas,
         };
   }
 
   private async send(p: ChainPayout, intent: TxIntent, extra: () => Promise<WriteOp[]>): Promise<void> {
-    const txId = `payout:${p.id}`;
-    const spec = { id: txId, chain: p.chain, network: p.network, purpose: 'payout', ref: p.id, intent };
+    const txId = `${this.kind.movement}:${p.id}`;
+    const spec = { id: txId, chain: p.chain, network: p.network, purpose: this.kind.movement, ref: p.id, intent };
     try {
       await this.d.broadcaster.create(spec, async () => this.signingOps(p, txId, extra));
     } catch (e) {
@@ -200,7 +252,7 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
 
   /** the write that persists the signed transaction: the payout → processing, with its fee quote */
   private async signingOps(p: ChainPayout, txId: string, extra: () => Promise<WriteOp[]>): Promise<WriteOp[]> {
-    const fresh = (await this.d.store.get<ChainPayout>(PAYOUTS, p.id))!;
+    const fresh = (await this.d.store.get<ChainPayout>(this.kind.coll, p.id))!;
     const { fee_quote, fee_subunits } = p;
     const processing = { status: 'processing', chain_stage: 'sent', chain_tx_id: txId, fee_quote, fee_subunits } as const;
     return [this.cas(fresh, { ...processing, waiting_reason: null, next_attempt_at: null }), ...(await extra())];
@@ -208,7 +260,7 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
 
   /** the payout transaction's final write: completed (post) or failed (void), the fee charged, webhook */
   private async onFinal(tx: ChainTxDoc): Promise<WriteOp[]> {
-    const p = await this.d.store.get<ChainPayout>(PAYOUTS, tx.ref!);
+    const p = await this.d.store.get<ChainPayout>(this.kind.coll, tx.ref!);
     if (!p || p.status !== 'processing' || p.chain_tx_id !== tx.id) return [];
     const b = new LedgerBatch(this.d.store, this.now());
     const completed = tx.status === 'confirmed';
@@ -216,14 +268,14 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
     else await b.void(p.id);
     const wallet = await this.d.store.get<WalletLike>('wallets', p.wallet_id);
     const booked = await bookNetworkCost(b, {
-      movement: 'payout',
+      movement: this.kind.movement,
       key: p.id,
       asset: nativeAsset(p),
       fee: BigInt(tx.fee_subunits ?? '0'),
       rent: BigInt(tx.rent_subunits ?? '0'),
       walletId: p.wallet_id,
       ...(wallet ? { address: wallet.address } : {}),
-      refs: { payout_id: p.id, ...(tx.tx_hash ? { tx_hash: tx.tx_hash } : {}) },
+      refs: { ...this.kind.refs(p), ...(tx.tx_hash ? { tx_hash: tx.tx_hash } : {}) },
     });
     const at = this.now().toISOString();
     const fee_subunits = booked.charged.toString();
@@ -231,11 +283,6 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
       ? { status: 'completed', tx_hash: tx.tx_hash, fee_subunits, completed_at: at, next_attempt_at: null }
       : { status: 'failed', tx_hash: tx.tx_hash, fee_subunits, failure_reason: tx.failure_reason, next_attempt_at: null };
     const final = { ...p, ...changes } as ChainPayout;
-    return [
-      this.cas(p, changes),
-      ...b.ops(),
-      payoutEventOp(final, Number(fromSubunits(p.amount_subunits, this.decimals(p))), this.now()),
-      payoutAuditOp(completed ? 'completed' : 'failed', final, this.now()),
-    ];
+    return [this.cas(p, changes), ...b.ops(), ...(await this.kind.endOps(final, this.amountOf(p), this.now()))];
   }
 }

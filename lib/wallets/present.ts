@@ -56,6 +56,7 @@ export function presentWalletTx(r: WalletTxRow, rails: Rail[]) {
     status: r.status,
     ...(r.session_id ? { session_id: r.session_id } : {}),
     ...(r.payout_id ? { payout_id: r.payout_id } : {}),
+    ...(r.refund_id ? { refund_id: r.refund_id } : {}),
     ...(r.spend_attempt_id ? { spend_attempt_id: r.spend_attempt_id } : {}),
     ...(r.tx_hash ? { tx_hash: r.tx_hash } : {}),
     simulated: !!r.simulated,

@@ -137,14 +137,21 @@ function auditOf(
   extra: Record<string, unknown>,
   at: Date,
 ): WriteOp {
-  // payout and x402 events share the outbox; their audit names the payout or the challenge, not a session
+  // payout, refund and x402 events share the outbox; their audit names the payout, refund or challenge
   const payoutId = (doc as { payout_id?: string }).payout_id;
+  const refundId = (doc as { refund_id?: string }).refund_id;
   const challengeId = (doc as { challenge_id?: string }).challenge_id;
   return auditOp(
-    `${payoutId ? 'payout' : challengeId ? 'x402' : 'payment_session'}.webhook.${kind}`,
+    `${payoutId ? 'payout' : refundId ? 'refund' : challengeId ? 'x402' : 'payment_session'}.webhook.${kind}`,
     {
       merchant_id: doc.merchant_id,
-      ...(payoutId ? { payout_id: payoutId } : challengeId ? { challenge_id: challengeId } : { session_id: doc.session_id }),
+      ...(payoutId
+        ? { payout_id: payoutId }
+        : refundId
+          ? { refund_id: refundId, session_id: doc.session_id }
+          : challengeId
+            ? { challenge_id: challengeId }
+            : { session_id: doc.session_id }),
       event_id: doc.id,
       event_type: doc.event_type,
       environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null,

@@ -188,7 +188,7 @@ describe('internal transfers move custody on chain', () => {
     expect(bal(secondNow, 'USDC').available_subunits).toBe('3500000');
     expect(BigInt(bal(secondNow, 'ETH').available_subunits)).toBe(secondEth - BigInt(usdcDone.fee_subunits));
     expect((await reconcile()).differences).toEqual([]);
-    expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, custody_moves: 0, transactions: 0 });
+    expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, refunds: 0, custody_moves: 0, transactions: 0 });
   });
 
   it('Solana SPL USDC and SOL: the gas wallet pays; the exact amounts arrive; the second wallet pays out on chain', async () => {

@@ -279,7 +279,7 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     expect(status.transactions.failed).toBe(0);
     expect(status.transactions.confirmed).toBeGreaterThanOrEqual(10);
     expect(status.sweeps).toMatchObject({ waiting: 0, failed: 0 });
-    expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, custody_moves: 0, transactions: 0 }); // nothing left to do
+    expect(await t.call('money-out.scan')).toEqual({ sweeps: 0, payouts: 0, refunds: 0, custody_moves: 0, transactions: 0 }); // nothing left to do
     const planted = await reconcile();
     expect(planted.differences).toEqual([
       expect.objectContaining({ wallet_id: w.id, token: 'USDC', difference_subunits: '1234', chain: 'solana' }),

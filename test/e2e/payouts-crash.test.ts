@@ -6,14 +6,13 @@
  * the destination got the amount once), the payout completed with that transaction's hash.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { Wallet } from 'ethers';
 import { startHardhatNode, type HardhatNode } from '../harness/hardhat-node.ts';
 import { http, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { freePort } from '../helpers/nats.ts';
+import { holdingProxy, type HoldingProxy } from '../helpers/holding-proxy.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, until } from '../integration/chain-listener-helpers.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
@@ -21,47 +20,9 @@ import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts'
 
 jest.setTimeout(240_000);
 
-interface Proxy {
-  url: string;
-  held: Promise<void>;
-  close(): Promise<void>;
-}
-
-/** JSON-RPC pass-through that forwards eth_sendRawTransaction but never answers it. */
-async function holdingProxy(target: string): Promise<Proxy> {
-  let onHeld: () => void = () => undefined;
-  const held = new Promise<void>((r) => {
-    onHeld = r;
-  });
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const answer = await fetch(target, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body }).then((r) => r.text());
-      if (body.includes('eth_sendRawTransaction')) {
-        onHeld(); // forwarded (the transaction is on chain now); the caller never hears back
-        return;
-      }
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(answer);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    held,
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
-
 describe('a node killed between signing a payout and the broadcast result', () => {
   let chain: HardhatNode;
-  let proxy: Proxy;
+  let proxy: HoldingProxy;
   let child: ChildProcess | null = null;
   const nodes: TestNode[] = [];
   let store: Store | null = null;

@@ -81,6 +81,7 @@ describe('extractSolanaDeposits', () => {
         account: SESSION_ATA,
         tokenProgram: TOKEN_PROGRAM_ID,
         amount: '2500000',
+        sender: PAYER,
       },
     ]);
   });
@@ -119,6 +120,37 @@ describe('extractSolanaDeposits', () => {
     expect(extractSolanaDeposits(noProgramId, { owners: new Set([SESSION]) })).toEqual([]);
   });
 
+  test('the sender is the owner whose money went down, not a sponsoring fee payer; two owners leave it unknown', () => {
+    // OTHER pays the fee (account 0), PAYER's token account is debited: the refund belongs to PAYER
+    const sponsored = splPayment({
+      preBalances: [5000000, 2039280, 0, 1, 0, 1461600, 1141440],
+      postBalances: [5000000 - 5000 - 2039280, 2039280, 2039280, 1, 0, 1461600, 1141440],
+    });
+    sponsored.transaction.message.accountKeys = [
+      OTHER,
+      PAYER_ATA,
+      SESSION_ATA,
+      '11111111111111111111111111111111',
+      SESSION,
+      USDC,
+      TOKEN_PROGRAM_ID,
+    ];
+    expect(extractSolanaDeposits(sponsored, { owners: new Set([SESSION]) })[0]!.sender).toBe(PAYER);
+    // two owners' token accounts debited in one transaction (a batch): unknown
+    const batch = splPayment({
+      preTokenBalances: [tb(1, PAYER, '10000000'), tb(3, OTHER, '1000000')],
+      postTokenBalances: [tb(1, PAYER, '8000000'), tb(3, OTHER, '500000'), tb(2, SESSION, '2500000')],
+    });
+    expect(extractSolanaDeposits(batch, { owners: new Set([SESSION]) })[0]!.sender).toBeNull();
+    // SOL: the fee payer's debit beyond its fee is not a payment; the account whose lamports went down is the sender
+    const sol: ParsedTransactionLike = {
+      slot: 1,
+      transaction: { signatures: ['sig-sponsored'], message: { accountKeys: [OTHER, PAYER, SESSION] } },
+      meta: { err: null, fee: 5000, preBalances: [1_000_000, 900_000_000, 0], postBalances: [995_000, 800_000_000, 100_000_000] },
+    };
+    expect(extractSolanaDeposits(sol, { owners: new Set([SESSION]) })[0]).toMatchObject({ amount: '100000000', sender: PAYER });
+  });
+
   test('SOL: a watched address whose balance went up', () => {
     expect(extractSolanaDeposits(solPayment(123_456_789), { owners: new Set([SESSION]) })).toEqual([
       {
@@ -131,6 +163,7 @@ describe('extractSolanaDeposits', () => {
         account: SESSION,
         tokenProgram: null,
         amount: '123456789',
+        sender: PAYER,
       },
     ]);
   });

@@ -28,7 +28,6 @@ import {
   TOKEN_2022_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
   extractSolanaDeposits,
-  keyToString,
   type ParsedTransactionLike,
 } from './parse.ts';
 import { DepositInbox, type DepositDoc, type FoundDeposit } from '../deposit-inbox.ts';
@@ -313,7 +312,6 @@ export class SolanaRailListener {
       stats.transactions++;
       const ptx = tx as unknown as ParsedTransactionLike;
       const deps = extractSolanaDeposits(ptx, { owners: (a) => this.o.book.has(a), tokenProgramIds: TOKEN_PROGRAMS });
-      const payer = ptx.transaction.message.accountKeys[0];
       for (const d of deps) {
         const isUsdc = d.mint !== null && this.mint !== null && d.mint === this.mint.toBase58() && d.tokenProgram === TOKEN_PROGRAM_ID;
         const found: FoundDeposit = {
@@ -322,7 +320,8 @@ export class SolanaRailListener {
           tx_hash: d.signature,
           index: d.index,
           to_address: d.owner,
-          from_address: payer ? keyToString(payer) : null,
+          // the transfer's owner (who a refund goes back to), not the fee payer, who may be a sponsor
+          from_address: d.sender,
           account: d.account,
           token: d.mint === null ? 'SOL' : isUsdc ? 'USDC' : null,
           token_contract: d.mint,

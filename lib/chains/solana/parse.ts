@@ -8,7 +8,10 @@
 // - SOL: an owner address among the account keys whose lamport balance went up (post − pre > 0);
 // - SPL: a token account (meta.pre/postTokenBalances) whose owner is in the set, whose mint is
 //   accepted and whose token program is accepted, whose balance went up.
-// A failed transaction (meta.err set) pays nothing. Each deposit is keyed by
+// A failed transaction (meta.err set) pays nothing. The sender of a deposit (who a refund goes back to)
+// is read from balances too: for SPL the one owner whose token accounts of that mint went down; for SOL
+// the one other account whose lamports went down beyond the fee it paid. More than one (a batch, a
+// program moving several parties' money) or none leaves it unknown (null). Each deposit is keyed by
 // (signature, index) where index is the credited account's position in the transaction's
 // account keys: unique within the transaction, stable on every replay.
 // Pure: no I/O.
@@ -41,6 +44,8 @@ export interface ParsedTransactionLike {
   };
   meta: {
     err: unknown;
+    /** lamports the fee payer (account 0) paid */
+    fee?: number | string | bigint;
     preBalances: readonly (number | string | bigint)[];
     postBalances: readonly (number | string | bigint)[];
     preTokenBalances?: readonly TokenBalanceLike[] | null;
@@ -64,6 +69,8 @@ export interface SolanaDeposit {
   tokenProgram: string | null;
   /** integer amount in smallest units (lamports, or token base units), as a digit string */
   amount: string;
+  /** who paid it (see the file header), or null when the transaction does not say unambiguously */
+  sender: string | null;
 }
 
 export interface ExtractDepositsOptions {
@@ -123,6 +130,7 @@ export function extractSolanaDeposits(tx: ParsedTransactionLike, options: Extrac
         account: owner,
         tokenProgram: null,
         amount: (post - pre).toString(),
+        sender: solSender(tx, keys, i),
       });
     }
   }
@@ -153,10 +161,42 @@ export function extractSolanaDeposits(tx: ParsedTransactionLike, options: Extrac
         account,
         tokenProgram: post.programId,
         amount: (postAmount - preAmount).toString(),
+        sender: tokenSender(meta, post.mint, owner),
       });
     }
   }
 
   out.sort((a, b) => a.index - b.index);
   return out;
+}
+
+/** the one account other than the credited one whose lamports went down beyond the fee it paid */
+function solSender(tx: ParsedTransactionLike, keys: string[], credited: number): string | null {
+  const meta = tx.meta!;
+  const fee = toBigInt(meta.fee ?? 0) ?? 0n;
+  const senders = new Set<string>();
+  for (let i = 0; i < keys.length; i++) {
+    if (i === credited || keys[i] === keys[credited]) continue;
+    const pre = toBigInt(meta.preBalances[i]);
+    const post = toBigInt(meta.postBalances[i]);
+    if (pre === null || post === null) continue;
+    if (pre - post - (i === 0 ? fee : 0n) > 0n) senders.add(keys[i]!);
+  }
+  return senders.size === 1 ? [...senders][0]! : null;
+}
+
+/** the one owner (not the receiver) whose token accounts of `mint` went down */
+function tokenSender(meta: NonNullable<ParsedTransactionLike['meta']>, mint: string, receiver: string): string | null {
+  const post = new Map<number, TokenBalanceLike>();
+  for (const b of meta.postTokenBalances ?? []) post.set(b.accountIndex, b);
+  const senders = new Set<string>();
+  for (const pre of meta.preTokenBalances ?? []) {
+    if (pre.mint !== mint || !pre.owner || pre.owner === receiver) continue;
+    const before = toBigInt(pre.uiTokenAmount.amount);
+    const after = post.get(pre.accountIndex);
+    // a token account closed in the transaction has no post entry: it went to zero
+    const now = after && after.mint === mint ? toBigInt(after.uiTokenAmount.amount) : 0n;
+    if (before !== null && now !== null && now < before) senders.add(pre.owner);
+  }
+  return senders.size === 1 ? [...senders][0]! : null;
 }

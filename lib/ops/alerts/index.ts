@@ -146,3 +146,27 @@ export function reconciliationDrift(rt: Runtime, d: Drift, log?: Logger): Promis
     log,
   );
 }
+
+/**
+ * A merchant's money-out request refused by a limit (payouts, refunds): `limitViolation` with the labels
+ * of that merchant's environment and the rail the request named.
+ */
+export function merchantLimitViolation(
+  rt: Runtime,
+  m: { id: string; sandbox: boolean },
+  outcome: AbuseLabels['outcome'],
+  rail: { chain: string; network: string; token?: string },
+): void {
+  limitViolation(
+    rt,
+    {
+      signal: 'limit_violation',
+      outcome,
+      environment: m.sandbox ? 'sandbox' : 'live',
+      chain: rail.chain as AbuseLabels['chain'],
+      network: rail.network as AbuseLabels['network'],
+      token: rail.token as AbuseLabels['token'],
+    },
+    { merchant_id: m.id },
+  );
+}

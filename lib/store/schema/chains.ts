@@ -19,6 +19,8 @@ export const CHAINS_COLLECTIONS: CollectionSpec[] = [
       { fields: ['session_id', 'created_at'] },
       { fields: ['status', 'created_at'] },
       { fields: ['created_at'] },
+      // refunds: what else the address that paid a session has paid (lib/refunds/destination.ts)
+      { fields: ['chain', 'network', 'from_address'] },
     ],
   },
   /**

@@ -1,13 +1,13 @@
 /**
  * Check 1 (per movement) and check 3's per-movement half (platform money), incremental over final
- * outbox rows (`chain_txs`: payouts, sweeps, custody moves, their gas top-ups, x402 settlements, drips):
+ * outbox rows (`chain_txs`: payouts, refunds, sweeps, custody moves, their gas top-ups, x402 settlements, drips):
  *
  * - every confirmed row's transaction is on chain, succeeded, is its own (the `recon_txs` insert: no two
  *   rows share a hash or signature) and did exactly what the row meant: from −amount, to +amount of its
  *   asset, the fee on its payer and nothing else to the platform's addresses (effects.ts); the fee the row
  *   books is the fee the chain charged;
  * - no attempt of a failed row succeeded on chain;
- * - once a movement is over (its payout, sweep, custody move or redemption final), what the gas wallet
+ * - once a movement is over (its payout, refund, sweep, custody move or redemption final), what the gas wallet
  *   spent on all its transactions equals what the ledger books against `sys:gas` for them (linked by
  *   transaction hash): rent, top-up value and fees nobody booked show here; and no platform money
  *   (a `sys:` account other than the chain, payouts and simulation) ended in a merchant wallet's account
@@ -56,6 +56,7 @@ const walletOfOnChainAccount = (accountId: string): string | null => {
 const FAMILIES: Record<string, { coll: string; over: string[] } | null> = {
   payout: { coll: 'payouts', over: ['completed', 'failed'] },
   payout_topup: { coll: 'payouts', over: ['completed', 'failed'] },
+  refund: { coll: 'refunds', over: ['completed', 'failed'] },
   sweep: { coll: 'sweeps', over: ['completed', 'failed'] },
   sweep_topup: { coll: 'sweeps', over: ['completed', 'failed'] },
   custody: { coll: 'custody_moves', over: ['completed', 'failed'] },

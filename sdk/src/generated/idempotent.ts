@@ -3,6 +3,7 @@
 /** Operations that take an Idempotency-Key header (METHOD path). */
 export const IDEMPOTENT_OPERATIONS: readonly string[] = [
   'POST /v1/payment_sessions',
+  'POST /v1/payment_sessions/{session_id}/refunds',
   'POST /v1/payouts',
   'POST /v1/plans',
   'POST /v1/prices',

@@ -622,6 +622,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payment_sessions/{session_id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a session's refunds
+         * @description Newest first. Page with limit (1 to 100, default 20) and cursor.
+         */
+        get: operations["listRefunds"];
+        put?: never;
+        /**
+         * Refund a payment session
+         * @description Refunds a payment session: at most what it received minus its refunds that have not failed (pending ones count), decided atomically: the refund, its pending ledger transfer (id = refund id) from the merchant's settlement wallet of the session's chain and network, the network-fee reservation (the merchant pays the fee and any token-account rent, as for payouts) and the session's refund total are one write, so concurrent refunds of one session can never exceed what it received. Without amount_subunits an overpaid session refunds its excess (the part of it not refunded yet), any other everything left. Without destination the refund goes back to the address that paid: the sender of the session's deposits (the ERC-20 Transfer's from, the ETH transaction's sender, the Solana transfer's owner). The transaction is signed and persisted before it is broadcast and re-sent unchanged, so a refund is never sent twice; a node killed at any point resumes it. A session paid with simulated sandbox money refunds as simulated (completed at once, nothing broadcast). Refusals (nothing changes): 400 destination when the deposits came from more than one address, from an address not known, from a contract or a program's account, from one of this service's addresses, or from an address that also paid other merchants (a shared address such as an exchange's): name the buyer's address then; 400 an invalid destination or amount_subunits; 403 a mainnet session of a merchant whose KYC is not verified (mainnet_kyc_required); 404 another merchant's or a demo session; 409 code 5 when nothing was received, everything is refunded, the amount exceeds what is left (the message says how much is), the session's payment is still being swept into the settlement wallet (retryable), or the wallet cannot cover the amount or its network fee (insufficient available balance). Webhooks refund.completed and refund.failed follow; a failed refund's amount can be refunded again.
+         */
+        post: operations["createRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment_sessions/{session_id}/refunds/{refund_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a refund */
+        get: operations["getRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payment_sessions/{session_id}/simulate": {
         parameters: {
             query?: never;
@@ -1405,6 +1446,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    refundEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A refund event sent to the merchant's webhook_url
+         * @description Sent when a refund completes or fails. Same signature (X-Service-Signature), event id header, retries and 2xx rule as payment session events.
+         */
+        post: operations["receiveRefundEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     paymentSessionEvent: {
         parameters: {
             query?: never;
@@ -2169,13 +2230,13 @@ export interface components {
             completed_at?: components["schemas"]["Timestamp"];
             demo: boolean;
         };
-        /** @description An event: the exact webhook body plus id and created_at. payment_session.* events carry every WebhookEvent field. */
+        /** @description An event: the exact webhook body plus id and created_at. payment_session.* events carry every WebhookEvent field; payout.* events every PayoutWebhookEvent field and refund.* events every RefundWebhookEvent field. */
         Event: {
             /** @description evt_…, the X-Service-Event-Id of its deliveries */
             id: string;
             /** Format: date-time */
             created_at: string;
-            /** @description payment_session.completed, payment_session.expired, payment_session.partial_paid, payout.completed, payout.failed, x402.settled */
+            /** @description payment_session.completed, payment_session.expired, payment_session.partial_paid, payout.completed, payout.failed, refund.completed, refund.failed, x402.settled */
             event_type: string;
             session_id?: string;
             status?: string;
@@ -2371,7 +2432,7 @@ export interface components {
             id: string;
             wallet_id: string;
             /** @enum {string} */
-            type: "settlement" | "settlement_reversal" | "payout" | "payout_reversal" | "transfer_in" | "transfer_out" | "agent_spend" | "fee" | "deposit";
+            type: "settlement" | "settlement_reversal" | "payout" | "payout_reversal" | "transfer_in" | "transfer_out" | "agent_spend" | "fee" | "deposit" | "refund";
             /** @enum {string} */
             direction?: "in" | "out";
             /** @description token units (the nearest double of the exact amount; the exact value is the *_subunits digit string) */
@@ -2386,6 +2447,8 @@ export interface components {
             status: "pending" | "posted" | "voided";
             session_id?: string;
             payout_id?: string;
+            /** @description re_…: the refund of a payment session this transaction belongs to (type refund, or its fee) */
+            refund_id?: string;
             spend_attempt_id?: string;
             tx_hash?: string;
             simulated?: boolean;
@@ -2622,6 +2685,96 @@ export interface components {
             status: "sent" | "confirmed" | "failed";
             failure_reason?: string;
         };
+        /** @description Money sent back to whoever paid a payment session, from the merchant's settlement wallet of its chain and network. */
+        Refund: {
+            /** @description re_… */
+            id: string;
+            session_id: string;
+            merchant_id: string;
+            /** @description the merchant's settlement wallet of the session's chain and network, which pays the refund */
+            wallet_id?: string;
+            chain: string;
+            /** @enum {string} */
+            network: "testnet" | "mainnet";
+            token: string;
+            /** @description token units (the nearest double of the exact amount; the exact value is amount_subunits) */
+            amount: number;
+            /** @description smallest units (wei, lamports, USDC micro-units) as a digit string */
+            amount_subunits: string;
+            /** @description Where the refund goes (EIP-55 on Ethereum). The address that paid the session when the request named none (destination_source sender). Null only for a simulated refund of simulated sandbox money sent without one. */
+            destination: string | null;
+            /**
+             * @description sender: the address that paid the session; merchant: the request named it
+             * @enum {string}
+             */
+            destination_source?: "sender" | "merchant";
+            reason: string | null;
+            /**
+             * @description moves forward only: pending → processing (its transaction signed and persisted, then broadcast) → completed | failed; a simulated refund is completed at once
+             * @enum {string}
+             */
+            status: "pending" | "processing" | "completed" | "failed";
+            /**
+             * @description chain: sent on chain from the settlement wallet; simulated: sandbox money, nothing broadcast
+             * @enum {string}
+             */
+            execution?: "chain" | "simulated";
+            simulated: boolean;
+            tx_hash: string | null;
+            /** @description The network fee and any token-account rent the refund costs the merchant, in the chain's native coin's smallest units (as for payouts: docs/money-out.md "Who pays network fees"): first the quote, reserved with the amount at acceptance; once final, what the chain took. "0" when simulated. */
+            fee_subunits: string | null;
+            /** @description Why an accepted refund is not on its way yet (a missing RPC, custody_move_pending); null otherwise. */
+            waiting_reason?: string | null;
+            failure_reason: string | null;
+            metadata?: Record<string, unknown> | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+        };
+        RefundList: {
+            data: components["schemas"]["Refund"][];
+            next_cursor: string | null;
+            has_more: boolean;
+        };
+        CreateRefundRequest: {
+            /** @description smallest units as a digit string; default: an overpaid session's excess, otherwise everything left to refund */
+            amount_subunits?: string;
+            /** @description the address to refund; default: the address that paid the session */
+            destination?: string;
+            /** @description free text kept on the refund (e.g. requested_by_customer, duplicate) */
+            reason?: string;
+            /** @description up to 4KB as JSON */
+            metadata?: Record<string, unknown>;
+        };
+        RefundListQuery: {
+            cursor?: string;
+            /** @description page size, 1 to 100, default 20 */
+            limit?: string;
+        };
+        /** @description The body of refund.completed and refund.failed, POSTed like session events (same headers, X-Service-Signature scheme, retries, delivery log and events API). */
+        RefundWebhookEvent: {
+            /** @enum {string} */
+            event_type: "refund.completed" | "refund.failed";
+            refund_id: string;
+            session_id: string;
+            /** @enum {string} */
+            status: "completed" | "failed";
+            /** @description the refund amount in token units */
+            amount: number;
+            amount_subunits: string;
+            currency: string;
+            chain: string;
+            network: string;
+            destination: string | null;
+            /** @description unix seconds */
+            timestamp: string;
+            tx_hash: string | null;
+            simulated: boolean;
+            failure_reason: string | null;
+        };
         /** @description The one rail the buyer selected. The rail is matched on the whole (chain, network, token) triple against GET /v1/payment_methods. */
         SessionPaymentMethod: {
             /**
@@ -2722,6 +2875,10 @@ export interface components {
             received_amount: number;
             expected_amount_subunits?: string;
             received_amount_subunits?: string;
+            /** @description what the session's refunds took, in token units: every refund not failed (pending ones count, as Stripe's amount_refunded); 0 when none */
+            refunded_amount?: number;
+            /** @description refunded_amount exactly, in smallest units */
+            refunded_amount_subunits?: string;
             /** @description a fresh deposit address for this session only (Ethereum: EIP-55; Solana: base58; SPL tokens arrive in its associated token account) */
             address: string;
             /** @enum {string} */
@@ -4053,6 +4210,114 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listRefunds: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of refunds */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters, scoped to the merchant. The same key with the same session and body within 24 hours returns the refund it created with 201 (as it is now); with another session or body 409 code 5 'idempotency key was already used with a different payload'. Concurrent requests with one key create exactly one refund and one ledger transfer. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRefundRequest"];
+            };
+        };
+        responses: {
+            /** @description Created (or the refund of a replayed Idempotency-Key) */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description path of the created resource */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            /** @description The chain cannot be read now to quote the network fee or check the paying address (code 1); retryable says whether the same request can succeed later */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+                refund_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refund */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -5833,6 +6098,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PayoutWebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveRefundEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description equals the body's event_type */
+                "X-Service-Event": "refund.completed" | "refund.failed";
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by webhook_secret> */
+                "X-Service-Signature": string;
+                /** @description stable across retries of one event */
+                "X-Service-Event-Id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundWebhookEvent"];
             };
         };
         responses: {
