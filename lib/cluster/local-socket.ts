@@ -189,7 +189,10 @@ export class LocalSocketTransporter extends Transporters.Base {
         socket.once('connect', resolve);
         socket.once('error', reject);
       });
-      socket.on('data', frameReader((_type, topic, payload) => this.deliver(topic, payload)));
+      socket.on(
+        'data',
+        frameReader((_type, topic, payload) => this.deliver(topic, payload)),
+      );
       socket.on('error', (e) => this.logger.warn(`local socket ${path}: ${e.message}`));
       this.socket = socket;
       this.port = {
