@@ -57,24 +57,36 @@ type Action =
   | { kind: 'spend'; permille: number };
 
 const chainArb = fc.constantFrom<Chain>('ethereum', 'solana');
-const tokenOf = (c: Chain) => fc.constantFrom<Token>(NATIVE[c], 'USDC');
 const permille = fc.integer({ min: 5, max: 400 });
-const action: fc.Arbitrary<Action> = fc.oneof(
-  chainArb
-    .chain((chain) => tokenOf(chain).map((token) => ({ chain, token })))
-    .chain(({ chain, token }) =>
-      fc.oneof(
-        fc.integer({ min: 1, max: 5 }).map((units): Action => ({ kind: 'deposit', chain, token, units })),
-        permille.map((p): Action => ({ kind: 'internal', chain, token, permille: p })),
-        fc
-          .record({ p: permille, fresh: fc.boolean(), fromAgent: fc.boolean() })
-          .map((r): Action => ({ kind: 'payout', chain, token, permille: r.p, fresh: r.fresh, fromAgent: r.fromAgent })),
-        permille.map((p): Action => ({ kind: 'equal', chain, token, permille: Math.min(p, 200) })),
-      ),
-    ),
-  fc.record({ chain: chainArb, units: fc.integer({ min: 1, max: 3 }) }).map((r): Action => ({ kind: 'x402', ...r })),
-  permille.map((p): Action => ({ kind: 'spend', permille: p })),
-);
+/** every kind of action equally likely; its chain, token and size drawn after */
+const action: fc.Arbitrary<Action> = fc
+  .record({
+    kind: fc.constantFrom('deposit', 'internal', 'payout', 'equal', 'refund', 'x402', 'spend'),
+    chain: chainArb,
+    native: fc.boolean(),
+    p: permille,
+    units: fc.integer({ min: 1, max: 5 }),
+    fresh: fc.boolean(),
+    fromAgent: fc.boolean(),
+  })
+  .map(({ kind, chain, native, p, units, fresh, fromAgent }): Action => {
+    const token: Token = native ? NATIVE[chain] : 'USDC';
+    switch (kind) {
+      case 'deposit':
+        return { kind, chain, token, units };
+      case 'internal':
+      case 'refund':
+        return { kind, chain, token, permille: p };
+      case 'payout':
+        return { kind, chain, token, permille: p, fresh, fromAgent };
+      case 'equal':
+        return { kind, chain, token, permille: Math.min(p, 200) };
+      case 'x402':
+        return { kind, chain, units: Math.min(units, 3) };
+      default:
+        return { kind: 'spend', permille: p };
+    }
+  });
 
 describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => {
   let eth: HardhatNode;

@@ -6,7 +6,7 @@
  * nothing. The on-chain refunds are in test/e2e/refunds-chain.test.ts.
  */
 import { startTestNode, type TestNode } from '../helpers/node.ts';
-import { merchant, ETH_USDC } from './sessions-helpers.ts';
+import { merchant, liveMerchant, abuseCount, ETH_USDC } from './sessions-helpers.ts';
 import { startReceiver, type Receiver } from './webhooks-helpers.ts';
 import { until } from './chain-listener-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
@@ -28,7 +28,8 @@ describe('refunds of sandbox sessions over HTTP', () => {
 
   beforeAll(async () => {
     rx = await startReceiver();
-    t = await startTestNode({ WEBHOOK_SCAN_INTERVAL_MS: '100' });
+    // a mainnet rail (its RPC is never dialled here) for the KYC gate
+    t = await startTestNode({ WEBHOOK_SCAN_INTERVAL_MS: '100', ETHEREUM_MAINNET_RPC_URL: 'http://127.0.0.1:9' });
     m = await merchant(t, { webhook_url: rx.url });
     other = await merchant(t);
   });
@@ -181,6 +182,24 @@ describe('refunds of sandbox sessions over HTTP', () => {
     expect(list.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+SIMULATED\s+AMOUNT/);
     expect(list.stdout).toMatch(new RegExp(`${made.id}\\s+completed\\s+yes\\s+2`));
     expect((await client.refunds.list(id)).data.map((x) => x.id)).toEqual([made.id, r.id]);
+  });
+
+  it('a mainnet refund needs verified KYC, through the environment gate (403, mainnet_kyc_required)', async () => {
+    const live = await liveMerchant(t, 'verified');
+    const s = await t.request('POST', '/v1/payment_sessions', {
+      key: live.apiKey,
+      body: { amount: 1, expires_in: '1h', paymentMethod: { ...ETH_USDC, network: 'mainnet' } },
+    });
+    expect(s.status).toBe(201);
+    // verified: the gate passes, and a session that received nothing has nothing to refund
+    expect((await t.request('POST', `/v1/payment_sessions/${s.body.session_id}/refunds`, { key: live.apiKey, body: {} })).status).toBe(409);
+    await t.call('operators.setKyc', { merchant_id: live.id, status: 'none' });
+    const before = await abuseCount(t, { outcome: 'mainnet_kyc_required' });
+    const gated = await t.request('POST', `/v1/payment_sessions/${s.body.session_id}/refunds`, { key: live.apiKey, body: {} });
+    expect(gated.status).toBe(403);
+    expect(gated.body).toMatchObject({ field: 'session_id' });
+    expect(gated.body.message).toContain('mainnet refunds require KYC verification');
+    expect(await abuseCount(t, { outcome: 'mainnet_kyc_required' })).toBe(before + 1);
   });
 
   it('refuses bad input, other merchants and unpaid sessions, changing nothing', async () => {
