@@ -7,6 +7,7 @@
  *   FAUCET_DRIP_INTERVAL    one drip per address, chain and token in this window: `10m` (default)
  *   FAUCET_DRIP_PER_MERCHANT drips per merchant in that window: 20 (default)
  */
+import type { Env } from './env.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 import { ConfigError } from './errors.ts';
 
@@ -74,8 +75,6 @@ export const DEFAULT_FAUCETS: FaucetEntry[] = [
     notes: 'Devnet SOL (also `solana airdrop 1 <address> --url devnet`). Limits are set by the Solana Foundation.',
   },
 ];
-
-type Env = Record<string, string | undefined>;
 
 function parseList(raw: string): FaucetEntry[] {
   let list: unknown;

@@ -14,6 +14,7 @@
  *   RATES_REFUSE_AGE       older than this a value is refused, and a Chainlink round unless its feed says
  *                          otherwise: 90000 (25 h: the USDC/USD feed's 24 h heartbeat plus margin)
  */
+import type { Env } from './env.ts';
 import { parseDuration } from '../lib/core/duration.ts';
 import { ConfigError } from './errors.ts';
 
@@ -40,8 +41,6 @@ export interface RatesConfig {
   maxAgeMs: number;
   refuseAgeMs: number;
 }
-
-type Env = Record<string, string | undefined>;
 
 const DEFAULT_FEEDS = [
   'ETH:USD=ethereum:mainnet:0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419',

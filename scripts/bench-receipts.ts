@@ -38,6 +38,8 @@ function sample(i: number): ReceiptData {
       late: false,
       simulated: false,
     })),
+    refunds: [],
+    refunded_amount: '0',
     qr_url: `https://sepolia.etherscan.io/tx/${tx(3)}`,
     fiat: { quote: 'USD', rate: '0.9999', value: '10.50', source: 'chainlink', as_of: '2026-01-01 00:04:30 UTC', stale: false },
   };

@@ -5,6 +5,7 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
+import type { Evaluation } from '../lib/spend/policy.ts';
 import { merchantCaller } from '../lib/core/request-meta.ts';
 import { callingMerchant } from '../lib/merchants/caller.ts';
 import { created } from './http-meta.ts';
@@ -37,22 +38,74 @@ import { limitViolation } from '../lib/ops/alerts/index.ts';
 type Http = { body?: unknown; query?: Record<string, string | undefined>; params?: Record<string, string | undefined> };
 type Caller = Pick<Context, 'call'>;
 
-export function createAgentsService(rt: Runtime): ServiceSchema {
+/** A spend policy as the API shows it. */
+const presentPolicy = (walletId: string, p: StoredPolicy) => ({
+  id: p.id,
+  agent_wallet_id: walletId,
+  version: p.version_no,
+  ...p.body,
+  created_at: p.created_at,
+});
+
+/** A cap breach or a gated mainnet attempt counts as a limit violation (metric and alert). */
+function signal(rt: Runtime, ctx: Context, a: SpendAttemptDoc) {
+  const user = merchantCaller(ctx);
+  const labels = limitViolationLabels(a, !!user?.sandbox);
+  if (labels) limitViolation(rt, labels, { merchant_id: user?.merchant_id ?? null, ctx });
+}
+
+/** Finishes ledger executions a request did not (its node died between decision and execution). */
+function executionScanner(rt: Runtime, execute: (a: SpendAttemptDoc) => Promise<unknown>, log: { warn(...a: unknown[]): void }) {
+  return new DueScanner<SpendAttemptDoc>({
+    name: 'agent spend executions',
+    store: rt.store,
+    coll: ATTEMPTS,
+    dueField: 'execute_due_at',
+    leaseMs: 30_000,
+    intervalMs: rt.config.agents.scanIntervalMs,
+    now: () => rt.now(),
+    log,
+    handle: async (a) => {
+      await execute(a);
+    },
+  });
+}
+
+/** The enabled rail of an attempt's chain, network and token, if any. */
+const railOf = (config: Runtime['config'], x: { chain: string; network: string; token_symbol: string }) =>
+  findRail(config.rails, x.chain, x.network, x.token_symbol);
+
+/** An on-chain spend is a payout: the platform's payout limits with the rail's decimals. */
+function payoutLimits(config: Runtime['config'], x: { chain: string; network: string; token_symbol: string }) {
+  const rail = railOf(config, x);
+  const limits = { payoutAmountLimit: config.payoutAmountLimit, dailyPayoutLimit: config.dailyPayoutLimit };
+  return rail ? { limits, decimals: rail.decimals } : undefined;
+}
+
+/** Spend policies belong to agent wallets. */
+function requireAgentWallet(wallet: WalletFacts): void {
+  if (wallet.type !== 'agent')
+    throw badRequest(`wallet ${wallet.id} is a ${wallet.type} wallet; spend policies belong to agent wallets`, {
+      field: 'agent_wallet_id',
+      remediation: 'Use the id of a wallet created with type agent (POST /v1/wallets with "type": "agent").',
+    });
+}
+
+/** A dry run's answer: the verdict, the rules in order and the windows. */
+const presentEvaluation = (e: Evaluation) => ({
+  status: e.status,
+  ...(e.reason ? { reason: e.reason } : {}),
+  trace: e.trace,
+  windows: e.windows,
+});
+
+/** What the agent actions share: the wallet actor, the caller's wallet and attempt, a new attempt's facts. */
+function agentRequests(rt: Runtime) {
   const { store, config } = rt;
   const known = knownRails();
-  let scanner: DueScanner<SpendAttemptDoc> | null = null;
 
   const send = (ctx: Caller, id: string, msg: AgentWalletMsg) =>
     ctx.call('agent-wallet-actors.send', { id, msg }) as Promise<AgentWalletReply>;
-  const railEnabled = (a: { chain: string; network: string; token_symbol: string }) =>
-    !!findRail(config.rails, a.chain, a.network, a.token_symbol);
-  const presentPolicy = (walletId: string, p: StoredPolicy) => ({
-    id: p.id,
-    agent_wallet_id: walletId,
-    version: p.version_no,
-    ...p.body,
-    created_at: p.created_at,
-  });
 
   const walletOf = (ctx: Context<Http>) => walletFacts(store, ctx.params.params?.agent_wallet_id ?? '');
   /** A wallet the caller owns, for policy and attempt reads (another merchant's is a 404 like an unknown one). */
@@ -68,21 +121,16 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
   async function prepare(ctx: Context<Http>) {
     const wallet = await walletOf(ctx);
     const { input, railEnabled: enabled } = attemptInput(validate('AgentSpendAttemptRequest', ctx.params.body), config.rails, known);
-    const actx = await attemptContext(store, rt.now(), callingMerchant(ctx).merchant_id, wallet, input, enabled, payoutLimits(input));
+    const actx = await attemptContext(
+      store,
+      rt.now(),
+      callingMerchant(ctx).merchant_id,
+      wallet,
+      input,
+      enabled,
+      payoutLimits(config, input),
+    );
     return { wallet, input, actx };
-  }
-
-  /** an on-chain spend is a payout: the platform's payout limits with the rail's decimals */
-  function payoutLimits(x: { chain: string; network: string; token_symbol: string }) {
-    const rail = config.rails.find((r) => r.chain === x.chain && r.network === x.network && r.token === x.token_symbol);
-    const limits = { payoutAmountLimit: config.payoutAmountLimit, dailyPayoutLimit: config.dailyPayoutLimit };
-    return rail ? { limits, decimals: rail.decimals } : undefined;
-  }
-
-  function signal(ctx: Context, a: SpendAttemptDoc) {
-    const user = merchantCaller(ctx);
-    const labels = limitViolationLabels(a, !!user?.sandbox);
-    if (labels) limitViolation(rt, labels, { merchant_id: user?.merchant_id ?? null, ctx });
   }
 
   /** A ledger execution right after the decision (the scanner finishes it if this node dies first). */
@@ -91,6 +139,15 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
     return (await send(ctx, a.agent_wallet_id, { type: 'execute', attempt_id: a.id })).attempt ?? a;
   }
 
+  return { send, walletOf, ownWallet, attemptIn, prepare, executeNow };
+}
+
+export function createAgentsService(rt: Runtime): ServiceSchema {
+  const { store, config } = rt;
+  let scanner: DueScanner<SpendAttemptDoc> | null = null;
+
+  const { send, walletOf, ownWallet, attemptIn, prepare, executeNow } = agentRequests(rt);
+
   return {
     name: 'agents',
     actions: {
@@ -98,11 +155,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
         visibility: 'published',
         async handler(ctx: Context<Http>) {
           const wallet = await ownWallet(ctx);
-          if (wallet.type !== 'agent')
-            throw badRequest(`wallet ${wallet.id} is a ${wallet.type} wallet; spend policies belong to agent wallets`, {
-              field: 'agent_wallet_id',
-              remediation: 'Use the id of a wallet created with type agent (POST /v1/wallets with "type": "agent").',
-            });
+          requireAgentWallet(wallet);
           const body = checkedPolicy(validate('AgentSpendPolicyRequest', ctx.params.body));
           const reply = await send(ctx, wallet.id, {
             type: 'set_policy',
@@ -135,7 +188,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
             ctx: actx,
             dry_run: false,
           });
-          if (reply.created) signal(ctx, reply.attempt!);
+          if (reply.created) signal(rt, ctx, reply.attempt!);
           const a = await executeNow(ctx, reply.attempt!);
           if (reply.created) created(ctx, `/v1/agent-wallets/${wallet.id}/spend-attempts/${a.id}`);
           return showAttempt(store, a);
@@ -155,8 +208,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
             ctx: actx,
             dry_run: true,
           });
-          const e = evaluation!;
-          return { status: e.status, ...(e.reason ? { reason: e.reason } : {}), trace: e.trace, windows: e.windows };
+          return presentEvaluation(evaluation!);
         },
       },
       listAttempts: {
@@ -176,9 +228,17 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<Http>) {
           const wallet = await ownWallet(ctx);
           const a = await attemptIn(ctx, wallet);
-          const actx = await attemptContext(store, rt.now(), callingMerchant(ctx).merchant_id, wallet, a, railEnabled(a), payoutLimits(a));
+          const actx = await attemptContext(
+            store,
+            rt.now(),
+            callingMerchant(ctx).merchant_id,
+            wallet,
+            a,
+            !!railOf(config, a),
+            payoutLimits(config, a),
+          );
           const reply = await send(ctx, wallet.id, { type: 'approve', attempt_id: a.id, payout_id: newId('po'), ctx: actx });
-          signal(ctx, reply.attempt!);
+          signal(rt, ctx, reply.attempt!);
           return showAttempt(store, await executeNow(ctx, reply.attempt!));
         },
       },
@@ -201,20 +261,8 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
     },
     started(this: { broker: { call: Context['call'] }; logger: { warn(...a: unknown[]): void } }) {
       const broker = this.broker;
-      scanner = new DueScanner<SpendAttemptDoc>({
-        name: 'agent spend executions',
-        store,
-        coll: ATTEMPTS,
-        dueField: 'execute_due_at',
-        leaseMs: 30_000,
-        intervalMs: config.agents.scanIntervalMs,
-        now: () => rt.now(),
-        log: this.logger,
-        // a spend decided less than a lease ago is still being executed by its request
-        handle: async (a) => {
-          await executeNow({ call: broker.call.bind(broker) } as Caller, a);
-        },
-      });
+      // a spend decided less than a lease ago is still being executed by its request
+      scanner = executionScanner(rt, (a) => executeNow({ call: broker.call.bind(broker) } as Caller, a), this.logger);
       scanner.start();
     },
     async stopped() {

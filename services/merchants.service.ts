@@ -22,30 +22,92 @@ import { knownRails } from '../lib/catalog/rules.ts';
 
 type Body<T> = { body: T };
 
+/** registration_spike counts every outcome of POST /v1/merchants per source (and per bearer agent). */
+function reportRegistration(
+  rt: Runtime,
+  alerts: ReturnType<typeof nodeAlerts>,
+  ctx: Context,
+  ok: boolean,
+  merchant: { id: string; name: string; sandbox: boolean } | null,
+  logger: { warn(...a: unknown[]): void },
+) {
+  const caller = requestMeta(ctx).user;
+  const agent = caller?.kind === 'bearer' ? caller.user_id.slice(0, 24) : null;
+  const info = requestContext(rt, ctx, {
+    merchant_id: merchant?.id ?? null,
+    merchant_name: merchant?.name ?? null,
+    agent_id: agent,
+    environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null,
+  });
+  return alerts.report({ kind: 'registration', ok, source: info.source_ip_hash ?? 'unknown', agent_id: agent }, info, logger);
+}
+
+/**
+ * Rotates the API key or the webhook secret through the merchant actor; the previous one keeps working for
+ * the overlap (ROTATION_OVERLAP_MS). The new secret is answered once, never stored in the clear.
+ */
+async function rotateCredential(
+  rt: Runtime,
+  m: MerchantState,
+  credential: 'api_key' | 'webhook_secret',
+  byKeyId: string,
+  send: (msg: MerchantMsg) => Promise<MerchantReply>,
+) {
+  const overlapUntil = new Date(rt.now().getTime() + ROTATION_OVERLAP_MS).toISOString();
+  if (credential === 'api_key') {
+    const apiKey = newApiKey(m.sandbox);
+    await send({
+      type: 'rotate_api_key',
+      new_key_id: keyHash(apiKey),
+      new_key_prefix: apiKey.slice(0, 20),
+      overlap_until: overlapUntil,
+      by_key_id: byKeyId,
+    });
+    return { credential: 'api_key', api_key: apiKey, previous_api_key_expires_at: overlapUntil };
+  }
+  const secret = newWebhookSecret();
+  await send({
+    type: 'rotate_webhook_secret',
+    sealed: rt.keyring.seal(secret),
+    overlap_until: overlapUntil,
+    by_key_id: byKeyId,
+  });
+  return { credential: 'webhook_secret', webhook_secret: secret, previous_webhook_secret_expires_at: overlapUntil };
+}
+
+/**
+ * Step 4 of registration: creates the merchant (api_key and webhook_secret are returned once), counting
+ * every outcome for registration_spike; an idempotent replay is the same registration, counted once.
+ */
+async function register(
+  rt: Runtime,
+  alerts: ReturnType<typeof nodeAlerts>,
+  onboarding: Onboarding,
+  ctx: Context<Body<unknown>>,
+  logger: { warn(...a: unknown[]): void },
+): Promise<PresentedMerchant> {
+  let answer: { response: PresentedMerchant; replay: boolean };
+  try {
+    const body = validate('RegisterMerchantRequest', ctx.params.body);
+    const caller = requestMeta(ctx).user ?? null;
+    answer = await onboarding.register(caller?.kind === 'bearer' ? caller : null, body);
+  } catch (e) {
+    const status = (e as { code?: unknown }).code;
+    if (typeof status === 'number' && status >= 400 && status < 500) await reportRegistration(rt, alerts, ctx, false, null, logger);
+    throw e;
+  }
+  created(ctx, '/v1/me');
+  const result = answer.response;
+  if (typeof result.id === 'string' && !answer.replay) {
+    await reportRegistration(rt, alerts, ctx, true, { id: result.id, name: result.name ?? '', sandbox: result.sandbox ?? true }, logger);
+  }
+  return result;
+}
+
 export function createMerchantsService(rt: Runtime): ServiceSchema {
   const { store } = rt;
   const onboarding = new Onboarding({ store, keyring: rt.keyring, config: rt.config, metrics: rt.metrics, now: () => rt.now() });
   const alerts = nodeAlerts(rt);
-  /** requests answered by an idempotent replay (not a second registration) */
-  const replays = new WeakSet<Context>();
-
-  /** registration_spike counts every outcome of POST /v1/merchants per source (and per bearer agent). */
-  function reportRegistration(
-    ctx: Context,
-    ok: boolean,
-    merchant: { id: string; name: string; sandbox: boolean } | null,
-    logger: { warn(...a: unknown[]): void },
-  ) {
-    const caller = requestMeta(ctx).user;
-    const agent = caller?.kind === 'bearer' ? caller.user_id.slice(0, 24) : null;
-    const info = requestContext(rt, ctx, {
-      merchant_id: merchant?.id ?? null,
-      merchant_name: merchant?.name ?? null,
-      agent_id: agent,
-      environment: merchant ? (merchant.sandbox ? 'sandbox' : 'live') : null,
-    });
-    return alerts.report({ kind: 'registration', ok, source: info.source_ip_hash ?? 'unknown', agent_id: agent }, info, logger);
-  }
 
   async function limitClient(ctx: Context, step: string) {
     const ip = clientHash(ctx);
@@ -69,15 +131,6 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
    * again and revoke the owner's new key, keeping the account.
    */
   const callerKeyId = (ctx: Context): string => merchantCaller(ctx)?.key_id ?? '';
-  async function registerOnce(ctx: Context<Body<unknown>>): Promise<PresentedMerchant> {
-    const body = validate('RegisterMerchantRequest', ctx.params.body);
-    const caller = requestMeta(ctx).user ?? null;
-    const { response, replay } = await onboarding.register(caller?.kind === 'bearer' ? caller : null, body);
-    if (replay) replays.add(ctx);
-    created(ctx, '/v1/me');
-    return response;
-  }
-
   let outbox: MailOutbox;
 
   return {
@@ -126,26 +179,18 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
 
       /** Step 4: creates the merchant; api_key and webhook_secret are returned once. */
       register: {
-        async handler(ctx: Context<Body<unknown>>) {
-          let result: PresentedMerchant;
-          try {
-            result = await registerOnce(ctx);
-          } catch (e) {
-            const status = (e as { code?: unknown }).code;
-            if (typeof status === 'number' && status >= 400 && status < 500) await reportRegistration(ctx, false, null, this.logger);
-            throw e;
-          }
-          // an idempotent replay is the same registration: counted once
-          if (typeof result.id === 'string' && !replays.has(ctx)) {
-            await reportRegistration(ctx, true, { id: result.id, name: result.name ?? '', sandbox: result.sandbox ?? true }, this.logger);
-          }
-          return result;
+        handler(ctx: Context<Body<unknown>>) {
+          return register(rt, alerts, onboarding, ctx, this.logger);
         },
       },
 
       me: {
-        async handler(ctx: Context) {
-          const m = await currentMerchant(ctx);
+        async handler(ctx: Context<{ merchant_id?: unknown }>) {
+          // an operator in the REPL names the merchant (`call merchants.me --merchant_id mer_…`); a request
+          // through the gateway always carries its authenticated caller, which is the only one it can read
+          const asked = requestMeta(ctx).user === undefined ? ctx.params?.merchant_id : undefined;
+          const m = typeof asked === 'string' ? await store.get<MerchantState>('merchants', asked) : await currentMerchant(ctx);
+          if (!m) throw notFound('merchant');
           const overlap = m.previous_api_key_expires_at && m.previous_api_key_expires_at > rt.now().toISOString();
           return {
             ...presentMerchant(m),
@@ -160,26 +205,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<Body<unknown>>) {
           const body = validate('RotateCredentialsRequest', ctx.params.body ?? {});
           const m = await currentMerchant(ctx);
-          const overlapUntil = new Date(rt.now().getTime() + ROTATION_OVERLAP_MS).toISOString();
-          if ((body.credential ?? 'api_key') === 'api_key') {
-            const apiKey = newApiKey(m.sandbox);
-            await callActor(ctx, m.id, {
-              type: 'rotate_api_key',
-              new_key_id: keyHash(apiKey),
-              new_key_prefix: apiKey.slice(0, 20),
-              overlap_until: overlapUntil,
-              by_key_id: callerKeyId(ctx),
-            });
-            return { credential: 'api_key', api_key: apiKey, previous_api_key_expires_at: overlapUntil };
-          }
-          const secret = newWebhookSecret();
-          await callActor(ctx, m.id, {
-            type: 'rotate_webhook_secret',
-            sealed: rt.keyring.seal(secret),
-            overlap_until: overlapUntil,
-            by_key_id: callerKeyId(ctx),
-          });
-          return { credential: 'webhook_secret', webhook_secret: secret, previous_webhook_secret_expires_at: overlapUntil };
+          return rotateCredential(rt, m, body.credential ?? 'api_key', callerKeyId(ctx), (msg) => callActor(ctx, m.id, msg));
         },
       },
 

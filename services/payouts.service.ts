@@ -12,7 +12,7 @@ import { validate } from '../lib/http/validation.ts';
 import { notFound } from '../lib/core/errors.ts';
 import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
-import { pageById } from '../lib/wallets/listing.ts';
+import { pageById } from '../lib/core/paging.ts';
 import { acceptPayout, checkPayout, presentPayout, type AcceptDeps, type PayoutMerchant } from '../lib/payouts/accept.ts';
 import { PAYOUTS, type PayoutDoc } from '../lib/payouts/model.ts';
 import type { Filter } from '../lib/store/port.ts';

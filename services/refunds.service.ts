@@ -12,7 +12,7 @@ import { validate } from '../lib/http/validation.ts';
 import { notFound } from '../lib/core/errors.ts';
 import { Idempotency, idempotencyKey } from '../lib/core/idempotency.ts';
 import { openWalletDirectory } from '../lib/wallets/directory.ts';
-import { pageById } from '../lib/wallets/listing.ts';
+import { pageById } from '../lib/core/paging.ts';
 import { feeQuoter } from '../lib/treasury/fee-quote.ts';
 import { loadCallingMerchant, callingMerchant } from '../lib/merchants/caller.ts';
 import { merchantLimitViolation } from '../lib/ops/alerts/index.ts';

@@ -6,6 +6,7 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
 import { created } from './http-meta.ts';
+import { callingMerchant } from '../lib/merchants/caller.ts';
 import { validate } from '../lib/http/validation.ts';
 import { forbidden, notFound, conflict, unauthorized } from '../lib/core/errors.ts';
 import { idempotencyKey } from '../lib/core/idempotency.ts';
@@ -28,32 +29,10 @@ import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../lib/sessions/paym
 import { refundedBySession } from '../lib/refunds/model.ts';
 
 type SessionParams = { params: { session_id: string } };
+type Logger = { info(m: string): void; warn(m: string): void };
 
-export function createSessionsService(rt: Runtime): ServiceSchema {
-  const { store, config } = rt;
-  const sessions = new Sessions({
-    store,
-    config,
-    keyring: rt.keyring,
-    now: () => rt.now(),
-    rates: new RatesEngine(store, config, () => rt.now()),
-  });
-  let workers: AddressWorkers;
-  let pool: AddressPool;
-  const present = (s: PaymentSessionState, processed?: number, refunded?: string) => presentSession(s, config, processed, refunded);
-  /** the session with what its refunds took (one read; none for a session that cannot have refunds yet) */
-  const presentWithRefunds = async (s: PaymentSessionState, processed?: number) =>
-    present(s, processed, s.demo || s.received_subunits === '0' ? '0' : (await refundedBySession(store, [s.id])).get(s.id));
-  const load = sessions.load;
-  /** what a creation needs from the broker, for this request */
-  const callsOf = (ctx: Context): SessionCalls => ({
-    send: (id, msg) => ctx.call('session-actors.send', { id, msg }),
-    checkReference: (args) => ctx.call('catalog.checkCheckoutReference', args),
-    log: ctx.broker.logger,
-  });
-
-  const alerts = nodeAlerts(rt);
-
+/** Abuse signals of the sessions API: the metric, and for limit violations the alert. */
+function abuseSignals(rt: Runtime, alerts: ReturnType<typeof nodeAlerts>) {
   /** The metric, and for limit violations the alert (awaited: the alert is stored before the 4xx answers). */
   async function signal(
     signal: AbuseSignal,
@@ -98,9 +77,122 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     }
   }
 
+  return { signal, countRefusal };
+}
+
+/**
+ * POST /v1/payment_sessions/{session_id}/simulate: completes a demo or sandbox session without a chain.
+ * Every call counts towards simulation_abuse (per merchant and per session); a refused non-demo call
+ * alerts at once.
+ */
+async function simulate(
+  rt: Runtime,
+  d: {
+    load: (id: unknown) => Promise<PaymentSessionState | null>;
+    send: SessionCalls['send'];
+    alerts: ReturnType<typeof nodeAlerts>;
+    signal: ReturnType<typeof abuseSignals>['signal'];
+    present: (s: PaymentSessionState) => Promise<unknown>;
+  },
+  ctx: RequestContext<SessionParams>,
+  logger: Logger,
+) {
+  const callerId = merchantCaller(ctx)?.merchant_id ?? null;
+  const s = await d.load(ctx.params.params?.session_id);
+  if (!s) throw notFound('payment session');
+  // every call counts towards simulation_abuse (per merchant and per session); refused non-demo calls alert at once
+  const report = (nonDemo: boolean) =>
+    d.alerts.report(
+      { kind: 'simulate', merchant_id: s.demo ? null : s.merchant_id, session_id: s.id, non_demo: nonDemo },
+      requestContext(rt, ctx, {
+        merchant_id: s.demo ? null : s.merchant_id,
+        environment: s.environment,
+        chain: s.chain,
+        network: s.network,
+        session_id: s.id,
+        last_error_code: nonDemo ? 'blocked_non_demo' : null,
+      }),
+      logger,
+    );
+  if (simulateHidden(s, callerId)) {
+    await report(true);
+    // anonymous or another merchant's: as unknown as on GET, and still an attempt on a non-demo session
+    void d.signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
+    throw notFound('payment session');
+  }
+  const reply = await d.send(s.id, { type: 'simulate', caller_merchant_id: callerId });
+  await report(reply.refused === 'blocked_non_demo');
+  if (reply.refused === 'blocked_non_demo') {
+    void d.signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
+    throw forbidden(
+      s.sandbox
+        ? "simulate on a sandbox session needs the owning merchant's X-API-Key"
+        : 'simulate works only on demo sessions and sandbox sessions; a live session completes with an on-chain payment',
+      {
+        remediation: s.sandbox
+          ? 'Send the X-API-Key of the merchant that created this session.'
+          : 'Pay a live session on chain; simulate only sandbox and demo sessions.',
+      },
+    );
+  }
+  if (reply.refused === 'blocked_non_pending') {
+    void d.signal('simulation_abuse', 'blocked_non_pending', s.environment, s);
+    throw conflict(`the session is ${reply.session.status}; simulate completes only pending or partially paid sessions`, {
+      remediation: 'Create a new session to simulate another payment; this one is already settled.',
+    });
+  }
+  return d.present(reply.session);
+}
+
+/** Deposit addresses for new sessions: derived ahead on worker threads, from the seed (warned about on mainnet). */
+function addressPool(rt: Runtime, sessions: Sessions, logger: Logger): { workers: AddressWorkers; pool: AddressPool } {
+  const seed = loadSeedPhrase(rt.config.dataDir);
+  const deriver = new AddressDeriver(seed.phrase);
+  const allocator = new AddressIndexAllocator(rt.store);
+  const workers = new AddressWorkers(seed.phrase);
+  // addresses derived ahead, in blocks of indexes reserved in the store (lib/addresses/pool.ts)
+  const pool = new AddressPool(allocator, workers);
+  sessions.addresses = { fingerprint: deriver.fingerprint, allocate: (chain) => pool.take(chain as AddressChain) };
+  if (seed.source === 'created')
+    logger.info(
+      `created a new testnet seed in ${rt.config.dataDir}/seed (key fingerprint ${deriver.fingerprint}); set SEED_MNEMONIC to use your own`,
+    );
+  if (seed.source !== 'env' && rt.config.rails.some((r) => r.network === 'mainnet')) {
+    logger.warn(
+      'mainnet rails are enabled but deposit addresses come from the generated seed in DATA_DIR: set SEED_MNEMONIC from your own key management',
+    );
+  }
+  return { workers, pool };
+}
+
+export function createSessionsService(rt: Runtime): ServiceSchema {
+  const { store, config } = rt;
+  const sessions = new Sessions({
+    store,
+    config,
+    keyring: rt.keyring,
+    now: () => rt.now(),
+    rates: new RatesEngine(store, config, () => rt.now()),
+  });
+  let workers: AddressWorkers;
+  let pool: AddressPool;
+  const present = (s: PaymentSessionState, processed?: number, refunded?: string) => presentSession(s, config, processed, refunded);
+  /** the session with what its refunds took (one read; none for a session that cannot have refunds yet) */
+  const presentWithRefunds = async (s: PaymentSessionState, processed?: number) =>
+    present(s, processed, s.demo || s.received_subunits === '0' ? '0' : (await refundedBySession(store, [s.id])).get(s.id));
+  const load = sessions.load;
+  /** what a creation needs from the broker, for this request */
+  const callsOf = (ctx: Context): SessionCalls => ({
+    send: (id, msg) => ctx.call('session-actors.send', { id, msg }),
+    checkReference: (args) => ctx.call('catalog.checkCheckoutReference', args),
+    log: ctx.broker.logger,
+  });
+
+  const alerts = nodeAlerts(rt);
+  const { signal, countRefusal } = abuseSignals(rt, alerts);
+
   async function create(ctx: RequestContext<{ body: unknown }>): Promise<PaymentSessionState> {
-    const caller = merchantCaller(ctx);
-    if (!caller) throw unauthorized();
+    const caller = callingMerchant(ctx);
     let body: CreateBody;
     try {
       body = validate('CreatePaymentSessionRequest', ctx.params.body);
@@ -144,15 +236,14 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
       /** GET /v1/payment_sessions: the caller's sessions, newest first. */
       list: {
         async handler(ctx: RequestContext<{ query?: Record<string, string> }>) {
-          const caller = merchantCaller(ctx);
-          if (!caller) throw unauthorized();
+          const caller = callingMerchant(ctx);
           const page = await listSessions(store, caller.merchant_id, validate('PaymentSessionListQuery', ctx.params.query ?? {}, 'query'));
           const refunded = await refundedBySession(
             store,
-            page.rows.filter((s) => s.received_subunits !== '0').map((s) => s.id),
+            page.data.filter((s) => s.received_subunits !== '0').map((s) => s.id),
           );
           return {
-            data: page.rows.map((s) => present(s, undefined, refunded.get(s.id))),
+            data: page.data.map((s) => present(s, undefined, refunded.get(s.id))),
             has_more: page.has_more,
             next_cursor: page.next_cursor,
           };
@@ -174,52 +265,8 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
 
       /** POST /v1/payment_sessions/{session_id}/simulate */
       simulate: {
-        async handler(ctx: RequestContext<SessionParams>) {
-          const callerId = merchantCaller(ctx)?.merchant_id ?? null;
-          const s = await load(ctx.params.params?.session_id);
-          if (!s) throw notFound('payment session');
-          // every call counts towards simulation_abuse (per merchant and per session); refused non-demo calls alert at once
-          const report = (nonDemo: boolean) =>
-            alerts.report(
-              { kind: 'simulate', merchant_id: s.demo ? null : s.merchant_id, session_id: s.id, non_demo: nonDemo },
-              requestContext(rt, ctx, {
-                merchant_id: s.demo ? null : s.merchant_id,
-                environment: s.environment,
-                chain: s.chain,
-                network: s.network,
-                session_id: s.id,
-                last_error_code: nonDemo ? 'blocked_non_demo' : null,
-              }),
-              this.logger,
-            );
-          if (simulateHidden(s, callerId)) {
-            await report(true);
-            // anonymous or another merchant's: as unknown as on GET, and still an attempt on a non-demo session
-            void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
-            throw notFound('payment session');
-          }
-          const reply = await callsOf(ctx).send(s.id, { type: 'simulate', caller_merchant_id: callerId });
-          await report(reply.refused === 'blocked_non_demo');
-          if (reply.refused === 'blocked_non_demo') {
-            void signal('simulation_abuse', 'blocked_non_demo', s.environment, s);
-            throw forbidden(
-              s.sandbox
-                ? "simulate on a sandbox session needs the owning merchant's X-API-Key"
-                : 'simulate works only on demo sessions and sandbox sessions; a live session completes with an on-chain payment',
-              {
-                remediation: s.sandbox
-                  ? 'Send the X-API-Key of the merchant that created this session.'
-                  : 'Pay a live session on chain; simulate only sandbox and demo sessions.',
-              },
-            );
-          }
-          if (reply.refused === 'blocked_non_pending') {
-            void signal('simulation_abuse', 'blocked_non_pending', s.environment, s);
-            throw conflict(`the session is ${reply.session.status}; simulate completes only pending or partially paid sessions`, {
-              remediation: 'Create a new session to simulate another payment; this one is already settled.',
-            });
-          }
-          return presentWithRefunds(reply.session);
+        handler(ctx: RequestContext<SessionParams>) {
+          return simulate(rt, { load, send: callsOf(ctx).send, alerts, signal, present: presentWithRefunds }, ctx, this.logger);
         },
       },
 
@@ -234,22 +281,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
     },
 
     created() {
-      const seed = loadSeedPhrase(config.dataDir);
-      const deriver = new AddressDeriver(seed.phrase);
-      const allocator = new AddressIndexAllocator(store);
-      workers = new AddressWorkers(seed.phrase);
-      // addresses derived ahead, in blocks of indexes reserved in the store (lib/addresses/pool.ts)
-      pool = new AddressPool(allocator, workers);
-      sessions.addresses = { fingerprint: deriver.fingerprint, allocate: (chain) => pool.take(chain as AddressChain) };
-      if (seed.source === 'created')
-        this.logger.info(
-          `created a new testnet seed in ${config.dataDir}/seed (key fingerprint ${deriver.fingerprint}); set SEED_MNEMONIC to use your own`,
-        );
-      if (seed.source !== 'env' && config.rails.some((r) => r.network === 'mainnet')) {
-        this.logger.warn(
-          'mainnet rails are enabled but deposit addresses come from the generated seed in DATA_DIR: set SEED_MNEMONIC from your own key management',
-        );
-      }
+      ({ workers, pool } = addressPool(rt, sessions, this.logger));
     },
 
     started() {

@@ -13,7 +13,8 @@ import { formatFiat, isFiatCurrency } from '../rates/quote.ts';
 import { findRail } from '../../config/rails.ts';
 import type { Doc, Filter, WriteOp } from '../store/port.ts';
 import { allowedKeys, railPolicyRefusal, type RailPolicy } from '../merchants/rail-policy.ts';
-import { checkoutMethods, decodeCursor, encodeCursor, parseLimit, sameAmount } from './rules.ts';
+import { checkoutMethods, sameAmount } from './rules.ts';
+import { decodeCursor, encodeCursor, parseLimit } from '../core/paging.ts';
 import {
   CHECKOUT_REFS,
   COLL,

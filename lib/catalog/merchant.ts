@@ -4,7 +4,7 @@
  * Every state change is one atomic store write; a lost compare-and-set race re-reads and decides again.
  */
 import type { Runtime } from '../runtime/index.ts';
-import { REMEDIATION, badRequest, conflict, forbidden, notFound, invalidCursor, invalidLimit } from '../core/errors.ts';
+import { REMEDIATION, badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { Idempotency, idempotencyKey as checkIdempotencyKey } from '../core/idempotency.ts';
 import { isId } from '../core/ids.ts';
@@ -15,11 +15,8 @@ import type { Rail } from '../../config/rails.ts';
 import {
   archiveOutcome,
   checkPriceTerms,
-  decodeCursor,
   deleteOutcome,
-  encodeCursor,
   knownRails,
-  parseLimit,
   patchOutcome,
   publishOutcome,
   searchText,
@@ -40,6 +37,7 @@ import {
   type StoreRow,
 } from './model.ts';
 import { retrying } from './tx.ts';
+import { limitOf, pageById } from '../core/paging.ts';
 
 /** The merchant a request acts for. */
 export interface Actor {
@@ -172,25 +170,14 @@ export class CatalogMerchant {
 
   async list(kind: Kind, actor: Actor, rawQuery: unknown): Promise<Result> {
     const query = validate(SCHEMAS[kind].list, rawQuery ?? {}, 'query');
-    const limit = parseLimit(query.limit);
-    if (typeof limit === 'string') throw invalidLimit(limit);
+    limitOf(query); // a bad limit answers before a parent lookup does
     const filter: Filter = { merchant_id: actor.merchant_id };
     if (query.status) filter.status = query.status;
     if ('store_id' in query && query.store_id) filter.store_id = (await this.own<StoreRow>('store', actor, query.store_id)).id;
     if ('product_id' in query && query.product_id)
       filter.product_lineage_id = (await this.own<ProductRow>('product', actor, query.product_id)).lineage_id;
     if ('plan_id' in query && query.plan_id) filter.plan_lineage_id = (await this.own<PlanRow>('plan', actor, query.plan_id)).lineage_id;
-    if (query.cursor !== undefined) {
-      const after = decodeCursor(query.cursor);
-      if (!after) throw invalidCursor();
-      filter.id = { $lt: after };
-    }
-    const rows = await this.store.find<AnyRow>(COLL[kind], filter, { desc: true, limit: limit + 1 });
-    const page = rows.slice(0, limit);
-    const more = rows.length > limit;
-    return {
-      body: { data: page.map((r) => present(kind, r)), has_more: more, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null },
-    };
+    return { body: await pageById<AnyRow, unknown>(this.store, COLL[kind], filter, query, (r) => present(kind, r)) };
   }
 
   // -------------------------------------------------------------------------------------------------

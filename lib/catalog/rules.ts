@@ -74,30 +74,6 @@ export function deleteOutcome(kind: Kind, id: string, row: StateView, children: 
   return { kind: 'apply' };
 }
 
-/** Paging cursor: opaque to clients, the id of the last row of the previous page. */
-export function encodeCursor(lastId: string): string {
-  return Buffer.from(`c1:${lastId}`, 'utf8').toString('base64url');
-}
-
-export function decodeCursor(cursor: string): string | null {
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return null;
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const m = /^c1:([a-z]{2,8}_[0-9a-z]{26})$/.exec(text);
-  return m ? m[1] : null;
-}
-
-export const LIMIT_DEFAULT = 20;
-export const LIMIT_MAX = 100;
-
-/** `limit` query value → number, or an error message. */
-export function parseLimit(raw: string | undefined): number | string {
-  if (raw === undefined) return LIMIT_DEFAULT;
-  if (!/^\d{1,4}$/.test(raw)) return `limit must be an integer from 1 to ${LIMIT_MAX}`;
-  const n = Number(raw);
-  if (n < 1 || n > LIMIT_MAX) return `limit must be an integer from 1 to ${LIMIT_MAX}`;
-  return n;
-}
-
 /** What a text search compares: name and description, lowercased (Unicode, not only ASCII). */
 export function searchText(name: string, description: string | null | undefined): string {
   return `${name}\n${description ?? ''}`.toLowerCase();

@@ -12,8 +12,8 @@
 import type { Doc, Filter, Store, WriteOp } from '../store/port.ts';
 import { isConflict, isDuplicate } from '../store/port.ts';
 import type { WebhookEventDoc } from '../webhooks/event.ts';
-import { decodeCursor, encodeCursor, parseLimit } from '../catalog/rules.ts';
-import { badRequest, notFound, invalidCursor, invalidLimit } from '../core/errors.ts';
+import { limitOf, pageById } from '../core/paging.ts';
+import { badRequest, notFound } from '../core/errors.ts';
 import type { Checked } from '../http/contract.ts';
 
 export const EVENTS_COLL = 'webhook_events';
@@ -65,8 +65,7 @@ function typeCondition(raw: string | undefined): Filter {
 
 /** GET /v1/events: newest first, `limit` 1–100, `cursor` = the previous page's next_cursor. */
 export async function listEvents(store: Store, merchantId: string, query: ListQuery) {
-  const limit = parseLimit(query.limit);
-  if (typeof limit === 'string') throw invalidLimit(limit);
+  limitOf(query); // a bad limit answers first
   const filter: Filter = { merchant_id: merchantId, ...typeCondition(query.type) };
   if (query.created_after !== undefined) {
     const t = Date.parse(query.created_after);
@@ -77,15 +76,7 @@ export async function listEvents(store: Store, merchantId: string, query: ListQu
       });
     filter.created_at = { $gt: new Date(t).toISOString() };
   }
-  if (query.cursor !== undefined) {
-    const after = decodeCursor(query.cursor);
-    if (!after) throw invalidCursor();
-    filter.id = { $lt: after };
-  }
-  const rows = await store.find<FeedRow>(EVENTS_COLL, filter, { desc: true, limit: limit + 1 });
-  const page = rows.slice(0, limit);
-  const more = rows.length > limit;
-  return { data: page.map(presentEvent), has_more: more, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
+  return pageById<FeedRow, ReturnType<typeof presentEvent>>(store, EVENTS_COLL, filter, query, presentEvent);
 }
 
 type Counter = Doc & { last: number };

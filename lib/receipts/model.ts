@@ -20,6 +20,32 @@ export interface ReceiptDeposit {
   simulated: boolean;
 }
 
+/** A refund of the session as the receipt shows it (lib/refunds; failed refunds are left out). */
+export interface ReceiptRefund {
+  id: string;
+  amount: string;
+  status: string;
+  /** null: a simulated refund of sandbox money without an address */
+  destination: string | null;
+  tx_hash: string | null;
+  explorer_url: string | null;
+  created_at: string;
+  completed_at: string | null;
+  simulated: boolean;
+}
+
+/** What the receipt model reads of a refund. */
+export interface RefundLike {
+  id: string;
+  amount_subunits: string;
+  status: string;
+  destination: string | null;
+  tx_hash: string | null;
+  created_at: string;
+  completed_at: string | null;
+  simulated: boolean;
+}
+
 export interface ReceiptData {
   merchant_name: string;
   session_id: string;
@@ -40,6 +66,9 @@ export interface ReceiptData {
   issued_iso: string;
   completed_at: string | null;
   deposits: ReceiptDeposit[];
+  /** the refunds not failed, oldest first, and their sum */
+  refunds: ReceiptRefund[];
+  refunded_amount: string;
   /** the explorer link in the QR code: the paying transaction, else the deposit address; null on a local chain (no public explorer) */
   qr_url: string | null;
   /** the value at completion in fiat; stale: the rate was older than RATES_MAX_AGE then */
@@ -67,8 +96,8 @@ export function fiatValue(subunits: string, decimals: number, rate: string, plac
   return `${s.slice(0, s.length - places)}.${s.slice(s.length - places)}`;
 }
 
-/** The receipt of a session that has received money; NoReceiptError otherwise. */
-export function receiptData(s: PaymentSessionState, merchantName: string, rpcUrl = ''): ReceiptData {
+/** The receipt of a session that has received money, with its refunds; NoReceiptError otherwise. */
+export function receiptData(s: PaymentSessionState, merchantName: string, rpcUrl = '', refunds: RefundLike[] = []): ReceiptData {
   const counted = s.deposits.filter((d) => d.counted && !d.reverted);
   if (BigInt(s.received_subunits) <= 0n || counted.length === 0) {
     throw new NoReceiptError(`session ${s.id} has received no payment yet (status ${s.status}); a receipt exists once money has arrived`);
@@ -80,6 +109,11 @@ export function receiptData(s: PaymentSessionState, merchantName: string, rpcUrl
   if (received > expected) marks.push(`OVERPAID by ${fromSubunits(received - expected, s.decimals)} ${s.token}`);
   if (received < expected) marks.push(`PARTIAL: ${fromSubunits(expected - received, s.decimals)} ${s.token} short`);
   if (counted.some((d) => d.late)) marks.push('LATE: money arrived after the session expired');
+  const kept = refunds
+    .filter((r) => r.status !== 'failed')
+    .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+  const refunded = kept.reduce((a, r) => a + BigInt(r.amount_subunits), 0n);
+  if (refunded > 0n) marks.push(`REFUNDED: ${fromSubunits(refunded, s.decimals)} ${s.token}`);
   const last = counted.reduce((a, d) => (d.credited_at > a ? d.credited_at : a), counted[0].credited_at);
   const issued = s.completed_at ?? last;
   const paying = [...counted].reverse().find((d) => d.tx_hash);
@@ -108,6 +142,18 @@ export function receiptData(s: PaymentSessionState, merchantName: string, rpcUrl
       late: d.late,
       simulated: d.simulated,
     })),
+    refunds: kept.map((r) => ({
+      id: r.id,
+      amount: fromSubunits(r.amount_subunits, s.decimals),
+      status: r.status,
+      destination: r.destination,
+      tx_hash: r.tx_hash,
+      explorer_url: r.tx_hash ? explorerUrl(target, r.tx_hash) : null,
+      created_at: utc(r.created_at),
+      completed_at: r.completed_at ? utc(r.completed_at) : null,
+      simulated: r.simulated,
+    })),
+    refunded_amount: fromSubunits(refunded, s.decimals),
     qr_url: explorerUrl(target, paying?.tx_hash ?? null),
     fiat: rate
       ? {

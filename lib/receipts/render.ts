@@ -80,6 +80,7 @@ export function renderReceipt(r: ReceiptData): Promise<Buffer> {
   row('Network', r.network);
   row('Expected amount', `${r.expected_amount} ${r.token}`);
   row('Received amount', `${r.received_amount} ${r.token}`);
+  if (r.refunds.length) row('Refunded amount', `${r.refunded_amount} ${r.token}`);
   if (r.fiat) {
     row(`Value at completion (${r.fiat.quote})`, `${r.fiat.value} ${r.fiat.quote}${r.fiat.stale ? ' (stale rate)' : ''}`);
     row(
@@ -113,6 +114,31 @@ export function renderReceipt(r: ReceiptData): Promise<Buffer> {
       doc.font('Helvetica-Oblique').fontSize(9).text('Sandbox simulation: no chain transaction');
     }
   });
+
+  if (r.refunds.length) {
+    doc.moveDown();
+    doc.font('Helvetica-Bold').fontSize(13).text(`Refunds (${r.refunds.length})`, MARGIN);
+    r.refunds.forEach((x, i) => {
+      doc.moveDown(0.5);
+      doc
+        .font('Helvetica-Bold')
+        .fontSize(10)
+        .text(`${i + 1}. ${x.amount} ${r.token} ${x.status}${x.simulated ? ' [SIMULATED]' : ''}`);
+      doc
+        .font('Helvetica')
+        .fontSize(9)
+        .text(`Refund ${x.id}, requested ${x.created_at}${x.completed_at ? `, completed ${x.completed_at}` : ''}`);
+      if (x.destination) fitLine(doc, `To ${x.destination}`, 8, width);
+      if (x.tx_hash) {
+        fitLine(doc, `Tx ${x.tx_hash}`, 8, width);
+        if (x.explorer_url) {
+          const y = doc.y;
+          const size = fitLine(doc, x.explorer_url, 8, width, '#1d4ed8');
+          doc.link(MARGIN, y, doc.fontSize(size).widthOfString(x.explorer_url), doc.currentLineHeight(), x.explorer_url);
+        }
+      }
+    });
+  }
 
   doc.moveDown();
   doc

@@ -9,8 +9,9 @@
  *   program-derived address, or one owned by a program): a smart-contract wallet, a router or a
  *   custodian's vault may not credit the buyer what it receives;
  * - the sender is one of this service's own addresses (a wallet or a deposit address);
- * - the sender also paid sessions of another merchant: a shared address such as an exchange's hot
- *   wallet, which credits no one in particular.
+ * - the sender also paid sessions of several other merchants (SHARED_AFTER): a shared address such as
+ *   an exchange's hot wallet, which credits no one in particular (a buyer who shops at two merchants of
+ *   this service is not one).
  */
 import { getAddress } from 'ethers';
 import { PublicKey, SystemProgram } from '@solana/web3.js';
@@ -103,11 +104,16 @@ export async function refundDestination(
   if ((await d.inspect(chain, s.network, sender)) === 'contract')
     throw ask(`the address that paid this session (${sender}) is a contract or a program's account, which may not credit the buyer`);
   if (await paidOtherMerchants(d.store, s, sender))
-    throw ask(`the address that paid this session (${sender}) also paid other merchants: a shared address such as an exchange's`);
+    throw ask(
+      `the address that paid this session (${sender}) also paid ${SHARED_AFTER} or more other merchants: a shared address such as an exchange's`,
+    );
   return { destination: sender, source: 'sender' };
 }
 
-/** whether `sender` paid a session of another merchant (the deposits it sent, bounded) */
+/** other merchants whose sessions an address paid before it counts as shared (an exchange's, a custodian's) */
+export const SHARED_AFTER = 3;
+
+/** whether `sender` paid sessions of SHARED_AFTER other merchants or more (the deposits it sent, bounded) */
 async function paidOtherMerchants(
   store: Store,
   s: Pick<PaymentSessionState, 'merchant_id' | 'chain' | 'network'>,
@@ -115,7 +121,7 @@ async function paidOtherMerchants(
 ): Promise<boolean> {
   const sent = await store.find<DepositDoc>(DEPOSITS, { chain: s.chain, network: s.network, from_address: sender }, { limit: 200 });
   const sessions = [...new Set(sent.map((x) => x.session_id).filter((x): x is string => !!x))];
-  if (sessions.length < 2) return false;
+  if (sessions.length <= SHARED_AFTER) return false;
   const owners = await store.find<PaymentSessionState>('payment_sessions', { id: { $in: sessions } });
-  return owners.some((o) => o.merchant_id !== s.merchant_id);
+  return new Set(owners.map((o) => o.merchant_id).filter((id) => id !== s.merchant_id)).size >= SHARED_AFTER;
 }

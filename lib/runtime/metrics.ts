@@ -56,6 +56,10 @@ export class Metrics {
   readonly storeOpDuration: Histogram<'op'>;
   /** payouts by current status, counted in the store at scrape time (the same on every node: use max) */
   readonly payouts: Gauge<'status'>;
+  /** refunds of payment sessions by current status, counted like payouts */
+  readonly refunds: Gauge<'status'>;
+  /** set by the ops service: counts refunds per status in the store */
+  refundCounts: (() => Promise<Record<string, number>>) | null = null;
   /** set by the ops service: counts payouts per status in the store */
   payoutCounts: (() => Promise<Record<string, number>>) | null = null;
 
@@ -156,6 +160,16 @@ export class Metrics {
       async collect() {
         if (!self.payoutCounts) return;
         for (const [status, n] of Object.entries(await self.payoutCounts())) this.set({ status }, n);
+      },
+    });
+    this.refunds = new Gauge({
+      name: 'refunds',
+      help: 'Refunds of payment sessions by current status (counted in the shared store: every node reports the same numbers)',
+      labelNames: ['status'],
+      registers,
+      async collect() {
+        if (!self.refundCounts) return;
+        for (const [status, n] of Object.entries(await self.refundCounts())) this.set({ status }, n);
       },
     });
   }

@@ -11,7 +11,7 @@ import { validate } from '../http/validation.ts';
 import { AmountError, toSubunits } from '../core/money.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseLabels, AbuseOutcome } from '../runtime/metrics.ts';
-import { CHALLENGES, CHALLENGE_PAYMENTS, REDEMPTIONS, type ChallengeDoc } from '../x402/redeem.ts';
+import { CHALLENGES, CHALLENGE_PAYMENTS, REDEMPTIONS, type ChallengeDoc } from '../x402/model.ts';
 import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
 import { LIMIT_VIOLATIONS, parsePolicy, PolicyError, sameTarget, type PolicyInput, type Reason } from './policy.ts';
 import { ATTEMPTS, presentAttempt, type AttemptContext, type AttemptInput, type SpendAttemptDoc, type WalletFacts } from './attempts.ts';

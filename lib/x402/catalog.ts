@@ -18,7 +18,7 @@ import { isFiatCurrency } from '../rates/quote.ts';
 import { COLL, type PlanRow, type PriceRow, type ProductRow, type StoreRow } from '../catalog/model.ts';
 import { railFacts } from './facilitator.ts';
 import { amountOf, type IssueDeps } from './issue.ts';
-import type { RedeemResult } from './redeem.ts';
+import type { RedeemResult } from './model.ts';
 import { requirementsOf, X402_V2, type PaymentRequirements } from './wire.ts';
 
 export const purchasePath = (priceId: string) => `/v1/catalog/prices/${priceId}/x402`;

@@ -24,7 +24,8 @@ import { checkRailPolicy, type RailPolicy } from '../merchants/rail-policy.ts';
 import { ethProvider } from '../chains/clients.ts';
 import { caip2Network, tokenDomain } from './chain-facts.ts';
 import { decodePayload, verifyEip3009, verifySolana, ProofError, type ChallengeTerms, type Proof } from './proof.ts';
-import { CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc, type X402Redeemer } from './redeem.ts';
+import type { X402Redeemer } from './redeem.ts';
+import { CHALLENGES, REDEMPTIONS, type ChallengeDoc, type RedemptionDoc } from './model.ts';
 import { sameRequirements, X402_V2, type PaymentRequirements, type RailFacts, type SettleResponse, type VerifyResponse } from './wire.ts';
 
 export interface X402Env {

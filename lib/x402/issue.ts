@@ -14,7 +14,7 @@ import { railKey, type Rail } from '../../config/rails.ts';
 import { isFiatCurrency, quotePrice, type SessionQuote } from '../rates/quote.ts';
 import type { RatesEngine } from '../rates/engine.ts';
 import type { WalletDirectory } from '../wallets/directory.ts';
-import { CHALLENGES, type ChallengeDoc } from './redeem.ts';
+import { CHALLENGES, type ChallengeDoc } from './model.ts';
 import { railFacts, type X402Env } from './facilitator.ts';
 import { buildChallenge, type X402Challenge } from './challenge.ts';
 import { paymentRequired, requirementsOf, type PaymentRequired, type PaymentRequirements } from './wire.ts';

@@ -21,90 +21,21 @@
  *   `sys:chain`, id `x402:<challenge id>`) in the same write that consumes the challenge. An agent-wallet
  *   proof has already moved the money inside the ledger (its spend attempt's transfer).
  */
-import type { SessionQuote } from '../rates/quote.ts';
 import { createHash } from 'node:crypto';
 import { isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
 import { retryOnConflict } from '../core/retry.ts';
 import { LedgerBatch, TRANSFERS, accountId, walletAccount } from '../ledger/index.ts';
 import { encodeHeader } from './challenge.ts';
-import {
-  decodeProof,
-  verifyEip3009,
-  verifySolana,
-  ProofError,
-  type ChallengeTerms,
-  type Eip3009Authorization,
-  type Proof,
-} from './proof.ts';
+import { decodeProof, verifyEip3009, verifySolana, ProofError, type Eip3009Authorization, type Proof } from './proof.ts';
 import { domainSeparator, eip3009Intent, solanaCosignIntent } from './settle.ts';
 import type { AuthorizationUse } from './chain-facts.ts';
-import type { SettleResponse } from './wire.ts';
 import { bookSettlementCost } from './costs.ts';
 import { settledEventOp } from './events.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../chains/broadcast/types.ts';
 import type { Broadcaster } from '../chains/broadcast/outbox.ts';
 import type { SpendAttemptDoc } from '../spend/attempts.ts';
 import { replayKey } from './replay.ts';
-
-export const CHALLENGES = 'x402_challenges';
-export const REDEMPTIONS = 'x402_redemptions';
-/** id = a challenge id: the one payment of it, whichever kind (`attempt_id` of an agent spend, or `proof_key`) */
-export const CHALLENGE_PAYMENTS = 'x402_agent_payments';
-
-export interface ChallengeDoc extends Doc, ChallengeTerms {
-  merchant_id: string;
-  wallet_id: string;
-  decimals: number;
-  resource: string;
-  description: string | null;
-  price_id: string | null;
-  /** a catalog price in fiat: the quote amount_subunits was converted at (lib/rates/quote.ts) */
-  quote?: SessionQuote;
-  status: 'open' | 'redeemed';
-  /** the CAIP-2 id it is offered under on the x402 v2 wire (null: not payable there) */
-  x402_network?: string | null;
-  /** `facilitator`: made by POST /v1/x402/facilitator/settle for a payment a resource server was handed */
-  source?: 'challenge' | 'facilitator';
-  expires_at: string;
-  created_at: string;
-  redeemed_at: string | null;
-}
-
-export interface RedemptionDoc extends Doc {
-  merchant_id: string;
-  proof_key: string;
-  proof_hash: string;
-  kind: Proof['kind'];
-  payer: string;
-  chain: string;
-  network: string;
-  status: 'settling' | 'settled' | 'failed';
-  /** the resource was answered for this payment (once) */
-  served: boolean;
-  /** the outbox row carrying the settlement (on-chain proofs) */
-  chain_tx_id: string | null;
-  tx_hash: string | null;
-  spend_attempt_id: string | null;
-  /** EIP-3009: the authorization, so a front-run of it can be recognised on chain */
-  authorization?: Eip3009Authorization | null;
-  next_check_at: string | null;
-  failure_reason: string | null;
-  created_at: string;
-  settled_at: string | null;
-}
-
-export interface RedeemResult {
-  challenge_id: string;
-  status: 'settled' | 'pending';
-  payer: string;
-  amount_subunits: string;
-  tx_hash?: string;
-  settled_at: string | null;
-  /** the x402 v2 SettleResponse (plus challenge_id, status and chain) */
-  settle_response: SettleResponse & { challenge_id: string; status: 'settled' | 'pending'; chain: string };
-  /** its base64 JSON, for the PAYMENT-RESPONSE header */
-  payment_response: string;
-}
+import { CHALLENGES, REDEMPTIONS, CHALLENGE_PAYMENTS, type ChallengeDoc, type RedemptionDoc, type RedeemResult } from './model.ts';
 
 export interface RedeemDeps {
   store: Store;

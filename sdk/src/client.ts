@@ -29,6 +29,9 @@ export type Wallet = Schemas['Wallet'];
 export type RatesQuery = NonNullable<operations['listRates']['parameters']['query']>;
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 export type ListPayoutsQuery = NonNullable<operations['listPayouts']['parameters']['query']>;
+export type Refund = Schemas['Refund'];
+export type CreateRefund = Schemas['CreateRefundRequest'];
+export type ListRefundsQuery = NonNullable<operations['listRefunds']['parameters']['query']>;
 
 export interface ClientOptions {
   /** e.g. http://localhost:3000 */
@@ -199,6 +202,33 @@ export class PaymentsClient {
     get: (payoutId: string) => this.unwrap(this.api.GET('/v1/payouts/{payout_id}', { params: { path: { payout_id: payoutId } } })),
     /** GET /v1/payouts: newest first, one page */
     list: (query: ListPayoutsQuery = {}) => this.unwrap(this.api.GET('/v1/payouts', { params: { query } })),
+  };
+
+  readonly refunds = {
+    /**
+     * POST /v1/payment_sessions/{session_id}/refunds; without `destination` the money goes back to the address
+     * that paid, without `amount_subunits` an overpaid session refunds its excess and any other everything
+     * left. An Idempotency-Key is added unless you pass one.
+     */
+    create: (sessionId: string, body: CreateRefund = {}, opts: { idempotencyKey?: string } = {}) =>
+      this.unwrap(
+        this.api.POST('/v1/payment_sessions/{session_id}/refunds', {
+          params: {
+            path: { session_id: sessionId },
+            ...(opts.idempotencyKey ? { header: { 'Idempotency-Key': opts.idempotencyKey } } : {}),
+          },
+          body,
+        }),
+      ),
+    get: (sessionId: string, refundId: string) =>
+      this.unwrap(
+        this.api.GET('/v1/payment_sessions/{session_id}/refunds/{refund_id}', {
+          params: { path: { session_id: sessionId, refund_id: refundId } },
+        }),
+      ),
+    /** a session's refunds, newest first, one page */
+    list: (sessionId: string, query: ListRefundsQuery = {}) =>
+      this.unwrap(this.api.GET('/v1/payment_sessions/{session_id}/refunds', { params: { path: { session_id: sessionId }, query } })),
   };
 
   readonly wallets = {

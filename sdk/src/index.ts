@@ -21,6 +21,9 @@ export type {
   RatesQuery,
   ListWalletsQuery,
   ListPayoutsQuery,
+  Refund,
+  CreateRefund,
+  ListRefundsQuery,
 } from './client.ts';
 export {
   PaymentsError,

@@ -5,8 +5,8 @@
  * wallet, which is also charged the network fee (USDC and ETH on Ethereum, USDC and SOL on Solana). Ten
  * concurrent requests with one Idempotency-Key make one refund; a refund above the rest is refused; the
  * session shows refunded_amount_subunits and lists the refund; a signed refund.completed webhook arrives;
- * the ledger check stays clean and the wallets reconcile with the chain. Deposits from two addresses, or
- * from a contract, make the service ask for a destination.
+ * the ledger check stays clean and the wallets reconcile with the chain. Deposits from two addresses, from
+ * a contract, or from an address that paid three other merchants too make the service ask for a destination.
  */
 import { Wallet } from 'ethers';
 import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
@@ -199,6 +199,21 @@ describe('refunds on chain, over HTTP', () => {
     expect(askContract.body.message).toContain('contract');
     const ours = await refund(two.session_id, { destination: contract.address });
     expect(ours).toMatchObject({ status: 400, body: { field: 'destination' } });
+
+    // an address that paid sessions of three other merchants too: a shared one (an exchange's), not the buyer's own
+    const hot = Wallet.createRandom();
+    await eth.setBalance(hot.address, 10n ** 18n);
+    await usdc.mint(hot.address, 10_000_000n);
+    const others = [await merchant(t), await merchant(t), await merchant(t)];
+    const mine = await createSession(t, m, RAILS.ethUsdc, 1);
+    for (const [i, x] of [m, ...others].entries()) {
+      const paid = i === 0 ? mine : await createSession(t, x, RAILS.ethUsdc, 1);
+      await usdc.transfer(hot, paid.address, 1_000_000n);
+      await sessionWhen(t, x, paid.session_id, 'completion', (y) => y.status === 'completed');
+    }
+    const shared = await refund(mine.session_id, {});
+    expect(shared).toMatchObject({ status: 400, body: { field: 'destination' } });
+    expect(shared.body.message).toContain('3 or more other merchants');
 
     await swept('ethereum', 'USDC', 3_000_000n);
     const named = await refund(two.session_id, { destination: b.address.toLowerCase(), amount_subunits: '1000000' });

@@ -14,6 +14,7 @@ import { GasWallets } from '../../lib/treasury/gas-wallet.ts';
 import { Sweeper, SWEEPS } from '../../lib/treasury/sweeps.ts';
 import { PayoutExecutor, type PayoutExecutorDeps } from '../../lib/treasury/payout-executor.ts';
 import { feeQuoter } from '../../lib/treasury/fee-quote.ts';
+import { refundKind } from '../../lib/refunds/execution.ts';
 import { CustodyMover } from '../../lib/treasury/custody-mover.ts';
 import { CUSTODY_MOVES } from '../../lib/payouts/custody.ts';
 import { ReconcileScanner } from '../../lib/treasury/reconcile/scanner.ts';
@@ -76,6 +77,7 @@ export function startEngines(t: TestNode, o: EngineOptions = {}): Engines {
   };
   const sweeper = new Sweeper(common);
   const payouts = new PayoutExecutor(common);
+  const refunds = new PayoutExecutor(common, refundKind(rt.store));
   const custody = new CustodyMover({ ...common, maxAttempts: o.custodyMaxAttempts });
   const scanner = new ReconcileScanner({
     store: rt.store,
@@ -90,11 +92,12 @@ export function startEngines(t: TestNode, o: EngineOptions = {}): Engines {
     raise: (d) => reconciliationDrift(rt, d).then(() => undefined),
     log: quiet,
   });
-  for (const e of [broadcaster, sweeper, payouts, custody]) e.start();
+  for (const e of [broadcaster, sweeper, payouts, refunds, custody]) e.start();
   const round = async () => {
     await sweeper.scanOnce();
     await custody.scanOnce();
     await payouts.scanOnce();
+    await refunds.scanOnce();
     await broadcaster.scanOnce();
   };
   return {
@@ -113,14 +116,15 @@ export function startEngines(t: TestNode, o: EngineOptions = {}): Engines {
           (await rt.store.count(CHAIN_TXS, { status: { $in: ['signed', 'sent'] } })) +
           (await rt.store.count(SWEEPS, { status: { $in: ['waiting', 'topup', 'moving'] } })) +
           (await rt.store.count(CUSTODY_MOVES, { status: { $in: ['waiting', 'topup', 'moving'] } })) +
-          (await rt.store.count('payouts', { execution: 'chain', status: { $in: ['pending', 'processing'] } }));
+          (await rt.store.count('payouts', { execution: 'chain', status: { $in: ['pending', 'processing'] } })) +
+          (await rt.store.count('refunds', { execution: 'chain', status: { $in: ['pending', 'processing'] } }));
         if (!busy) return;
         if (Date.now() > deadline) throw new Error(`money out did not settle: ${busy} rows under way`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },
     async stop() {
-      await Promise.all([broadcaster.stop(), sweeper.stop(), payouts.stop(), custody.stop(), scanner.stop()]);
+      await Promise.all([broadcaster.stop(), sweeper.stop(), payouts.stop(), refunds.stop(), custody.stop(), scanner.stop()]);
       await signer.close();
     },
   };

@@ -47,6 +47,7 @@ describe('Prometheus rules and scraping', () => {
       'alerts_raised_total',
       'abuse_signal_total',
       'payouts',
+      'refunds',
     ];
     const exprs = dash.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr);
     expect(exprs.length).toBeGreaterThanOrEqual(8);

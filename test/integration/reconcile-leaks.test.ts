@@ -33,10 +33,15 @@ import { TRANSFERS, accountId, transferOps, walletAccount, type LedgerAccount, t
 import type { ReconcileReport } from '../../lib/treasury/reconcile/run.ts';
 import type { Drift } from '../../lib/treasury/reconcile/drift.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
+import { startReceiver, type Receiver } from './webhooks-helpers.ts';
+import { startAlertmanager, type Alertmanager } from '../helpers/alertmanager.ts';
+import { eventually } from '../helpers/wait.ts';
+import { computeSignature, parseSignatureHeader } from '../../lib/webhooks/signature.ts';
 
 jest.setTimeout(600_000);
 const run = promisify(execFile);
 const RENT = 2_039_280n; // lamports a new SPL token account holds
+const ALERT_SECRET = 'reconcile-alert-secret-0123456789';
 
 /**
  * A Solana driver double that signs equal transfers the way the code signed them before issue 18 (the
@@ -102,11 +107,13 @@ describe('reconciliation sees every leak (Hardhat + LiteSVM)', () => {
   let env: Record<string, string>;
   let gasEth: string;
   let gasSol: string;
+  let alertRx: Receiver;
+  let am: Alertmanager;
   const collapse = new CollapsingDriver();
   const failCustody = new FailingCustody();
 
   beforeAll(async () => {
-    [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
+    [eth, sol, alertRx, am] = await Promise.all([startHardhatNode(), startSolanaRpc(), startReceiver(() => 200), startAlertmanager()]);
     usdc = await eth.deployTestUsdc();
     mint = await sol.createMint();
     await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
@@ -120,7 +127,14 @@ describe('reconciliation sees every leak (Hardhat + LiteSVM)', () => {
       SESSION_SCAN_INTERVAL_MS: '100',
       AGENTS_SCAN_INTERVAL_MS: '200',
     };
-    t = await startTestNode({ ...env, SERVICES: SERVICES_WITHOUT_MONEY_OUT });
+    t = await startTestNode({
+      ...env,
+      SERVICES: SERVICES_WITHOUT_MONEY_OUT,
+      ALERT_WEBHOOK_URL: alertRx.url,
+      ALERT_WEBHOOK_SECRET: ALERT_SECRET,
+      ALERTMANAGER_URL: am.url,
+      ALERT_SCAN_INTERVAL_MS: '200',
+    });
     engines = startEngines(t, {
       custodyMaxAttempts: 2,
       wrapDriver: (d, chain) => (chain === 'solana' ? failCustody.wrap(collapse.wrap(d)) : failCustody.wrap(d)),
@@ -140,7 +154,7 @@ describe('reconciliation sees every leak (Hardhat + LiteSVM)', () => {
     await engines?.stop();
     await t?.stop();
     await closeClients();
-    await Promise.all([eth?.stop(), sol?.stop()]);
+    await Promise.all([eth?.stop(), sol?.stop(), alertRx?.close(), am?.stop()]);
   });
 
   const deep = () => t.call<ReconcileReport>('treasury.reconcile', { deep: true });
@@ -276,6 +290,9 @@ describe('reconciliation sees every leak (Hardhat + LiteSVM)', () => {
     const ticked = await tick();
     expect(ticked.drifts).toEqual([]);
     expect(await alerts()).toEqual([]);
+    expect(await t.node.rt.metrics.registry.metrics()).toMatch(
+      /^reconciliation_drifts\{chain="solana",network="testnet",check="movement"\} 0$/m,
+    );
     const r = await deep();
     expect(r.drifts).toEqual([]);
     expect(r.ok).toBe(true);
@@ -335,6 +352,37 @@ describe('reconciliation sees every leak (Hardhat + LiteSVM)', () => {
     );
     expect(raised).toContainEqual(
       expect.objectContaining({ address: w.address, asset: 'solana:testnet:SOL', difference: wallet[0]!.difference }),
+    );
+    // the alert pipeline delivers it: signed to the alert webhook, and into a real Alertmanager
+    const sent = await eventually(
+      'the drift alert at the webhook',
+      () => alertRx.received.find((r) => JSON.parse(r.raw).row === shared[0]!.row),
+      60_000,
+      200,
+    );
+    const sig = parseSignatureHeader(String(sent.headers['x-service-signature']));
+    expect(sig!.signatures).toContain(computeSignature(sig!.timestamp, sent.raw, ALERT_SECRET));
+    expect(String(sent.headers['x-service-event'])).toBe('alert.reconciliation_drift');
+    expect(JSON.parse(sent.raw)).toMatchObject({
+      alert_type: 'reconciliation_drift',
+      severity: 'P1',
+      address: dest,
+      asset: 'solana:testnet:SOL',
+      difference: '-50000000',
+      last_error_code: 'shared_transaction',
+    });
+    const held = await eventually(
+      'the drift alert in Alertmanager',
+      async () => (await am.alerts()).find((g) => g.annotations.row === shared[0]!.row),
+      60_000,
+      500,
+    );
+    expect(held.labels).toMatchObject({ alertname: 'reconciliation_drift', severity: 'P1' });
+    expect(held.annotations).toMatchObject({ address: dest, difference: '-50000000' });
+    // and a metric names the row, the address and the difference
+    const metrics = await t.node.rt.metrics.registry.metrics();
+    expect(metrics).toContain(
+      `reconciliation_drift_subunits{chain="solana",network="testnet",check="movement",code="shared_transaction",row="${shared[0]!.row}",address="${dest}",asset="solana:testnet:SOL"} -50000000`,
     );
 
     const out = await cli();

@@ -2,13 +2,14 @@
  * Adversarial property test of the money paths (issue 18), on a real Hardhat node and the LiteSVM
  * harness, one node with its money-out engines: fast-check draws random sequences of a merchant's actions
  * on both chains — deposits, internal transfers (custody moves), payouts to fresh and to repeated
- * addresses, equal payouts back to back, x402 redeems by outside payers, agent spends executed on chain —
+ * addresses, equal payouts back to back, refunds of paid sessions, x402 redeems by outside payers, agent
+ * spends executed on chain —
  * and after each sequence, with every movement final:
  *
- * 1. what reached each outside address on chain is exactly what the completed payouts to it say, and what
- *    the merchant can still withdraw (its wallets' available balances) is exactly what it deposited minus
- *    what was paid out minus the fees it was charged, per asset; the fees charged are exactly what its own
- *    transactions (payouts, ETH sweeps) cost on chain;
+ * 1. what reached each outside address on chain is exactly what the completed payouts and refunds to it
+ *    say, and what the merchant can still withdraw (its wallets' available balances) is exactly what it
+ *    deposited minus what was paid out or refunded minus the fees it was charged, per asset; the fees
+ *    charged are exactly what its own transactions (payouts, refunds, ETH sweeps) cost on chain;
  * 2. platform value moves only by booked costs: each gas wallet's change on chain equals the change of its
  *    ledger account (`sys:gas`), and the platform gas parked at an address is there on chain;
  * 3. chain equals ledger at every address of the merchant (its wallets and its sessions' deposit
@@ -51,28 +52,41 @@ type Action =
   | { kind: 'internal'; chain: Chain; token: Token; permille: number }
   | { kind: 'payout'; chain: Chain; token: Token; permille: number; fresh: boolean; fromAgent: boolean }
   | { kind: 'equal'; chain: Chain; token: Token; permille: number }
+  | { kind: 'refund'; chain: Chain; token: Token; permille: number }
   | { kind: 'x402'; chain: Chain; units: number }
   | { kind: 'spend'; permille: number };
 
 const chainArb = fc.constantFrom<Chain>('ethereum', 'solana');
-const tokenOf = (c: Chain) => fc.constantFrom<Token>(NATIVE[c], 'USDC');
 const permille = fc.integer({ min: 5, max: 400 });
-const action: fc.Arbitrary<Action> = fc.oneof(
-  chainArb
-    .chain((chain) => tokenOf(chain).map((token) => ({ chain, token })))
-    .chain(({ chain, token }) =>
-      fc.oneof(
-        fc.integer({ min: 1, max: 5 }).map((units): Action => ({ kind: 'deposit', chain, token, units })),
-        permille.map((p): Action => ({ kind: 'internal', chain, token, permille: p })),
-        fc
-          .record({ p: permille, fresh: fc.boolean(), fromAgent: fc.boolean() })
-          .map((r): Action => ({ kind: 'payout', chain, token, permille: r.p, fresh: r.fresh, fromAgent: r.fromAgent })),
-        permille.map((p): Action => ({ kind: 'equal', chain, token, permille: Math.min(p, 200) })),
-      ),
-    ),
-  fc.record({ chain: chainArb, units: fc.integer({ min: 1, max: 3 }) }).map((r): Action => ({ kind: 'x402', ...r })),
-  permille.map((p): Action => ({ kind: 'spend', permille: p })),
-);
+/** every kind of action equally likely; its chain, token and size drawn after */
+const action: fc.Arbitrary<Action> = fc
+  .record({
+    kind: fc.constantFrom('deposit', 'internal', 'payout', 'equal', 'refund', 'x402', 'spend'),
+    chain: chainArb,
+    native: fc.boolean(),
+    p: permille,
+    units: fc.integer({ min: 1, max: 5 }),
+    fresh: fc.boolean(),
+    fromAgent: fc.boolean(),
+  })
+  .map(({ kind, chain, native, p, units, fresh, fromAgent }): Action => {
+    const token: Token = native ? NATIVE[chain] : 'USDC';
+    switch (kind) {
+      case 'deposit':
+        return { kind, chain, token, units };
+      case 'internal':
+      case 'refund':
+        return { kind, chain, token, permille: p };
+      case 'payout':
+        return { kind, chain, token, permille: p, fresh, fromAgent };
+      case 'equal':
+        return { kind, chain, token, permille: Math.min(p, 200) };
+      case 'x402':
+        return { kind, chain, units: Math.min(units, 3) };
+      default:
+        return { kind: 'spend', permille: p };
+    }
+  });
 
 describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => {
   let eth: HardhatNode;
@@ -125,9 +139,11 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
     solPayer: Awaited<ReturnType<SolanaRpcHarness['newWallet']>>;
     /** paid into the merchant from outside, per asset (sessions, x402) */
     deposited: Map<string, bigint>;
-    /** payouts accepted to outside addresses: id → destination, asset */
-    payouts: Map<string, { destination: string; chain: Chain; token: Token }>;
+    /** payouts and refunds accepted to outside addresses: id → destination, asset (refunds: their session) */
+    payouts: Map<string, { destination: string; chain: Chain; token: Token; session?: string }>;
     sessions: string[];
+    /** the merchant's paid sessions by rail, newest last */
+    paid: Array<{ id: string; chain: Chain; token: Token; amount: bigint }>;
     log: string[];
   }
 
@@ -161,6 +177,7 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
           s.custody_moves.topup +
           s.custody_moves.moving +
           (await store().count('payouts', { status: { $in: ['pending', 'processing'] } })) +
+          (await store().count('refunds', { status: { $in: ['pending', 'processing'] } })) +
           (await store().count('x402_redemptions', { status: 'settling' })) +
           (await store().count('ledger_transfers', { status: 'pending', kind: 'settlement' }));
         return open === 0;
@@ -180,6 +197,7 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
     } else if (token === 'SOL') await sol.transferSol(w.solPayer, s.address, amount);
     else await sol.transferToken(w.solPayer, s.address, mint.mint, amount);
     add(w.deposited, asset(chain, token), amount);
+    w.paid.push({ id: s.session_id, chain, token, amount });
     await sessionWhen(t, w.m, s.session_id, 'deposit counted', (x) => x.status === 'completed', 120_000);
     await settle();
   }
@@ -259,6 +277,18 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
         await settle();
         return `two equal payouts ${amount} ${a.chain} ${a.token}: ${s.join(',')}`;
       }
+      case 'refund': {
+        const s = [...w.paid].reverse().find((x) => x.chain === a.chain && x.token === a.token);
+        if (!s) return 'refund: no paid session';
+        const amount = (s.amount * BigInt(a.permille)) / 1000n;
+        if (amount === 0n) return 'refund: nothing to refund';
+        const dest = a.chain === 'ethereum' ? Wallet.createRandom().address : Keypair.generate().publicKey.toBase58();
+        const r = await api(w, 'POST', `/v1/payment_sessions/${s.id}/refunds`, { amount_subunits: amount.toString(), destination: dest });
+        if (r.status === 201 && r.body.execution === 'chain')
+          w.payouts.set(r.body.id, { destination: dest, chain: a.chain, token: a.token, session: s.id });
+        await settle();
+        return `refund ${amount} ${a.chain} ${a.token}: ${r.status}`;
+      }
       case 'x402': {
         const amount = BigInt(a.units) * 1_000_000n;
         await x402(w, a.chain, amount);
@@ -295,6 +325,7 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
       deposited: new Map(),
       payouts: new Map(),
       sessions: [],
+      paid: [],
       log: [],
     };
     await deposit(w, 'ethereum', 'ETH', 10n ** 17n);
@@ -349,7 +380,7 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
     const charged = new Map<string, bigint>();
     let cost = new Map<string, bigint>();
     for (const [id, p] of w.payouts) {
-      const po = (await api(w, 'GET', `/v1/payouts/${id}`)).body;
+      const po = (await api(w, 'GET', p.session ? `/v1/payment_sessions/${p.session}/refunds/${id}` : `/v1/payouts/${id}`)).body;
       expect(['completed', 'failed']).toContain(po.status);
       const key = `${p.destination}|${asset(p.chain, p.token)}`;
       arrived.set(key, arrived.get(key) ?? 0n);
@@ -357,7 +388,7 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
         add(paidOut, asset(p.chain, p.token), BigInt(po.amount_subunits));
         add(arrived, key, BigInt(po.amount_subunits));
       }
-      const row = await store().get<ChainTxDoc>(CHAIN_TXS, `payout:${id}`);
+      const row = await store().get<ChainTxDoc>(CHAIN_TXS, `${p.session ? 'refund' : 'payout'}:${id}`);
       if (row?.block_number) add(cost, asset(p.chain, NATIVE[p.chain]), await chainCost(p.chain, row.tx_hash));
     }
     for (const [key, want] of arrived) {

@@ -6,11 +6,17 @@
  * nothing. The on-chain refunds are in test/e2e/refunds-chain.test.ts.
  */
 import { startTestNode, type TestNode } from '../helpers/node.ts';
-import { merchant, ETH_USDC } from './sessions-helpers.ts';
+import { merchant, liveMerchant, abuseCount, ETH_USDC } from './sessions-helpers.ts';
 import { startReceiver, type Receiver } from './webhooks-helpers.ts';
 import { until } from './chain-listener-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
+import { fetchBytes, pdfText } from '../helpers/pdf.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createPaymentsClient } from '../../sdk/src/index.ts';
+
+const run = promisify(execFile);
 
 jest.setTimeout(120_000);
 
@@ -22,7 +28,8 @@ describe('refunds of sandbox sessions over HTTP', () => {
 
   beforeAll(async () => {
     rx = await startReceiver();
-    t = await startTestNode({ WEBHOOK_SCAN_INTERVAL_MS: '100' });
+    // a mainnet rail (its RPC is never dialled here) for the KYC gate
+    t = await startTestNode({ WEBHOOK_SCAN_INTERVAL_MS: '100', ETHEREUM_MAINNET_RPC_URL: 'http://127.0.0.1:9' });
     m = await merchant(t, { webhook_url: rx.url });
     other = await merchant(t);
   });
@@ -144,6 +151,55 @@ describe('refunds of sandbox sessions over HTTP', () => {
     });
     const events = (await t.request('GET', '/v1/events?type=refund.completed', { key: m.apiKey })).body.data;
     expect(events.map((e: any) => e.refund_id).sort()).toEqual([r.id, rest.body.id].sort());
+    // the receipt shows the refunds
+    const pdf = await fetchBytes(`${t.url}/v1/payment_sessions/${id}/receipt`, { 'X-API-Key': m.apiKey });
+    expect(pdf.status).toBe(200);
+    const { text } = await pdfText(pdf.bytes);
+    for (const line of [
+      'Refunded amount: 10 USDC',
+      'REFUNDED: 10 USDC',
+      'Refunds (2)',
+      '1. 4 USDC completed [SIMULATED]',
+      `Refund ${r.id}`,
+      '2. 6 USDC completed',
+    ])
+      expect(text).toContain(line);
+    // counted like payouts: a gauge by status
+    expect(await (await fetch(`${t.url}/metrics`)).text()).toMatch(/^refunds\{status="completed"\} 2$/m);
+  });
+
+  it('the SDK and the CLI refund, get and list', async () => {
+    const id = await paidSession(3);
+    const client = createPaymentsClient({ baseUrl: t.url, apiKey: m.apiKey });
+    const r = await client.refunds.create(id, { amount_subunits: '1000000', reason: 'duplicate' });
+    expect(r).toMatchObject({ status: 'completed', amount_subunits: '1000000', reason: 'duplicate' });
+    expect(await client.refunds.get(id, r.id)).toEqual(r);
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PAYMENTS_BASE_URL: t.url, PAYMENTS_API_KEY: m.apiKey };
+    const cli = (args: string[]) => run(process.execPath, ['sdk/bin/payments.ts', ...args], { env });
+    const made = JSON.parse((await cli(['--json', 'refunds', 'create', id, '--reason', 'requested_by_customer'])).stdout);
+    expect(made).toMatchObject({ status: 'completed', amount_subunits: '2000000', simulated: true }); // everything left
+    const list = await cli(['refunds', 'list', id]);
+    expect(list.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+SIMULATED\s+AMOUNT/);
+    expect(list.stdout).toMatch(new RegExp(`${made.id}\\s+completed\\s+yes\\s+2`));
+    expect((await client.refunds.list(id)).data.map((x) => x.id)).toEqual([made.id, r.id]);
+  });
+
+  it('a mainnet refund needs verified KYC, through the environment gate (403, mainnet_kyc_required)', async () => {
+    const live = await liveMerchant(t, 'verified');
+    const s = await t.request('POST', '/v1/payment_sessions', {
+      key: live.apiKey,
+      body: { amount: 1, expires_in: '1h', paymentMethod: { ...ETH_USDC, network: 'mainnet' } },
+    });
+    expect(s.status).toBe(201);
+    // verified: the gate passes, and a session that received nothing has nothing to refund
+    expect((await t.request('POST', `/v1/payment_sessions/${s.body.session_id}/refunds`, { key: live.apiKey, body: {} })).status).toBe(409);
+    await t.call('operators.setKyc', { merchant_id: live.id, status: 'none' });
+    const before = await abuseCount(t, { outcome: 'mainnet_kyc_required' });
+    const gated = await t.request('POST', `/v1/payment_sessions/${s.body.session_id}/refunds`, { key: live.apiKey, body: {} });
+    expect(gated.status).toBe(403);
+    expect(gated.body).toMatchObject({ field: 'session_id' });
+    expect(gated.body.message).toContain('mainnet refunds require KYC verification');
+    expect(await abuseCount(t, { outcome: 'mainnet_kyc_required' })).toBe(before + 1);
   });
 
   it('refuses bad input, other merchants and unpaid sessions, changing nothing', async () => {

@@ -6,11 +6,8 @@ import {
   archiveOutcome,
   checkoutMethods,
   checkPriceTerms,
-  decodeCursor,
   deleteOutcome,
-  encodeCursor,
   knownRails,
-  parseLimit,
   patchOutcome,
   publishOutcome,
   sameAmount,
@@ -18,6 +15,7 @@ import {
   type Kind,
   type Status,
 } from '../../lib/catalog/rules.ts';
+import { decodeCursor, encodeCursor, parseLimit } from '../../lib/core/paging.ts';
 
 const KINDS: Kind[] = ['store', 'product', 'plan', 'price'];
 const STATUSES: Status[] = ['draft', 'published', 'archived'];

@@ -131,4 +131,33 @@ describe('receiptData', () => {
     });
     expect(r.marks).toEqual([]);
   });
+
+  it('lists the refunds not failed, oldest first, with their sum', () => {
+    const refund = (id: string, amount: string, status: string, created_at: string) => ({
+      id,
+      amount_subunits: amount,
+      status,
+      destination: '0x000000000000000000000000000000000000dEaD',
+      tx_hash: null,
+      created_at,
+      completed_at: null,
+      simulated: false,
+    });
+    const r = receiptData(
+      session({ received_subunits: '2500000', expected_subunits: '2500000', deposits: [dep({ amount_subunits: '2500000' })] }),
+      'Shop',
+      '',
+      [
+        refund('re_b', '500000', 'pending', '2026-01-01T00:07:00.000Z'),
+        refund('re_x', '2000000', 'failed', '2026-01-01T00:06:30.000Z'),
+        refund('re_a', '1000000', 'completed', '2026-01-01T00:06:00.000Z'),
+      ],
+    );
+    expect(r.refunds.map((x) => [x.id, x.amount, x.status])).toEqual([
+      ['re_a', '1', 'completed'],
+      ['re_b', '0.5', 'pending'],
+    ]);
+    expect(r.refunded_amount).toBe('1.5');
+    expect(r.marks).toContain('REFUNDED: 1.5 USDC');
+  });
 });

@@ -7,7 +7,7 @@
  *   asset, the fee on its payer and nothing else to the platform's addresses (effects.ts); the fee the row
  *   books is the fee the chain charged;
  * - no attempt of a failed row succeeded on chain;
- * - once a movement is over (its payout, sweep, custody move or redemption final), what the gas wallet
+ * - once a movement is over (its payout, refund, sweep, custody move or redemption final), what the gas wallet
  *   spent on all its transactions equals what the ledger books against `sys:gas` for them (linked by
  *   transaction hash): rent, top-up value and fees nobody booked show here; and no platform money
  *   (a `sys:` account other than the chain, payouts and simulation) ended in a merchant wallet's account

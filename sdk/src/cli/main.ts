@@ -5,7 +5,7 @@
  * (mode 0600); it is never printed.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { PaymentsClient, type Event, type PaymentSession, type Payout, type Wallet } from '../client.ts';
+import { PaymentsClient, type Event, type PaymentSession, type Payout, type Refund, type Wallet } from '../client.ts';
 import { PaymentsError } from '../errors.ts';
 import { register } from '../node.ts';
 import type { PowProgress } from '../pow.ts';
@@ -87,7 +87,7 @@ const summary = (s: PaymentSession) => Object.fromEntries(SESSION_FIELDS.map((k)
 
 function eventSubject(e: Event): string {
   const r = e as Record<string, unknown>;
-  return String(r.session_id ?? r.payout_id ?? '');
+  return String(r.refund_id ?? r.session_id ?? r.payout_id ?? '');
 }
 
 /** A payout as people read it: a simulated one (sandbox money, nothing sent on chain) says so. */
@@ -96,6 +96,22 @@ function payoutRow(p: Payout): Record<string, unknown> {
   return { ...r, simulated: r.simulated ? 'yes: sandbox, nothing sent' : 'no' };
 }
 const PAYOUT_FIELDS = ['id', 'status', 'simulated', 'amount', 'token', 'chain', 'network', 'destination', 'tx_hash'];
+
+/** A refund as people read it, like a payout. */
+const refundRow = (r: Refund) => payoutRow(r as unknown as Payout);
+const REFUND_FIELDS = [
+  'id',
+  'session_id',
+  'status',
+  'simulated',
+  'amount',
+  'token',
+  'chain',
+  'network',
+  'destination',
+  'tx_hash',
+  'fee_subunits',
+];
 
 function balancesText(w: Wallet): string {
   return (w.balances ?? []).map((b) => `${(b as Record<string, unknown>).available} ${(b as Record<string, unknown>).token}`).join(', ');
@@ -383,6 +399,50 @@ export function buildProgram(): Command {
         ),
       );
       if (!o2.json && page.data.some((p) => p.simulated)) o2.info('simulated: sandbox money, nothing was sent on chain');
+      if (!o2.json && page.next_cursor) o2.info(`more: --cursor ${page.next_cursor}`);
+    });
+
+  const refunds = program.command('refunds').description('refunds of your payment sessions');
+  refunds
+    .command('create <session_id>')
+    .description('refund a session: by default to the address that paid, its excess when overpaid, else everything left')
+    .option('--amount-subunits <n>', 'amount in smallest units (default: the excess of an overpaid session, else everything left)')
+    .option('--destination <address>', 'where to send it (default: the address that paid the session)')
+    .option('--reason <text>', 'kept on the refund, e.g. requested_by_customer')
+    .option('--idempotency-key <key>', 'makes a retry safe (one is generated otherwise)')
+    .action(async (id: string, o: { amountSubunits?: string; destination?: string; reason?: string; idempotencyKey?: string }) => {
+      const r = await client().refunds.create(
+        id,
+        {
+          ...(o.amountSubunits ? { amount_subunits: o.amountSubunits } : {}),
+          ...(o.destination ? { destination: o.destination } : {}),
+          ...(o.reason ? { reason: o.reason } : {}),
+        },
+        { idempotencyKey: o.idempotencyKey },
+      );
+      out().print(r, () => details(refundRow(r), [...REFUND_FIELDS, 'created_at']));
+    });
+  refunds
+    .command('get <session_id> <refund_id>')
+    .description('show a refund')
+    .action(async (id: string, refundId: string) => {
+      const r = await client().refunds.get(id, refundId);
+      out().print(r, () => details(refundRow(r), [...REFUND_FIELDS, 'failure_reason', 'created_at', 'completed_at']));
+    });
+  refunds
+    .command('list <session_id>')
+    .description("a session's refunds, newest first")
+    .option('--limit <n>', 'page size, 1 to 100', num)
+    .option('--cursor <cursor>', 'the next page')
+    .action(async (id: string, o: { limit?: number; cursor?: string }) => {
+      const page = await client().refunds.list(id, { limit: o.limit, cursor: o.cursor });
+      const o2 = out();
+      o2.print(page, () =>
+        table(
+          page.data.map((r) => ({ ...refundRow(r), simulated: r.simulated ? 'yes' : 'no' })),
+          ['id', 'status', 'simulated', 'amount', 'token', 'destination', 'created_at'],
+        ),
+      );
       if (!o2.json && page.next_cursor) o2.info(`more: --cursor ${page.next_cursor}`);
     });
 
