@@ -1,5 +1,5 @@
 /**
- * `npm run bench:payouts`: payout latency from request to `completed` on a local chain.
+ * `npm run bench:payouts`: payout and refund latency from request to `completed` on a local chain.
  *
  * A local Hardhat node (automine: a transaction is in a block when eth_sendRawTransaction returns) with
  * TestUSDC; the service in this process (SQLite) with ETHEREUM_TESTNET_CONFIRMATIONS=1. A sandbox merchant
@@ -8,6 +8,8 @@
  * `completed` (polled every 5 ms), started at random points of the scan cycle, for each
  * BROADCAST_POLL_INTERVAL_MS given. Every payout is one chain transaction of the wallet's own (it pays its
  * gas from its ETH: docs/money-out.md "Who pays network fees").
+ * Then N refunds of each paid session (POST /v1/payment_sessions/{id}/refunds, no destination: back to
+ * the address that paid, which the service checks on chain first), timed the same way.
  * Baseline in the same run: the same transfer sent bare with ethers from a funded key and its receipt
  * read (what the chain itself costs).
  *
@@ -54,7 +56,14 @@ async function until<T>(what: string, f: () => Promise<T | null | undefined | fa
   }
 }
 
-async function service(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Promise<{ eth: number[]; usdc: number[] }> {
+interface Timings {
+  eth: number[];
+  usdc: number[];
+  refundEth: number[];
+  refundUsdc: number[];
+}
+
+async function service(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Promise<Timings> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-payouts-'));
   const mailer = new CapturingMailer();
   const node = await startNode(
@@ -79,7 +88,9 @@ async function service(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
     const email = `bench${Date.now()}@bench.test`;
     await node.broker.call('operators.trustDomain', { value: 'bench.test' });
     const intent = await api(base, 'POST', '/v1/merchants/email-verification', { email });
-    const code = /\b(\d{6})\b/.exec(mailer.sent.at(-1)!.text)![1];
+    // the code is mailed from the mail outbox, a moment after the request
+    const mail = await until('the verification mail', async () => mailer.sent.at(-1));
+    const code = /\b(\d{6})\b/.exec(mail.text)![1];
     await api(base, 'POST', '/v1/merchants/email-verification/confirm', { registration_intent_id: intent.registration_intent_id, code });
     const pow = await api(base, 'POST', '/v1/merchants/registration-proof-of-work', {
       registration_intent_id: intent.registration_intent_id,
@@ -113,21 +124,16 @@ async function service(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
         : null;
     });
 
-    const run = async (token: 'USDC' | 'ETH', amount_subunits: string) => {
+    /** N requests made by `create`, each timed until the resource at `path(id)` answers completed */
+    const run = async (create: () => Promise<{ id: string }>, path: (id: string) => string) => {
       const out: number[] = [];
       for (let i = 0; i < N; i++) {
         await sleep(Math.random() * pollMs); // a random point of the scanners' cycle
         const t0 = performance.now();
-        const p = await api(
-          base,
-          'POST',
-          '/v1/payouts',
-          { wallet_id: wallet.id, amount_subunits, token, destination: Wallet.createRandom().address },
-          key,
-        );
-        const done = await until(`payout ${p.id}`, async () => {
-          const x = await api(base, 'GET', `/v1/payouts/${p.id}`, undefined, key);
-          if (x.status === 'failed') throw new Error(`payout failed: ${x.failure_reason}`);
+        const p = await create();
+        const done = await until(`${p.id}`, async () => {
+          const x = await api(base, 'GET', path(p.id), undefined, key);
+          if (x.status === 'failed') throw new Error(`${p.id} failed: ${x.failure_reason}`);
           return x.status === 'completed' ? x : null;
         });
         if (!done) throw new Error('not completed');
@@ -135,7 +141,29 @@ async function service(chain: HardhatNode, usdc: TestUsdc, pollMs: number): Prom
       }
       return out;
     };
-    return { usdc: await run('USDC', '1000000'), eth: await run('ETH', '1000000000000000') };
+    const payout = (token: 'USDC' | 'ETH', amount_subunits: string) =>
+      run(
+        () =>
+          api(
+            base,
+            'POST',
+            '/v1/payouts',
+            { wallet_id: wallet.id, amount_subunits, token, destination: Wallet.createRandom().address },
+            key,
+          ),
+        (id) => `/v1/payouts/${id}`,
+      );
+    const refund = (sessionId: string, amount_subunits: string) =>
+      run(
+        () => api(base, 'POST', `/v1/payment_sessions/${sessionId}/refunds`, { amount_subunits }, key),
+        (id) => `/v1/payment_sessions/${sessionId}/refunds/${id}`,
+      );
+    return {
+      usdc: await payout('USDC', '1000000'),
+      eth: await payout('ETH', '1000000000000000'),
+      refundUsdc: await refund(su.session_id, '1000000'),
+      refundEth: await refund(se.session_id, '1000000000000000'),
+    };
   } finally {
     await node.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -169,11 +197,16 @@ try {
   const rows: Row[] = [stats('bare ethers transfer, ETH', baseline.eth), stats('bare ethers transfer, USDC', baseline.usdc)];
   for (const ms of INTERVALS) {
     const r = await service(chain, usdc, ms);
-    rows.push(stats(`payout ETH, poll ${ms} ms`, r.eth), stats(`payout USDC (top-up + transfer), poll ${ms} ms`, r.usdc));
+    rows.push(
+      stats(`payout ETH, poll ${ms} ms`, r.eth),
+      stats(`payout USDC, poll ${ms} ms`, r.usdc),
+      stats(`refund ETH, poll ${ms} ms`, r.refundEth),
+      stats(`refund USDC, poll ${ms} ms`, r.refundUsdc),
+    );
   }
   const ref = (label: string) =>
     rows.find((x) => x.label === (label.includes('USDC') ? 'bare ethers transfer, USDC' : 'bare ethers transfer, ETH'))!.p50;
-  console.log(`\npayout latency, request → completed (N=${N} each, Hardhat automine, depth 1)\n`);
+  console.log(`\npayout and refund latency, request → completed (N=${N} each, Hardhat automine, depth 1)\n`);
   console.log('| case | p50 | p95 | mean | p50 vs bare |');
   console.log('|---|---|---|---|---|');
   for (const r of rows)
