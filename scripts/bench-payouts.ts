@@ -211,7 +211,7 @@ try {
   console.log('|---|---|---|---|---|');
   for (const r of rows)
     console.log(
-      `| ${r.label} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.mean)} | ${r.label.startsWith('bare') ? '1×' : `${(r.p50 / ref(r.label)).toFixed(0)}×`} |`,
+      `| ${r.label} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.mean)} | ${r.label.startsWith('bare') ? '1×' : `${(r.p50 / ref(r.label)).toFixed(1)}×`} |`,
     );
 } finally {
   await chain.stop();
