@@ -16,6 +16,7 @@ import { seedTrust } from './lib/onboarding/trust.ts';
 import { clusterKeyFrom } from './lib/cluster/sealed-transport.ts';
 import { ensureDataDir } from './lib/core/data-dir.ts';
 import { ConfigError } from './config/errors.ts';
+import { LocalHub, LocalSocketTransporter, localSocketPath } from './lib/cluster/local-socket.ts';
 
 export interface RunningNode {
   broker: ServiceBroker;
@@ -29,6 +30,23 @@ export interface NodeOptions {
   defaultMetrics?: boolean;
   /** replaces the configured mailer (tests capture codes this way when no SMTP receiver runs) */
   mailer?: Mailer;
+  /**
+   * One process without TRANSPORTER: `serve` opens DATA_DIR/node.sock for the REPL to join (`npm start`);
+   * `join` connects this node to a running service's socket (`npm run repl`). Ignored in a cluster.
+   */
+  localSocket?: 'serve' | 'join';
+}
+
+/** The transporter of a one-process node that serves (or joins) the local socket; null when there is none. */
+async function localTransport(
+  config: Config,
+  mode: NodeOptions['localSocket'],
+): Promise<{ transporter: LocalSocketTransporter; hub: LocalHub | null } | null> {
+  const path = localSocketPath(config.dataDir);
+  if (mode === 'join') return { transporter: new LocalSocketTransporter({ path }), hub: null };
+  if (mode !== 'serve') return null;
+  const hub = await LocalHub.open(path);
+  return hub ? { transporter: new LocalSocketTransporter({ hub }), hub } : null;
 }
 
 export async function startNode(config: Config, opts: NodeOptions = {}): Promise<RunningNode> {
@@ -46,7 +64,8 @@ export async function startNode(config: Config, opts: NodeOptions = {}): Promise
   const metrics = new Metrics({ defaults: opts.defaultMetrics ?? true });
   const store = instrumentStore(await openStore(config.storeUrl, { poolSize: config.storePoolSize }), metrics.storeOpDuration);
   const clusterKey = config.cluster.secret ? clusterKeyFrom(config.cluster.secret) : keyring.derive('cluster-transport');
-  const broker = new ServiceBroker(brokerOptions(config, clusterKey));
+  const local = config.transporter ? null : await localTransport(config, opts.localSocket);
+  const broker = new ServiceBroker(brokerOptions(config, clusterKey, local?.transporter));
   const rt: Runtime = {
     config,
     store,
@@ -63,6 +82,7 @@ export async function startNode(config: Config, opts: NodeOptions = {}): Promise
     rt,
     async stop() {
       await broker.stop();
+      await local?.hub?.close();
       await store.close();
     },
   };

@@ -10,7 +10,8 @@ try {
 } catch (e) {
   exitOnConfigError(e);
 }
-const node = await startNode(config).catch((e: Error) => {
+// the one-process default opens DATA_DIR/node.sock, so that `npm run repl` joins this node
+const node = await startNode(config, { localSocket: 'serve' }).catch((e: Error) => {
   if (e instanceof ConfigError) exitOnConfigError(e);
   // any other refusal to start (a store schema newer than this code, a store that cannot be opened) is one clear line
   console.error(`cannot start: ${e.message}`);

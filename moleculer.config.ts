@@ -3,7 +3,7 @@
  * Cluster: TRANSPORTER=nats://… and each node runs the services named in SERVICES.
  */
 import { readFileSync } from 'node:fs';
-import type { BrokerOptions } from 'moleculer';
+import type { BrokerOptions, Transporters } from 'moleculer';
 import type { Config } from './config/index.ts';
 import { sealedTransport } from './lib/cluster/sealed-transport.ts';
 import { restartedNodes } from './lib/cluster/restarted-nodes.ts';
@@ -29,14 +29,16 @@ function transporter(config: Config): BrokerOptions['transporter'] {
   return { type: 'NATS', options } as BrokerOptions['transporter'];
 }
 
-/** `clusterKey` seals every packet between nodes (lib/cluster/sealed-transport.ts); required with a transporter. */
-export function brokerOptions(config: Config, clusterKey?: Buffer): BrokerOptions {
-  if (config.transporter && !clusterKey) throw new Error('a cluster node needs a cluster key (CLUSTER_SECRET or MASTER_KEY)');
+/** `clusterKey` seals every packet between nodes (lib/cluster/sealed-transport.ts); required with a transporter or the local socket. */
+export function brokerOptions(config: Config, clusterKey?: Buffer, local?: Transporters.Base | null): BrokerOptions {
+  const networked = Boolean(config.transporter || local);
+  if (networked && !clusterKey) throw new Error('a cluster node needs a cluster key (CLUSTER_SECRET or MASTER_KEY)');
   return {
     namespace: config.namespace,
     nodeID: config.nodeId,
-    transporter: transporter(config),
-    middlewares: config.transporter && clusterKey ? [sealedTransport(clusterKey), restartedNodes()] : [],
+    // one process: none, or the local socket the REPL joins (lib/cluster/local-socket.ts), sealed the same way
+    transporter: config.transporter ? transporter(config) : (local ?? null),
+    middlewares: networked && clusterKey ? [sealedTransport(clusterKey), restartedNodes()] : [],
     logger: {
       type: 'Console',
       options: { level: config.logLevel, formatter: 'short', colors: false, moduleColors: false, autoPadding: false },

@@ -2,6 +2,7 @@
 import type { ServiceBroker } from 'moleculer';
 import { loadConfig } from '../config/index.ts';
 import { startNode, type RunningNode } from '../app.ts';
+import { localSocketLive, localSocketPath } from '../lib/cluster/local-socket.ts';
 import { gasWalletLine, gasWalletWarning, type GasWalletInfo } from '../lib/treasury/gas-wallet.ts';
 import type { LedgerReport } from '../lib/ledger/check.ts';
 import { reconcileText, type ReconcileReport } from '../lib/treasury/reconcile/run.ts';
@@ -218,21 +219,34 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
 ];
 
 /**
- * A node for operator work: in a cluster it joins over TRANSPORTER and runs nothing itself; embedded,
- * it opens the same store as the running service (SQLite is safe for several processes) and runs the
- * operator and merchant-actor services locally.
+ * A node for operator work: in a cluster it joins over TRANSPORTER and runs nothing itself. Embedded,
+ * with `joinRunningService` (the REPL) it joins the service running on this data dir through its local
+ * socket (lib/cluster/local-socket.ts) and runs nothing itself either; otherwise (no service running, or
+ * the operator script) it opens the same store (SQLite is safe for several processes) and runs the
+ * operator and merchant-actor services locally. `joined` says which.
  */
-export async function startOperatorNode(env = process.env): Promise<RunningNode> {
+export async function startOperatorNode(
+  env = process.env,
+  opts: { joinRunningService?: boolean } = {},
+): Promise<RunningNode & { joined: 'cluster' | 'local-socket' | null }> {
   const base = loadConfig(env);
+  const join = !base.transporter && opts.joinRunningService === true && (await localSocketLive(localSocketPath(base.dataDir)));
+  const remote = Boolean(base.transporter) || join;
   const config = {
     ...base,
     nodeId: base.nodeId ? `${base.nodeId}-operator` : `operator-${process.pid}`,
-    services: base.transporter ? [] : ['operators', 'merchant-actors', 'treasury', 'ops', 'wallets'],
-    logLevel: env.LOG_LEVEL || 'warn',
+    services: remote ? [] : ['operators', 'merchant-actors', 'treasury', 'ops', 'wallets'],
+    logLevel: (env.LOG_LEVEL || 'warn') as typeof base.logLevel,
   };
-  const node = await startNode(config, { defaultMetrics: false });
-  if (base.transporter) await node.broker.waitForServices(['operators'], 10_000);
-  return node;
+  const node = await startNode(config, { defaultMetrics: false, ...(join ? { localSocket: 'join' as const } : {}) });
+  if (remote)
+    await node.broker.waitForServices(['operators'], 10_000).catch(async () => {
+      await node.stop();
+      throw new Error(
+        `no operators service answered within 10 s ${join ? 'on the local socket' : 'over TRANSPORTER'}: is the service running with the same cluster key (CLUSTER_SECRET, or MASTER_KEY / DATA_DIR/master.key)?`,
+      );
+    });
+  return Object.assign(node, { joined: base.transporter ? ('cluster' as const) : join ? ('local-socket' as const) : null });
 }
 
 /** `name <arg> [optional]`, as usage and the REPL's help show a command. */

@@ -185,8 +185,12 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
       },
 
       me: {
-        async handler(ctx: Context) {
-          const m = await currentMerchant(ctx);
+        async handler(ctx: Context<{ merchant_id?: unknown }>) {
+          // an operator in the REPL names the merchant (`call merchants.me --merchant_id mer_…`); a request
+          // through the gateway always carries its authenticated caller, which is the only one it can read
+          const asked = requestMeta(ctx).user === undefined ? ctx.params?.merchant_id : undefined;
+          const m = typeof asked === 'string' ? await store.get<MerchantState>('merchants', asked) : await currentMerchant(ctx);
+          if (!m) throw notFound('merchant');
           const overlap = m.previous_api_key_expires_at && m.previous_api_key_expires_at > rt.now().toISOString();
           return {
             ...presentMerchant(m),
