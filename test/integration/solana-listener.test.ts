@@ -179,7 +179,11 @@ describe('Solana listener on the LiteSVM RPC harness', () => {
     sol.advanceSlots(2);
     await sessionWhen(t, m, s.session_id, 'completion', (x) => x.status === 'completed');
     const ata = await sol.associatedTokenAddress(s.address, usdc.mint);
-    const cursors = await Promise.all([s.address, ata].map((a) => t.node.rt.store.get<any>('listener_cursors', `solana:testnet:${a}`)));
+    // a pass moves the cursors just after it delivered the deposits (so a restart re-reads, never skips)
+    const cursors = await until('both cursors', async () => {
+      const cs = await Promise.all([s.address, ata].map((a) => t.node.rt.store.get<any>('listener_cursors', `solana:testnet:${a}`)));
+      return cs.every((c) => c?.signature) && cs;
+    });
     for (const c of cursors)
       expect(c).toEqual(expect.objectContaining({ chain: 'solana', network: 'testnet', signature: expect.any(String) }));
     await morePasses(3);
