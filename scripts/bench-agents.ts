@@ -270,11 +270,13 @@ try {
   });
 
   // redeem latency, one at a time
-  const timeEach = async (n: number, one: (i: number) => Promise<unknown>) => {
+  /** `one` timed `n` times, one at a time; `prepare` (not timed) makes what it sends */
+  const timeEach = async <P = number>(n: number, one: (p: P) => Promise<unknown>, prepare?: (i: number) => Promise<P>) => {
     const ms: number[] = [];
     for (let i = 0; i < n; i++) {
+      const p = prepare ? await prepare(i) : (i as P);
       const t0 = performance.now();
-      await one(i);
+      await one(p);
       ms.push(performance.now() - t0);
     }
     return ms.sort((a, b) => a - b);
@@ -311,31 +313,6 @@ try {
   const bareProofs: string[] = [];
   for (let i = 0; i < redeems; i++) bareProofs.push(await sign(await challenge(i, 'bare')));
   const payer = chain.wallet(2);
-  // the ecosystem's client: an x402 v2 PaymentPayload with a random EIP-3009 nonce
-  const evm = new ExactEvmScheme(privateKeyToAccount(outside.privateKey as `0x${string}`));
-  const v2Proofs: Array<{ proof: string; resource: string }> = [];
-  for (let i = 0; i < redeems; i++) {
-    const c = await challenge(i, 'v2');
-    const accepted = c.payment_required.accepts[0];
-    const p = await evm.createPaymentPayload(2, accepted);
-    v2Proofs.push({
-      proof: encodeHeader({ x402Version: 2, resource: c.payment_required.resource, accepted, payload: p.payload }),
-      resource: `/v2/${i}`,
-    });
-  }
-  const settlements: unknown[] = [];
-  for (let i = 0; i < redeems; i++) {
-    const c = await challenge(i, 'fac');
-    // the facilitator is handed requirements of the resource server's own (no challenge of ours)
-    const { challengeId: _id, ...extra } = c.payment_required.accepts[0].extra;
-    const requirements = { ...c.payment_required.accepts[0], extra };
-    const p = await evm.createPaymentPayload(2, requirements);
-    settlements.push({
-      x402Version: 2,
-      paymentPayload: { x402Version: 2, accepted: requirements, payload: p.payload },
-      paymentRequirements: requirements,
-    });
-  }
   const agentMs = await timeEach(redeems, (i) => call('POST', '/v1/x402/redeem', agentProofs[i]));
   const eipMs = await timeEach(redeems, (i) => call('POST', '/v1/x402/redeem', eipProofs[i]));
   const chainMs = await timeEach(redeems, async (i) => {
@@ -344,18 +321,51 @@ try {
     const tx = await payer.sendTransaction({ to: usdc.address, data: intent.data });
     if (!(await chain.receipt(tx.hash))) throw new Error('automine did not mine the transaction');
   });
-  const v2Ms = await timeEach(redeems, (i) => call('POST', '/v1/x402/redeem', v2Proofs[i]));
-  const facMs = await timeEach(redeems, async (i) => {
-    const r = await call('POST', '/v1/x402/facilitator/settle', settlements[i]);
-    if (!r.success) throw new Error(`settle: ${JSON.stringify(r)}`);
-  });
+  // the ecosystem's client: an x402 v2 PaymentPayload with a random EIP-3009 nonce, each signed right
+  // before it is sent (its authorization is valid for the requirements' short timeout only)
+  const evm = new ExactEvmScheme(privateKeyToAccount(outside.privateKey as `0x${string}`));
+  const v2Ms = await timeEach(
+    redeems,
+    (proof: { proof: string; resource: string }) => call('POST', '/v1/x402/redeem', proof),
+    async (i) => {
+      const c = await challenge(i, 'v2');
+      const accepted = c.payment_required.accepts[0];
+      const p = await evm.createPaymentPayload(2, accepted);
+      return {
+        proof: encodeHeader({ x402Version: 2, resource: c.payment_required.resource, accepted, payload: p.payload }),
+        resource: `/v2/${i}`,
+      };
+    },
+  );
+  const facFailures: string[] = [];
+  const facMs = await timeEach(
+    redeems,
+    async (settlement: object) => {
+      const r = await call('POST', '/v1/x402/facilitator/settle', settlement);
+      // reported, not fatal: this row is x402 v2's, the goals of this benchmark do not depend on it
+      if (!r.success) facFailures.push(String(r.errorMessage ?? r.errorReason));
+    },
+    async (i) => {
+      const c = await challenge(i, 'fac');
+      // the facilitator is handed requirements of the resource server's own (no challenge of ours)
+      const { challengeId: _id, ...extra } = c.payment_required.accepts[0].extra;
+      const requirements = { ...c.payment_required.accepts[0], extra };
+      const p = await evm.createPaymentPayload(2, requirements);
+      return {
+        x402Version: 2,
+        paymentPayload: { x402Version: 2, accepted: requirements, payload: p.payload },
+        paymentRequirements: requirements,
+      };
+    },
+  );
   const share = percentile(eipMs, 50) - percentile(chainMs, 50);
   lines.push(
     '',
     `POST /v1/x402/redeem, ${redeems} one at a time: agent-wallet proof p50 ${percentile(agentMs, 50).toFixed(1)} ms, p99 ${percentile(agentMs, 99).toFixed(1)} ms;`,
     `EIP-3009 p50 ${percentile(eipMs, 50).toFixed(1)} ms, p99 ${percentile(eipMs, 99).toFixed(1)} ms; bare ethers send + receipt p50 ${percentile(chainMs, 50).toFixed(1)} ms`,
     `x402 v2 PAYMENT-SIGNATURE from @x402/evm p50 ${percentile(v2Ms, 50).toFixed(1)} ms, p99 ${percentile(v2Ms, 99).toFixed(1)} ms;` +
-      ` POST /v1/x402/facilitator/settle p50 ${percentile(facMs, 50).toFixed(1)} ms, p99 ${percentile(facMs, 99).toFixed(1)} ms`,
+      ` POST /v1/x402/facilitator/settle p50 ${percentile(facMs, 50).toFixed(1)} ms, p99 ${percentile(facMs, 99).toFixed(1)} ms` +
+      (facFailures.length ? ` (${facFailures.length} of ${redeems} not settled: ${facFailures[0]})` : ''),
   );
   goals.push({
     goal: "EIP-3009 redeem on a local chain: the service's own share p50 ≤ 20 ms",

@@ -4,7 +4,8 @@
  * rows, one wallet-transaction row) with no reads, no balance rule and no compare-and-set.
  *
  * 1. sequential: one transfer at a time (sys:chain → one of 100 wallets, then wallet → sys:payouts), each
- *    built with `transferOps` (two account reads, the no_negative check) and committed;
+ *    built with `transferOps` (two account reads, the no_negative check) and committed; it and the
+ *    baseline alternate in ten rounds, so that both are measured at the same moments;
  * 2. contended: 8 concurrent writers paying out of 4 wallets, committed with `commitWithRetry` (lost
  *    compare-and-set races re-read and retry);
  * then `ledger:check` over everything written (and its time).
@@ -14,7 +15,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../lib/store/index.ts';
-import type { WriteOp } from '../lib/store/port.ts';
 import { accountId, checkStoredLedger, commitWithRetry, transferOps, walletAccount } from '../lib/ledger/index.ts';
 
 const arg = (name: string, dflt: number) => {
@@ -38,40 +38,54 @@ async function timed(label: string, n: number, run: () => Promise<void>): Promis
 }
 
 // baseline: the same number of writes with the same row count, blind inserts and upserts
-const baseline = await timed('baseline: raw store.write (4 rows each)', N, async () => {
-  for (let i = 0; i < N; i++) {
-    const ops: WriteOp[] = [
-      { op: 'insert', coll: 'ledger_transfers', doc: { id: `base:${i}`, amount: '1', status: 'posted', kind: 'deposit' } },
-      { op: 'upsert', coll: 'ledger_accounts', doc: { id: `base:a:${i % 100}`, owner: `base_${i % 100}`, credits_posted: String(i) } },
-      { op: 'upsert', coll: 'ledger_accounts', doc: { id: 'base:sys', owner: 'base_sys', debits_posted: String(i) } },
-      { op: 'insert', coll: 'wallet_transactions', doc: { id: `base:w:${i}`, wallet_id: `base_${i % 100}`, sort_key: String(i) } },
-    ];
-    await bare.write(ops);
-  }
-});
+const baselineWrite = (i: number) =>
+  bare.write([
+    { op: 'insert', coll: 'ledger_transfers', doc: { id: `base:${i}`, amount: '1', status: 'posted', kind: 'deposit' } },
+    { op: 'upsert', coll: 'ledger_accounts', doc: { id: `base:a:${i % 100}`, owner: `base_${i % 100}`, credits_posted: String(i) } },
+    { op: 'upsert', coll: 'ledger_accounts', doc: { id: 'base:sys', owner: 'base_sys', debits_posted: String(i) } },
+    { op: 'insert', coll: 'wallet_transactions', doc: { id: `base:w:${i}`, wallet_id: `base_${i % 100}`, sort_key: String(i) } },
+  ]);
 
 const wallets = Array.from({ length: 100 }, (_, i) => `wal_bench${String(i).padStart(3, '0')}`);
-const sequential = await timed('ledger: transferOps + write, sequential', N, async () => {
-  for (let i = 0; i < N; i++) {
-    const w = wallets[i % wallets.length];
-    const spec =
-      i % 2 === 0
-        ? {
-            id: `dep:${i}`,
-            kind: 'deposit' as const,
-            debit_account: accountId('sys:chain', ASSET),
-            credit_account: walletAccount(w, ASSET),
-          }
-        : {
-            id: `po:${i}`,
-            kind: 'payout' as const,
-            debit_account: walletAccount(wallets[(i - 1) % wallets.length], ASSET),
-            credit_account: accountId('sys:payouts', ASSET),
-          };
-    const ops = await transferOps(store, { ...spec, asset: ASSET, amount: '1000000' });
-    await store.write(ops);
-  }
-});
+const ledgerWrite = async (i: number) => {
+  const w = wallets[i % wallets.length];
+  const spec =
+    i % 2 === 0
+      ? {
+          id: `dep:${i}`,
+          kind: 'deposit' as const,
+          debit_account: accountId('sys:chain', ASSET),
+          credit_account: walletAccount(w, ASSET),
+        }
+      : {
+          id: `po:${i}`,
+          kind: 'payout' as const,
+          debit_account: walletAccount(wallets[(i - 1) % wallets.length], ASSET),
+          credit_account: accountId('sys:payouts', ASSET),
+        };
+  const ops = await transferOps(store, { ...spec, asset: ASSET, amount: '1000000' });
+  await store.write(ops);
+};
+
+// the two alternate in rounds, so that both meet the same moment of a shared machine and of SQLite's
+// WAL (its checkpoints land on whichever commit crosses the threshold)
+const ROUNDS = 10;
+let baseSeconds = 0;
+let ledgerSeconds = 0;
+for (let r = 0; r < ROUNDS; r++) {
+  const from = Math.floor((r * N) / ROUNDS);
+  const to = Math.floor(((r + 1) * N) / ROUNDS);
+  let t0 = performance.now();
+  for (let i = from; i < to; i++) await baselineWrite(i);
+  baseSeconds += (performance.now() - t0) / 1000;
+  t0 = performance.now();
+  for (let i = from; i < to; i++) await ledgerWrite(i);
+  ledgerSeconds += (performance.now() - t0) / 1000;
+}
+const baseline = N / baseSeconds;
+const sequential = N / ledgerSeconds;
+console.log(`${'baseline: raw store.write (4 rows each)'.padEnd(44)} ${N} in ${baseSeconds.toFixed(2)} s  ${baseline.toFixed(0)}/s`);
+console.log(`${'ledger: transferOps + write, sequential'.padEnd(44)} ${N} in ${ledgerSeconds.toFixed(2)} s  ${sequential.toFixed(0)}/s`);
 
 // contended: fund 4 wallets, then 8 writers pay out of them at once
 const hot = wallets.slice(0, 4);

@@ -5,7 +5,9 @@
  * - `stricterFIFO`: a task that cannot be placed at once waits in arrival order. Piscina's default sends
  *   such a task back to the tail of its queue, so under load some derivations kept losing their turn
  *   (measured: derive wait p99 962 ms, the whole p99 of session creation).
- * - one thread stays warm (`minThreads: 1`): the first burst does not pay a worker boot (ethers, seed).
+ * - no thread is kept when idle (`minThreads: 0`, ~60 MB of an idle node's memory): the pool
+ *   (lib/addresses/pool.ts) keeps addresses derived ahead, so a worker boots for a background refill, not
+ *   on a request's path, and leaves a minute after the last one.
  * - `deriveBlock` derives a reserved block of indexes in one task: one hop for many addresses.
  */
 import { availableParallelism } from 'node:os';
@@ -20,7 +22,7 @@ export class AddressWorkers {
     this.pool = new Piscina({
       filename: resolve(root, 'workers/derive-address.ts'),
       workerData: { phrase },
-      minThreads: 1,
+      minThreads: 0,
       // leave one core to the event loop
       maxThreads: Math.max(1, availableParallelism() - 1),
       idleTimeout: 60_000,

@@ -169,6 +169,19 @@ interface Loaded<T> {
   doc: T;
   loaded: number | null;
   dirty: boolean;
+  /** accounts: the balances as read, to tell a credit alone from any other change */
+  read?: T;
+}
+
+const BALANCES = ['debits_posted', 'debits_pending', 'credits_posted', 'credits_pending'] as const;
+
+export interface LedgerBatchOptions {
+  /**
+   * An account that the batch only credits is written as an `add` of the amounts (WriteOp `add`), not as
+   * a compare-and-set of the whole account: credits need no balance check and commute, so many writers
+   * crediting one busy account (the merchant wallet all agents pay) never conflict on it.
+   */
+  commutativeCredits?: boolean;
 }
 
 /**
@@ -181,10 +194,12 @@ export class LedgerBatch {
   private txRows = new Map<string, { doc: WalletTxRow; insert: boolean }>();
   private readonly now: string;
   private readonly store: Store;
+  private readonly opts: LedgerBatchOptions;
 
-  constructor(store: Store, now: Date = new Date()) {
+  constructor(store: Store, now: Date = new Date(), opts: LedgerBatchOptions = {}) {
     this.store = store;
     this.now = now.toISOString();
+    this.opts = opts;
   }
 
   /** The account as this batch will leave it (a fresh zero account when it does not exist yet). */
@@ -194,8 +209,8 @@ export class LedgerBatch {
       const stored = await this.store.get<LedgerAccount>(ACCOUNTS, id);
       const { owner, asset } = parseAccountId(id);
       a = stored
-        ? { doc: { ...stored }, loaded: stored.version, dirty: false }
-        : { doc: newAccount(owner, asset, this.now), loaded: null, dirty: false };
+        ? { doc: { ...stored }, loaded: stored.version, dirty: false, read: { ...stored } }
+        : { doc: newAccount(owner, asset, this.now), loaded: null, dirty: false, read: newAccount(owner, asset, this.now) };
       this.accounts.set(id, a);
     }
     return a.doc;
@@ -329,8 +344,14 @@ export class LedgerBatch {
           : { op: 'cas', coll: TRANSFERS, doc: { ...doc }, expected: loaded },
       );
     }
-    for (const { doc, loaded, dirty } of this.accounts.values()) {
+    for (const { doc, loaded, dirty, read } of this.accounts.values()) {
       if (!dirty) continue;
+      const credit = this.opts.commutativeCredits ? creditOnly(read!, doc) : null;
+      if (credit) {
+        const { owner, asset } = parseAccountId(doc.id);
+        out.push({ op: 'add', coll: ACCOUNTS, doc: newAccount(owner, asset, this.now), add: credit, set: ['updated_at'] });
+        continue;
+      }
       out.push(
         loaded === null
           ? { op: 'insert', coll: ACCOUNTS, doc: { ...doc, version: 1 } }
@@ -343,6 +364,18 @@ export class LedgerBatch {
     }
     return out;
   }
+}
+
+/** The credit amounts by which `now` differs from `read`, when that is all: no debit moved, no credit went down. */
+function creditOnly(read: LedgerAccount, now: LedgerAccount): Record<string, string> | null {
+  const add: Record<string, string> = {};
+  for (const f of BALANCES) {
+    const d = BigInt(now[f]) - BigInt(read[f]);
+    if (d === 0n) continue;
+    if (d < 0n || f.startsWith('debits')) return null;
+    add[f] = d.toString();
+  }
+  return add;
 }
 
 export const ledgerBatch = (store: Store, now?: Date) => new LedgerBatch(store, now);

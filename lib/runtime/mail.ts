@@ -2,7 +2,7 @@
  * Outgoing email: SMTP through nodemailer when SMTP_URL is set; otherwise the message goes to the log
  * (a development mail backend), so that `npm start` works with nothing else running.
  */
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 export interface Mail {
   to: string;
@@ -22,10 +22,12 @@ export function createMailer(smtpUrl: string, from: string, log: Log): Mailer {
       },
     };
   }
-  const transport = nodemailer.createTransport(smtpUrl);
+  // nodemailer loads with the first message (a node that sends none does not hold it)
+  let transport: Promise<Transporter> | null = null;
   return {
     async send(mail) {
-      await transport.sendMail({ from, ...mail });
+      transport ??= import('nodemailer').then((m) => m.default.createTransport(smtpUrl));
+      await (await transport).sendMail({ from, ...mail });
     },
   };
 }

@@ -3,8 +3,6 @@
  * `postgres://…` / `postgresql://…` (the tested cluster store, nodes on several machines) or `mongodb://…`.
  */
 import { SqliteStore } from './sqlite.ts';
-import { PostgresStore } from './postgres.ts';
-import { MongoStore } from './mongo.ts';
 import { COLLECTIONS } from './collections.ts';
 import type { Store } from './port.ts';
 
@@ -17,10 +15,14 @@ export interface OpenOptions {
 
 export async function openStore(url: string, opts: OpenOptions = {}): Promise<Store> {
   let store: Store;
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://'))
+  // the cluster stores' drivers load only when named (the MongoDB driver alone is ~10 MB of an idle node)
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const { PostgresStore } = await import('./postgres.ts');
     store = await new PostgresStore(url, { poolSize: opts.poolSize }).connect();
-  else if (url.startsWith('mongodb://') || url.startsWith('mongodb+srv://')) store = await new MongoStore(url).connect();
-  else if (url.startsWith('sqlite:')) store = new SqliteStore(url.slice('sqlite:'.length));
+  } else if (url.startsWith('mongodb://') || url.startsWith('mongodb+srv://')) {
+    const { MongoStore } = await import('./mongo.ts');
+    store = await new MongoStore(url).connect();
+  } else if (url.startsWith('sqlite:')) store = new SqliteStore(url.slice('sqlite:'.length));
   else throw new Error(`STORE_URL must be sqlite:<path>, postgres://… or mongodb://…, got ${url.split(':')[0]}:…`);
   try {
     await store.ensure(COLLECTIONS);

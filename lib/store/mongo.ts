@@ -7,6 +7,7 @@ import { MongoClient, MongoServerError, type Db, type ClientSession, type Docume
 import {
   DuplicateKeyError,
   VersionConflictError,
+  added,
   type ClaimOptions,
   type CollectionSpec,
   type Doc,
@@ -154,6 +155,18 @@ export class MongoStore implements Store {
             .collection(op.coll)
             .replaceOne({ _id: op.doc.id as never }, toMongo({ ...op.doc, version }), { session, upsert: true });
           op.doc.version = version;
+          return;
+        }
+        case 'add': {
+          // read and replaced on its version: a concurrent add is a conflict here (the caller decides
+          // again), not a wait as on the SQL stores
+          const stored = fromMongo<Doc>(await this.db.collection(op.coll).findOne({ _id: op.doc.id as never }, { session }));
+          const doc = { ...added(stored, op), id: op.doc.id };
+          const next: WriteOp = stored
+            ? { op: 'cas', coll: op.coll, doc, expected: stored.version! }
+            : { op: 'insert', coll: op.coll, doc };
+          await this.applyOne(next, session, now);
+          op.doc.version = next.doc.version;
           return;
         }
         case 'delete':

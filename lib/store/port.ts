@@ -57,7 +57,24 @@ export type WriteOp =
   | { op: 'cas'; coll: string; doc: Doc; expected: number }
   /** insert or replace unconditionally (derived records: counters, indexes of other records) */
   | { op: 'upsert'; coll: string; doc: Doc }
+  /**
+   * adds digit-string amounts to fields of the stored document, whatever its version (the version still
+   * moves): adds commute, so concurrent adds to one document never conflict (the credit side of a busy
+   * ledger account). Absent, `doc` is inserted with the amounts added to it; present, the fields named in
+   * `set` are taken from `doc` as well. See `added`.
+   */
+  | { op: 'add'; coll: string; doc: Doc; add: Record<string, string>; set?: string[] }
   | { op: 'delete'; coll: string; id: string };
+
+/** The document an `add` op leaves: `stored` (null when absent) with the op's amounts added, without version. */
+export function added(stored: Doc | null, op: Extract<WriteOp, { op: 'add' }>): Doc {
+  const doc: Doc = { ...(stored ?? op.doc) };
+  for (const [field, amount] of Object.entries(op.add))
+    doc[field] = (BigInt((doc[field] as string | undefined) ?? '0') + BigInt(amount)).toString();
+  if (stored) for (const field of op.set ?? []) doc[field] = op.doc[field];
+  delete doc.version;
+  return doc;
+}
 
 /** Store races surface to clients as 409 code 5 (see lib/core/errors.ts) unless the caller handles them. */
 export const STORE_CONFLICT = 'STORE_CONFLICT';

@@ -21,6 +21,7 @@ import {
   DuplicateKeyError,
   StoreUnavailableError,
   VersionConflictError,
+  added,
   type ClaimOptions,
   type CollectionSpec,
   type Doc,
@@ -331,6 +332,17 @@ export class PostgresStore implements Store {
         op.doc.version = Number(rows[0].version);
         return;
       }
+      case 'add': {
+        // the row stays locked until the transaction ends: a concurrent add waits, then adds to this one's
+        const q = sql.get(op.coll, op.doc.id, undefined);
+        const { rows } = await this.query<Row>({ sql: `${q.sql} FOR UPDATE`, params: q.params }, op.coll, c);
+        const stored = rows[0] ? this.doc<Doc>(rows[0]) : null;
+        const doc = { ...added(stored, op), id: op.doc.id };
+        const next: WriteOp = stored ? { op: 'cas', coll: op.coll, doc, expected: stored.version! } : { op: 'insert', coll: op.coll, doc };
+        await this.applyOne(next, now, c);
+        op.doc.version = next.doc.version;
+        return;
+      }
       case 'delete':
         await this.query({ sql: sql.delete(op.coll), params: [op.id] }, op.coll, c);
         return;
@@ -342,8 +354,8 @@ export class PostgresStore implements Store {
     const now = new Date().toISOString();
     const versions = ops.map((op) => (op.op === 'delete' ? undefined : op.doc.version));
     try {
-      // one statement is atomic by itself; an insert into an expiring collection is two
-      const single = ops.length === 1 && !(ops[0].op === 'insert' && this.expires(ops[0].coll));
+      // one statement is atomic by itself; an insert into an expiring collection is two, an add reads first
+      const single = ops.length === 1 && ops[0].op !== 'add' && !(ops[0].op === 'insert' && this.expires(ops[0].coll));
       if (single) await this.applyOne(ops[0], now);
       else
         await this.transaction(async (c) => {

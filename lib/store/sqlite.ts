@@ -16,6 +16,7 @@ import { dirname, resolve } from 'node:path';
 import {
   DuplicateKeyError,
   VersionConflictError,
+  added,
   type ClaimOptions,
   type CollectionSpec,
   type Doc,
@@ -406,6 +407,16 @@ export class SqliteStore implements Store {
         ]);
         if (texted) this.reindex(op.coll, row.rid, op.doc);
         op.doc.version = Number(row.version);
+        return;
+      }
+      case 'add': {
+        // read on the writing connection: it sees what this transaction wrote before (adds commute)
+        const q = sql.get(op.coll, op.doc.id, undefined);
+        const stored = this.parse<Doc>(this.w.get(q.sql).get(...bindAll(q.params)) as { data: string; version: number } | undefined);
+        const doc = { ...added(stored, op), id: op.doc.id };
+        const next: WriteOp = stored ? { op: 'cas', coll: op.coll, doc, expected: stored.version! } : { op: 'insert', coll: op.coll, doc };
+        this.applyOne(next, now);
+        op.doc.version = next.doc.version;
         return;
       }
       case 'delete': {

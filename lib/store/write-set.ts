@@ -10,19 +10,31 @@
  * of a document already pending, a compare-and-set on a version it does not have) throws the store's own
  * error from `add` and leaves the set unchanged.
  */
-import { DuplicateKeyError, VersionConflictError, type Doc, type Store, type WriteOp } from './port.ts';
+import { DuplicateKeyError, VersionConflictError, added, type Doc, type Store, type WriteOp } from './port.ts';
 
 interface Pending {
-  op: 'insert' | 'cas' | 'upsert' | 'delete';
+  op: 'insert' | 'cas' | 'upsert' | 'delete' | 'add';
   coll: string;
   id: string;
-  /** the document after the write; null once deleted */
+  /** the document after the write; null once deleted; for an add, the document it creates when absent */
   doc: Doc | null;
   /** cas: the stored version the write expects */
   expected?: number;
-  /** the version the store will give the document (unknown after an upsert) */
+  /** the version the store will give the document (unknown after an upsert or an add) */
   version?: number;
+  /** add: the amounts added and the fields taken from `doc` */
+  add?: Record<string, string>;
+  set?: string[];
 }
+
+/** a pending add as the op it writes */
+const addOp = (p: Pending): Extract<WriteOp, { op: 'add' }> => ({
+  op: 'add',
+  coll: p.coll,
+  doc: { ...p.doc! },
+  add: { ...p.add! },
+  ...(p.set ? { set: [...p.set] } : {}),
+});
 
 const keyOf = (coll: string, id: string) => `${coll}\u0000${id}`;
 
@@ -34,6 +46,13 @@ export class WriteSet {
     const get = async <T extends Doc>(coll: string, id: string): Promise<T | null> => {
       const p = this.pending.get(keyOf(coll, id));
       if (!p) return store.get<T>(coll, id);
+      if (p.op === 'add') {
+        // the stored document (its version too) with the pending amounts added
+        const stored = await store.get<T>(coll, id);
+        const doc = added(stored, addOp(p)) as T;
+        if (stored?.version !== undefined) doc.version = stored.version;
+        return doc;
+      }
       if (!p.doc) return null;
       // a copy of the top level (what readers change); the nested values are never changed in place
       const doc = { ...p.doc } as T;
@@ -77,6 +96,7 @@ export class WriteSet {
     const out: WriteOp[] = [];
     for (const p of this.pending.values()) {
       if (p.op === 'delete') out.push({ op: 'delete', coll: p.coll, id: p.id });
+      else if (p.op === 'add') out.push(addOp(p));
       else if (p.op === 'cas') out.push({ op: 'cas', coll: p.coll, doc: { ...p.doc! }, expected: p.expected! });
       else out.push({ op: p.op, coll: p.coll, doc: { ...p.doc! } });
     }
@@ -100,8 +120,28 @@ function fold(prev: Pending | undefined, op: WriteOp, id: string): Pending {
         return { op: 'cas', coll, id, doc: copy(op.doc), expected: op.expected, version: op.expected + 1 };
       case 'upsert':
         return { op: 'upsert', coll, id, doc: copy(op.doc) };
+      case 'add':
+        return { op: 'add', coll, id, doc: copy(op.doc), add: { ...op.add }, ...(op.set ? { set: [...op.set] } : {}) };
       case 'delete':
         return { op: 'delete', coll, id, doc: null };
+    }
+  }
+  if (prev.op === 'add') {
+    switch (op.op) {
+      case 'add': {
+        // the amounts add up; the fields taken on an existing document are the later op's
+        const sum: Record<string, string> = { ...prev.add };
+        for (const [f, v] of Object.entries(op.add)) sum[f] = (BigInt(sum[f] ?? '0') + BigInt(v)).toString();
+        const set = [...new Set([...(prev.set ?? []), ...(op.set ?? [])])];
+        const doc = { ...prev.doc! };
+        for (const f of op.set ?? []) doc[f] = op.doc[f];
+        return { ...prev, doc, add: sum, ...(set.length ? { set } : {}) };
+      }
+      case 'upsert':
+        return { op: 'upsert', coll, id, doc: copy(op.doc) };
+      default:
+        // a version or an existence decided after an add is not known until the store applies it
+        throw new VersionConflictError(coll, id);
     }
   }
   switch (op.op) {
@@ -115,6 +155,10 @@ function fold(prev: Pending | undefined, op: WriteOp, id: string): Pending {
     case 'upsert':
       if (prev.op === 'delete') return { op: 'upsert', coll, id, doc: copy(op.doc) };
       return { ...prev, doc: prev.op === 'insert' ? { ...copy(op.doc), version: prev.version } : copy(op.doc) };
+    case 'add':
+      // onto a document this set already holds: the amounts go into it
+      if (!prev.doc) throw new VersionConflictError(coll, id);
+      return { ...prev, doc: prev.op === 'insert' ? { ...added(prev.doc, op), version: prev.version } : added(prev.doc, op) };
     case 'delete':
       // an insert then a delete would hide whether the insert could have been made: not folded
       if (prev.op === 'insert') throw new VersionConflictError(coll, id);

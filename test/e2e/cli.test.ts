@@ -71,9 +71,9 @@ function hookServer(answer: (raw: string, signature: string) => number) {
   });
   return {
     hooks,
-    listen: () =>
+    listen: (port = 0) =>
       new Promise<string>((r) =>
-        server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`)),
+        server.listen(port, '127.0.0.1', () => r(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`)),
       ),
     close: () =>
       new Promise<void>((r) => {
@@ -311,6 +311,32 @@ describe('payments CLI against a started node', () => {
       listener.child.kill('SIGINT');
       const r = await listener.done;
       expect(r.code).toBe(0);
+      await local.close();
+    }
+  });
+
+  it('listen keeps an event the endpoint refused and forwards it once the endpoint is up (it may start after listen)', async () => {
+    const port = await freePort(); // the endpoint is not running yet
+    const listener = start(['listen', '--forward-to', `http://127.0.0.1:${port}/hooks`], env);
+    const local = hookServer(() => 204);
+    try {
+      await eventually('listen ready', () => /Ready: forwarding events to/.test(listener.out.stderr));
+      const trig = await cli(['--json', 'trigger', 'payment_session.completed'], env);
+      const event = JSON.parse(trig.stdout);
+      await eventually('the refusal reported', () =>
+        new RegExp(`127.0.0.1:${port}/hooks refused ${event.id} \\(is your endpoint running\\?\\); trying again in`).test(
+          listener.out.stderr,
+        ),
+      );
+      expect(listener.out.stdout).not.toContain(event.id); // not given up on
+      await local.listen(port);
+      const got = await eventually('the event, once the endpoint listens', () => local.hooks.find((h) => h.eventId === event.id));
+      expect(verifyWebhook(got.raw, got.signature, secret)).toBe(true);
+      await eventually('the printed line', () => new RegExp(`payment_session.completed  ${event.id}  -> 204`).test(listener.out.stdout));
+      expect(local.hooks.filter((h) => h.eventId === event.id)).toHaveLength(1);
+    } finally {
+      listener.child.kill('SIGINT');
+      expect((await listener.done).code).toBe(0);
       await local.close();
     }
   });

@@ -252,6 +252,20 @@ describe('refunds on chain, over HTTP', () => {
     expect(await sol.tokenBalance(buyer.address, mint.mint)).toBe(tokensBefore + 3_000_000n);
     expect(sol.balance(w.address)).toBe(500_000_000n - 200_000_000n - 10_000n); // two refunds' fees, paid by the wallet
     expect((await get(`/v1/payment_sessions/${su.session_id}`)).refunded_amount_subunits).toBe('3000000');
+
+    // a refund the chain would refuse (a new account must receive at least the rent-exempt minimum) fails
+    // before anything is signed: refund.failed, the reservation released, the amount refundable again
+    const fresh = (await sol.newWallet(0n)).address;
+    const tiny = await refund(ss.session_id, { amount_subunits: '100000', destination: fresh });
+    expect(tiny.status).toBe(201);
+    const failed = await refundWhen(ss.session_id, tiny.body.id);
+    expect(failed).toMatchObject({ status: 'failed', fee_subunits: '0', tx_hash: null });
+    expect(failed.failure_reason).toContain('rent-exempt minimum');
+    expect((await get(`/v1/payment_sessions/${ss.session_id}`)).refunded_amount_subunits).toBe('200000000');
+    const hook = await until('the refund.failed webhook', () => rx.received.find((x) => x.raw.includes(tiny.body.id)));
+    expect(JSON.parse(hook.raw)).toMatchObject({ event_type: 'refund.failed', status: 'failed', refund_id: tiny.body.id });
+    expect(sol.balance(w.address)).toBe(500_000_000n - 200_000_000n - 10_000n); // nothing was sent
+
     expect(await t.call('wallets.ledgerCheck')).toMatchObject({ ok: true });
     const rec = await t.call<any>('treasury.reconcile');
     expect(rec.differences.filter((d: any) => d.wallet_id === w.id)).toEqual([]);

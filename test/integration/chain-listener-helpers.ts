@@ -76,6 +76,18 @@ export async function depositsOf(t: TestNode, sessionId: string): Promise<any[]>
 }
 
 /**
+ * The stored deposits of a session once the inbox has recorded the session's acknowledgement of each
+ * (`delivered`). The inbox writes it just after the session's own commit, so a session that already
+ * shows a deposit (or a revert) may still have it unacknowledged for a moment.
+ */
+export function acknowledgedDepositsOf(t: TestNode, sessionId: string): Promise<any[]> {
+  return until(`the inbox to record the deposits of ${sessionId} as delivered`, async () => {
+    const deposits = await depositsOf(t, sessionId);
+    return deposits.length > 0 && deposits.every((d) => d.delivered) ? deposits : null;
+  });
+}
+
+/**
  * Holds back the next session document the node writes (the actor's `create`), as a slow commit or a
  * lagging replica would: `session` resolves with the document (id, created_at, address) while nothing of
  * it is in the store yet; `release()` lets the write through. Other writes are not touched.

@@ -16,6 +16,7 @@ import { verifyWebhook } from '../../lib/webhooks/verify.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import {
   RAILS,
+  acknowledgedDepositsOf,
   createSession,
   depositsOf,
   getSession,
@@ -105,7 +106,7 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     );
 
     // stored first, then credited: the deposit record names the session and the block
-    const [dep] = await depositsOf(t, s.session_id);
+    const [dep] = await acknowledgedDepositsOf(t, s.session_id);
     expect(dep).toEqual(
       expect.objectContaining({
         id: `ethereum:testnet:${receipt!.hash}:0`,
@@ -240,7 +241,7 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     expect(back.completed_at).toBeUndefined();
     expect(back.deposits).toEqual([expect.objectContaining({ tx_hash: receipt!.hash, reverted: true, counted: true })]);
     expect(back.explorer_url).toBeUndefined(); // a local chain: no public explorer
-    const [dep] = await depositsOf(t, s.session_id);
+    const [dep] = await acknowledgedDepositsOf(t, s.session_id);
     expect(dep).toEqual(expect.objectContaining({ status: 'reverted', reverted_at: expect.any(String), delivered: true }));
 
     // the same signed transaction is broadcast again and lands in a block of the new branch
@@ -412,7 +413,7 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     expect(late.status).toBe('expired');
     expect(late.deposits[0]).toEqual(expect.objectContaining({ tx_hash: receipt!.hash, late: true, counted: true, amount: 3 }));
     expect(late.received_amount).toBe(3);
-    const [dep] = await depositsOf(t, s.session_id);
+    const [dep] = await acknowledgedDepositsOf(t, s.session_id);
     expect(dep).toEqual(expect.objectContaining({ status: 'credited', credit_result: 'late' }));
   });
 });

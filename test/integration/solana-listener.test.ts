@@ -17,7 +17,16 @@ import { merchant } from './sessions-helpers.ts';
 import { startReceiver, type Receiver } from './webhooks-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
-import { RAILS, createSession, depositsOf, getSession, sessionWhen, until, webhooksOf } from './chain-listener-helpers.ts';
+import {
+  RAILS,
+  acknowledgedDepositsOf,
+  createSession,
+  depositsOf,
+  getSession,
+  sessionWhen,
+  until,
+  webhooksOf,
+} from './chain-listener-helpers.ts';
 
 jest.setTimeout(180_000);
 
@@ -103,7 +112,7 @@ describe('Solana listener on the LiteSVM RPC harness', () => {
 
     // stored first: keyed by signature and the credited account's index; the account is the ATA
     const ata = await sol.associatedTokenAddress(s.address, usdc.mint);
-    const stored = await depositsOf(t, s.session_id);
+    const stored = await acknowledgedDepositsOf(t, s.session_id);
     expect(stored).toHaveLength(2);
     for (const d of stored) {
       expect(d).toEqual(

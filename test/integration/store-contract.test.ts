@@ -122,6 +122,37 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     expect(await store.get('things', 'a4')).toBeNull();
   });
 
+  it('adds amounts to a document: concurrent adds never conflict, each is counted once, all or nothing', async () => {
+    const acc = { id: 'acc', owner: 'a', credits: '0', note: 'new' };
+    const big = (10n ** 30n).toString();
+    // absent: the document is created with the amounts added to it
+    await store.write([{ op: 'add', coll: 'things', doc: { ...acc }, add: { credits: big }, set: ['note'] }]);
+    expect(await store.get('things', 'acc')).toMatchObject({ credits: big, note: 'new', version: 1 });
+    // present: concurrent writes of an add each (with a row of their own), none refused
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        store.write([
+          { op: 'add', coll: 'things', doc: { ...acc, note: `n${i}` }, add: { credits: String(i + 1) }, set: ['note'] },
+          { op: 'insert', coll: 'things', doc: { id: `r${i}` } },
+        ]),
+      ),
+    );
+    const after = (await store.get<{ id: string; credits: string; note: string; version?: number }>('things', 'acc'))!;
+    expect(after.credits).toBe((10n ** 30n + 465n).toString());
+    expect(after.note).toMatch(/^n\d+$/);
+    expect(after.version).toBe(31);
+    // a write that fails adds nothing
+    await expect(
+      store.write([
+        { op: 'add', coll: 'things', doc: { ...acc }, add: { credits: '5' } },
+        { op: 'insert', coll: 'things', doc: { id: 'r0' } },
+      ]),
+    ).rejects.toBeInstanceOf(DuplicateKeyError);
+    expect(await store.get('things', 'acc')).toMatchObject({ credits: after.credits, version: 31 });
+    // a compare-and-set from before the adds is refused
+    await expect(store.write([{ op: 'cas', coll: 'things', doc: { ...acc }, expected: 1 }])).rejects.toBeInstanceOf(VersionConflictError);
+  });
+
   it('upserts and deletes', async () => {
     await store.write([{ op: 'upsert', coll: 'things', doc: { id: 'u', n: 1 } }]);
     await store.write([{ op: 'upsert', coll: 'things', doc: { id: 'u', n: 2 } }]);

@@ -1,4 +1,4 @@
-/** Pure parts of the SDK (sdk/): retries, webhook signatures (against the service's signer), proof of work, SSE parsing, generated types. */
+/** Pure parts of the SDK (sdk/): retries, listen's forwarding, webhook signatures (against the service's signer), proof of work, SSE parsing, generated types. */
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { retryingFetch } from '../../sdk/src/client.ts';
@@ -7,6 +7,7 @@ import { verifyWebhook, isValidWebhook, signatureHeader as sdkSign, WebhookVerif
 import { solvePow, powBits } from '../../sdk/src/pow.ts';
 import { solvePowInWorker } from '../../sdk/src/pow-node.ts';
 import { parseSse } from '../../sdk/src/sse.ts';
+import { forwardRetryingRefused } from '../../sdk/src/cli/listen.ts';
 import { signatureHeader as serviceSign } from '../../lib/webhooks/signature.ts';
 import { verifyWebhook as serviceVerify } from '../../lib/webhooks/verify.ts';
 import { verifyPow } from '../../lib/onboarding/pow.ts';
@@ -137,6 +138,46 @@ describe('retryingFetch', () => {
     // an answer without the envelope still has its request id from the header
     const proxy = PaymentsError.from(502, 'bad gateway', new Headers({ 'X-Request-Id': 'req_from_header' }));
     expect(proxy).toMatchObject({ request_id: 'req_from_header', field: undefined, errors: [] });
+  });
+});
+
+describe('payments listen: forwarding', () => {
+  const event = { id: 'evt_1', created_at: '2026-01-01T00:00:00Z', event_type: 'payment_session.completed' } as never;
+  const refused = () => Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+  const reset = () => Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
+  const run = (answers: Array<number | (() => Error)>, signal = new AbortController().signal) => {
+    let calls = 0;
+    const retries: number[] = [];
+    const fetchImpl = (async () => {
+      const a = answers[Math.min(calls++, answers.length - 1)]!;
+      if (typeof a === 'function') throw a();
+      return new Response(null, { status: a });
+    }) as unknown as typeof fetch;
+    return forwardRetryingRefused('http://127.0.0.1:1/hooks', event, 'whsec', {
+      signal,
+      onRetry: (ms) => retries.push(ms),
+      delaysMs: [1, 2, 3],
+      fetchImpl,
+    }).then((result) => ({ result, calls, retries }));
+  };
+
+  it('tries a refused connection again (nothing reached the endpoint) until it answers', async () => {
+    expect(await run([refused, refused, 204])).toEqual({ result: { status: 204 }, calls: 3, retries: [1, 2] });
+  });
+
+  it('gives up after the delays with the refusal', async () => {
+    expect(await run([refused])).toEqual({ result: { status: null, error: 'ECONNREFUSED' }, calls: 4, retries: [1, 2, 3] });
+  });
+
+  it('never repeats what may have reached the endpoint: an answer, or a connection lost midway', async () => {
+    expect(await run([500, 204])).toEqual({ result: { status: 500 }, calls: 1, retries: [] });
+    expect(await run([reset, 204])).toEqual({ result: { status: null, error: 'ECONNRESET' }, calls: 1, retries: [] });
+  });
+
+  it('stops waiting when listen is stopped', async () => {
+    const stop = new AbortController();
+    stop.abort();
+    expect(await run([refused, 204], stop.signal)).toEqual({ result: { status: null, error: 'ECONNREFUSED' }, calls: 1, retries: [] });
   });
 });
 

@@ -9,10 +9,10 @@ import { WriteSet } from '../../lib/store/write-set.ts';
 import type { Doc, Store, WriteOp } from '../../lib/store/port.ts';
 
 const IDS = ['a', 'b', 'c'];
-type Step = { id: number; kind: 'insert' | 'cas' | 'stale' | 'upsert' | 'delete'; value: number };
+type Step = { id: number; kind: 'insert' | 'cas' | 'stale' | 'upsert' | 'delete' | 'add'; value: number };
 const step = fc.record({
   id: fc.integer({ min: 0, max: IDS.length - 1 }),
-  kind: fc.constantFrom<Step['kind']>('insert', 'cas', 'cas', 'stale', 'upsert', 'delete'),
+  kind: fc.constantFrom<Step['kind']>('insert', 'cas', 'cas', 'stale', 'upsert', 'delete', 'add', 'add'),
   value: fc.integer({ min: 0, max: 1000 }),
 });
 
@@ -22,7 +22,9 @@ async function open(): Promise<Store> {
   return s;
 }
 const contents = async (s: Store) =>
-  (await s.find<Doc & { v: number }>('docs', {})).map(({ id, v }) => ({ id, v })).sort((x, y) => x.id.localeCompare(y.id));
+  (await s.find<Doc & { v: number; n?: string }>('docs', {}))
+    .map(({ id, v, n }) => ({ id, v, n }))
+    .sort((x, y) => x.id.localeCompare(y.id));
 
 it('folded writes leave the store as the same writes one at a time, and the view sees them first', async () => {
   await fc.assert(
@@ -53,7 +55,9 @@ it('folded writes leave the store as the same writes one at a time, and the view
                 ? { op: 'upsert', coll: 'docs', doc: { id, v: s.value } }
                 : s.kind === 'delete'
                   ? { op: 'delete', coll: 'docs', id }
-                  : { op: 'cas', coll: 'docs', doc: { id, v: s.value }, expected: (seen?.version ?? 0) + (s.kind === 'stale' ? 7 : 0) };
+                  : s.kind === 'add'
+                    ? { op: 'add', coll: 'docs', doc: { id, v: -2 }, add: { n: String(s.value) }, set: ['v'] }
+                    : { op: 'cas', coll: 'docs', doc: { id, v: s.value }, expected: (seen?.version ?? 0) + (s.kind === 'stale' ? 7 : 0) };
           let added = true;
           try {
             set.add([op]);

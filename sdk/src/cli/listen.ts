@@ -4,6 +4,7 @@
  * `created_at`), Content-Type, X-Service-Event, X-Service-Event-Id and an X-Service-Signature made with
  * the merchant's webhook secret (t=…,v1=…). So a local handler is tested as it will run in production.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { PaymentsClient, Event } from '../client.ts';
 import { EVENT_HEADER, EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../webhooks.ts';
 
@@ -49,6 +50,34 @@ export async function forward(
   }
 }
 
+/**
+ * Waits before each new try of a forward the endpoint refused (about a minute in all). A refused
+ * connection never reached the handler, so trying again cannot deliver twice; it is what happens when
+ * `listen` starts before the local endpoint does, as it may in the README's quick start.
+ */
+export const REFUSED_RETRY_DELAYS_MS: readonly number[] = [250, 500, 1000, 2000, 4000, 8000, 8000, 8000, 8000, 8000, 8000];
+
+/** forward(), tried again after the delays while the endpoint refuses the connection. */
+export async function forwardRetryingRefused(
+  url: string,
+  event: Event,
+  secret: string,
+  opts: { signal: AbortSignal; onRetry: (delayMs: number) => void; delaysMs?: readonly number[]; fetchImpl?: typeof fetch },
+): Promise<{ status: number | null; error?: string }> {
+  let result = await forward(url, event, secret, opts.fetchImpl);
+  for (const delayMs of opts.delaysMs ?? REFUSED_RETRY_DELAYS_MS) {
+    if (result.error !== 'ECONNREFUSED' || opts.signal.aborted) break;
+    opts.onRetry(delayMs);
+    try {
+      await sleep(delayMs, undefined, { signal: opts.signal });
+    } catch {
+      break; // stopped (Ctrl-C)
+    }
+    result = await forward(url, event, secret, opts.fetchImpl);
+  }
+  return result;
+}
+
 export async function listen(
   client: PaymentsClient,
   opts: {
@@ -60,6 +89,8 @@ export async function listen(
     onReady: () => void;
     onForwarded: (f: Forwarded) => void;
     onReconnect: (e: unknown) => void;
+    /** the endpoint refused the connection; the same event is tried again after delayMs */
+    onRefused: (event: Event, delayMs: number) => void;
   },
 ): Promise<void> {
   let ready = false;
@@ -74,7 +105,10 @@ export async function listen(
     onError: opts.onReconnect,
   });
   for await (const { event, position } of stream) {
-    const result = await forward(opts.forwardTo, event, opts.secret);
+    const result = await forwardRetryingRefused(opts.forwardTo, event, opts.secret, {
+      signal: opts.signal,
+      onRetry: (delayMs) => opts.onRefused(event, delayMs),
+    });
     opts.onForwarded({ event, position, ...result });
   }
 }

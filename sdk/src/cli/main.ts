@@ -330,6 +330,8 @@ export function buildProgram(): Command {
         signal: controller.signal,
         onReady: () => o2.info(`Ready: forwarding events to ${o.forwardTo} (Ctrl-C to stop)`),
         onReconnect: (e) => o2.info(`stream interrupted (${(e as Error).message}); reconnecting`),
+        onRefused: (event, delayMs) =>
+          o2.info(`${o.forwardTo} refused ${event.id} (is your endpoint running?); trying again in ${delayMs / 1000} s`),
         onForwarded: (f) =>
           o2.print(
             {
