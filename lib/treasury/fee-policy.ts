@@ -60,10 +60,12 @@ export function solanaQuote(signatures: number, newTokenAccountRent: bigint): Fe
 
 /**
  * What a merchant-paid movement is charged when final: exactly what the chain took (`paid`, fee + rent),
- * never less. The reservation covers it up to the quote; a cost above the quote (only after a gas-price
- * replacement, or a destination token account closed after the quote) is charged from what the wallet
- * has available beyond it; whatever the wallet cannot cover came out of platform gas parked at its
- * address (`uncovered`, booked as the platform's).
+ * never less. The reservation covers it up to the quote, and the chain cannot take more: a pinned
+ * Ethereum transaction is never replaced at a higher price (TxDriver.replaceable), a Solana payout
+ * creates no token account whose rent was not reserved. Should it all the same (a defect), the excess is
+ * charged from what the wallet has available beyond the reservation; whatever the wallet cannot cover
+ * came out of platform gas parked at its address (`uncovered`, booked as the platform's, and reported by
+ * reconciliation when it drives that parked gas below zero).
  */
 export function trueUp(
   reserved: bigint,

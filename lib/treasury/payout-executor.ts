@@ -33,6 +33,7 @@ import { bookNetworkCost, reserveFee } from './fee-booking.ts';
 import type { QuoteFee } from './fee-quote.ts';
 import { solFeePayerRefusal, solRentRefusal } from '../chains/solana/rent.ts';
 import { custodyInFlight } from '../payouts/custody.ts';
+import { associatedTokenAddress } from '../chains/clients.ts';
 import type { KeyRef } from '../chains/keys.ts';
 
 interface WalletLike extends Doc {
@@ -168,10 +169,21 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
       const refusal =
         p.token === 'SOL'
           ? await solRentRefusal(driver, wallet.address, p.destination, BigInt(p.amount_subunits), this.kind.movement, fee)
-          : await solFeePayerRefusal(driver, wallet.address, fee);
+          : ((await solFeePayerRefusal(driver, wallet.address, fee)) ?? (await this.tokenAccountGone(driver, quoted.p)));
       if (refusal) return this.failUnsent(p, refusal);
     }
     return this.send(quoted.p, this.intent(quoted.p, wallet), quoted.ops);
+  }
+
+  /**
+   * An SPL payout quoted without rent (the destination's token account existed) creates no account: if
+   * it was closed since, the transfer could not land, and creating it would spend rent nobody reserved.
+   */
+  private async tokenAccountGone(driver: SolanaTxDriver, p: ChainPayout): Promise<string | null> {
+    if (BigInt(p.fee_quote?.rent_subunits ?? '0') > 0n) return null;
+    const ata = associatedTokenAddress(p.destination!, this.d.config.chains.solana[p.network].usdcToken);
+    if ((await driver.lamports(ata)) > 0n) return null;
+    return `the destination's token account was closed after the ${this.kind.movement} was quoted (its rent was not reserved): ${this.kind.movement === 'payout' ? 'pay out' : 'refund'} again, the new quote includes the rent`;
   }
 
   /**
@@ -219,6 +231,8 @@ export class PayoutExecutor extends ChainEngine<ChainPayout, PayoutExecutorDeps>
             to,
             amount: p.amount_subunits,
             fee_payer: from,
+            // the destination's token account is created only when its rent was quoted and reserved
+            create_account: BigInt(p.fee_quote?.rent_subunits ?? '0') > 0n,
           };
     }
     const q = p.fee_quote;

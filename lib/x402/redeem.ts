@@ -10,7 +10,8 @@
  * - An EIP-3009 authorization someone else submitted first (a front-run) still paid payTo: the token's
  *   `AuthorizationUsed` log of that (from, nonce), followed by its Transfer to payTo of the amount, settles
  *   the redemption with that transaction (lib/x402/chain-facts.ts), credited once like any other.
- * - The settlement's network fee is booked in the same write (lib/x402/costs.ts).
+ * - The settlement's network fee is booked in the same write (lib/x402/costs.ts), also when our transaction
+ *   landed and reverted (the payer's balance gone by then): the gas wallet paid for it all the same.
  * - On-chain proofs go through the transaction outbox (lib/chains/broadcast): the gas wallet's signed
  *   transaction (row `x402:<challenge id>` in `chain_txs`) is written in the same write as the redemption
  *   row (status `settling`), before the first send; it is re-sent unchanged until it lands.
@@ -311,7 +312,8 @@ export class X402Redeemer {
       const use = await this.usedElsewhere(r);
       if (use && use.tx_hash.toLowerCase() !== tx.tx_hash.toLowerCase())
         return use.final ? this.finish(r.id, serve, use.tx_hash, fee) : null;
-      await this.fail(r.id, tx.failure_reason ?? 'failed on chain');
+      // a transaction that landed and reverted still burnt the gas wallet's fee: booked like a settled one's
+      await this.fail(r.id, tx.failure_reason ?? 'failed on chain', tx.fee_subunits ? fee : null);
       throw new ProofError('settlement_failed', `the settlement failed on chain: ${tx.failure_reason ?? ''}`);
     }
     return null;
@@ -359,10 +361,14 @@ export class X402Redeemer {
     });
   }
 
-  private async fail(challengeId: string, why: string): Promise<void> {
+  /** Failed: nothing credited; the network fee a landed (reverted) transaction of ours paid is booked in the same write. */
+  private async fail(challengeId: string, why: string, fee: { amount: bigint; tx_hash: string } | null): Promise<void> {
     await retryOnConflict(async () => {
       const r = await this.d.store.get<RedemptionDoc>(REDEMPTIONS, challengeId);
       if (!r || r.status !== 'settling') return;
+      const b = new LedgerBatch(this.d.store, this.d.now());
+      if (fee && fee.amount > 0n)
+        await bookSettlementCost(b, { id: r.id, chain: r.chain as 'ethereum' | 'solana', network: r.network }, fee.amount, fee.tx_hash);
       await this.d.store.write([
         {
           op: 'cas',
@@ -370,6 +376,7 @@ export class X402Redeemer {
           doc: { ...r, status: 'failed', failure_reason: why, next_check_at: null },
           expected: r.version ?? 0,
         },
+        ...b.ops(),
       ]);
     });
   }

@@ -7,7 +7,8 @@
  *            or blockhash + last valid height (Solana), plus the caller's own ops (e.g. payout → processing)
  *   step:    signed → broadcast → sent; sent → check: pending (re-broadcast the SAME bytes every
  *            BROADCAST_REBROADCAST_MS; Ethereum: after BROADCAST_BUMP_AFTER_MS a replacement with the same
- *            nonce and a higher gas price; Solana: a new signature only once the blockhash expired) →
+ *            nonce and a higher gas price, unless the intent pins its gas (TxDriver.replaceable); Solana: a
+ *            new signature only once the blockhash expired) →
  *            confirmed | failed at the rail's depth, in one write with the purpose's hook ops (ledger
  *            postings, payout status, webhook).
  *
@@ -244,8 +245,10 @@ export class Broadcaster extends ChainEngine<ChainTxDoc, BroadcasterOptions> {
       return this.save(doc, { status: 'signed', attempts: [...doc.attempts, next], tx_hash: next.hash, next_check_at: this.dueIn(0) });
     }
     const now = this.now().getTime();
-    if (!check.landed && doc.chain === 'ethereum' && now - Date.parse(latest.signed_at) >= this.o.bumpAfterMs) {
-      // a replacement: same nonce, higher gas price; whichever attempt is mined is the one
+    const replaceable = driver.replaceable?.(doc) ?? true;
+    if (!check.landed && doc.chain === 'ethereum' && replaceable && now - Date.parse(latest.signed_at) >= this.o.bumpAfterMs) {
+      // a replacement: same nonce, higher gas price; whichever attempt is mined is the one (never of a
+      // pinned transaction, whose payer reserved exactly its gas: it is re-sent unchanged below)
       const next = await driver.resign(doc);
       const saved = await this.save(doc, { attempts: [...doc.attempts, next], tx_hash: next.hash });
       if (!saved) return null;

@@ -21,12 +21,30 @@ export type TxIntent =
       gas_limit?: string;
       gas_price?: string;
     }
-  /** an ERC-20 transfer(to, amount); gas_limit and gas_price may be pinned (a sweep topped up for exactly them) */
+  /**
+   * an ERC-20 transfer(to, amount); gas_limit and gas_price may be pinned (a sweep topped up for exactly
+   * them, a payout reserved for exactly them): a pinned transaction is never replaced at a higher price
+   * (TxDriver.replaceable), since its payer reserved no more
+   */
   | { chain: 'ethereum'; kind: 'erc20'; from: KeyRef; token: string; to: string; amount: string; gas_limit?: string; gas_price?: string }
   /** SOL; the fee payer signs too (the gas wallet), so `from` may send everything it holds */
   | { chain: 'solana'; kind: 'native'; from: KeyRef; to: string; lamports: string; fee_payer: KeyRef }
-  /** SPL transferChecked from the owner's associated token account to `to`'s (created if missing, paid by the fee payer) */
-  | { chain: 'solana'; kind: 'spl'; from: KeyRef; mint: string; decimals: number; to: string; amount: string; fee_payer: KeyRef }
+  /**
+   * SPL transferChecked from the owner's associated token account to `to`'s (created if missing, paid by
+   * the fee payer). `create_account: false`: not created (a payout whose quote found it and reserved no
+   * rent): if it was closed since, the transfer fails on chain rather than spend rent nobody reserved.
+   */
+  | {
+      chain: 'solana';
+      kind: 'spl';
+      from: KeyRef;
+      mint: string;
+      decimals: number;
+      to: string;
+      amount: string;
+      fee_payer: KeyRef;
+      create_account?: boolean;
+    }
   /** a contract call by `from` (x402: transferWithAuthorization submitted by the gas wallet) */
   | { chain: 'ethereum'; kind: 'call'; from: KeyRef; to: string; data: string; gas_limit?: string; gas_price?: string }
   /**
@@ -128,6 +146,14 @@ export interface TxDriver {
   sign(intent: TxIntent, nonce: number | null, rowId: string): Promise<TxAttempt>;
   /** Ethereum: a replacement with the same nonce and a higher gas price; Solana: a fresh blockhash (only after expiry) */
   resign(doc: ChainTxDoc): Promise<TxAttempt>;
+  /**
+   * Ethereum: whether a transaction not mined may be replaced at a higher gas price. Not when its intent
+   * pins both gas limit and gas price: its payer reserved exactly limit × price (a payout's quote, the
+   * platform gas parked for a move), and a replacement would burn money nobody reserved (the merchant's
+   * own ETH beside parked gas, or platform gas for a merchant's payout). It waits, re-sent unchanged,
+   * until the price comes back down.
+   */
+  replaceable?(doc: ChainTxDoc): boolean;
   /** sends the bytes; resolves when the node accepted them, throws its error otherwise */
   send(raw: string): Promise<void>;
   check(doc: ChainTxDoc): Promise<TxCheck>;

@@ -127,6 +127,12 @@ export class EthereumTxDriver implements TxDriver {
     return this.signWith(i, nonce, gasPrice, await this.gasLimit(i));
   }
 
+  /** a pinned transaction (gas limit and price both in the intent) is never replaced: see TxDriver.replaceable */
+  replaceable(doc: ChainTxDoc): boolean {
+    const i = this.eth(doc.intent);
+    return !(i.gas_limit && i.gas_price);
+  }
+
   /** same nonce, gas price raised by bumpPercent (or to the current price if that is higher) */
   async resign(doc: ChainTxDoc): Promise<TxAttempt> {
     const i = this.eth(doc.intent);

@@ -104,7 +104,8 @@ export class SolanaTxDriver implements TxDriver {
     const mint = new PublicKey(i.mint);
     const source = new PublicKey(associatedTokenAddress(from.toBase58(), i.mint));
     const dest = new PublicKey(associatedTokenAddress(to.toBase58(), i.mint));
-    return [createAtaIdempotent(payer, dest, to, mint), transferChecked(source, mint, dest, from, BigInt(i.amount), i.decimals)];
+    const transfer = transferChecked(source, mint, dest, from, BigInt(i.amount), i.decimals);
+    return i.create_account === false ? [transfer] : [createAtaIdempotent(payer, dest, to, mint), transfer];
   }
 
   async sign(intent: TxIntent, _nonce: number | null, rowId: string): Promise<TxAttempt> {

@@ -6,7 +6,8 @@
  * What the ledger says an address holds:
  * - a wallet: the posted balances of the accounts located at it: the wallet's own (`acc:<wallet>:…`; not
  *   the sandbox's simulated sub-account, money with no chain) and the platform's money parked there
- *   (`sys:<name>@<address>`, e.g. a gas top-up not burnt yet);
+ *   (`sys:<name>@<address>`, e.g. a gas top-up not burnt yet), which is never below zero (a drift of its
+ *   own: the address's own money paid a platform cost, though the total matches);
  * - a session's deposit address: the settlements still pending there (deposits credited, not yet swept)
  *   and the platform's money parked there;
  *   a deposit address may hold more (an orphan, a deposit not counted yet, a top-up's leftover gas), so
@@ -71,6 +72,8 @@ export interface AddressResult {
 
 interface Snapshot {
   ledger: Map<string, bigint>;
+  /** platform money parked per `<address>|<ledger asset>` (every parked account of the network) */
+  parked: Map<string, { account: string; balance: bigint }>;
   inFlightRows: ChainTxDoc[];
   custody: CustodyMoveDoc[];
   gasState: GasStateDoc | null;
@@ -115,12 +118,54 @@ export class AddressCheck {
   async run(targets: AddressTarget[]): Promise<AddressResult> {
     const first = await this.measure(targets);
     const differing = new Set(first.lines.filter((l) => this.isDrift(l, first)).map((l) => l.address));
-    if (!differing.size) return this.result(first, []);
+    const below = await this.parkedBelowZero(first);
+    if (!differing.size) return this.withParked(this.result(first, []), below);
     // a second, fresh look at the ones that differ: a drift is a difference seen twice
     const again = await this.measure(targets.filter((t) => differing.has(t.address)));
     const still = again.lines.filter((l) => this.isDrift(l, again));
     const kept = first.lines.filter((l) => !differing.has(l.address)).concat(again.lines);
-    return this.result({ ...again, lines: kept }, still);
+    return this.withParked(this.result({ ...again, lines: kept }, still), below);
+  }
+
+  private withParked(r: AddressResult, below: Drift[]): AddressResult {
+    return below.length ? { ...r, drifts: [...r.drifts, ...below] } : r;
+  }
+
+  /**
+   * Platform money parked at an address (`sys:gas@<address>`) below zero: the address's own money (a
+   * merchant's ETH) paid what the platform owed, so the merchant's balance there is not all on chain,
+   * although the address's total matches the books. Read from the ledger alone (a posted balance only
+   * moves in a movement's final write), named by the last transaction that took from it.
+   */
+  private async parkedBelowZero(m: Measured): Promise<Drift[]> {
+    const out: Drift[] = [];
+    for (const [k, p] of m.parked) {
+      if (p.balance >= 0n) continue;
+      const bar = k.indexOf('|');
+      const address = k.slice(0, bar);
+      const asset = k.slice(bar + 1);
+      const target = m.targets.get(address);
+      const last = (await this.v.store.find<LedgerTransfer>(TRANSFERS, { debit_account: p.account, status: 'posted' }))
+        .sort((a, b) => (a.created_at < b.created_at ? 1 : -1))
+        .find((t) => t.tx_hash);
+      const row = last?.tx_hash ? (await this.v.store.findOne<ChainTxDoc>(CHAIN_TXS, { tx_hash: last.tx_hash }))?.id : undefined;
+      out.push({
+        check: 'platform',
+        code: 'parked_below_zero',
+        chain: this.v.chain,
+        network: this.v.network,
+        row: row ?? null,
+        address,
+        asset,
+        difference: p.balance.toString(),
+        wallet_id: target?.wallet_id ?? null,
+        merchant_id: target?.merchant_id ?? null,
+        message: `platform gas parked at ${address} is ${p.balance} (below zero): the address's own money paid ${-p.balance} of the platform's costs${
+          row ? ` (last taken by ${row})` : ''
+        }, so the balance the books give it is not all on chain`,
+      });
+    }
+    return out;
   }
 
   private isDrift(l: AddressLine, m: { gasOpen: boolean }): boolean {
@@ -254,7 +299,7 @@ export class AddressCheck {
         });
       }
     }
-    return { height, lines, rowsAt, notes, targets: byAddress, calibrated, gasOpen: snap.gasOpen };
+    return { height, lines, rowsAt, notes, targets: byAddress, calibrated, gasOpen: snap.gasOpen, parked: snap.parked };
   }
 
   /** the gas wallet's calibration: written on first sight so that what it holds now is its opening balance */
@@ -299,6 +344,7 @@ export class AddressCheck {
     }
     // platform money parked at an address: `sys:<name>@<address>`
     const at = new Set(targets.map((t) => t.address));
+    const parked = new Map<string, { account: string; balance: bigint }>();
     for (const a of await store.find<LedgerAccount>(ACCOUNTS, { owner: { $gte: 'sys:', $lt: 'sys;' } })) {
       const i = a.owner.indexOf('@');
       if (i < 0 || !a.asset.startsWith(prefix)) continue;
@@ -308,6 +354,7 @@ export class AddressCheck {
       } catch {
         continue;
       }
+      parked.set(`${address}|${a.asset}`, { account: a.id, balance: postedBalance(a) });
       if (at.has(address)) add(address, a.asset, postedBalance(a));
     }
     const deposits = targets.filter((t) => t.kind === 'deposit');
@@ -343,7 +390,7 @@ export class AddressCheck {
       (m) => m.chain === this.v.chain && m.network === this.v.network,
     );
     if (!gasOpen && gasTarget) gasOpen = inFlightRows.length > 0;
-    return { ledger, inFlightRows, custody, gasState, gasOpen };
+    return { ledger, parked, inFlightRows, custody, gasState, gasOpen };
   }
 
   /** the effect of each in-flight row whose transaction landed (any attempt) */
@@ -380,4 +427,5 @@ interface Measured {
   targets: Map<string, AddressTarget>;
   calibrated: string[];
   gasOpen: boolean;
+  parked: Snapshot['parked'];
 }

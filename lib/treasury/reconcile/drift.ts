@@ -26,6 +26,8 @@ export type DriftCode =
   | 'overbooked_platform_cost'
   /** platform money (sys:gas, sys:fees) ended in a merchant's balance */
   | 'platform_money_to_merchant'
+  /** platform gas parked at an address went below zero: the address's own money paid a platform cost */
+  | 'parked_below_zero'
   /** an address holds on chain other than the ledger says (in-flight movements accounted for) */
   | 'balance'
   /** a deposit address holds less than the deposits the ledger still has there */

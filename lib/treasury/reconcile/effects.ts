@@ -122,7 +122,8 @@ export function expectedEffect(
   }
   if (i.kind === 'spl') {
     move(from, i.to, i.mint, BigInt(i.amount));
-    return { deltas, feePayer: addressOf(i.fee_payer), rentAllowed: true, summary: `${i.amount} of ${i.mint} ${from} → ${i.to}` };
+    const rentAllowed = i.create_account !== false;
+    return { deltas, feePayer: addressOf(i.fee_payer), rentAllowed, summary: `${i.amount} of ${i.mint} ${from} → ${i.to}` };
   }
   // cosign (x402 on Solana): the payer's transfer to pay_to, for the challenge's amount
   if (!challenge) return null;
