@@ -11,4 +11,5 @@ RUN mkdir -p /app/data && chown node:node /app/data && chmod 0700 /app/data
 USER node
 ENV HOST=0.0.0.0 PORT=3000 DATA_DIR=/app/data
 EXPOSE 3000
-CMD ["node", "index.ts"]
+# the young generation capped at 2 × 8 MB, as `npm start` does (docs/benchmarks.md, memory)
+CMD ["node", "--max-semi-space-size=8", "index.ts"]

@@ -14,6 +14,13 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * The V8 flags `npm start` (package.json) and the Dockerfile give the node: the young generation capped at
+ * 2 × 8 MB (V8 grows it to 2 × 64 MB under load on a large machine: ~90 MB of RSS; see docs/benchmarks.md,
+ * memory). BENCH_NODE_FLAGS replaces them (space-separated) to measure others.
+ */
+export const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=8').split(' ').filter(Boolean);
+
 /** `node index.ts` on a free port with a fresh data dir: the embedded default, as `npm start` runs it. */
 export async function startServiceProcess(env: Record<string, string> = {}): Promise<ServiceProcess> {
   const port = await freePort();
@@ -21,7 +28,7 @@ export async function startServiceProcess(env: Record<string, string> = {}): Pro
   const fullEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env };
   // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops (NODE_OPTIONS refuses --cpu-prof)
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...prof, 'index.ts'], { env: fullEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, [...prof, ...NODE_FLAGS, 'index.ts'], { env: fullEnv, stdio: ['ignore', 'inherit', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 20_000;
   for (;;) {

@@ -150,8 +150,9 @@ function addressPool(rt: Runtime, sessions: Sessions, logger: Logger): { workers
   const deriver = new AddressDeriver(seed.phrase);
   const allocator = new AddressIndexAllocator(rt.store);
   const workers = new AddressWorkers(seed.phrase);
-  // addresses derived ahead, in blocks of indexes reserved in the store (lib/addresses/pool.ts)
-  const pool = new AddressPool(allocator, workers);
+  // addresses derived ahead, in blocks of indexes reserved in the store (lib/addresses/pool.ts); the
+  // first block on this thread, so that an idle node runs no worker thread
+  const pool = new AddressPool(allocator, workers, { deriveInThread: (chain, index) => deriver.address(chain, index) });
   sessions.addresses = { fingerprint: deriver.fingerprint, allocate: (chain) => pool.take(chain as AddressChain) };
   if (seed.source === 'created')
     logger.info(

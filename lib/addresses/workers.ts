@@ -5,9 +5,10 @@
  * - `stricterFIFO`: a task that cannot be placed at once waits in arrival order. Piscina's default sends
  *   such a task back to the tail of its queue, so under load some derivations kept losing their turn
  *   (measured: derive wait p99 962 ms, the whole p99 of session creation).
- * - no thread is kept when idle (`minThreads: 0`, ~60 MB of an idle node's memory): the pool
- *   (lib/addresses/pool.ts) keeps addresses derived ahead, so a worker boots for a background refill, not
- *   on a request's path, and leaves a minute after the last one.
+ * - no thread is kept when idle (`minThreads: 0`, ~50 MB of an idle node's memory): the pool
+ *   (lib/addresses/pool.ts) keeps addresses derived ahead (its first block on the main thread), so a
+ *   worker boots for a background refill, not on a request's path, and leaves 10 s after the last one
+ *   (a refill every 64 sessions keeps it alive from ~6 sessions/s).
  * - `deriveBlock` derives a reserved block of indexes in one task: one hop for many addresses.
  */
 import { availableParallelism } from 'node:os';
@@ -25,7 +26,7 @@ export class AddressWorkers {
       minThreads: 0,
       // leave one core to the event loop
       maxThreads: Math.max(1, availableParallelism() - 1),
-      idleTimeout: 60_000,
+      idleTimeout: 10_000,
       stricterFIFO: true,
     });
     // a reply for a task the pool no longer knows (destroyed while it ran) must not crash the node

@@ -108,7 +108,7 @@ export class Onboarding {
     webhook_url?: string;
   }): Promise<{ answer: { registration_intent_id: string; expires_at: string }; mailId: string | null }> {
     const email = normalizeEmail(body.email);
-    if (isDisposableEmail(email))
+    if (await isDisposableEmail(email))
       throw badRequest('email addresses from disposable-mail providers are not accepted', {
         field: 'email',
         remediation: 'Use an email address of your own domain or mail provider.',

@@ -80,6 +80,36 @@ describe('address pool', () => {
     }
   });
 
+  it('warms on the calling thread, refills on the workers: the same addresses, no index twice', async () => {
+    const store = new SqliteStore(join(dir, `db-${randomBytes(4).toString('hex')}.sqlite`));
+    await store.ensure(SESSIONS_COLLECTIONS);
+    const local = new AddressDeriver(PHRASE);
+    const inThread: number[] = [];
+    const blocks: number[] = [];
+    const counting = {
+      deriveBlock: (c: AddressChain, start: number, count: number) => (blocks.push(count), workers.deriveBlock(c, start, count)),
+    };
+    const pool = new AddressPool(new AddressIndexAllocator(store), counting, {
+      blockSize: 6,
+      lowWater: 2,
+      deriveInThread: (chain, index) => (inThread.push(index), local.address(chain, index)),
+    });
+    try {
+      await Promise.all([pool.warm('ethereum'), pool.warm('solana')]);
+      expect(inThread).toHaveLength(12);
+      expect(blocks).toEqual([]);
+      const got = [];
+      for (let i = 0; i < 20; i++) got.push({ chain: 'solana' as const, ...(await pool.take('solana')) });
+      expect(blocks.length).toBeGreaterThan(0);
+      expect(inThread).toHaveLength(12);
+      expect(new Set(got.map((g) => g.index)).size).toBe(got.length);
+      for (const g of got) expect(g.address).toBe(local.address('solana', g.index));
+    } finally {
+      await pool.stop();
+      await store.close();
+    }
+  });
+
   it('a failing reservation reaches the caller instead of hanging', async () => {
     const broken = {
       reserve: async () => {

@@ -1,0 +1,128 @@
+/**
+ * Benchmark of the memory of one node (issue 22: ≤ 150 MB idle after start, ≤ 200 MB after 10,000
+ * sessions and 10,000 spends): `node index.ts` as `npm start` runs it (bench-lib), on a fresh data dir
+ * (SQLite, every service), over HTTP. Resident set size of the process:
+ *  - a bare node process in the same run (the floor: the runtime alone);
+ *  - the service when it answers, and after `--settle` seconds idle;
+ *  - after 10,000 sessions (`POST /v1/payment_sessions`) and 10,000 recorded spend attempts over ten
+ *    funded agent wallets with a policy (`POST /v1/agent-wallets/{id}/spend-attempts`), 20 clients each;
+ *  - after `--settle` seconds idle again.
+ * Usage: npm run bench:memory -- [--sessions 10000 --spends 10000 --settle 15]
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { load, rssMb, startServiceProcess } from './bench-lib.ts';
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const sessionCount = arg('sessions', 10_000);
+const spendCount = arg('spends', 10_000);
+const settle = arg('settle', 15);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const POLICY = {
+  limits: {
+    'ethereum:testnet:USDC': {
+      per_attempt_subunits: '5000000',
+      approval_above_subunits: '3000000',
+      windows: [{ duration: '24h', max_subunits: '100000000000', max_count: 1000000 }],
+    },
+  },
+  allowed_targets: [],
+  denied_targets: [],
+  allowed_api_domains: [],
+  allow_mainnet: false,
+  expires_at: null,
+};
+
+console.log(`bench:memory, node ${process.version}, load average at start ${loadavg()[0].toFixed(1)}`);
+
+// the floor: a bare node process, idle
+const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+await sleep(1500);
+const bareRss = rssMb(bare.pid!);
+bare.kill('SIGTERM');
+
+const svc = await startServiceProcess({ TRUSTED_EMAIL_DOMAINS: 'bench.example' });
+const pid = svc.child.pid!;
+const rows: Array<[string, number]> = [['bare node process (baseline)', bareRss]];
+try {
+  rows.push(['service, when it first answers', rssMb(pid)]);
+  await sleep(settle * 1000);
+  rows.push([`service, idle ${settle} s after start`, rssMb(pid)]);
+
+  const operator = (...args: string[]) =>
+    execFileSync(process.execPath, ['scripts/operator.ts', ...args], { env: svc.env, encoding: 'utf8' });
+  const { bearer_token } = JSON.parse(operator('create-user', 'memory@bench.example'));
+  const reg = (await (
+    await fetch(`${svc.url}/v1/merchants`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
+      body: JSON.stringify({ name: 'Bench', sandbox: true }),
+    })
+  ).json()) as { id: string; api_key: string };
+  operator('set-rate-limit', reg.id, '100000000');
+  const headers = { 'Content-Type': 'application/json', 'X-API-Key': reg.api_key };
+  const call = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${svc.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = (await r.json()) as any;
+    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+
+  const sessionBody = JSON.stringify({
+    amount: 1,
+    expires_in: '1h',
+    paymentMethod: { methodID: 0, chain: 'ethereum', token: 'USDC', network: 'testnet' },
+  });
+  const sessions = await load(
+    sessionCount,
+    20,
+    async () => (await fetch(`${svc.url}/v1/payment_sessions`, { method: 'POST', headers, body: sessionBody })).status,
+  );
+
+  // ten funded agent wallets with a policy (sandbox money: a simulated session, then a payout into each)
+  const funding = await call('POST', '/v1/payment_sessions', {
+    amount: 900,
+    expires_in: '1h',
+    paymentMethod: { methodID: 0, chain: 'ethereum', token: 'USDC', network: 'testnet' },
+  });
+  await call('POST', `/v1/payment_sessions/${funding.session_id}/simulate`);
+  const settlement = (await call('GET', '/v1/wallets?limit=100')).data.find((w: { is_default: boolean }) => w.is_default);
+  const agents: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const w = await call('POST', '/v1/wallets', { type: 'agent', chain: 'ethereum', network: 'testnet' });
+    await call('POST', '/v1/payouts', { wallet_id: settlement.id, token: 'USDC', destination: w.address, amount_subunits: '80000000' });
+    await call('PUT', `/v1/agent-wallets/${w.id}/policy`, POLICY);
+    agents.push(w.id);
+  }
+  const spendBody = JSON.stringify({
+    target: settlement.address,
+    amount: 0.001,
+    amount_subunits: '1000',
+    token_symbol: 'USDC',
+    chain: 'ethereum',
+    network: 'testnet',
+  });
+  const spends = await load(spendCount, 20, async (i) => {
+    const r = await fetch(`${svc.url}/v1/agent-wallets/${agents[i % agents.length]}/spend-attempts`, {
+      method: 'POST',
+      headers,
+      body: spendBody,
+    });
+    const a = (await r.json()) as { status?: string };
+    return r.status === 201 && a.status === 'pending' ? 201 : r.status >= 400 ? r.status : 422;
+  });
+  rows.push([
+    `service, after ${sessionCount} sessions (${sessions.errors} errors) and ${spendCount} spends (${spends.errors} errors)`,
+    rssMb(pid),
+  ]);
+  await sleep(settle * 1000);
+  rows.push([`service, idle ${settle} s after that`, rssMb(pid)]);
+} finally {
+  await svc.stop();
+}
+console.log('\n| what | RSS | × bare node |\n|---|---|---|');
+for (const [what, mb] of rows) console.log(`| ${what} | ${mb.toFixed(0)} MB | ${(mb / bareRss).toFixed(2)} |`);
+console.log(`\nload average at the end ${loadavg()[0].toFixed(1)}`);
