@@ -331,9 +331,13 @@ export class PostgresStore implements Store {
     switch (op.op) {
       case 'insert': {
         const f = this.expires(op.coll);
-        if (f) await this.query({ sql: sql.deleteExpired(op.coll, f), params: [op.doc.id, postgres.value(now, f)] }, op.coll, c);
         const version = op.doc.version ?? 1;
-        await this.query({ sql: sql.insert(op.coll), params: [op.doc.id, version, postgres.data({ ...op.doc, version })] }, op.coll, c);
+        const params = [op.doc.id, version, postgres.data({ ...op.doc, version })];
+        if (f) {
+          // one round trip where a DELETE of the expired row and the INSERT would be a transaction of four
+          const res = await this.query({ sql: sql.insertOverExpired(op.coll, f), params: [...params, postgres.value(now, f)] }, op.coll, c);
+          if (res.rowCount !== 1) throw new DuplicateKeyError(op.coll, `Key (id)=(${op.doc.id}) already exists.`);
+        } else await this.query({ sql: sql.insert(op.coll), params }, op.coll, c);
         op.doc.version = version;
         return;
       }
@@ -379,8 +383,8 @@ export class PostgresStore implements Store {
     const now = new Date().toISOString();
     const versions = ops.map((op) => (op.op === 'delete' ? undefined : op.doc.version));
     try {
-      // one statement is atomic by itself; an insert into an expiring collection is two, an add reads first
-      const single = ops.length === 1 && ops[0].op !== 'add' && !(ops[0].op === 'insert' && this.expires(ops[0].coll));
+      // one statement is atomic by itself (an insert into an expiring collection too); an add reads first
+      const single = ops.length === 1 && ops[0].op !== 'add';
       if (single) await this.applyOne(ops[0], now);
       else
         await this.transaction(async (c) => {

@@ -195,6 +195,22 @@ export class Statements {
     return `INSERT INTO ${ident(coll)} (id, version, data) VALUES (?, ?, ${this.d.dataParam})${ret(returning)}`;
   }
 
+  /**
+   * An insert that replaces the row of the same id when that row has expired, in one statement (an
+   * expired record no longer holds its key): params id, version, data, now. It returns no row when a
+   * live row holds the id (the caller's duplicate).
+   */
+  insertOverExpired(coll: string, expiresField: string): string {
+    const t = ident(coll);
+    // the stored row's field (`excluded` has one of the same name)
+    const stored = this.col(expiresField).replace('(data', `(${t}.data`);
+    return (
+      `INSERT INTO ${t} (id, version, data) VALUES (?, ?, ${this.d.dataParam}) ` +
+      `ON CONFLICT (id) DO UPDATE SET version = excluded.version, data = excluded.data ` +
+      `WHERE ${stored} <= ${this.d.param(expiresField)} RETURNING version`
+    );
+  }
+
   /** compare-and-set: params version, data, id, expected */
   cas(coll: string, returning: string[] = []): string {
     return `UPDATE ${ident(coll)} SET version = ?, data = ${this.d.dataParam} WHERE id = ? AND version = ?${ret(returning)}`;
