@@ -5,7 +5,9 @@
  *
  * The SQL is the SQLite adapter's (sql/statements.ts); what differs is how it runs:
  * - a pool of `poolSize` connections; a write of several operations is one transaction on one
- *   connection, a write of one statement runs alone (it is atomic by itself);
+ *   connection, a write of one statement runs alone (it is atomic by itself; an insert into an expiring
+ *   collection is one statement too, replacing an expired row of the same id);
+ * - a text search is one statement (textSearchQuery), planned with its pattern, never a cached plan;
  * - the schema (migrations, then tables and indexes) is changed only under a transaction-scoped
  *   advisory lock, so nodes starting together change it once and never race on DDL (migrations.ts);
  * - a lost connection (server restart, network cut) marks the store unavailable: operations fail at once
