@@ -31,6 +31,7 @@ import { JsonRpc } from './rpc.ts';
 import { readState, writeState } from './records.ts';
 import { driftLine } from './drift.ts';
 import { newId } from '../../core/ids.ts';
+import type { RunMark } from './lifecycle.ts';
 import { driftView, driftsOnRecord, syncDrifts, type DriftRecordDoc, type DriftView } from './registry.ts';
 
 export interface ReconcileDeps {
@@ -104,19 +105,21 @@ interface WalletRow extends Doc {
 
 export async function reconcileNetworks(d: ReconcileDeps, opts: RunOptions): Promise<ReconcileReport> {
   const now = d.now ?? (() => new Date());
-  const runId = newId('rcr', now().getTime());
+  // one run, one time: the report's and every record it resolves
+  const started = now();
+  const mark = { run: newId('rcr', started.getTime()), at: started.toISOString() };
   const networks: NetworkReport[] = [];
   for (const { chain, network } of configuredNetworks(d.config)) {
     const rpc = d.rpc?.(chain, network);
     const view = new NetworkView({ chain, network, store: d.store, config: d.config, keys: d.keys, rpc });
-    networks.push(await reconcileNetwork(view, now, opts, runId));
+    networks.push(await reconcileNetwork(view, now, opts, mark));
   }
   const drifts = networks.flatMap((n) => n.drifts);
   const report: ReconcileReport = {
     ok: drifts.length === 0 && networks.every((n) => !n.error),
     mode: opts.mode,
-    run_id: runId,
-    at: now().toISOString(),
+    run_id: mark.run,
+    at: mark.at,
     networks,
     drifts,
     resolved: networks.flatMap((n) => n.resolved),
@@ -128,7 +131,12 @@ export async function reconcileNetworks(d: ReconcileDeps, opts: RunOptions): Pro
   return report;
 }
 
-export async function reconcileNetwork(view: NetworkView, now: () => Date, opts: RunOptions, runId = newId('rcr')): Promise<NetworkReport> {
+export async function reconcileNetwork(
+  view: NetworkView,
+  now: () => Date,
+  opts: RunOptions,
+  mark: RunMark = { run: newId('rcr'), at: now().toISOString() },
+): Promise<NetworkReport> {
   const started = Date.now();
   const calls0 = view.rpc.calls;
   const req0 = view.rpc.requests;
@@ -190,7 +198,7 @@ export async function reconcileNetwork(view: NetworkView, now: () => Date, opts:
       if (r.check === 'platform') return !!d.row && again.groupRows.has(d.row);
       return false; // a transfer out without a row happened: it stays until acknowledged
     };
-    const sync = await syncDrifts(view.store, net, found, examined, { run: runId, at: now().toISOString() });
+    const sync = await syncDrifts(view.store, net, found, examined, mark);
     report.open = (await driftsOnRecord(view.store, ['open'], net)).map(driftView);
     report.resolved = sync.resolved.map(driftView);
     report.drifts = deep ? report.open : sync.raise.map(driftView);
@@ -277,7 +285,7 @@ async function someWallets(view: NetworkView, touched: Set<string>, budget: numb
  */
 export function reconcileText(r: ReconcileReport): string {
   const lines = [
-    `reconciliation (${r.mode}) at ${r.at}: ${r.ok ? 'clean' : `${r.drifts.length} drift${r.drifts.length === 1 ? '' : 's'}`} (run ${r.run_id})`,
+    `reconciliation (${r.mode}) run ${r.run_id} at ${r.at}: ${r.ok ? 'clean' : `${r.drifts.length} open drift${r.drifts.length === 1 ? '' : 's'}`}`,
   ];
   for (const n of r.networks) {
     lines.push(
