@@ -212,7 +212,7 @@ describe('three nodes in their own network namespaces, cut from NATS and Postgre
       rpc?.close(),
       chain?.stop(),
       smtp?.stop(),
-      hooks && new Promise((r) => hooks.close(r)),
+      hooks && new Promise((r) => (hooks.closeAllConnections(), hooks.close(r))),
       (async () => {
         await db?.drop();
         await pgServer?.stop();
