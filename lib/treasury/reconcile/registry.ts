@@ -134,7 +134,7 @@ export async function acknowledgeDrift(
   at: string,
   extra: (rec: DriftRecordDoc) => Parameters<Store['write']>[0],
 ): Promise<AckOutcome> {
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
     const prev = await store.get<DriftRecordDoc>(RECON_DRIFTS, id);
     if (!prev) return { ok: false, reason: 'not_found', record: null };
     const life = acknowledge(prev, by, reason, at);
@@ -144,7 +144,8 @@ export async function acknowledgeDrift(
       await store.write([{ op: 'cas', coll: RECON_DRIFTS, doc: next, expected: prev.version ?? 0 }, ...extra(next)]);
       return { ok: true, record: next, was: prev.state };
     } catch (e) {
-      if (!isConflict(e)) throw e;
+      // a run wrote the record meanwhile: read it again (a few times; runs write it once per run)
+      if (!isConflict(e) || attempt >= 20) throw e;
     }
   }
 }
