@@ -140,6 +140,7 @@ describe('a node whose PostgreSQL is shut down immediately and started again', (
     expect([node.proc.pid, node.proc.exitCode, node.proc.signalCode]).toEqual([pid, null, null]);
     expect(dropped).toEqual([]);
     const unexpected = answers.filter((a) => a.status !== 201 && a.status !== 200 && a.status !== 503);
+    const traffic = answers.length;
     expect(unexpected.map((a) => `${a.what} (${a.phase}): ${a.status} ${JSON.stringify(a.body)}`)).toEqual([]);
     const unavailable = answers.filter((a) => a.status === 503);
     expect(unavailable.some((a) => a.phase === 'down')).toBe(true);
@@ -154,10 +155,16 @@ describe('a node whose PostgreSQL is shut down immediately and started again', (
     expect(node.output()).toMatch(/connection lost/);
     expect(node.output()).toMatch(/connection back/);
 
-    // every create not answered 201 is sent again with its key: one session per key, never two
+    // every create not answered 201 is sent again with its key, as a client does until it has an answer
+    // (a key reserved just before the cut answers 409 "still in progress" until its reservation may be
+    // resumed): one session per key, never two
     for (const [key, k] of keys) {
       if (k.sessionId) continue;
-      const again = await create(key);
+      let again = await create(key);
+      for (let tries = 0; again && (again.status === 503 || (again.status === 409 && again.body.retryable)) && tries < 60; tries++) {
+        await sleep(500);
+        again = await create(key);
+      }
       expect([key, again?.status === 200 || again?.status === 201]).toEqual([key, true]);
       k.sessionId = again!.body.session_id;
     }
@@ -186,7 +193,7 @@ describe('a node whose PostgreSQL is shut down immediately and started again', (
       const ledger = await checkStoredLedger(store);
       expect(ledger.problems).toEqual([]);
       console.log(
-        `postgres outage: ${answers.length} answers (${unavailable.length} × 503, ${unavailable.filter((a) => a.phase === 'down').length} while down), ${sessions.length} sessions, ledger ${ledger.counts.transfers} transfers ok`,
+        `postgres outage: ${traffic} answers (${unavailable.length} × 503, ${unavailable.filter((a) => a.phase === 'down').length} while down), ${sessions.length} sessions, ledger ${ledger.counts.transfers} transfers ok`,
       );
     } finally {
       await store.close();
