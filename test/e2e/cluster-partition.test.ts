@@ -331,7 +331,8 @@ describe('three nodes in their own network namespaces, cut from NATS and Postgre
         await sleep(400);
       }
     })();
-    const holderOf = async (id: string) => nodeOf((await store.get<LeaseDoc>(LEASE_COLLECTION, id))?.owner ?? '');
+    // the node to cut: the listener's holder (n0 if, for a moment, nobody holds it)
+    const holderOf = async (id: string) => Math.max(0, nodeOf((await store.get<LeaseDoc>(LEASE_COLLECTION, id))?.owner ?? ''));
 
     // ---- traffic: retry-free requests, round-robin over the nodes, every answer counted
     type Stat = Record<Outcome, number>;
@@ -580,13 +581,24 @@ describe('three nodes in their own network namespaces, cut from NATS and Postgre
       for (const id of done) expect([id, perSession.get(id)?.size]).toEqual([id, 1]);
       const byEvent = new Map<string, Delivery[]>();
       for (const d of deliveries) byEvent.set(d.eventId, [...(byEvent.get(d.eventId) ?? []), d]);
-      const pgCutAt = (node: number, t: number) =>
-        cuts.some((x) => x.node === node && x.kind === 'pg' && x.start - 2000 <= t && t <= (x.end ?? Infinity));
+      // a redelivery is the documented at-least-once case when the earlier delivery could not be recorded:
+      // its node was cut from PostgreSQL before it wrote the attempt down (on a loaded machine that write
+      // can come seconds after the receiver answered: 10 s of slack before the cut), or a cut node's open
+      // transaction held the row (until the store's 10 s limit on an idle transaction)
+      const pgCut = (t: number, node?: number) =>
+        cuts.some(
+          (x) =>
+            x.kind === 'pg' &&
+            (node === undefined || x.node === node) &&
+            x.start - 10_000 <= t &&
+            t <= (x.end ?? Infinity) + (node === undefined ? 10_000 : 0),
+        );
       const redelivered = [...byEvent.values()].filter((l) => l.length > 1);
-      const unexplained = redelivered.filter((l) => !l.slice(0, -1).every((d) => pgCutAt(d.from, d.at)));
+      const byCutNode = redelivered.filter((l) => l.slice(0, -1).every((d) => pgCut(d.at, d.from)));
+      const unexplained = redelivered.filter((l) => !l.slice(0, -1).every((d) => pgCut(d.at, d.from) || pgCut(d.at)));
       expect(unexplained.map((l) => l.map((d) => `${d.eventId} ${d.type} n${d.from} at ${clock(d.at)}`))).toEqual([]);
       summary.push(
-        `webhooks: ${events.length} completed sessions with one completed event each, ${byEvent.size} events delivered in ${deliveries.length} deliveries; ${redelivered.length} delivered more than once, each after a delivery from a node cut from PostgreSQL`,
+        `webhooks: ${events.length} completed sessions with one completed event each, ${byEvent.size} events delivered in ${deliveries.length} deliveries; ${redelivered.length} delivered more than once (${byCutNode.length} after a delivery from the node cut from PostgreSQL, ${redelivered.length - byCutNode.length} during another node's cut)`,
       );
 
       // payouts: every acknowledged one exists; all complete, each with one transaction and its amount once
