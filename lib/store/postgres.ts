@@ -40,9 +40,10 @@ const sql = new Statements(postgres);
 
 /**
  * rows a text search tests in order before the planner may take the trigram index (SQLite's is 2,000):
- * enough for a word in 1 in 50 rows to fill a page, few enough to cost well under a millisecond
+ * enough for a word in 1 in 25 rows to fill a page (the planner walks the order for those too, when its
+ * statistics see them), few enough that a rare word pays little before the index
  */
-const PG_TEXT_WINDOW = 1000;
+const PG_TEXT_WINDOW = 500;
 
 export interface PostgresOptions {
   /** connections in the pool (STORE_POOL_SIZE) */
