@@ -115,6 +115,8 @@ export async function cannon(opts: {
   body?: string;
   duration: number;
   connections: number;
+  /** a sequence each connection sends in turn (autocannon's requests: setupRequest, onResponse, a context) */
+  requests?: autocannon.Request[];
 }): Promise<Figures> {
   const r = await autocannon({
     url: opts.url,
@@ -123,6 +125,7 @@ export async function cannon(opts: {
     body: opts.body,
     duration: opts.duration,
     connections: opts.connections,
+    ...(opts.requests ? { requests: opts.requests } : {}),
   });
   return {
     rps: r.requests.average,
