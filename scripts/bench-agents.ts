@@ -1,12 +1,15 @@
 /**
  * Benchmark of pay-per-request (issue 22): every goal measured beside its baseline in ONE run, on the
  * embedded default (`node index.ts` as a child process, SQLite) with a local Hardhat chain:
- *  - spend attempts on ONE agent wallet (settled in the ledger) at 50 concurrent clients against
- *    GET /v1/me, with the exactness check (the wallet lost exactly the amounts of the attempts recorded);
- *    the same over 10 wallets, and the dry-run evaluation;
- *  - a whole paid x402 request (challenge → agent spend → redeem) against three GET /v1/me;
+ *  - spend attempts on ONE agent wallet (settled in the ledger) at 50 autocannon connections against
+ *    GET /v1/me, with the exactness check read back through the API (the wallet lost exactly the amounts
+ *    of the attempts the service recorded, in the row and over its life); the same over 10 wallets, and
+ *    the dry-run evaluation;
+ *  - a whole paid x402 request (challenge → agent spend → redeem, one autocannon sequence) against three
+ *    GET /v1/me;
  *  - redeem latency one at a time: an agent-wallet proof, and an EIP-3009 authorization whose service
- *    share is its latency minus a bare ethers client's send + receipt of the same kind of transaction;
+ *    share is its latency less the time the service waited on the chain's RPC (measured by a pass-through
+ *    in front of the node), beside a bare ethers client's send + receipt of the same kind of transaction;
  *    one signed by the unmodified @x402/evm client (x402 v2 PaymentPayload, random nonce), and the same
  *    v2 payment settled through the facilitator (POST /v1/x402/facilitator/settle);
  *  - POST /v1/payment_sessions and GET of a session against a bare node:http server (autocannon);
@@ -15,7 +18,7 @@
  *  - ledger transfers against raw store writes of the same rows (scripts/bench-ledger.ts, after the rest).
  * The machine is shared: each goal is a ratio against a baseline measured in the same run, and the
  * load average is printed with the results.
- * Usage: npm run bench:agents -- [--requests 3000 --concurrency 50 --redeems 100 --duration 5 --streams 1000]
+ * Usage: npm run bench:agents -- [--requests 3000 (warm-up, ledger) --concurrency 50 --redeems 100 --duration 5 --streams 1000]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
@@ -725,7 +728,9 @@ goals.push({
 console.log(
   `\npure rule evaluation (lib/spend/policy.ts, 200 per-minute spend buckets in the windows): ${Math.round(evaluations).toLocaleString('en')} evaluations/s`,
 );
-console.log(`\nHTTP, fetch clients, ${concurrency} concurrent, ${requests} requests per row, embedded default (one process, SQLite):`);
+console.log(
+  `\nHTTP, autocannon, ${concurrency} connections, ${duration} s per row (each after its baseline), embedded default (one process, SQLite):`,
+);
 console.log('| request | throughput | vs baseline | p50 | p99 | errors |\n|---|---|---|---|---|---|');
 for (const l of lines) console.log(l);
 console.log(`\nGoals (load average now ${load1()}):\n| goal | measured | baseline (same run) | met |\n|---|---|---|---|`);
