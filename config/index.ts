@@ -369,7 +369,8 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 30_000, 10),
     },
     events: {
-      pollIntervalMs: int(env, 'EVENTS_POLL_INTERVAL_MS', 500, 10),
+      // the safety net only (events are pushed): rows whose nudge was lost wait up to this long
+      pollIntervalMs: int(env, 'EVENTS_POLL_INTERVAL_MS', 2000, 10),
       streamMaxMs: int(env, 'EVENTS_STREAM_MAX_MS', 30 * 60_000, 1000),
       heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100),
     },

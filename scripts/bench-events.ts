@@ -4,13 +4,16 @@
  *
  * 1. commit → arrival: sandbox sessions simulated over HTTP; the same events are timed at a webhook
  *    receiver (the baseline: the nudged delivery path) and on an SSE stream read with the SDK;
- * 2. stream of rows committed straight into the store with no nudge (found by the sequencer's poll);
- * 3. GET /v1/events pages over 10,000 events (newest first, with a type filter, deep cursor) against
+ * 2. stream of rows committed straight into the store with no nudge (found by the per-node safety net);
+ * 3. 1,000 open idle streams: the service process's CPU over 30 s with them against the same process
+ *    with none (the baseline, measured just before), then sessions simulated one after another with the
+ *    1,000 streams open: commit → event on every stream;
+ * 4. GET /v1/events pages over 10,000 events (newest first, with a type filter, deep cursor) against
  *    GET /v1/me (the cheapest authenticated request) as the baseline;
- * 4. proof of work, 18 bits: node:crypto on the main thread (baseline), the SDK's worker thread, and the
+ * 5. proof of work, 18 bits: node:crypto on the main thread (baseline), the SDK's worker thread, and the
  *    SDK's in-thread solver for browsers (@noble/hashes).
  *
- * Usage: npx node scripts/bench-events.ts [--events 300]
+ * Usage: npx node scripts/bench-events.ts [--events 300] [--streams 1000] [--idle-seconds 30] [--fanout-events 100]
  */
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
@@ -20,7 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { openStore } from '../lib/store/index.ts';
 import { webhookEventOp } from '../lib/webhooks/event.ts';
 import type { WriteOp } from '../lib/store/port.ts';
-import { percentile, startServiceProcess } from './bench-lib.ts';
+import { cpuSeconds, percentile, startServiceProcess } from './bench-lib.ts';
 import { createPaymentsClient, solvePow, solvePowInWorker, type StreamedEvent } from '../sdk/src/node.ts';
 
 const arg = (name: string, dflt: number) => {
@@ -28,6 +31,9 @@ const arg = (name: string, dflt: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const events = arg('events', 300);
+const streamCount = arg('streams', 1000);
+const idleSeconds = arg('idle-seconds', 30);
+const fanoutEvents = arg('fanout-events', 100);
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return `p50 ${percentile(s, 50).toFixed(1)} ms, p99 ${percentile(s, 99).toFixed(1)} ms`;
@@ -128,11 +134,88 @@ try {
   }
   await waitFor(streamArrivals, quiet);
   console.log(
-    `commit (no nudge) → SSE event, EVENTS_POLL_INTERVAL_MS=500: ${stats(quiet.map((id) => streamArrivals.get(id)! - createdAt.get(id)!))}`,
+    `commit (no nudge) → SSE event, safety net (EVENTS_POLL_INTERVAL_MS default): ${stats(quiet.map((id) => streamArrivals.get(id)! - createdAt.get(id)!))}`,
   );
   controller.abort();
 
-  // 3. listing over 10,000 events
+  // 3. idle streams: CPU of the service process, then fan-out latency
+  const pid = svc.child.pid!;
+  const cpuOver = async (seconds: number) => {
+    const c0 = cpuSeconds(pid);
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    return ((cpuSeconds(pid) - c0) / ((performance.now() - t0) / 1000)) * 100;
+  };
+  const idleBase = await cpuOver(idleSeconds);
+  const fanout = new Map<string, number[]>();
+  const open: http.ClientRequest[] = [];
+  let connected = 0;
+  const { port } = new URL(svc.url);
+  for (let i = 0; i < streamCount; i++) {
+    const req = http.get(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/events/stream',
+        agent: false,
+        headers: { 'X-API-Key': reg.api_key, Accept: 'text/event-stream' },
+      },
+      (res) => {
+        if (res.statusCode !== 200) throw new Error(`stream answered ${res.statusCode}`);
+        connected++;
+        res.setEncoding('utf8');
+        let buf = '';
+        res.on('data', (chunk: string) => {
+          buf += chunk;
+          let end;
+          while ((end = buf.indexOf('\n\n')) >= 0) {
+            const m = /data: \{"id":"(evt_[0-9a-z]+)"/.exec(buf.slice(0, end));
+            buf = buf.slice(end + 2);
+            if (!m) continue;
+            let list = fanout.get(m[1]);
+            if (!list) fanout.set(m[1], (list = []));
+            list.push(Date.now());
+          }
+        });
+      },
+    );
+    req.on('error', () => undefined);
+    open.push(req);
+  }
+  for (const deadline = Date.now() + 60_000; connected < streamCount;) {
+    if (Date.now() > deadline) throw new Error(`only ${connected} of ${streamCount} streams connected`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise((r) => setTimeout(r, 2000)); // the connections' own setup settles
+  const idleStreams = await cpuOver(idleSeconds);
+  console.log(
+    `${streamCount} open idle streams, service CPU over ${idleSeconds} s: ${idleStreams.toFixed(2)} % of a core against ${idleBase.toFixed(2)} % with none (baseline, same process): ${(idleStreams - idleBase).toFixed(2)} % for the streams`,
+  );
+  const fanIds: string[] = [];
+  for (let i = 0; i < fanoutEvents; i++) {
+    const s = await client.sessions.create({
+      amount: 1,
+      expires_in: '1h',
+      paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' },
+    });
+    await client.sessions.simulate(s.session_id);
+    const [row] = await store.find('webhook_events', { session_id: s.session_id });
+    fanIds.push(row.id);
+    createdAt.set(row.id, Date.parse(String(row.created_at)));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  for (const deadline = Date.now() + 120_000; fanIds.some((id) => (fanout.get(id)?.length ?? 0) < streamCount);) {
+    if (Date.now() > deadline) throw new Error('events did not reach every stream in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const every = fanIds.flatMap((id) => fanout.get(id)!.map((t) => t - createdAt.get(id)!));
+  const last = fanIds.map((id) => Math.max(...fanout.get(id)!) - createdAt.get(id)!);
+  console.log(
+    `commit → event, ${fanoutEvents} events × ${streamCount} open streams: every arrival ${stats(every)}; the last stream of each event ${stats(last)}`,
+  );
+  for (const req of open) req.destroy();
+
+  // 4. listing over 10,000 events
   const bulk: WriteOp[] = [];
   for (let i = 0; i < 10_000; i++) {
     bulk.push(
@@ -179,7 +262,7 @@ try {
   receiver.close();
 }
 
-// 4. proof of work, 18 bits, the same challenges for each solver
+// 5. proof of work, 18 bits, the same challenges for each solver
 const bits = (d: Buffer) => {
   let n = 0;
   for (const b of d) {

@@ -2,9 +2,14 @@
  * The merchant events API: `GET /v1/events` (newest first, cursor paging, filters) and
  * `GET /v1/events/stream` (Server-Sent Events, resumable with Last-Event-ID), both over the webhook
  * outbox (lib/events/). Every node running this service also runs the sequencer that stamps committed
- * events with their stream position; a pass runs every EVENTS_POLL_INTERVAL_MS and at once after a
- * `webhooks.nudge`, and a pass that stamped something tells every node. After each pass (and each such
- * word from another node) the node's hub reads the new rows once and pushes them to its open streams.
+ * events with their stream position.
+ *
+ * Events are pushed: a commit emits `webhooks.nudge` (after the write), the node that receives it runs a
+ * sequencer pass at once, and a pass that stamped something broadcasts `events.sequenced`; on that word
+ * each node's hub reads the new rows once and pushes them to its open streams. An open stream reads
+ * nothing and runs no timer but its heartbeat. Moleculer events are at-most-once, so each node also runs
+ * one slow safety-net pass every EVENTS_POLL_INTERVAL_MS (rows whose nudge or word was lost, a writer that
+ * died between its commit and its nudge): one per node, however many streams are open.
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
@@ -110,9 +115,9 @@ export function createEventsService(rt: Runtime): ServiceSchema {
       'webhooks.nudge'() {
         void sequence(this.broker, this.logger);
       },
-      /** another node stamped events: the hub reads them now */
-      'events.sequenced'() {
-        void hub?.poke();
+      /** another node stamped events: the hub reads them now (this node's own pass has poked it already) */
+      'events.sequenced'(ctx: Context) {
+        if (ctx.nodeID !== this.broker.nodeID) void hub?.poke();
       },
     },
     async started() {
