@@ -108,6 +108,7 @@ async function startBare(): Promise<{ url: string; stop(): void }> {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+  child.kill('SIGTERM'); // never left running behind a failed start
   throw new Error('bare server did not start');
 }
 
