@@ -119,6 +119,8 @@ export async function cannon(opts: {
   body?: string;
   duration: number;
   connections: number;
+  /** a sequence each connection sends in turn (autocannon's requests: setupRequest, onResponse, a context) */
+  requests?: autocannon.Request[];
 }): Promise<Figures> {
   const r = await autocannon({
     url: opts.url,
@@ -127,6 +129,7 @@ export async function cannon(opts: {
     body: opts.body,
     duration: opts.duration,
     connections: opts.connections,
+    ...(opts.requests ? { requests: opts.requests } : {}),
   });
   return {
     rps: r.requests.average,

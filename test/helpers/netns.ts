@@ -69,13 +69,25 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes namespaces and host-side links that runs no longer alive left behind. */
+/** Stops what still runs in a namespace (a node orphaned by a killed test run), then deletes it. */
+function deleteNamespace(ns: string): void {
+  for (const pid of ip('netns', 'pids', ns).split('\n').filter(Boolean)) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  ip('netns', 'delete', ns); // takes its veth pairs with it
+}
+
+/** Removes namespaces (and what runs in them) and host-side links that runs no longer alive left behind. */
 export function removeStale(): string[] {
   const removed: string[] = [];
   for (const line of ip('netns', 'list').split('\n')) {
     const m = /^(ppt(\d+)-n\d+)\b/.exec(line.trim());
     if (m && Number(m[2]) !== process.pid && !alive(Number(m[2]))) {
-      ip('netns', 'delete', m[1]);
+      deleteNamespace(m[1]);
       removed.push(m[1]);
     }
   }
@@ -124,7 +136,7 @@ export function createFabric(count: number): Fabric {
     destroy() {
       for (const n of nodes) {
         try {
-          ip('netns', 'delete', n.ns); // takes its veth pairs with it
+          deleteNamespace(n.ns);
         } catch {
           /* already gone */
         }
