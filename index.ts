@@ -1,7 +1,6 @@
 /** `npm start`: one node of the service, configured from the environment (see docs/configuration.md). */
 import { applySecretFiles, loadConfig } from './config/index.ts';
 import { ConfigError, exitOnConfigError } from './config/errors.ts';
-import { startNode } from './app.ts';
 
 let config;
 try {
@@ -10,6 +9,8 @@ try {
 } catch (e) {
   exitOnConfigError(e);
 }
+// the service's modules load only once the settings are valid, so a bad one is refused at once
+const { startNode } = await import('./app.ts');
 // the one-process default opens DATA_DIR/node.sock, so that `npm run repl` joins this node
 const node = await startNode(config, { localSocket: 'serve' }).catch((e: Error) => {
   if (e instanceof ConfigError) exitOnConfigError(e);

@@ -246,11 +246,15 @@ export class ActorHost<S extends Doc, M, R> {
     const now = this.opts.now();
     const out: Outcome<R>[] = [];
     let state: S | null = null;
+    // the cached state is the host's: a behaviour that never changes its input shares one copy of it
+    const keeps = this.behavior.keepsState === true;
+    const base = keeps && current ? structuredClone(current) : null;
     for (const { msg } of batch) {
       const seen = state ?? current;
+      const given = !seen ? null : keeps ? (state ?? base) : structuredClone(seen);
       let decision;
       try {
-        decision = await this.behavior.handle(seen ? structuredClone(seen) : null, msg, now, set.view);
+        decision = await this.behavior.handle(given, msg, now, set.view);
       } catch (error) {
         out.push({ ok: false, error });
         continue;

@@ -17,12 +17,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../lib/store/index.ts';
-import type { WriteOp } from '../lib/store/port.ts';
+import type { Filter, WriteOp } from '../lib/store/port.ts';
 import { newId } from '../lib/core/ids.ts';
 import { listingOf } from '../lib/catalog/merchant.ts';
 import type { PlanRow, PriceRow, ProductRow, StoreRow } from '../lib/catalog/model.ts';
 import { percentile, startServiceProcess } from './bench-lib.ts';
 import pg from 'pg';
+import { textSearchQuery } from '../lib/store/postgres.ts';
+import { postgres } from '../lib/store/sql/dialect.ts';
 import { freshDatabase } from '../test/helpers/postgres.ts';
 
 const arg = (name: string, dflt: number) => {
@@ -114,8 +116,58 @@ function text(i: number): { name: string; description: string } {
 async function analyze(url: string) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  await c.query('ANALYZE');
+  await c.query('VACUUM ANALYZE');
   await c.end();
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'CTE Name'?: string;
+  'Actual Loops': number;
+  'Actual Rows': number;
+  Plans?: PlanNode[];
+}
+
+/**
+ * EXPLAIN ANALYZE of the PostgreSQL adapter's own text-search statement (textSearchQuery) per query class:
+ * whether the window of the next rows answered or the second branch ran, and which index that branch read.
+ */
+async function explain(url: string, merchant: string) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const out: Array<{ what: string; path: string; ms: number; plan: string }> = [];
+  const classes: Array<[string, string, Filter]> = [
+    ['common word', COMMON, {}],
+    ['less common word (~1 %)', MEDIUM, {}],
+    ['prefix of a word', MEDIUM.slice(0, 5), {}],
+    ['rare word', RARE[0], {}],
+    ['prefix of a rare word', RARE[1].slice(0, 5), {}],
+    ['absent word', 'nonexistent517', {}],
+    ['exact product name', String(Math.floor(PRODUCTS / 2) + 17), {}],
+    ['rare word + sandbox=false', RARE[2], { sandbox: false }],
+    ['word + merchant_id', 'zone', { merchant_id: merchant }],
+  ];
+  for (const [what, q, filter] of classes) {
+    const query = textSearchQuery('catalog_listings', ['search'], filter, { desc: true, limit: 21, text: { q, fields: ['search'] } });
+    const text = postgres.numbered(query.sql);
+    await c.query(text, query.params); // warm, as the measured requests were
+    const json = (await c.query(`EXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) ${text}`, query.params)).rows[0]['QUERY PLAN'][0];
+    const plan = (await c.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${text}`, query.params)).rows
+      .map((r) => r['QUERY PLAN'])
+      .join('\n');
+    // the scans of the table that ran: the window's walk of the primary key, or the second branch's access
+    const ran: string[] = [];
+    const walk = (n: PlanNode) => {
+      if (n['Actual Loops'] > 0 && n['Index Name']) ran.push(`${n['Node Type']} on ${n['Index Name']} (${n['Actual Rows']} rows)`);
+      if (n['Actual Loops'] > 0 && n['Node Type'] === 'Seq Scan') ran.push(`Seq Scan (${n['Actual Rows']} rows)`);
+      n.Plans?.forEach(walk);
+    };
+    walk(json.Plan);
+    out.push({ what: `${what} ("${q}")`, path: ran.join(' → '), ms: json['Execution Time'], plan });
+  }
+  await c.end();
+  return out;
 }
 
 async function bench(kind: 'sqlite' | 'postgres') {
@@ -206,7 +258,8 @@ async function bench(kind: 'sqlite' | 'postgres') {
     await store.write(ops);
   }
   const seedSeconds = (performance.now() - t0) / 1000;
-  // a bulk load is followed by autovacuum's ANALYZE within a minute; run it now instead of waiting
+  // a bulk load is followed by autovacuum (statistics, the visibility map, the GIN index's pending list
+  // merged) within a minute or two; run it now, so that it does not run in the middle of the measurements
   if (pgDb) await analyze(pgDb.url);
 
   // the plain LIKE scan, without the text index, straight on the store (the comparison)
@@ -281,7 +334,9 @@ async function bench(kind: 'sqlite' | 'postgres') {
   await measure(`q common word ("${COMMON}", ~10 % of products)`, () => `/v1/catalog/products?q=${COMMON}`);
   await measure(`q word in ~6 % of products (random vocabulary word)`, () => `/v1/catalog/products?q=${pick(WORDS)}`);
   await measure(`q less common word ("${MEDIUM}", ~1 %)`, () => `/v1/catalog/products?q=${MEDIUM}`);
+  await measure(`q prefix of a word ("${MEDIUM.slice(0, 5)}", ~1 %)`, () => `/v1/catalog/products?q=${MEDIUM.slice(0, 5)}`);
   await measure('q rare word (~10 products)', () => `/v1/catalog/products?q=${pick(RARE)}`);
+  await measure('q prefix of a rare word (5 letters)', () => `/v1/catalog/products?q=${pick(RARE).slice(0, 5)}`);
   await measure('q absent word', () => `/v1/catalog/products?q=nonexistent${Math.floor(rand() * 1000)}`);
   // a product's number, of 3 digits at least: the service trims q, and a shorter term needs a merchant_id
   await measure(
@@ -310,9 +365,10 @@ async function bench(kind: 'sqlite' | 'postgres') {
     });
   }
   await svc.stop();
+  const plans = pgDb ? await explain(pgDb.url, merchants[0].id) : [];
   rmSync(dataDir, { recursive: true, force: true });
   await pgDb?.drop();
-  return { rows, plain };
+  return { rows, plain, plans };
 }
 
 const results: Record<string, Awaited<ReturnType<typeof bench>>> = {};
@@ -335,4 +391,10 @@ for (const label of Object.keys(first.plain))
   console.log(
     `| ${label} | ${STORES.map((k) => `${percentile(results[k].plain[label], 50).toFixed(1)} | ${percentile(results[k].plain[label], 95).toFixed(1)}`).join(' | ')} |`,
   );
+if (results.postgres) {
+  console.log("\n| PostgreSQL text search, EXPLAIN ANALYZE of the store's statement | scans that ran | execution ms |");
+  console.log('|---|---|---|');
+  for (const p of results.postgres.plans) console.log(`| ${p.what} | ${p.path} | ${p.ms.toFixed(2)} |`);
+  console.log(`\nplan of the rare-word search:\n${results.postgres.plans.find((p) => p.what.startsWith('rare word'))!.plan}`);
+}
 process.exit(0);

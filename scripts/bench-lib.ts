@@ -30,14 +30,18 @@ export async function startServiceProcess(env: Record<string, string> = {}): Pro
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = spawn(process.execPath, [...prof, ...NODE_FLAGS, 'index.ts'], { env: fullEnv, stdio: ['ignore', 'inherit', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
+  // a minute: a node opening a large database on a loaded machine takes a while
+  const deadline = Date.now() + 60_000;
   for (;;) {
     try {
       if ((await fetch(`${url}/v1/payment_methods`)).ok) break;
     } catch {
       /* not up yet */
     }
-    if (Date.now() > deadline) throw new Error('service did not start');
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL'); // never left running after the benchmark gave up on it
+      throw new Error('service did not start');
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
@@ -122,6 +126,8 @@ export async function cannon(opts: {
   body?: string;
   duration: number;
   connections: number;
+  /** a sequence each connection sends in turn (autocannon's requests: setupRequest, onResponse, a context) */
+  requests?: autocannon.Request[];
 }): Promise<Figures> {
   const r = await autocannon({
     url: opts.url,
@@ -130,6 +136,7 @@ export async function cannon(opts: {
     body: opts.body,
     duration: opts.duration,
     connections: opts.connections,
+    ...(opts.requests ? { requests: opts.requests } : {}),
   });
   return {
     rps: r.requests.average,

@@ -1,4 +1,5 @@
 /** Operator commands, shared by the REPL (`npm run repl`) and the script (`npm run operator -- …`). */
+import { hostname, userInfo } from 'node:os';
 import type { ServiceBroker } from 'moleculer';
 import { loadConfig } from '../config/index.ts';
 import { startNode, type RunningNode } from '../app.ts';
@@ -6,6 +7,8 @@ import { localSocketLive, localSocketPath } from '../lib/cluster/local-socket.ts
 import { gasWalletLine, gasWalletWarning, type GasWalletInfo } from '../lib/treasury/gas-wallet.ts';
 import type { LedgerReport } from '../lib/ledger/check.ts';
 import { reconcileText, type ReconcileReport } from '../lib/treasury/reconcile/run.ts';
+import { driftLine } from '../lib/treasury/reconcile/drift.ts';
+import type { DriftView } from '../lib/treasury/reconcile/registry.ts';
 import { backupStore, restoreStore } from '../lib/ops/backup.ts';
 import type { BackupResult, RestoreResult } from '../lib/store/sqlite-backup.ts';
 
@@ -16,6 +19,8 @@ interface CommandBase {
   args: string[];
   /** optional trailing arguments */
   optional?: string[];
+  /** valued flags (`--reason "…"`), anywhere after the command name; read as args of their name */
+  flags?: string[];
   description: string;
   /** prints the result as text instead of JSON */
   format?(result: unknown): string;
@@ -28,6 +33,17 @@ interface CommandBase {
 /** A service action called through the broker, or a command on this machine's files (backup, restore) that joins none. */
 export type OperatorCommand = CommandBase &
   ({ action: string; params(args: Args): Record<string, unknown>; local?: undefined } | { local(args: Args): Promise<unknown> });
+
+/** Who runs this operator command: the login of the process (and its host), in the audit trail's alphabet. */
+function operatorName(): string {
+  let login = 'operator';
+  try {
+    login = userInfo().username || login;
+  } catch {
+    // no passwd entry (some containers): the generic name
+  }
+  return `${login}@${hostname()}`.replace(/[^A-Za-z0-9._@+-]/g, '_').slice(0, 64);
+}
 
 /** One filter argument read as a merchant id, an ISO time (since) or a type, as alerts and audit take it. */
 function byMerchantTimeOrType(a: Record<string, string | undefined>): Record<string, unknown> {
@@ -162,13 +178,29 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
   {
     name: 'reconcile',
     args: [],
-    optional: ['--deep'],
+    optional: ['--deep', '--all'],
     description:
-      "compare every wallet's ledger balance with its on-chain balance; --deep: every movement, address, gas wallet and transfer out at a stated height (exit 1 on a drift)",
+      "compare every wallet's ledger balance with its on-chain balance; --deep: every movement, address, gas wallet and transfer out at a stated height, one line per open drift (exit 1 on any); --all: the acknowledged and resolved drifts too",
     action: 'treasury.reconcile',
-    params: (a) => ({ deep: a['--deep'] === '--deep' || a['--deep'] === 'deep' }),
+    params: (a) => {
+      const given = new Set([a['--deep'], a['--all']]);
+      return { deep: given.has('--deep') || given.has('deep') || given.has('--all'), all: given.has('--all') || given.has('all') };
+    },
     format: (r) => ((r as ReconcileReport).mode ? reconcileText(r as ReconcileReport) : JSON.stringify(r, null, 2)),
     exitCode: (r) => ((r as ReconcileReport).mode && !(r as ReconcileReport).ok ? 1 : 0),
+  },
+  {
+    name: 'reconcile:ack',
+    args: ['drift_id'],
+    flags: ['reason', 'by'],
+    description:
+      'acknowledge a drift that is understood (id=drf_… of reconcile --deep): it stops alerting and stays listed (--all); who (--by, default your login) and why go to the audit trail',
+    action: 'treasury.ackDrift',
+    params: (a) => ({ drift_id: a.drift_id, reason: a.reason, by: a.by ?? operatorName() }),
+    format: (r) => {
+      const { drift } = r as { drift: DriftView };
+      return `${driftLine(drift, 'ACKNOWLEDGED')}\nacknowledged by ${drift.acknowledged_by} at ${drift.acknowledged_at}: ${drift.ack_reason}`;
+    },
   },
   {
     name: 'ledger:check',
@@ -249,14 +281,39 @@ export async function startOperatorNode(
   return Object.assign(node, { joined: base.transporter ? ('cluster' as const) : join ? ('local-socket' as const) : null });
 }
 
-/** `name <arg> [optional]`, as usage and the REPL's help show a command. */
+/** `name <arg> [optional] --flag <flag>`, as usage and the REPL's help show a command. */
 export function commandSynopsis(cmd: OperatorCommand): string {
-  return [cmd.name, ...cmd.args.map((a) => `<${a}>`), ...(cmd.optional ?? []).map((a) => `[${a}]`)].join(' ');
+  return [
+    cmd.name,
+    ...cmd.args.map((a) => `<${a}>`),
+    ...(cmd.optional ?? []).map((a) => `[${a}]`),
+    ...(cmd.flags ?? []).map((f) => `--${f} <${f}>`),
+  ].join(' ');
+}
+
+/**
+ * The values after a command's name as its args: `--flag value` pairs of its flags taken out first, the
+ * rest by position. `positional` is what is left, for the usage check.
+ */
+export function commandArgs(cmd: OperatorCommand, values: string[]): { args: Args; positional: string[] } {
+  const flags: Args = {};
+  const positional: string[] = [];
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    const name = typeof v === 'string' && v.startsWith('--') ? v.slice(2).split('=')[0]! : '';
+    if (name && cmd.flags?.includes(name)) {
+      if (v.includes('=')) flags[name] = v.slice(v.indexOf('=') + 1);
+      else flags[name] = values[++i];
+      continue;
+    }
+    positional.push(v);
+  }
+  const names = [...cmd.args, ...(cmd.optional ?? [])];
+  return { args: { ...Object.fromEntries(names.map((n, i) => [n, positional[i]])), ...flags }, positional };
 }
 
 export function runCommand(broker: ServiceBroker | null, cmd: OperatorCommand, values: string[]): Promise<unknown> {
-  const names = [...cmd.args, ...(cmd.optional ?? [])];
-  const args = Object.fromEntries(names.map((n, i) => [n, values[i]]));
+  const { args } = commandArgs(cmd, values);
   if (cmd.local) return cmd.local(args);
   if (!broker) throw new Error(`${cmd.name} needs a node`);
   return broker.call(cmd.action, cmd.params(args));

@@ -5,7 +5,7 @@
  */
 import { applySecretFiles } from '../config/index.ts';
 import { ConfigError, exitOnConfigError } from '../config/errors.ts';
-import { OPERATOR_COMMANDS, commandSynopsis, runCommand, startOperatorNode } from './operator-commands.ts';
+import { OPERATOR_COMMANDS, commandArgs, commandSynopsis, runCommand, startOperatorNode } from './operator-commands.ts';
 
 function usage(): string {
   return [
@@ -28,7 +28,8 @@ if (name === 'help' || name === '--help' || name === '-h') {
 if (!name) usageError('no command given');
 const cmd = OPERATOR_COMMANDS.find((c) => c.name === name);
 if (!cmd) usageError(`unknown command "${name}"`);
-if (values.length < cmd.args.length || values.length > cmd.args.length + (cmd.optional?.length ?? 0))
+const { positional } = commandArgs(cmd, values);
+if (positional.length < cmd.args.length || positional.length > cmd.args.length + (cmd.optional?.length ?? 0))
   usageError(`${cmd.name} takes ${commandSynopsis(cmd).slice(cmd.name.length + 1) || 'no arguments'}`);
 
 let node: Awaited<ReturnType<typeof startOperatorNode>> | null = null;

@@ -26,10 +26,14 @@ console.log(
       : 'no service is running on this DATA_DIR: this REPL runs its own operator node on the same store',
 );
 const customCommands = OPERATOR_COMMANDS.map((cmd) => ({
-  command: commandSynopsis(cmd),
+  // valued flags are the REPL's options, not arguments
+  command: commandSynopsis({ ...cmd, flags: [] }),
+  options: (cmd.flags ?? []).map((f) => ({ option: `--${f} <${f}>`, description: f })),
   description: cmd.description,
-  async action(broker: typeof node.broker, params: Record<string, string>) {
-    const values = [...cmd.args, ...(cmd.optional ?? [])].map((a) => params[a]);
+  async action(broker: typeof node.broker, params: Record<string, string> & { options?: Record<string, unknown> }) {
+    const values = [...cmd.args, ...(cmd.optional ?? [])].map((a) => params[a]!);
+    // valued flags (`--reason "…"`) reach the REPL as options
+    for (const f of cmd.flags ?? []) if (params.options?.[f] !== undefined) values.push(`--${f}`, String(params.options[f]));
     try {
       console.log(JSON.stringify(await runCommand(broker, cmd, values), null, 2));
     } catch (e) {

@@ -25,7 +25,7 @@ import { CUSTODY_MOVES } from '../lib/payouts/custody.ts';
 import { rpcErrorText } from '../lib/chains/clients.ts';
 import { ReconcileScanner } from '../lib/treasury/reconcile/scanner.ts';
 import { reconcileMetrics } from '../lib/treasury/reconcile/metrics.ts';
-import { reconciliationDrift } from '../lib/ops/alerts/index.ts';
+import { reconciliationDrift, resolveReconciliationDrift } from '../lib/ops/alerts/index.ts';
 
 const GAS_CHECK_EVERY_MS = 5 * 60_000;
 
@@ -145,6 +145,7 @@ export function createMoneyOutService(rt: Runtime): ServiceSchema {
         maxBlocks: rc.blocksPerTick,
         metrics: reconcileMetrics(rt.metrics.registry),
         raise: (d) => reconciliationDrift(rt, d, log).then(() => undefined),
+        resolve: (d) => resolveReconciliationDrift(rt, d, 'resolved', log).then(() => undefined),
         log,
       });
       if (rc.intervalMs > 0) await reconciler.start();

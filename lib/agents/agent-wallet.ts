@@ -44,6 +44,8 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
     retryDuplicatesIn: ['ledger_accounts', 'wallet_transactions', X402_PAID],
     // attempts and executions of one wallet are decided together in one turn, committed in one write
     batches: (msg) => msg.type === 'attempt' || msg.type === 'execute',
+    // the handlers build a new state (nextState) and never change the one they are given
+    keepsState: true,
     async handle(state, msg, now, view) {
       try {
         return await handle(view ?? store, state, msg, now);

@@ -99,15 +99,17 @@ export class CatalogBuyer {
   private async nest(ids: string[]) {
     if (ids.length === 0) return [];
     const products = (await this.store.find<ProductRow>(COLL.product, { id: { $in: ids } })).filter((p) => p.status === 'published');
-    const stores = new Map(
-      (await this.store.find<StoreRow>(COLL.store, { id: { $in: [...new Set(products.map((p) => p.store_id))] } }))
-        .filter((s) => s.status === 'published')
-        .map((s) => [s.id, s]),
-    );
+    // the stores and the plans both follow from the products: read together (one round trip less on a cluster store)
+    const [storeRows, planRows] = await Promise.all([
+      this.store.find<StoreRow>(COLL.store, { id: { $in: [...new Set(products.map((p) => p.store_id))] } }),
+      products.length
+        ? this.store.find<PlanRow>(COLL.plan, { product_lineage_id: { $in: products.map((p) => p.lineage_id) }, status: 'published' })
+        : [],
+    ]);
+    const stores = new Map(storeRows.filter((s) => s.status === 'published').map((s) => [s.id, s]));
     const visible = products.filter((p) => stores.has(p.store_id));
-    const plans = visible.length
-      ? await this.store.find<PlanRow>(COLL.plan, { product_lineage_id: { $in: visible.map((p) => p.lineage_id) }, status: 'published' })
-      : [];
+    const lines = new Set(visible.map((p) => p.lineage_id));
+    const plans = planRows.filter((p) => lines.has(p.product_lineage_id));
     const prices = plans.length
       ? await this.store.find<PriceRow>(COLL.price, { plan_lineage_id: { $in: plans.map((p) => p.lineage_id) }, status: 'published' })
       : [];

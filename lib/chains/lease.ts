@@ -51,6 +51,9 @@ export class Lease {
   /**
    * Takes, keeps or renews the lease; true when we hold it afterwards. Renews only once a third of the
    * TTL has passed since the last renewal, so a fast poll loop does not write on every pass.
+   * "Hold it afterwards" is judged by our clock after the store answered (`held`): a renewal whose answer
+   * came back late (a cut that healed just in time, a store stalled for longer than the TTL) may have
+   * written an expiry that has already passed, and another node may hold the lease by now.
    */
   async hold(): Promise<boolean> {
     const now = this.now();
@@ -68,7 +71,7 @@ export class Lease {
         const doc = next(null);
         await this.store.write([{ op: 'insert', coll: LEASE_COLLECTION, doc }]);
         this.doc = doc;
-        return true;
+        return this.held;
       }
       const lapsed = Date.parse(cur.expires_at) <= now.getTime();
       if (cur.owner !== this.owner && !lapsed) {
@@ -77,12 +80,12 @@ export class Lease {
       }
       if (cur.owner === this.owner && !lapsed && now.getTime() - Date.parse(cur.renewed_at) < this.ttlMs / 3) {
         this.doc = cur;
-        return true;
+        return this.held;
       }
       const doc = next(cur);
       await this.store.write([{ op: 'cas', coll: LEASE_COLLECTION, doc, expected: cur.version! }]);
       this.doc = doc;
-      return true;
+      return this.held;
     } catch (e) {
       if (isConflict(e) || isDuplicate(e)) {
         this.doc = null;

@@ -34,6 +34,12 @@ export interface ActorBehavior<S extends Doc, M, R> {
    */
   batches?(msg: M): boolean;
   /**
+   * True when `handle` never changes the state it is given (it returns a new one): a batched turn hands
+   * its messages one copy of the stored state, and each the state the one before it returned, instead of
+   * a deep copy each.
+   */
+  keepsState?: boolean;
+  /**
    * True for a message that makes the actor under a fresh id: the host skips loading a document that
    * cannot exist yet. If it exists after all (a retried create), the insert's duplicate key makes the
    * host load it and decide again.

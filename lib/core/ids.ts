@@ -30,6 +30,8 @@ export const ID_PREFIXES = {
   sa: 'agent spend attempt',
   xch: 'x402 payment challenge',
   req: 'HTTP request (its X-Request-Id)',
+  rcr: 'reconciliation run',
+  drf: 'reconciliation drift on record (drf_ + a hash of its place, not made by newId)',
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;

@@ -42,10 +42,19 @@ export async function listAlerts(store: Store, p: { type?: string; merchant_id?:
   return {
     alerts: alerts.map((a) => ({
       ...a.payload,
+      status: a.status,
+      resolution: a.resolution ?? null,
+      resolved_at: a.resolved_at ?? null,
       notifications: a.notifications,
       deliveries: deliveries
         .filter((d) => d.alert_id === a.id)
-        .map((d) => ({ destination: d.destination, status: d.status, attempts: d.attempts, last_error: d.last_error })),
+        .map((d) => ({
+          destination: d.destination,
+          event: d.event ?? 'raised',
+          status: d.status,
+          attempts: d.attempts,
+          last_error: d.last_error,
+        })),
     })),
     count: alerts.length,
   };

@@ -159,7 +159,10 @@ export class Metrics {
       registers,
       async collect() {
         if (!self.payoutCounts) return;
-        for (const [status, n] of Object.entries(await self.payoutCounts())) this.set({ status }, n);
+        // a node cut from the store still answers /metrics (its listener and actor gauges): without these series
+        const counts = await self.payoutCounts().catch(() => null);
+        if (!counts) return this.reset();
+        for (const [status, n] of Object.entries(counts)) this.set({ status }, n);
       },
     });
     this.refunds = new Gauge({
@@ -169,7 +172,10 @@ export class Metrics {
       registers,
       async collect() {
         if (!self.refundCounts) return;
-        for (const [status, n] of Object.entries(await self.refundCounts())) this.set({ status }, n);
+        // a node cut from the store still answers /metrics (its listener and actor gauges): without these series
+        const counts = await self.refundCounts().catch(() => null);
+        if (!counts) return this.reset();
+        for (const [status, n] of Object.entries(counts)) this.set({ status }, n);
       },
     });
   }

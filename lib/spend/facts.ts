@@ -20,8 +20,29 @@ import type { Checked } from '../http/contract.ts';
 /** The spend-attempt request after ajv (AgentSpendAttemptRequest: closed schema). */
 export type AttemptBody = Checked<'AgentSpendAttemptRequest'>;
 
+/** entries a fact cache keeps at most (dropped all at once past it: a bound, not an LRU) */
+const CACHE_MAX = 10_000;
+const remember = <K, V>(m: Map<K, V>, k: K, v: V): V => {
+  if (m.size >= CACHE_MAX) m.clear();
+  m.set(k, v);
+  return v;
+};
+/** per store: facts that never change once written (a wallet is inserted, never updated or deleted) */
+const walletsById = new WeakMap<Store, Map<string, WalletFacts>>();
+const walletsByAddress = new WeakMap<Store, Map<string, WalletFacts>>();
+const cacheOf = (caches: WeakMap<Store, Map<string, WalletFacts>>, store: Store) =>
+  caches.get(store) ?? (caches.set(store, new Map()), caches.get(store)!);
+/** checksumming hashes the address (keccak): a target paid often is checksummed once */
+const canonical = new Map<string, string | null>();
+
 /** A target in its canonical form (checksummed hex, exact base58), or null when it is not an address of the chain. */
 export function normalizeAddress(chain: string, target: string): string | null {
+  const key = `${chain}:${target}`;
+  const hit = canonical.get(key);
+  return hit !== undefined ? hit : remember(canonical, key, toCanonical(chain, target));
+}
+
+function toCanonical(chain: string, target: string): string | null {
   try {
     if (chain === 'ethereum') return getAddress(target);
     if (chain === 'solana') return new PublicKey(target).toBase58() === target ? target : null;
@@ -110,7 +131,7 @@ export async function resolveTarget(store: Store, now: Date, input: AttemptInput
   }
   const address = normalizeAddress(input.chain, input.target);
   if (!address) throw badRequest(`target is not a valid ${input.chain} address`, { field: 'target' });
-  const own = await store.findOne<WalletFacts & Doc>('wallets', { address, chain: input.chain, network: input.network });
+  const own = await walletAt(store, address, input.chain, input.network);
   if (own) {
     if (own.id === wallet.id)
       throw badRequest('an agent wallet cannot spend to itself', {
@@ -121,6 +142,25 @@ export async function resolveTarget(store: Store, now: Date, input: AttemptInput
   }
   return { kind: 'chain', wallet_id: null, challenge_id: null };
 }
+
+/** Our wallet at an address, if any (one found is remembered: an address never changes hands). */
+async function walletAt(store: Store, address: string, chain: string, network: string): Promise<WalletFacts | null> {
+  const cache = cacheOf(walletsByAddress, store);
+  const key = `${chain}:${network}:${address}`;
+  const hit = cache.get(key);
+  if (hit) return factsOf(hit); // each caller its own copy
+  const w = await store.findOne<WalletFacts & Doc>('wallets', { address, chain, network });
+  return w ? factsOf(remember(cache, key, factsOf(w))) : null;
+}
+
+const factsOf = (w: WalletFacts): WalletFacts => ({
+  id: w.id,
+  merchant_id: w.merchant_id,
+  type: w.type,
+  chain: w.chain,
+  network: w.network,
+  address: w.address,
+});
 
 /** Everything the rules need besides the actor's own state: caller, merchant standing, wallet, rail, target. */
 export async function attemptContext(
@@ -157,9 +197,12 @@ export function checkedPolicy(body: PolicyInput): PolicyInput {
 
 /** The wallet behind a path id (any merchant's: the ownership rule decides an attempt on another's). */
 export async function walletFacts(store: Store, id: string): Promise<WalletFacts> {
+  const cache = cacheOf(walletsById, store);
+  const hit = cache.get(id);
+  if (hit) return factsOf(hit); // each caller its own copy
   const w = await store.get<WalletFacts & Doc>('wallets', id);
   if (!w) throw notFound('agent wallet');
-  return { id: w.id, merchant_id: w.merchant_id, type: w.type, chain: w.chain, network: w.network, address: w.address };
+  return factsOf(remember(cache, id, factsOf(w)));
 }
 
 /** One attempt of the wallet, recorded for the caller; anything else is a 404. */

@@ -5,7 +5,9 @@
  *
  * The SQL is the SQLite adapter's (sql/statements.ts); what differs is how it runs:
  * - a pool of `poolSize` connections; a write of several operations is one transaction on one
- *   connection, a write of one statement runs alone (it is atomic by itself);
+ *   connection, a write of one statement runs alone (it is atomic by itself; an insert into an expiring
+ *   collection is one statement too, replacing an expired row of the same id);
+ * - a text search is one statement (textSearchQuery), planned with its pattern, never a cached plan;
  * - the schema (migrations, then tables and indexes) is changed only under a transaction-scoped
  *   advisory lock, so nodes starting together change it once and never race on DDL (migrations.ts);
  * - a lost connection (server restart, network cut) marks the store unavailable: operations fail at once
@@ -31,10 +33,17 @@ import {
   type WriteOp,
 } from './port.ts';
 import { ident, postgres } from './sql/dialect.ts';
-import { likePattern, Statements, TEXT_WINDOW, type Query } from './sql/statements.ts';
+import { likePattern, Statements, type Query } from './sql/statements.ts';
 import { migrate, STORE_LOCK } from './sql/migrations.ts';
 
 const sql = new Statements(postgres);
+
+/**
+ * rows a text search tests in order before the planner may take the trigram index (SQLite's is 2,000):
+ * enough for a word in 1 in 25 rows to fill a page (the planner walks the order for those too, when its
+ * statistics see them), few enough that a rare word pays little before the index
+ */
+const PG_TEXT_WINDOW = 500;
 
 export interface PostgresOptions {
   /** connections in the pool (STORE_POOL_SIZE) */
@@ -71,6 +80,24 @@ export function isConnectionError(e: unknown): boolean {
 /** the database's collation must order strings byte by byte, as SQLite and the id scheme expect */
 export function collationIsBytewise(collation: string): boolean {
   return /^(C|POSIX|ucs_basic)([._-].*)?$/i.test(collation);
+}
+
+/**
+ * The one statement of a text search on a collection with a text index (`indexed`, its fields): the
+ * generated `text_body` column's trigram index narrows the rows; exported for the catalog benchmark's
+ * EXPLAIN ANALYZE.
+ */
+export function textSearchQuery(coll: string, indexed: string[], filter: Filter, opts: FindOptions, expiresField?: string): Query {
+  const { q, fields } = opts.text!;
+  // text_body (the indexed fields, lower-cased, one per line) holds every match and is the exact test
+  // when it is made of the searched fields alone and q has no line break to span two of them
+  const exact = fields.length === indexed.length && !q.includes('\n');
+  const params: unknown[] = [likePattern(q)];
+  const test: Query = { sql: `text_body LIKE ? ESCAPE '\\'${exact ? '' : ` AND ${sql.textLike(fields, q, params)}`}`, params };
+  const rest = { ...opts, text: undefined };
+  return opts.limit !== undefined
+    ? sql.textSearch(coll, filter, rest, expiresField, PG_TEXT_WINDOW, test)
+    : sql.find(coll, filter, rest, expiresField, test);
 }
 
 interface Row {
@@ -187,10 +214,17 @@ export class PostgresStore implements Store {
     return name ? { name, text } : { text };
   }
 
-  private async query<R extends pg.QueryResultRow>(q: Query, coll = '', client?: pg.PoolClient): Promise<pg.QueryResult<R>> {
+  /** `prepared`: a named statement, whose plan the server may cache as a generic one after five runs */
+  private async query<R extends pg.QueryResultRow>(
+    q: Query,
+    coll = '',
+    client?: pg.PoolClient,
+    prepared = true,
+  ): Promise<pg.QueryResult<R>> {
     if (this.down || this.closed) throw this.unavailable();
+    const text = postgres.numbered(q.sql);
     try {
-      return await (client ?? this.pool).query<R>({ ...this.named(postgres.numbered(q.sql)), values: q.params });
+      return await (client ?? this.pool).query<R>({ ...(prepared ? this.named(text) : { text }), values: q.params });
     } catch (e) {
       throw this.translate(e, coll);
     }
@@ -281,19 +315,13 @@ export class PostgresStore implements Store {
 
   async find<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     const indexed = this.specs.get(coll)?.textIndex;
-    let extra: Query | undefined;
     if (opts.text?.q && indexed && opts.text.fields.every((f) => indexed.includes(f))) {
-      // as on SQLite: the next rows in order first (a common word), then the trigram index's candidates
-      if (opts.limit !== undefined) {
-        const { windowed, seen } = sql.textWindow(coll, filter, opts, this.expires(coll), TEXT_WINDOW);
-        const first = (await this.query<Row>(windowed, coll)).rows;
-        if (first.length >= opts.limit) return first.map((r) => this.doc<T>(r));
-        if (Number((await this.query<{ n: string }>(seen, coll)).rows[0].n) < TEXT_WINDOW) return first.map((r) => this.doc<T>(r));
-      }
-      // the trigram index narrows the rows; the LIKE on each field stays the test (as without the index)
-      extra = { sql: `text_body LIKE ? ESCAPE '\\'`, params: [likePattern(opts.text.q)] };
+      const query = textSearchQuery(coll, indexed, filter, opts, this.expires(coll));
+      // planned with the pattern itself (no cached generic plan): a rare word must take the trigram index
+      const { rows } = await this.query<Row>(query, coll, undefined, false);
+      return rows.map((r) => this.doc<T>(r));
     }
-    const { rows } = await this.query<Row>(sql.find(coll, filter, opts, this.expires(coll), extra), coll);
+    const { rows } = await this.query<Row>(sql.find(coll, filter, opts, this.expires(coll)), coll);
     return rows.map((r) => this.doc<T>(r));
   }
 
@@ -306,9 +334,13 @@ export class PostgresStore implements Store {
     switch (op.op) {
       case 'insert': {
         const f = this.expires(op.coll);
-        if (f) await this.query({ sql: sql.deleteExpired(op.coll, f), params: [op.doc.id, postgres.value(now, f)] }, op.coll, c);
         const version = op.doc.version ?? 1;
-        await this.query({ sql: sql.insert(op.coll), params: [op.doc.id, version, postgres.data({ ...op.doc, version })] }, op.coll, c);
+        const params = [op.doc.id, version, postgres.data({ ...op.doc, version })];
+        if (f) {
+          // one round trip where a DELETE of the expired row and the INSERT would be a transaction of four
+          const res = await this.query({ sql: sql.insertOverExpired(op.coll, f), params: [...params, postgres.value(now, f)] }, op.coll, c);
+          if (res.rowCount !== 1) throw new DuplicateKeyError(op.coll, `Key (id)=(${op.doc.id}) already exists.`);
+        } else await this.query({ sql: sql.insert(op.coll), params }, op.coll, c);
         op.doc.version = version;
         return;
       }
@@ -354,8 +386,8 @@ export class PostgresStore implements Store {
     const now = new Date().toISOString();
     const versions = ops.map((op) => (op.op === 'delete' ? undefined : op.doc.version));
     try {
-      // one statement is atomic by itself; an insert into an expiring collection is two, an add reads first
-      const single = ops.length === 1 && ops[0].op !== 'add' && !(ops[0].op === 'insert' && this.expires(ops[0].coll));
+      // one statement is atomic by itself (an insert into an expiring collection too); an add reads first
+      const single = ops.length === 1 && ops[0].op !== 'add';
       if (single) await this.applyOne(ops[0], now);
       else
         await this.transaction(async (c) => {

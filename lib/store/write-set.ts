@@ -6,7 +6,9 @@
  * compare-and-set of it, not N.
  *
  * `view.get` is the only read that sees pending writes; its other reads see the committed store (callers
- * that decide on `find` results are not batched). An op that could not follow the pending ones (an insert
+ * that decide on `find` results are not batched). A document `view.get` read from the store is read once
+ * per set (the turn's decisions see one snapshot of what they do not write: an account N spends only
+ * read is one read, not N); a stale one the set then writes fails its compare-and-set, as before. An op that could not follow the pending ones (an insert
  * of a document already pending, a compare-and-set on a version it does not have) throws the store's own
  * error from `add` and leaves the set unchanged.
  */
@@ -43,14 +45,23 @@ export class WriteSet {
   readonly view: Store;
 
   constructor(store: Store) {
+    const reads = new Map<string, Promise<Doc | null>>();
+    /** the committed document, read once per set; a copy of its top level each time (what readers change) */
+    const stored = async <T extends Doc>(coll: string, id: string): Promise<T | null> => {
+      const k = keyOf(coll, id);
+      let read = reads.get(k);
+      if (!read) reads.set(k, (read = store.get(coll, id)));
+      const doc = await read;
+      return doc ? ({ ...doc } as T) : null;
+    };
     const get = async <T extends Doc>(coll: string, id: string): Promise<T | null> => {
       const p = this.pending.get(keyOf(coll, id));
-      if (!p) return store.get<T>(coll, id);
+      if (!p) return stored<T>(coll, id);
       if (p.op === 'add') {
         // the stored document (its version too) with the pending amounts added
-        const stored = await store.get<T>(coll, id);
-        const doc = added(stored, addOp(p)) as T;
-        if (stored?.version !== undefined) doc.version = stored.version;
+        const base = await stored<T>(coll, id);
+        const doc = added(base, addOp(p)) as T;
+        if (base?.version !== undefined) doc.version = base.version;
         return doc;
       }
       if (!p.doc) return null;

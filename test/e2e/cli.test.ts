@@ -215,7 +215,7 @@ describe('payments CLI against a started node', () => {
     expect(resent.code).toBe(0);
     expect(resent.stdout).toMatch(/delivered; last attempt 204/);
     expect(production.hooks.filter((h) => h.eventId === evt.id).length).toBe(before + 1);
-  });
+  }, 180_000);
 
   it('listen forwards each event signed with the webhook secret to a local server that verifies it; trigger makes events', async () => {
     let verified = 0;
@@ -313,7 +313,7 @@ describe('payments CLI against a started node', () => {
       expect(r.code).toBe(0);
       await local.close();
     }
-  });
+  }, 180_000);
 
   it('listen keeps an event the endpoint refused and forwards it once the endpoint is up (it may start after listen)', async () => {
     const port = await freePort(); // the endpoint is not running yet

@@ -37,7 +37,8 @@ describe('operator script and REPL', () => {
     expect(await operator('set-kyc', reg.body.id, 'verified')).toEqual({ merchant_id: reg.body.id, kyc_status: 'verified' });
     const me = await t.request('GET', '/v1/me', { key: reg.body.api_key });
     expect(me.body.kyc_status).toBe('verified');
-  });
+    // three operator processes, each loading the service's modules: minutes on a loaded 2-core machine
+  }, 180_000);
 
   it('refuses bad operator input with a message and exit code 1', async () => {
     await expect(run(process.execPath, ['scripts/operator.ts', 'set-kyc', 'mer_nope', 'maybe'], { env })).rejects.toMatchObject({

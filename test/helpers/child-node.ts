@@ -15,15 +15,25 @@ export interface ChildNode {
   stop(): Promise<void>;
 }
 
-export async function spawnNode(env: Record<string, string>): Promise<ChildNode> {
-  const port = await freePort();
+export interface SpawnOptions {
+  /** argv that runs the node inside something (`ip netns exec <ns>`: test/helpers/netns.ts) */
+  wrap?: string[];
+  /** the address the node listens on and the test reaches it at (default 127.0.0.1, a free port) */
+  host?: string;
+  port?: number;
+}
+
+export async function spawnNode(env: Record<string, string>, opts: SpawnOptions = {}): Promise<ChildNode> {
+  const port = opts.port ?? (await freePort());
+  const host = opts.host ?? '127.0.0.1';
   let out = '';
-  const proc = spawn(process.execPath, ['index.ts'], {
+  const [cmd, ...args] = [...(opts.wrap ?? []), process.execPath, 'index.ts'];
+  const proc = spawn(cmd, args, {
     cwd: process.cwd(),
     env: {
       ...process.env,
       PORT: String(port),
-      HOST: '127.0.0.1',
+      HOST: host,
       WEBHOOK_ALLOW_PRIVATE: 'true',
       LOG_LEVEL: 'info',
       POW_DIFFICULTY: '4',
@@ -37,7 +47,7 @@ export async function spawnNode(env: Record<string, string>): Promise<ChildNode>
   proc.stderr!.on('data', (d) => {
     out += d;
   });
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${host}:${port}`;
   await eventually(
     `the child node to answer`,
     async () => {

@@ -19,7 +19,7 @@ import { CustodyMover } from '../../lib/treasury/custody-mover.ts';
 import { CUSTODY_MOVES } from '../../lib/payouts/custody.ts';
 import { ReconcileScanner } from '../../lib/treasury/reconcile/scanner.ts';
 import { reconcileMetrics } from '../../lib/treasury/reconcile/metrics.ts';
-import { reconciliationDrift } from '../../lib/ops/alerts/index.ts';
+import { reconciliationDrift, resolveReconciliationDrift } from '../../lib/ops/alerts/index.ts';
 import type { TestNode } from './node.ts';
 import { SERVICE_FACTORIES } from '../../services/index.ts';
 
@@ -90,6 +90,7 @@ export function startEngines(t: TestNode, o: EngineOptions = {}): Engines {
     maxBlocks: 200,
     metrics: reconcileMetrics(rt.metrics.registry),
     raise: (d) => reconciliationDrift(rt, d).then(() => undefined),
+    resolve: (d) => resolveReconciliationDrift(rt, d, 'resolved').then(() => undefined),
     log: quiet,
   });
   for (const e of [broadcaster, sweeper, payouts, refunds, custody]) e.start();

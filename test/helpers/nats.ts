@@ -56,13 +56,14 @@ export async function stopNats(): Promise<void> {
 
 /**
  * A dedicated nats-server for one test (e.g. with `--user`/`--pass`), on a free port; stopped by the
- * returned function or when the test process exits.
+ * returned function or when the test process exits. `listen`: the address it listens on (default
+ * 127.0.0.1; 0.0.0.0 for nodes in other network namespaces, test/helpers/netns.ts).
  */
-export async function startNatsServer(args: string[] = []): Promise<{ url: string; port: number; stop(): void }> {
+export async function startNatsServer(args: string[] = [], listen = '127.0.0.1'): Promise<{ url: string; port: number; stop(): void }> {
   const bin = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync);
   if (!bin) throw new Error('no nats-server binary (apt-get install nats-server)');
   const port = await freePort();
-  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), ...args], { stdio: 'ignore' });
+  const child = spawn(bin, ['-a', listen, '-p', String(port), ...args], { stdio: 'ignore' });
   const stop = () => child.kill('SIGKILL');
   process.once('exit', stop);
   const deadline = Date.now() + 10_000;

@@ -25,6 +25,10 @@ export interface PgServer {
   stop(): Promise<void>;
   /** a server this process started: stops it now (immediate shutdown, as a crash) and starts it again on the same data and port */
   restart?(downMs?: number): Promise<void>;
+  /** a server this process started: immediate shutdown (`pg_ctl stop -m immediate`), connections drop as in a crash */
+  crash?(): Promise<void>;
+  /** a server this process started, after crash(): starts it again on the same data and port */
+  start?(): Promise<void>;
 }
 
 export interface StartOptions {
@@ -164,6 +168,16 @@ export async function startPostgresServer(opts: StartOptions = {}): Promise<PgSe
     }
   };
   const exited = () => new Promise<void>((r) => (proc.exitCode !== null || proc.signalCode !== null ? r() : proc.once('exit', () => r())));
+  const crash = async () => {
+    const gone = exited();
+    proc.kill('SIGQUIT'); // what pg_ctl stop -m immediate sends: connections drop as in a crash
+    await gone;
+  };
+  const start = async () => {
+    rmSync(join(data, 'postmaster.pid'), { force: true });
+    launch();
+    await ready();
+  };
   launch();
   await ready();
   return {
@@ -178,14 +192,12 @@ export async function startPostgresServer(opts: StartOptions = {}): Promise<PgSe
       await gone;
       rmSync(dir, { recursive: true, force: true });
     },
+    crash,
+    start,
     async restart(downMs = 0) {
-      const gone = exited();
-      proc.kill('SIGQUIT'); // immediate shutdown: connections drop as in a crash
-      await gone;
+      await crash();
       await new Promise((r) => setTimeout(r, downMs));
-      rmSync(join(data, 'postmaster.pid'), { force: true });
-      launch();
-      await ready();
+      await start();
     },
   };
 }

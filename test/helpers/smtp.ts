@@ -16,7 +16,8 @@ export interface SmtpReceiver {
   stop(): Promise<void>;
 }
 
-export async function startSmtpReceiver(): Promise<SmtpReceiver> {
+/** `host`: the address to listen on (default 127.0.0.1). */
+export async function startSmtpReceiver(host = '127.0.0.1'): Promise<SmtpReceiver> {
   const mails: ReceivedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -35,10 +36,10 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
       });
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.server.address() as AddressInfo;
   return {
-    url: `smtp://127.0.0.1:${port}`,
+    url: `smtp://${host}:${port}`,
     mails,
     async waitForCode(email, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;

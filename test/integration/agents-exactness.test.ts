@@ -165,3 +165,56 @@ it('attempts queued in one tick are decided as one batch (one write of the walle
   expect(await balanceOf(t, m, target.id)).toBe(before.target + spent);
   expect(await t.call('wallets.ledgerCheck')).toMatchObject({ ok: true });
 });
+
+/** the sum of every attempt the service recorded on a wallet, as its API lists them (every page) */
+async function listedSpent(w: WalletRef): Promise<bigint> {
+  let sum = 0n;
+  for (let cursor: string | null = null; ;) {
+    const r: { status: number; body: { data: Array<{ status: string; amount_subunits: string }>; next_cursor: string | null } } =
+      await t.request('GET', `/v1/agent-wallets/${w.id}/spend-attempts?limit=100${cursor ? `&cursor=${cursor}` : ''}`, {
+        key: m.apiKey,
+      });
+    expect(r.status).toBe(200);
+    for (const a of r.body.data) if (a.status === 'pending') sum += BigInt(a.amount_subunits);
+    if (!(cursor = r.body.next_cursor)) return sum;
+  }
+}
+
+it('wallets that run out of money under concurrency, all paying one payee: never below zero, every loss exactly what was recorded', async () => {
+  const agents = await Promise.all(Array.from({ length: 3 }, () => createWallet(t, m, 'agent')));
+  const payee = await createWallet(t, m, 'merchant');
+  const FUNDS = 3_000_000n; // well under the cap: the money runs out first
+  for (const a of agents) {
+    await fund(t, m, a, FUNDS);
+    await capped(a);
+  }
+  const payeeBefore = await balanceOf(t, m, payee.id);
+  const before = await Promise.all(agents.map((a) => balanceOf(t, m, a.id)));
+  const results = await Promise.all(
+    agents.flatMap((a, k) =>
+      Array.from({ length: 70 }, (_, i) => attempt(a, attemptBody(payee.address, amountOf(i + k))).then((r) => ({ a, r }))),
+    ),
+  );
+  expect(results.every(({ r }) => r.status === 201)).toBe(true);
+  let total = 0n;
+  for (const [k, a] of agents.entries()) {
+    const mine = results.filter((x) => x.a === a).map(({ r }) => r.body);
+    const allowed = mine.filter((x) => x.status === 'pending');
+    const spent = allowed.reduce((s, x) => s + BigInt(x.amount_subunits), 0n);
+    const after = await balanceOf(t, m, a.id);
+    expect(after).toBeGreaterThanOrEqual(0n);
+    // what the answers said, what the API lists and what the ledger holds agree to the unit
+    expect(before[k] - after).toBe(spent);
+    expect(await listedSpent(a)).toBe(spent);
+    // refused only for want of money: each refused amount did not fit then, and does not fit now
+    const denied = mine.filter((x) => x.status === 'denied');
+    expect(denied.length).toBeGreaterThan(0);
+    for (const x of denied) {
+      expect(x.reason).toBe('insufficient_funds');
+      expect(BigInt(x.amount_subunits)).toBeGreaterThan(after);
+    }
+    total += spent;
+  }
+  expect((await balanceOf(t, m, payee.id)) - payeeBefore).toBe(total);
+  expect(await t.call('wallets.ledgerCheck')).toMatchObject({ ok: true });
+});

@@ -1,7 +1,8 @@
 /**
  * The alert engine over a real store (SQLite) with a controlled clock: dedup within a window, re-notify
  * after the interval, a new alert after a quiet window, one alert when two engines (two nodes) cross at
- * once, and the outbox row retried until the destination answers 2xx.
+ * once, the outbox row retried until the destination answers 2xx, and an alert resolved: its status, a
+ * `resolved` delivery sent as `alert.<type>.resolved`, and a new alert for the next crossing of its key.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -117,5 +118,35 @@ describe('alert engine over the store', () => {
       last_error: null,
     });
     expect(rx.received.filter((r) => r.eventId === row.id)).toHaveLength(2);
+  });
+
+  it('resolves an open alert: status and a resolved delivery in one write; the next crossing opens a new one', async () => {
+    const engine = new AlertEngine({ store, config: cfg, now });
+    const key = 'balance|solana:testnet||7jTQKdMiFpzhRukY55rmAh59H2MriYVGVSxjP7x7q5Ak|solana:testnet:SOL';
+    const byKey = () => store.find<AlertDoc>(ALERTS, { key });
+    await engine.observe({ kind: 'drift', key }, { chain: 'solana', network: 'testnet', difference: '-5' });
+    minutes(1);
+    await engine.observe({ kind: 'drift', key }, { chain: 'solana', network: 'testnet', difference: '-5' });
+    const [open] = await byKey();
+    expect(open).toMatchObject({ status: 'open', alert_type: 'reconciliation_drift' });
+    const done = await engine.resolve('reconciliation_drift', key, 'acknowledged');
+    expect(done.map((a) => a.id)).toEqual([open!.id]);
+    expect((await byKey())[0]).toMatchObject({ status: 'resolved', resolution: 'acknowledged', resolved_at: now().toISOString() });
+    // nothing open any more: resolving again changes nothing
+    expect(await engine.resolve('reconciliation_drift', key, 'resolved')).toEqual([]);
+    const rows = (await store.find<AlertDeliveryDoc>(ALERT_DELIVERIES, { alert_id: open!.id })).filter((d) => d.event === 'resolved');
+    expect(rows).toEqual([expect.objectContaining({ destination: 'webhook', status: 'pending', ends_at: now().toISOString() })]);
+    answer = 200;
+    await deliverOne(store, httpAlertSender(cfg), rows[0]!, now);
+    const sent = rx.received.find((r) => r.eventId === rows[0]!.id)!;
+    expect(String(sent.headers['x-service-event'])).toBe('alert.reconciliation_drift.resolved');
+    expect(JSON.parse(sent.raw)).toMatchObject({ alert_id: open!.id, difference: '-5' });
+    // found again within the window: a new alert, the resolved one stays resolved
+    minutes(1);
+    await engine.observe({ kind: 'drift', key }, { chain: 'solana', network: 'testnet', difference: '-5' });
+    const after = await byKey();
+    expect(after).toHaveLength(2);
+    expect(after.find((a) => a.id === open!.id)!.status).toBe('resolved');
+    expect(after.find((a) => a.id !== open!.id)).toMatchObject({ status: 'open', notifications: 1 });
   });
 });

@@ -11,6 +11,11 @@
  * - Ethereum gas top-ups whose leftover becomes the merchant's balance (gas farming);
  * - x402 settlement fees paid by the gas wallet, booked nowhere;
  * - a custody move that failed for good, whose difference used to hide as "in flight".
+ * And a drift's life: money taken out of wallets with their keys is found (and listed with its id by
+ * `reconcile --deep`); once the cause is fixed (the balance put back) the next run resolves the drift, its
+ * alert resolves at the webhook and in Alertmanager and its metric series goes; a drift acknowledged with
+ * `reconcile:ack` stays listed under `--all`, is audited with who and why, and raises nothing on the next
+ * run while found with the same difference.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -158,13 +163,14 @@ describe('reconciliation sees every leak (Hardhat + LiteSVM)', () => {
   });
 
   const deep = () => t.call<ReconcileReport>('treasury.reconcile', { deep: true });
-  const cli = () =>
-    run(process.execPath, ['scripts/operator.ts', 'reconcile', '--deep'], {
+  const op = (...args: string[]) =>
+    run(process.execPath, ['scripts/operator.ts', ...args], {
       env: { ...process.env, ...env, DATA_DIR: t.dataDir, LOG_LEVEL: 'error', RECONCILE_INTERVAL_MS: '0' },
     }).then(
       (r) => ({ code: 0, stdout: r.stdout }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout + e.stderr }),
     );
+  const cli = () => op('reconcile', '--deep');
   const tick = async () => (await engines.scanner.runOnce())!;
   const alerts = async () =>
     (await t.call<{ alerts: Array<Record<string, any>> }>('ops.alerts', { type: 'reconciliation_drift', limit: 500 })).alerts;
@@ -303,7 +309,7 @@ describe('reconciliation sees every leak (Hardhat + LiteSVM)', () => {
     }
     const out = await cli();
     expect(out.code).toBe(0);
-    expect(out.stdout).toMatch(/^reconciliation \(deep\) at \S+: clean$/m);
+    expect(out.stdout).toMatch(/^reconciliation \(deep\) run rcr_[0-9a-z]{26} at \S+: clean$/m);
     expect(out.stdout).toMatch(/^ethereum testnet at block \d+: /m);
     expect(out.stdout).toMatch(/^solana testnet at slot \d+: /m);
   });
@@ -597,6 +603,7 @@ describe('reconciliation sees every leak (Hardhat + LiteSVM)', () => {
       (await t.node.rt.store.get<{ id: string; derivation_index: number }>('wallets', id))!.derivation_index;
     // someone holding the wallets' keys sends money out, outside the service
     const thief = Wallet.createRandom().address;
+    const ethBefore = await eth.provider.getBalance(ew.address);
     const ethKey = new Wallet(
       Buffer.from(keys.privateKey({ role: 'wallet', chain: 'ethereum', index: await index(ew.id) })).toString('hex'),
       eth.provider,
@@ -624,5 +631,112 @@ describe('reconciliation sees every leak (Hardhat + LiteSVM)', () => {
     expect(find(ticked, { code: 'balance', address: sw.address })).toEqual([expect.objectContaining({ difference: '-100005000' })]);
     expect(find(ticked, { code: 'balance', address: ew.address })).toHaveLength(1);
     expect(await alerts()).toContainEqual(expect.objectContaining({ address: ew.address, difference: (-(10n ** 16n)).toString() }));
+
+    // --- the drifts' life ---
+    const ethBalance = find(ticked, { code: 'balance', address: ew.address })[0]! as Drift & { id: string };
+    const solBalance = find(ticked, { code: 'balance', address: sw.address })[0]! as Drift & { id: string };
+    const alertOf = async (d: Drift) =>
+      (await alerts()).filter((a) => a.last_error_code === d.code && a.address === d.address && a.asset === d.asset);
+    const metricOf = (d: Drift) => `code="${d.code}",row="${d.row ?? ''}",address="${d.address}",asset="${d.asset}"}`;
+    // open: listed by the command with the id to acknowledge, a metric series each
+    let out = await cli();
+    expect(out.code).toBe(1);
+    expect(ethBalance.id).toMatch(/^drf_[0-9a-f]{26}$/);
+    for (const d of [ethBalance, solBalance])
+      expect(out.stdout).toContain(`address=${d.address} asset=${d.asset} difference=${d.difference} id=${d.id}: `);
+    expect(await t.node.rt.metrics.registry.metrics()).toContain(metricOf(ethBalance));
+
+    // the cause fixed: the Ethereum wallet holds again what the books say (put back without a transaction)
+    await eth.setBalance(ew.address, ethBefore);
+    const fixed = await tick();
+    expect(fixed.resolved).toContainEqual(
+      expect.objectContaining({ id: ethBalance.id, state: 'resolved', resolved_by_run: fixed.run_id, resolved_at: fixed.at }),
+    );
+    expect(find(fixed, { code: 'balance', address: ew.address })).toEqual([]);
+    // its alert resolved through the pipeline: stored, signed at the webhook as a resolution, ended in Alertmanager
+    const [ethAlert] = await alertOf(ethBalance);
+    expect(ethAlert).toMatchObject({ status: 'resolved', resolution: 'resolved' });
+    const resolvedAtHook = await eventually(
+      'the resolution at the alert webhook',
+      () =>
+        alertRx.received.find(
+          (r) =>
+            String(r.headers['x-service-event']) === 'alert.reconciliation_drift.resolved' &&
+            JSON.parse(r.raw).alert_id === ethAlert!.alert_id,
+        ),
+      60_000,
+      200,
+    );
+    const hookSig = parseSignatureHeader(String(resolvedAtHook.headers['x-service-signature']));
+    expect(hookSig!.signatures).toContain(computeSignature(hookSig!.timestamp, resolvedAtHook.raw, ALERT_SECRET));
+    await eventually(
+      'the alert ended in Alertmanager',
+      async () => {
+        const held = (await am.alerts()).find((a) => a.labels.alert_id === ethAlert!.alert_id);
+        return !held || Date.parse(held.endsAt) <= Date.now() ? true : null;
+      },
+      60_000,
+      500,
+    );
+    // its series gone, the Solana one (still short) kept
+    const metrics = await t.node.rt.metrics.registry.metrics();
+    expect(metrics).not.toContain(metricOf(ethBalance));
+    expect(metrics).toContain(metricOf(solBalance));
+    out = await cli();
+    expect(out.stdout).not.toContain(ethBalance.id);
+    expect(out.stdout).toContain(solBalance.id);
+
+    // acknowledged: understood, so it stops alerting while found with the same difference
+    const refused = await op('reconcile:ack', solBalance.id, '--reason', 'service_sk_test_0123456789abcdef0123456789abcdef');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('the reason must be plain words');
+    const ack = await op(
+      'reconcile:ack',
+      solBalance.id,
+      '--reason',
+      'test: the key was used by hand, funds returned off-chain',
+      '--by',
+      'ops-oncall',
+    );
+    expect(ack.code).toBe(0);
+    expect(ack.stdout).toContain(`ACKNOWLEDGED address balance address=${sw.address}`);
+    expect(ack.stdout).toContain('acknowledged by ops-oncall at ');
+    const [solAlert] = await alertOf(solBalance);
+    expect(solAlert).toMatchObject({ status: 'resolved', resolution: 'acknowledged' });
+    const { events } = await t.call<{ events: Array<Record<string, unknown>> }>('ops.audit', {
+      type: 'operator.reconciliation_drift.acknowledged',
+    });
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        drift_id: solBalance.id,
+        code: 'balance',
+        address: sw.address,
+        difference: solBalance.difference,
+        by: 'ops-oncall',
+        reason: 'test: the key was used by hand, funds returned off-chain',
+      }),
+    );
+    expect(events.find((e) => e.drift_id === solBalance.id)).not.toHaveProperty('merchant_id');
+    // the next run still finds it, with the same difference: no alert is raised, no series
+    const later = await tick();
+    expect(find(later, { code: 'balance', address: sw.address })).toEqual([]);
+    expect((await alertOf(solBalance)).filter((a) => a.status === 'open')).toEqual([]);
+    expect(await t.node.rt.metrics.registry.metrics()).not.toContain(metricOf(solBalance));
+    // listed only with --all, with who and why; the resolved one too, naming its run
+    out = await cli();
+    expect(out.stdout).not.toContain(solBalance.id);
+    const all = await op('reconcile', '--deep', '--all');
+    expect(all.stdout).toContain(
+      `ACKNOWLEDGED address balance address=${sw.address} asset=solana:testnet:SOL difference=${solBalance.difference} id=${solBalance.id}`,
+    );
+    expect(all.stdout).toContain('(by ops-oncall at ');
+    expect(all.stdout).toContain(
+      `RESOLVED address balance address=${ew.address} asset=ethereum:testnet:ETH difference=${ethBalance.difference} id=${ethBalance.id}`,
+    );
+    expect(all.stdout).toContain(`(no longer found by run ${fixed.run_id} at ${fixed.at})`);
+    // a resolved drift is not acknowledged
+    const late = await op('reconcile:ack', ethBalance.id, '--reason', 'too late');
+    expect(late.code).toBe(1);
+    expect(late.stdout).toContain(`drift ${ethBalance.id} is resolved`);
   });
 });

@@ -25,3 +25,33 @@ it('a holder that cannot renew has stopped before another node may take the leas
   }
   await store.close();
 });
+
+it('a renewal whose answer comes back after the lease would have lapsed does not count as holding it', async () => {
+  const store = new SqliteStore(':memory:');
+  await store.ensure([{ name: LEASE_COLLECTION }]);
+  let t = Date.parse('2026-01-01T00:00:00Z');
+  const now = () => new Date(t);
+  // the store answers a write only after `stall` ms of the holder's clock (a link cut, healed late)
+  let stall = 0;
+  const slow = new Proxy(store, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (prop !== 'write') return typeof v === 'function' ? v.bind(target) : v;
+      return async (...args: Parameters<SqliteStore['write']>) => {
+        const out = await target.write(...args);
+        t += stall;
+        return out;
+      };
+    },
+  });
+  const a = new Lease(slow, 'ethereum:testnet', 'a', 10_000, now);
+  expect(await a.hold()).toBe(true);
+  t += 5000; // due for renewal
+  stall = 9500; // the renewal lands, but its answer arrives inside the margin before the new expiry
+  expect(await a.hold()).toBe(false);
+  expect(a.held).toBe(false);
+  stall = 0;
+  t += 100;
+  expect(await a.hold()).toBe(true); // a prompt renewal holds it again
+  await store.close();
+});

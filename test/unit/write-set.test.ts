@@ -107,3 +107,19 @@ it('refuses a second insert of a document already written in the batch, and chan
   await expect(set.view.write([])).rejects.toThrow(/must not write/);
   await store.close();
 });
+
+it('reads a committed document once per set: a later commit by another writer is not seen, and a write on the stale copy is refused', async () => {
+  const store = await open();
+  await store.write([{ op: 'insert', coll: 'docs', doc: { id: 'a', v: 1 } }]);
+  const set = new WriteSet(store);
+  const first = await set.view.get<Doc & { v: number }>('docs', 'a');
+  // what the reader changes is its own copy
+  first!.v = 99;
+  await store.write([{ op: 'cas', coll: 'docs', doc: { id: 'a', v: 2 }, expected: first!.version! }]);
+  const again = await set.view.get<Doc & { v: number }>('docs', 'a');
+  expect(again).toMatchObject({ v: 1, version: 1 });
+  set.add([{ op: 'cas', coll: 'docs', doc: { id: 'a', v: 3 }, expected: again!.version! }]);
+  await expect(store.write(set.ops())).rejects.toThrow(/version|conflict/i);
+  expect(await store.get('docs', 'a')).toMatchObject({ v: 2 });
+  await store.close();
+});

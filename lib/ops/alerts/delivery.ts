@@ -7,7 +7,9 @@
  * - ALERTMANAGER_URL: Alertmanager's v2 API (`POST /api/v2/alerts`), one alert whose labels are the
  *   low-cardinality fields (alertname = alert_type, severity, environment, alert_id) and whose
  *   annotations are the payload's other fields; endsAt one re-notify interval after window_end, so an
- *   alert that stops crossing resolves by itself.
+ *   alert that stops crossing resolves by itself, or the time it was resolved (engine.ts `resolve`): the
+ *   same labels with an endsAt in the past resolve it in Alertmanager at once. The webhook gets a
+ *   resolution as the same payload with `X-Service-Event: alert.<alert_type>.resolved`.
  *
  * Both go through the webhook dialer (one deadline, no redirects, response body never kept). The
  * destinations are the operator's own configuration, so private addresses are allowed (an Alertmanager
@@ -26,8 +28,8 @@ export const ALERT_USER_AGENT = 'StablecoinPaymentService-Alerts/1';
 const GIVE_UP_MS = 24 * 3600_000;
 const MAX_BACKOFF_MS = 3600_000;
 
-/** The Alertmanager v2 body for one alert. */
-export function alertmanagerBody(p: AlertPayload, renotifyMs: number): unknown[] {
+/** The Alertmanager v2 body for one alert (`endsAt`: a resolution's time). */
+export function alertmanagerBody(p: AlertPayload, renotifyMs: number, endsAt?: string): unknown[] {
   const labels: Record<string, string> = {
     alertname: p.alert_type,
     alert_type: p.alert_type,
@@ -47,7 +49,7 @@ export function alertmanagerBody(p: AlertPayload, renotifyMs: number): unknown[]
       labels,
       annotations,
       startsAt: p.window_start,
-      endsAt: new Date(Date.parse(p.window_end) + renotifyMs).toISOString(),
+      endsAt: endsAt ?? new Date(Date.parse(p.window_end) + renotifyMs).toISOString(),
     },
   ];
 }
@@ -61,7 +63,7 @@ export function httpAlertSender(cfg: AlertsConfig): AlertSender {
     send(row, now) {
       const opts = { allowPrivate: true, allowHttp: true, timeoutMs: cfg.timeoutMs };
       if (row.destination === 'alertmanager') {
-        const body = JSON.stringify(alertmanagerBody(row.payload, cfg.renotifyMs));
+        const body = JSON.stringify(alertmanagerBody(row.payload, cfg.renotifyMs, row.event === 'resolved' ? row.ends_at : undefined));
         return postWebhook(
           `${cfg.alertmanagerUrl}/api/v2/alerts`,
           body,
@@ -76,7 +78,7 @@ export function httpAlertSender(cfg: AlertsConfig): AlertSender {
         {
           'Content-Type': 'application/json',
           'User-Agent': ALERT_USER_AGENT,
-          [EVENT_HEADER]: `alert.${row.payload.alert_type}`,
+          [EVENT_HEADER]: `alert.${row.payload.alert_type}${row.event === 'resolved' ? '.resolved' : ''}`,
           [EVENT_ID_HEADER]: row.id,
           [SIGNATURE_HEADER]: signatureHeader(raw, [cfg.webhookSecret], Math.floor(now.getTime() / 1000)),
         },

@@ -12,6 +12,9 @@
  * - A new or re-notified alert, its state and one outbox row per configured destination are one atomic
  *   write (`alert_deliveries`, delivered by delivery.ts from any node), so an alert is never lost between
  *   being raised and being sent.
+ * - An alert whose condition is known to have ended (a reconciliation drift no longer found, or
+ *   acknowledged by an operator) is resolved: its status, and a `resolved` delivery per destination, in one
+ *   write; the next crossing of its key opens a new alert.
  */
 import { newId } from '../../core/ids.ts';
 import { retryOnConflict } from '../../core/retry.ts';
@@ -33,12 +36,17 @@ export interface AlertDoc extends Doc {
   key: string;
   rule: string;
   merchant_id: string | null;
-  status: 'open';
+  status: 'open' | 'resolved';
+  /** how a resolved alert ended: its condition no longer holds, or an operator acknowledged it */
+  resolution?: Resolution;
+  resolved_at?: string;
   payload: AlertPayload;
   notifications: number;
   created_at: string;
   updated_at: string;
 }
+
+export type Resolution = 'resolved' | 'acknowledged';
 
 interface StateDoc extends Doc {
   alert_id: string;
@@ -57,6 +65,10 @@ const expiry = (now: Date, windowMs: number) => new Date(now.getTime() + windowM
 export interface AlertDeliveryDoc extends Doc {
   alert_id: string;
   destination: Destination;
+  /** absent: the alert raised or re-notified; `resolved`: its end (Alertmanager's endsAt, the webhook's event) */
+  event?: 'resolved';
+  /** a resolution's time */
+  ends_at?: string;
   payload: AlertPayload;
   status: 'pending' | 'delivered' | 'failed';
   next_attempt_at: string | null;
@@ -139,10 +151,12 @@ export class AlertEngine {
     return retryOnConflict(
       async () => {
         const state = await store.get<StateDoc>(ALERT_STATE, stateId);
-        const current =
+        const found =
           state && sameAlert(state.last_seen_at, now, Math.max(state.window_ms, check.windowMs))
             ? await store.get<AlertDoc>(ALERTS, state.alert_id)
             : null;
+        // a resolved alert stays resolved: a new crossing opens a new one
+        const current = found?.status === 'open' ? found : null;
         const ops: WriteOp[] = [];
         let alert: AlertDoc;
         let notify: boolean;
@@ -242,4 +256,51 @@ export class AlertEngine {
       { attempts: MAX_RACE_ATTEMPTS, retryOn: (e) => isConflict(e) || isDuplicate(e) },
     );
   }
+
+  /**
+   * Resolves the open alerts of a type and key: each gets its status and a `resolved` delivery per
+   * destination in one write (Alertmanager: endsAt now; the webhook: `X-Service-Event: alert.<type>.resolved`).
+   * Returns the alerts resolved (none when nothing was open).
+   */
+  async resolve(type: AlertType, key: string, resolution: Resolution): Promise<AlertDoc[]> {
+    const { store } = this.d;
+    const out: AlertDoc[] = [];
+    for (const open of await store.find<AlertDoc>(ALERTS, { alert_type: type, key, status: 'open' })) {
+      const done = await retryOnConflict(
+        async () => {
+          const cur = await store.get<AlertDoc>(ALERTS, open.id);
+          if (!cur || cur.status !== 'open') return null;
+          const now = this.d.now();
+          const at = now.toISOString();
+          const next: AlertDoc = { ...cur, status: 'resolved', resolution, resolved_at: at, updated_at: at };
+          const ops: WriteOp[] = [{ op: 'cas', coll: ALERTS, doc: next, expected: cur.version! }];
+          for (const destination of this.destinations())
+            ops.push({ op: 'insert', coll: ALERT_DELIVERIES, doc: deliveryRow(next, destination, now, at) });
+          await store.write(ops);
+          return next;
+        },
+        { attempts: MAX_RACE_ATTEMPTS, retryOn: isConflict },
+      );
+      if (done) out.push(done);
+    }
+    return out;
+  }
+}
+
+function deliveryRow(alert: AlertDoc, destination: Destination, now: Date, endsAt: string): AlertDeliveryDoc {
+  const at = now.toISOString();
+  return {
+    id: newId('ald', now.getTime()),
+    alert_id: alert.id,
+    destination,
+    event: 'resolved',
+    ends_at: endsAt,
+    payload: alert.payload,
+    status: 'pending',
+    next_attempt_at: at,
+    attempts: 0,
+    last_error: null,
+    created_at: at,
+    delivered_at: null,
+  };
 }

@@ -5,7 +5,7 @@
  */
 import type { Runtime } from '../../runtime/index.ts';
 import { opsHasher } from '../hash.ts';
-import { AlertEngine, type RaisedAlert } from './engine.ts';
+import { AlertEngine, type AlertDoc, type RaisedAlert, type Resolution } from './engine.ts';
 import type { AlertContext } from './payload.ts';
 import type { Observation } from './rules.ts';
 import type { AbuseLabels } from '../../runtime/metrics.ts';
@@ -145,6 +145,22 @@ export function reconciliationDrift(rt: Runtime, d: Drift, log?: Logger): Promis
     },
     log,
   );
+}
+
+/**
+ * A drift that ended: no longer found by a run (`resolved`), or acknowledged by an operator: its open
+ * `reconciliation_drift` alert resolves (stored, Alertmanager, webhook). Never throws: a failure is logged
+ * and the next run that resolves nothing leaves the alert to end by itself in Alertmanager.
+ */
+export async function resolveReconciliationDrift(rt: Runtime, d: Drift, resolution: Resolution, log?: Logger): Promise<AlertDoc[]> {
+  try {
+    const done = await nodeAlerts(rt).engine.resolve('reconciliation_drift', driftKey(d), resolution);
+    for (const a of done) log?.info?.(`alert ${a.id} reconciliation_drift ${resolution}`);
+    return done;
+  } catch (e) {
+    log?.warn('alert resolution failed:', (e as Error).message);
+    return [];
+  }
 }
 
 /**

@@ -8,7 +8,13 @@ export const OPS_COLLECTIONS: CollectionSpec[] = [
   { name: 'alert_state', expiresField: 'expires_at' },
   {
     name: 'alerts',
-    indexes: [{ fields: ['created_at'] }, { fields: ['alert_type', 'created_at'] }, { fields: ['merchant_id', 'created_at'] }],
+    indexes: [
+      { fields: ['created_at'] },
+      { fields: ['alert_type', 'created_at'] },
+      { fields: ['merchant_id', 'created_at'] },
+      // the open alerts of a key, to resolve them
+      { fields: ['key', 'status'] },
+    ],
   },
   { name: 'alert_deliveries', indexes: [{ fields: ['status', 'next_attempt_at'] }, { fields: ['alert_id'] }] },
 ];

@@ -8,6 +8,8 @@ export const RECONCILE_COLLECTIONS: CollectionSpec[] = [
   { name: 'recon_txs' },
   /** one per movement (rows of one ref), checked once it is over: gas-wallet spend against the books */
   { name: 'recon_groups', indexes: [{ fields: ['status', 'chain', 'network'] }] },
+  /** id drf_<hash of its place>: one per drift found, open, acknowledged or resolved (registry.ts) */
+  { name: 'recon_drifts', indexes: [{ fields: ['state', 'chain', 'network'] }] },
   /** cursors and gas-wallet calibration */
   { name: 'recon_state' },
 ];

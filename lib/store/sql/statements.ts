@@ -153,6 +153,33 @@ export class Statements {
     };
   }
 
+  /**
+   * PostgreSQL's text search with a limit, in one statement (one round trip): the window of the next
+   * `window` rows in order is tested first (`w`, `h`); only when it was full and did not fill the page
+   * does the second branch run (its gate is a one-time filter: the executor skips the branch otherwise),
+   * and there the planner, with the pattern as a constant, takes the trigram index's candidates (a rare
+   * or absent word) or walks the order (a word it expects to be common). `test` is the text test (the
+   * generated `text_body` column, and the per-field LIKE when that alone is not exact), on both branches.
+   */
+  textSearch(coll: string, filter: Filter, opts: FindOptions, expiresField: string | undefined, window: number, test: Query): Query {
+    const order = this.order(opts);
+    const t = ident(coll);
+    const base: unknown[] = [];
+    const cond = this.condition(filter, {}, expiresField, base);
+    const done = `SELECT (SELECT COUNT(*) FROM h) >= ? OR (SELECT COUNT(*) FROM w) < ? AS yes`;
+    return {
+      sql:
+        `WITH w AS MATERIALIZED (SELECT id, data, version, text_body FROM ${t} WHERE ${cond} ORDER BY ${order} LIMIT ?), ` +
+        `h AS MATERIALIZED (SELECT id, data, version FROM w WHERE ${test.sql} ORDER BY ${order} LIMIT ?), ` +
+        `g AS MATERIALIZED (${done}) ` +
+        `SELECT data, version FROM (` +
+        `SELECT id, data, version FROM h WHERE (SELECT yes FROM g) UNION ALL ` +
+        `SELECT id, data, version FROM (SELECT id, data, version FROM ${t} WHERE ${cond} AND ${test.sql} ORDER BY ${order} LIMIT ?) AS x ` +
+        `WHERE NOT (SELECT yes FROM g)) AS u ORDER BY ${order}`,
+      params: [...base, window, ...test.params, opts.limit, opts.limit, window, ...base, ...test.params, opts.limit],
+    };
+  }
+
   count(coll: string, filter: Filter, expiresField: string | undefined): Query {
     const params: unknown[] = [];
     return { sql: `SELECT COUNT(*) AS n FROM ${ident(coll)} WHERE ${this.condition(filter, {}, expiresField, params)}`, params };
@@ -166,6 +193,22 @@ export class Statements {
   /** params id, version, data */
   insert(coll: string, returning: string[] = []): string {
     return `INSERT INTO ${ident(coll)} (id, version, data) VALUES (?, ?, ${this.d.dataParam})${ret(returning)}`;
+  }
+
+  /**
+   * An insert that replaces the row of the same id when that row has expired, in one statement (an
+   * expired record no longer holds its key): params id, version, data, now. It returns no row when a
+   * live row holds the id (the caller's duplicate).
+   */
+  insertOverExpired(coll: string, expiresField: string): string {
+    const t = ident(coll);
+    // the stored row's field (`excluded` has one of the same name)
+    const stored = this.col(expiresField).replace('(data', `(${t}.data`);
+    return (
+      `INSERT INTO ${t} (id, version, data) VALUES (?, ?, ${this.d.dataParam}) ` +
+      `ON CONFLICT (id) DO UPDATE SET version = excluded.version, data = excluded.data ` +
+      `WHERE ${stored} <= ${this.d.param(expiresField)} RETURNING version`
+    );
   }
 
   /** compare-and-set: params version, data, id, expected */

@@ -68,6 +68,8 @@ export interface AddressResult {
   surplus: AddressLine[];
   /** a gas wallet calibrated in this run (its first) */
   calibrated: string[];
+  /** a movement of the network is still open: a gas wallet's shortfall was not judged */
+  gasOpen: boolean;
 }
 
 interface Snapshot {
@@ -195,7 +197,7 @@ export class AddressCheck {
       };
     });
     const surplus = m.lines.filter((l) => l.kind !== 'wallet' && BigInt(l.difference) > 0n);
-    return { height: m.height, checked: m.lines.length, lines: m.lines, drifts, surplus, calibrated: m.calibrated };
+    return { height: m.height, checked: m.lines.length, lines: m.lines, drifts, surplus, calibrated: m.calibrated, gasOpen: m.gasOpen };
   }
 
   private async measure(targets: AddressTarget[]): Promise<Measured> {

@@ -1,8 +1,9 @@
 /**
  * A drift: a place where the books and the chain disagree, named by the outbox row, the address, the
  * asset and the difference (chain − books, in the asset's smallest unit: negative when the books say more
- * than the chain holds or more than was spent). Each check produces them; the operator command prints
- * them one per line and the scanner raises a `reconciliation_drift` alert for each.
+ * than the chain holds or more than was spent). Each check produces them; each is kept on record
+ * (registry.ts: open, acknowledged, resolved); the operator command prints them one per line and the
+ * scanner raises a `reconciliation_drift` alert for each open one.
  */
 
 export type DriftCheck = 'movement' | 'address' | 'platform' | 'outgoing';
@@ -57,12 +58,16 @@ export interface Drift {
 /** The alert subject of a drift: one alert per row, address and asset (and kind). */
 export const driftKey = (d: Drift): string => `${d.code}|${d.chain}:${d.network}|${d.row ?? ''}|${d.address ?? ''}|${d.asset ?? ''}`;
 
-/** One line for operators: `DRIFT <check> <code> row=… address=… asset=… difference=…: message`. */
-export function driftLine(d: Drift): string {
-  const parts = [`DRIFT ${d.check} ${d.code}`];
+/**
+ * One line for operators: `DRIFT <check> <code> row=… address=… asset=… difference=… id=drf_…: message`
+ * (`id` once the drift is on record: what `reconcile:ack` takes).
+ */
+export function driftLine(d: Drift & { id?: string }, label = 'DRIFT'): string {
+  const parts = [`${label} ${d.check} ${d.code}`];
   if (d.row) parts.push(`row=${d.row}`);
   if (d.address) parts.push(`address=${d.address}`);
   if (d.asset) parts.push(`asset=${d.asset}`);
   if (d.difference !== null) parts.push(`difference=${d.difference}`);
+  if (d.id) parts.push(`id=${d.id}`);
   return `${parts.join(' ')}: ${d.message}`;
 }

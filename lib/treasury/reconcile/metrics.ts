@@ -1,10 +1,11 @@
 /**
  * Reconciliation's metrics, registered once per node registry.
  *
- * `reconciliation_drift_subunits` names each current drift (check, code, row, address, asset) with its
+ * `reconciliation_drift_subunits` names each open drift (check, code, row, address, asset) with its
  * difference as the value: a label set per drift is high-cardinality by design, but it exists only while
- * the drift does (the series of a network are replaced on every run) and at most MAX_DRIFT_SERIES of them
- * per network; the rest are counted in `reconciliation_drifts` only.
+ * the drift is open (the series of a network are replaced on every run by its open drifts on record; a
+ * resolved or acknowledged drift has none) and at most MAX_DRIFT_SERIES of them per network; the rest are
+ * counted in `reconciliation_drifts` only.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Drift } from './drift.ts';
@@ -38,7 +39,7 @@ export function reconcileMetrics(registry: Registry): ReconcileMetrics {
       }),
       drifts: new Gauge({
         name: 'reconciliation_drifts',
-        help: 'Drifts between the books and the chain found by the last run, per check',
+        help: 'Open drifts between the books and the chain on record after the last run, per check (acknowledged and resolved ones not counted)',
         labelNames: ['chain', 'network', 'check'],
         registers,
       }),
@@ -82,13 +83,26 @@ export function recordRun(m: ReconcileMetrics, r: NetworkReport, mode: 'deep' | 
   if (r.error) return;
   if (r.height !== null) m.height.set(net, r.height);
   for (const check of ['movement', 'address', 'platform', 'outgoing'] as const)
-    m.drifts.set({ ...net, check }, r.drifts.filter((d) => d.check === check).length);
-  // this network's series of the previous run go; the other networks' stay
-  const key = `${r.chain}:${r.network}`;
+    m.drifts.set({ ...net, check }, r.open.filter((d) => d.check === check).length);
+  setSeries(m, `${r.chain}:${r.network}`, r.open);
+}
+
+/** this network's series of the previous run go (the other networks' stay); the open drifts' are set */
+function setSeries(m: ReconcileMetrics, key: string, open: Drift[]): void {
   for (const labels of m.series.get(key) ?? []) m.drift.remove(labels);
-  const now = r.drifts.slice(0, MAX_DRIFT_SERIES).map(driftLabels);
-  r.drifts.slice(0, MAX_DRIFT_SERIES).forEach((d, i) => m.drift.set(now[i]!, Number(d.difference ?? 0)));
+  const now = open.slice(0, MAX_DRIFT_SERIES).map(driftLabels);
+  open.slice(0, MAX_DRIFT_SERIES).forEach((d, i) => m.drift.set(now[i]!, Number(d.difference ?? 0)));
   m.series.set(key, now);
+}
+
+/** an acknowledged drift stops alerting at once on this node: its series goes (other nodes: at their next run) */
+export function dropSeries(m: ReconcileMetrics, d: Drift): void {
+  const key = `${d.chain}:${d.network}`;
+  const labels = driftLabels(d);
+  const same = (l: ReturnType<typeof driftLabels>) => (Object.keys(labels) as Array<keyof typeof labels>).every((k) => l[k] === labels[k]);
+  const kept = (m.series.get(key) ?? []).filter((l) => !same(l));
+  m.drift.remove(labels);
+  m.series.set(key, kept);
 }
 
 const driftLabels = (d: Drift) => ({

@@ -148,6 +148,55 @@ export class MovementCheck {
 
   /** the outcome of one final row, stored once (a second runner's insert loses and changes nothing) */
   async checkRow(row: ChainTxDoc): Promise<Drift[]> {
+    const { drifts, doc, landed, gasDelta } = await this.evaluate(row);
+    try {
+      await this.v.store.write([{ op: 'insert', coll: RECON_ROWS, doc }]);
+    } catch (e) {
+      if (isDuplicate(e)) return []; // another runner checked it
+      throw e;
+    }
+    if (row.purpose === 'faucet' && landed) await this.countDrip(landed, gasDelta);
+    return drifts;
+  }
+
+  /**
+   * The rows and movements on record with drifts, looked at again (the oldest looked-at first, at most
+   * `limit` rows): a drift whose cause was fixed (the node caught up, a missing booking was made) is no
+   * longer found, and its record says so. The rows read again and the rows of the movements checked again
+   * are what this run examined (lib/treasury/reconcile/lifecycle.ts).
+   */
+  async recheck(limit = Number.POSITIVE_INFINITY): Promise<{ drifts: Drift[]; rows: Set<string>; groupRows: Set<string> }> {
+    const { store } = this.v;
+    const out = { drifts: [] as Drift[], rows: new Set<string>(), groupRows: new Set<string>() };
+    const scope = { status: 'drift', chain: this.v.chain, network: this.v.network };
+    const onRecord = (await store.find<ReconRowDoc>(RECON_ROWS, scope))
+      .filter((r) => r.purpose !== 'outflow')
+      .sort((a, b) => (a.checked_at < b.checked_at ? -1 : a.checked_at > b.checked_at ? 1 : 0))
+      .slice(0, limit);
+    for (let i = 0; i < onRecord.length; i += PARALLEL) {
+      await Promise.all(
+        onRecord.slice(i, i + PARALLEL).map(async (prev) => {
+          const row = await store.get<ChainTxDoc>(CHAIN_TXS, prev.id);
+          if (!row) return;
+          const { drifts, doc } = await this.evaluate(row);
+          // the same outcome is written too: checked_at moves on, so a bounded tick takes the next ones
+          if (!(await writeRecord(store, RECON_ROWS, prev, { ...doc, id: prev.id }))) return;
+          out.rows.add(prev.id);
+          out.drifts.push(...drifts);
+        }),
+      );
+    }
+    for (const g of await store.find<ReconGroupDoc>(RECON_GROUPS, scope)) {
+      const drifts = await this.checkGroup(g.ref, true);
+      if (!drifts) continue;
+      for (const r of g.rows) out.groupRows.add(r);
+      out.drifts.push(...drifts);
+    }
+    return out;
+  }
+
+  /** one final row against the chain: its drifts and the record that says so (not written) */
+  private async evaluate(row: ChainTxDoc): Promise<{ drifts: Drift[]; doc: ReconRowDoc; landed: TxEffect | null; gasDelta: bigint }> {
     const drifts: Drift[] = [];
     let landed: TxEffect | null;
     if (row.status === 'confirmed') {
@@ -189,14 +238,7 @@ export class MovementCheck {
       drifts,
       checked_at: this.d.now().toISOString(),
     };
-    try {
-      await this.v.store.write([{ op: 'insert', coll: RECON_ROWS, doc }]);
-    } catch (e) {
-      if (isDuplicate(e)) return []; // another runner checked it
-      throw e;
-    }
-    if (row.purpose === 'faucet' && landed) await this.countDrip(landed, gasDelta);
-    return drifts;
+    return { drifts, doc, landed, gasDelta };
   }
 
   private effect(hash: string): Promise<TxEffect | null> {
@@ -349,12 +391,12 @@ export class MovementCheck {
     return !!rec && family.over.includes(rec.status);
   }
 
-  /** null while the movement is not over (or not all its rows are checked) */
-  private async checkGroup(ref: string): Promise<Drift[] | null> {
+  /** null while the movement is not over (or not all its rows are checked); `again`: one with drifts on record too */
+  private async checkGroup(ref: string, again = false): Promise<Drift[] | null> {
     const { store: s } = this.v;
     const id = `${this.v.key}:${ref}`;
     const prev = await s.get<ReconGroupDoc>(RECON_GROUPS, id);
-    if (prev && prev.status !== 'open') return null;
+    if (prev && prev.status !== 'open' && !(again && prev.status === 'drift')) return null;
     const rows = (await s.find<ChainTxDoc>(CHAIN_TXS, { ref })).filter((r) => r.chain === this.v.chain && r.network === this.v.network);
     if (!rows.length) return null;
     const open = async (): Promise<null> => {

@@ -6,7 +6,8 @@
  * while it lives, so its RPC budget and cursors advance from one place.
  *
  * Each tick reconciles every configured network incrementally (lib/treasury/reconcile/run.ts, mode
- * `tick`), hands each drift to `raise` (the alert pipeline: `reconciliation_drift`) and records metrics.
+ * `tick`), hands each open drift it found to `raise` (the alert pipeline: `reconciliation_drift`) and each
+ * drift it no longer found to `resolve` (its alert resolves), and records metrics.
  */
 import { isDuplicate, type Doc, type Store } from '../../store/port.ts';
 import { DueScanner } from '../../core/due-scanner.ts';
@@ -24,6 +25,8 @@ export interface ReconcileScannerOptions extends ReconcileDeps {
   maxBlocks: number;
   metrics?: ReconcileMetrics;
   raise(drift: Drift): Promise<void>;
+  /** a drift on record that this tick no longer found */
+  resolve(drift: Drift): Promise<void>;
   log?: { warn(...a: unknown[]): void };
 }
 
@@ -106,6 +109,8 @@ export class ReconcileScanner {
     }
     for (const d of report.drifts)
       await this.o.raise(d).catch((e) => this.o.log?.warn('reconciliation alert failed:', (e as Error).message));
+    for (const d of report.resolved)
+      await this.o.resolve(d).catch((e) => this.o.log?.warn('reconciliation alert resolution failed:', (e as Error).message));
     this.last = report;
     return report;
   }
