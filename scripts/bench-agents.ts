@@ -26,7 +26,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Wallet, parseEther } from 'ethers';
 import type autocannon from 'autocannon';
-import { cannon, cpuSeconds, load, percentile, rssMb, startServiceProcess, type Figures } from './bench-lib.ts';
+import { benchMerchant, cannon, cpuSeconds, load, percentile, rssMb, startServiceProcess, type Figures } from './bench-lib.ts';
 import { startHardhatNode } from '../test/harness/hardhat-node.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { evaluate, parsePolicy } from '../lib/spend/policy.ts';
@@ -175,17 +175,7 @@ const lines: string[] = [];
 try {
   await new Promise((r) => setTimeout(r, 3000));
   const rssStart = rssMb(pid);
-  const operator = (...args: string[]) =>
-    execFileSync(process.execPath, ['scripts/operator.ts', ...args], { env: svc.env, encoding: 'utf8' });
-  const { bearer_token } = JSON.parse(operator('create-user', 'agents@bench.example'));
-  const reg = (await (
-    await fetch(`${svc.url}/v1/merchants`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
-      body: JSON.stringify({ name: 'Bench', sandbox: true }),
-    })
-  ).json()) as { id: string; api_key: string };
-  operator('set-rate-limit', reg.id, '100000000');
+  const reg = await benchMerchant(svc, 'agents@bench.example');
   const headers = { 'Content-Type': 'application/json', 'X-API-Key': reg.api_key };
   const call = async (method: string, path: string, body?: unknown) => {
     const send = () => fetch(`${svc.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -7,12 +7,12 @@
  *
  * Usage: npm run bench:core [-- --duration 10 --connections 50 --rounds 1 --no-cluster | --cluster-only]
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { cannon, rssMb, startServiceProcess, type Figures, type ServiceProcess } from './bench-lib.ts';
+import { benchMerchant, cannon, rssMb, startServiceProcess, type Figures, type ServiceProcess } from './bench-lib.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { tempDir } from '../test/helpers/node.ts';
 import { ensureNats, stopNats } from '../test/helpers/nats.ts';
@@ -39,17 +39,7 @@ async function startBare(): Promise<{ url: string; child: ChildProcess }> {
 }
 
 async function merchant(svc: ServiceProcess): Promise<{ id: string; key: string }> {
-  const operator = (...args: string[]) =>
-    execFileSync(process.execPath, ['scripts/operator.ts', ...args], { env: svc.env, encoding: 'utf8' });
-  const { bearer_token } = JSON.parse(operator('create-user', 'core@bench.example'));
-  const reg = (await (
-    await fetch(`${svc.url}/v1/merchants`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
-      body: JSON.stringify({ name: 'Bench', sandbox: true }),
-    })
-  ).json()) as { id: string; api_key: string };
-  operator('set-rate-limit', reg.id, '1000000000');
+  const reg = await benchMerchant(svc, 'core@bench.example', { rateLimit: '1000000000' });
   return { id: reg.id, key: reg.api_key };
 }
 

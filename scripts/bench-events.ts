@@ -16,14 +16,13 @@
  * Usage: npx node scripts/bench-events.ts [--events 300] [--streams 1000] [--idle-seconds 30] [--fanout-events 100]
  */
 import http from 'node:http';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { openStore } from '../lib/store/index.ts';
 import { webhookEventOp } from '../lib/webhooks/event.ts';
 import type { WriteOp } from '../lib/store/port.ts';
-import { cpuSeconds, percentile, startServiceProcess } from './bench-lib.ts';
+import { benchMerchant, cpuSeconds, percentile, startServiceProcess } from './bench-lib.ts';
 import { createPaymentsClient, solvePow, solvePowInWorker, type StreamedEvent } from '../sdk/src/node.ts';
 
 const arg = (name: string, dflt: number) => {
@@ -61,17 +60,7 @@ const svc = await startServiceProcess({ WEBHOOK_ALLOW_PRIVATE: 'true', TRUSTED_E
 const store = await openStore(`sqlite:${join(svc.dataDir, 'service.db')}`);
 const controller = new AbortController();
 try {
-  const { bearer_token } = JSON.parse(
-    execFileSync(process.execPath, ['scripts/operator.ts', 'create-user', 'bench@bench.example'], { env: svc.env, encoding: 'utf8' }),
-  );
-  const reg = await (
-    await fetch(`${svc.url}/v1/merchants`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
-      body: JSON.stringify({ name: 'Bench', sandbox: true, webhook_url: hookUrl }),
-    })
-  ).json();
-  execFileSync(process.execPath, ['scripts/operator.ts', 'set-rate-limit', reg.id, '100000000'], { env: svc.env });
+  const reg = await benchMerchant(svc, 'bench@bench.example', { webhook_url: hookUrl });
   const client = createPaymentsClient({ baseUrl: svc.url, apiKey: reg.api_key });
 
   const streamArrivals = new Map<string, number>();

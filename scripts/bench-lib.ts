@@ -1,9 +1,10 @@
 /** Shared pieces of the benchmarks: a service child process, a bounded load loop, autocannon, percentiles, RSS. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { freePort } from '../test/helpers/ports.ts';
 
 export interface ServiceProcess {
@@ -158,4 +159,35 @@ export function rssMb(pid: number): number {
 export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export interface BenchMerchant {
+  id: string;
+  api_key: string;
+  webhook_secret: string;
+}
+
+/**
+ * A sandbox merchant on a bench service, registered as an operator-created user does (no email round),
+ * with a request limit no benchmark reaches.
+ */
+export async function benchMerchant(
+  svc: ServiceProcess,
+  email: string,
+  o: { webhook_url?: string; rateLimit?: string } = {},
+): Promise<BenchMerchant> {
+  // asynchronous, so that this process keeps reading its sockets meanwhile: a blocked loop misses the server
+  // closing an idle kept-alive connection, and the next request on it fails with "other side closed"
+  const operator = async (...args: string[]) =>
+    (await promisify(execFile)(process.execPath, ['scripts/operator.ts', ...args], { env: svc.env, encoding: 'utf8' })).stdout;
+  const { bearer_token } = JSON.parse(await operator('create-user', email)) as { bearer_token: string };
+  const res = await fetch(`${svc.url}/v1/merchants`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
+    body: JSON.stringify({ name: 'Bench', sandbox: true, ...(o.webhook_url ? { webhook_url: o.webhook_url } : {}) }),
+  });
+  const reg = (await res.json()) as BenchMerchant;
+  if (res.status !== 201) throw new Error(`bench merchant: ${res.status} ${JSON.stringify(reg)}`);
+  await operator('set-rate-limit', reg.id, o.rateLimit ?? '100000000');
+  return reg;
 }

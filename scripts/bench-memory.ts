@@ -9,10 +9,10 @@
  *  - after `--settle` and twice `--settle` seconds idle again.
  * Usage: npm run bench:memory -- [--sessions 10000 --spends 10000 --settle 60]
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { load, rssMb, startServiceProcess } from './bench-lib.ts';
+import { benchMerchant, load, rssMb, startServiceProcess } from './bench-lib.ts';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -55,17 +55,7 @@ try {
   await sleep(settle * 1000);
   rows.push([`service, idle ${settle} s after start`, rssMb(pid), lazyFreeMb(pid)]);
 
-  const operator = (...args: string[]) =>
-    execFileSync(process.execPath, ['scripts/operator.ts', ...args], { env: svc.env, encoding: 'utf8' });
-  const { bearer_token } = JSON.parse(operator('create-user', 'memory@bench.example'));
-  const reg = (await (
-    await fetch(`${svc.url}/v1/merchants`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
-      body: JSON.stringify({ name: 'Bench', sandbox: true }),
-    })
-  ).json()) as { id: string; api_key: string };
-  operator('set-rate-limit', reg.id, '100000000');
+  const reg = await benchMerchant(svc, 'memory@bench.example');
   const headers = { 'Content-Type': 'application/json', 'X-API-Key': reg.api_key };
   const call = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(`${svc.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -3,10 +3,9 @@
  * authenticated GET /v1/me throughput on the embedded default (`npm start` as a child process).
  * Usage: npm run bench:onboarding [-- --requests 5000 --concurrency 50]
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { solvePow, verifyPow } from '../lib/onboarding/pow.ts';
-import { load, startServiceProcess } from './bench-lib.ts';
+import { benchMerchant, load, startServiceProcess } from './bench-lib.ts';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,17 +35,7 @@ for (const difficulty of [16, 18, 20]) {
 // 3. GET /v1/me throughput
 const svc = await startServiceProcess({ POW_DIFFICULTY: '8', TRUSTED_EMAIL_DOMAINS: 'bench.example' });
 try {
-  const { bearer_token } = JSON.parse(
-    execFileSync(process.execPath, ['scripts/operator.ts', 'create-user', 'bench@bench.example'], { env: svc.env, encoding: 'utf8' }),
-  );
-  const reg = await (
-    await fetch(`${svc.url}/v1/merchants`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
-      body: JSON.stringify({ name: 'Bench', sandbox: true }),
-    })
-  ).json();
-  execFileSync(process.execPath, ['scripts/operator.ts', 'set-rate-limit', reg.id, '100000000'], { env: svc.env });
+  const reg = await benchMerchant(svc, 'bench@bench.example');
   const headers = { 'X-API-Key': reg.api_key };
   await load(500, 10, async () => (await fetch(`${svc.url}/v1/me`, { headers })).status); // warm-up
   const r = await load(requests, concurrency, async () => {

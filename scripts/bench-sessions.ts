@@ -4,8 +4,7 @@
  * Solana SLIP-0010 derivation differ in cost), then GET of the created sessions.
  * Usage: npx node scripts/bench-sessions.ts [--requests 3000 --concurrency 50]
  */
-import { execFileSync } from 'node:child_process';
-import { load, startServiceProcess } from './bench-lib.ts';
+import { benchMerchant, load, startServiceProcess } from './bench-lib.ts';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -16,17 +15,7 @@ const concurrency = arg('concurrency', 50);
 
 const svc = await startServiceProcess({ TRUSTED_EMAIL_DOMAINS: 'bench.example' });
 try {
-  const operator = (...args: string[]) =>
-    execFileSync(process.execPath, ['scripts/operator.ts', ...args], { env: svc.env, encoding: 'utf8' });
-  const { bearer_token } = JSON.parse(operator('create-user', 'sessions@bench.example'));
-  const reg = (await (
-    await fetch(`${svc.url}/v1/merchants`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${bearer_token}` },
-      body: JSON.stringify({ name: 'Bench', sandbox: true }),
-    })
-  ).json()) as { id: string; api_key: string };
-  operator('set-rate-limit', reg.id, '100000000');
+  const reg = await benchMerchant(svc, 'sessions@bench.example');
   const headers = { 'Content-Type': 'application/json', 'X-API-Key': reg.api_key };
   const ids: string[] = [];
   const create = (chain: string) => async () => {
