@@ -10,7 +10,7 @@
  * - reads go through a second, read-only connection, so they never see a write that is not committed
  *   yet (a reply or a webhook can never be built on data that a crash would take back).
  */
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
@@ -28,6 +28,7 @@ import {
 import { ident, sqlite } from './sql/dialect.ts';
 import { Statements, TEXT_WINDOW } from './sql/statements.ts';
 import { migrate } from './sql/migrations.ts';
+import { Prepared } from './sql/prepared.ts';
 
 const sql = new Statements(sqlite);
 const col = (field: string) => sql.col(field);
@@ -46,27 +47,6 @@ function textBody(doc: Record<string, unknown>, fields: string[]): string {
 
 function isUniqueViolation(e: unknown): boolean {
   return /UNIQUE constraint failed|PRIMARY KEY/i.test(String((e as Error)?.message));
-}
-
-/** SQL texts kept prepared per connection; `$in` lists of many lengths could grow it without a bound */
-const STATEMENT_CACHE_MAX = 500;
-
-class Prepared {
-  private cache = new Map<string, StatementSync>();
-  private db: DatabaseSync;
-  constructor(db: DatabaseSync) {
-    this.db = db;
-  }
-
-  get(sql: string): StatementSync {
-    let st = this.cache.get(sql);
-    if (!st) {
-      if (this.cache.size >= STATEMENT_CACHE_MAX) this.cache.clear();
-      st = this.db.prepare(sql);
-      this.cache.set(sql, st);
-    }
-    return st;
-  }
 }
 
 interface Waiter {

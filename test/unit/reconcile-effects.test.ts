@@ -9,7 +9,7 @@ import { Interface, Wallet } from 'ethers';
 import { Keypair } from '@solana/web3.js';
 import { NATIVE, addDelta, compareEffect, expectedEffect, type TxEffect } from '../../lib/treasury/reconcile/effects.ts';
 import { driftKey, driftLine, type Drift } from '../../lib/treasury/reconcile/drift.ts';
-import { intentAmount, isPlatformAccount } from '../../lib/treasury/reconcile/movements.ts';
+import { intentAmount, isPlatformAccount } from '../../lib/treasury/reconcile/intent.ts';
 import { buildAlertPayload } from '../../lib/ops/alerts/payload.ts';
 import { plan } from '../../lib/ops/alerts/rules.ts';
 import { loadConfig } from '../../config/index.ts';

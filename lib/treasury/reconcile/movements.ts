@@ -19,9 +19,10 @@
 import type { Doc, Filter } from '../../store/port.ts';
 import { isDuplicate } from '../../store/port.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../chains/broadcast/types.ts';
-import { TRANSFERS, isWalletOwner, parseAccountId, type LedgerTransfer } from '../../ledger/index.ts';
-import { NATIVE, compareEffect, deltaOf, expectedEffect, normalAddress, type ChallengeTerms, type TxEffect } from './effects.ts';
+import { TRANSFERS, type LedgerTransfer } from '../../ledger/index.ts';
+import { NATIVE, compareEffect, deltaOf, expectedEffect, type ChallengeTerms, type TxEffect } from './effects.ts';
 import type { Drift } from './drift.ts';
+import { intentAmount, isPlatformAccount, walletOfOnChainAccount } from './intent.ts';
 import type { NetworkView } from './network.ts';
 import {
   RECON_GROUPS,
@@ -40,17 +41,6 @@ import {
 const CURSOR_LOOKBACK_MS = 10 * 60_000;
 const PAGE = 200;
 const PARALLEL = 8;
-
-/** system owners outside the platform: the chain itself, payouts leaving, simulated money */
-const OUTSIDE = new Set(['sys:chain', 'sys:payouts', 'sys:simulated']);
-export const isPlatformAccount = (accountId: string): boolean => {
-  const { owner } = parseAccountId(accountId);
-  return owner.startsWith('sys:') && !OUTSIDE.has(owner);
-};
-const walletOfOnChainAccount = (accountId: string): string | null => {
-  const { owner } = parseAccountId(accountId);
-  return isWalletOwner(owner) && !owner.includes('.') ? owner : null;
-};
 
 /** which movement a row belongs to, and the record whose status says it is over */
 const FAMILIES: Record<string, { coll: string; over: string[] } | null> = {
@@ -506,19 +496,3 @@ export class MovementCheck {
 }
 
 const writeGroup = (s: NetworkView['store'], prev: ReconGroupDoc | null, next: ReconGroupDoc) => writeRecord(s, RECON_GROUPS, prev, next);
-
-/** the amount and chain asset a row moves (null for an unknown call) */
-export function intentAmount(row: Pick<ChainTxDoc, 'intent' | 'attempts' | 'tx_hash'>): { asset: string; value: bigint } | null {
-  const i = row.intent;
-  if (i.chain === 'ethereum') {
-    if (i.kind === 'native') {
-      const a = row.attempts.find((x) => x.hash === row.tx_hash) ?? row.attempts[0];
-      return { asset: NATIVE, value: BigInt(a?.value ?? i.value) };
-    }
-    if (i.kind === 'erc20') return { asset: normalAddress('ethereum', i.token), value: BigInt(i.amount) };
-    return null;
-  }
-  if (i.kind === 'native') return { asset: NATIVE, value: BigInt(i.lamports) };
-  if (i.kind === 'spl') return { asset: i.mint, value: BigInt(i.amount) };
-  return null;
-}
