@@ -111,8 +111,9 @@ export class StoreUnavailableError extends Error {
   readonly code = 503;
   readonly type = 'STORE_UNAVAILABLE';
   readonly retryable = true;
-  constructor(detail: string) {
-    super(detail);
+  /** `cause`: the driver's error, whose SQLSTATE tells a deadlock from a lost connection */
+  constructor(detail: string, options?: ErrorOptions) {
+    super(detail, options);
     this.name = 'StoreUnavailableError';
   }
 }

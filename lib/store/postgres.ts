@@ -54,6 +54,9 @@ export interface PostgresOptions {
   log?: (line: string) => void;
 }
 
+/** attempts of a schema change that met a deadlock or a lock timeout */
+const SCHEMA_ATTEMPTS = 5;
+
 /** SQLSTATEs after which the request changed nothing and may be retried */
 const RETRYABLE_STATES = new Set(['40001', '40P01', '55P03', '57014', '57P01', '57P02', '57P03', '53300']);
 const NETWORK_CODES = new Set([
@@ -157,30 +160,56 @@ export class PostgresStore implements Store {
     return this;
   }
 
-  /** Runs `fn` in one transaction holding the store's advisory lock (schema changes). */
+  /**
+   * Runs `fn` in one transaction holding the store's advisory lock (schema changes). DDL locks tables
+   * that running nodes write, so a deadlock with their transactions is possible while a node starts
+   * beside them: such an attempt changed nothing and runs again.
+   */
   private async locked<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    return this.transaction(async (c) => {
-      await c.query('SELECT pg_advisory_xact_lock($1)', [STORE_LOCK]);
-      return fn(c);
-    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.transaction(async (c) => {
+          await c.query('SELECT pg_advisory_xact_lock($1)', [STORE_LOCK]);
+          return fn(c);
+        });
+      } catch (e) {
+        const state = (e as { cause?: { code?: string } }).cause?.code;
+        if (attempt >= SCHEMA_ATTEMPTS || !(state === '40P01' || state === '55P03')) throw e;
+        await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+      }
+    }
   }
 
+  /**
+   * Creates the tables, text columns and indexes the store lacks. What exists is read from the catalog
+   * first and left alone: even `… IF NOT EXISTS` DDL takes its table's lock before it finds the work
+   * done, and a node starting beside running ones must not lock the tables they write.
+   */
   async ensure(specs: CollectionSpec[]): Promise<void> {
     for (const s of specs) this.specs.set(s.name, s);
     await this.locked(async (c) => {
+      const { rows } = await c.query<{ relname: string; text_body: boolean }>(
+        `SELECT c.relname, EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'text_body' AND NOT a.attisdropped) AS text_body
+           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'i')`,
+      );
+      const have = new Map(rows.map((r) => [r.relname, r.text_body]));
       for (const spec of specs) {
-        await c.query(sql.createTable(spec.name, 'id TEXT COLLATE "C" PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0'));
+        if (!have.has(spec.name))
+          await c.query(sql.createTable(spec.name, 'id TEXT COLLATE "C" PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0'));
         if (spec.textIndex?.length) {
           // the text a text index searches: the indexed fields, lower-cased, one per line (pg_trgm GIN index)
           const body = spec.textIndex.map((f) => `coalesce(${postgres.text(f)}, '')`).join(` || E'\\n' || `);
-          await c.query(
-            `ALTER TABLE ${ident(spec.name)} ADD COLUMN IF NOT EXISTS text_body text GENERATED ALWAYS AS (lower(${body})) STORED`,
-          );
-          await c.query(
-            `CREATE INDEX IF NOT EXISTS ${ident(`${spec.name}__text`)} ON ${ident(spec.name)} USING gin (text_body gin_trgm_ops)`,
-          );
+          if (!have.get(spec.name))
+            await c.query(
+              `ALTER TABLE ${ident(spec.name)} ADD COLUMN IF NOT EXISTS text_body text GENERATED ALWAYS AS (lower(${body})) STORED`,
+            );
+          if (!have.has(`${spec.name}__text`))
+            await c.query(
+              `CREATE INDEX IF NOT EXISTS ${ident(`${spec.name}__text`)} ON ${ident(spec.name)} USING gin (text_body gin_trgm_ops)`,
+            );
         }
-        for (const ddl of sql.indexes(spec)) await c.query(ddl);
+        for (const ix of sql.namedIndexes(spec)) if (!have.has(ix.name)) await c.query(ix.ddl);
       }
     });
   }
@@ -200,7 +229,7 @@ export class PostgresStore implements Store {
     if (err?.code === '23505') return new DuplicateKeyError(coll, err.detail ?? err.message ?? '');
     if (isConnectionError(e)) {
       if (!RETRYABLE_STATES.has(err.code ?? '') || err.code?.startsWith('57P')) this.lost(e);
-      return new StoreUnavailableError(`store unavailable: ${err.message ?? err.code}`);
+      return new StoreUnavailableError(`store unavailable: ${err.message ?? err.code}`, { cause: e });
     }
     return e;
   }

@@ -63,6 +63,24 @@ describe('PostgreSQL store: schema', () => {
     }
   });
 
+  it('starts beside a running node without locking the tables it writes (no wait, no deadlock)', async () => {
+    await (await openStore(db.url)).close();
+    // a running node in the middle of a write: row-exclusive locks on two service tables, held open
+    const running = new pg.Client({ connectionString: db.url });
+    await running.connect();
+    try {
+      await running.query('BEGIN');
+      await running.query('LOCK TABLE payment_sessions, catalog_listings IN ROW EXCLUSIVE MODE');
+      // DDL on an existing table (even IF NOT EXISTS) would queue behind that lock; the start must not
+      const second = await openStore(db.url);
+      expect(await second.count('payment_sessions', {})).toBe(0);
+      await second.close();
+    } finally {
+      await running.query('ROLLBACK');
+      await running.end();
+    }
+  });
+
   it('refuses a schema newer than this code, in one clear line, and changes nothing', async () => {
     await (await openStore(db.url)).close();
     await sql(db.url, 'INSERT INTO _schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [

@@ -269,12 +269,20 @@ export class Statements {
 
   /** every index of a collection, the expiry field's included */
   indexes(spec: CollectionSpec): string[] {
+    return this.namedIndexes(spec).map((ix) => ix.ddl);
+  }
+
+  /** every index of a collection with its name, so an adapter can create only the missing ones */
+  namedIndexes(spec: CollectionSpec): Array<{ name: string; ddl: string }> {
     const all: IndexSpec[] = [...(spec.indexes ?? [])];
     if (spec.expiresField) all.push({ fields: [spec.expiresField] });
     return all.map((ix) => {
       const name = `${spec.name}__${ix.fields.join('__').replace(/\./g, '_')}${ix.unique ? '__u' : ''}`;
       const cols = ix.fields.map((f) => (this.d.name === 'postgres' && f !== 'id' ? `(${this.col(f)})` : this.col(f)));
-      return `CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${ident(name)} ON ${ident(spec.name)} (${cols.join(', ')})`;
+      return {
+        name,
+        ddl: `CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${ident(name)} ON ${ident(spec.name)} (${cols.join(', ')})`,
+      };
     });
   }
 }
