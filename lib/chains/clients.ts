@@ -21,7 +21,9 @@ export function ethProvider(rpcUrl: string, timeoutMs = 15_000): Promise<JsonRpc
       const probe = new JsonRpcProvider(req, undefined, { staticNetwork: true, cacheTimeout: -1 });
       try {
         const chainId = Number(await probe.send('eth_chainId', []));
-        return new JsonRpcProvider(req, chainId, { staticNetwork: true, cacheTimeout: -1 });
+        // batchStallTime 0: ethers holds every call 10 ms (its default) to batch it with later ones; calls made
+        // in the same tick are still sent as one batch, a lone call goes out at once
+        return new JsonRpcProvider(req, chainId, { staticNetwork: true, cacheTimeout: -1, batchStallTime: 0 });
       } finally {
         probe.destroy();
       }
