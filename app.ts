@@ -17,10 +17,16 @@ import { clusterKeyFrom } from './lib/cluster/sealed-transport.ts';
 import { ensureDataDir } from './lib/core/data-dir.ts';
 import { ConfigError } from './config/errors.ts';
 import { LocalHub, LocalSocketTransporter, localSocketPath } from './lib/cluster/local-socket.ts';
+import { StoreFence } from './lib/cluster/store-fence.ts';
+
+/** the services a node cut from its store keeps running: the HTTP API (a 503 in the envelope, /metrics) */
+const UNFENCED = new Set(['api']);
 
 export interface RunningNode {
   broker: ServiceBroker;
   rt: Runtime;
+  /** in a cluster: leaves the node's work to its peers while its store is unreachable */
+  fence: StoreFence | null;
   stop(): Promise<void>;
 }
 
@@ -62,7 +68,13 @@ export async function startNode(config: Config, opts: NodeOptions = {}): Promise
   ensureDataDir(config);
   const keyring = Keyring.load(config.dataDir);
   const metrics = new Metrics({ defaults: opts.defaultMetrics ?? true });
-  const store = instrumentStore(await openStore(config.storeUrl, { poolSize: config.storePoolSize }), metrics.storeOpDuration);
+  // the store's availability reports reach the fence once the services exist
+  let fence: StoreFence | null = null;
+  const onAvailability = (up: boolean) => fence?.report(up);
+  const store = instrumentStore(
+    await openStore(config.storeUrl, { poolSize: config.storePoolSize, onAvailability }),
+    metrics.storeOpDuration,
+  );
   const clusterKey = config.cluster.secret ? clusterKeyFrom(config.cluster.secret) : keyring.derive('cluster-transport');
   const local = config.transporter ? null : await localTransport(config, opts.localSocket);
   const broker = new ServiceBroker(brokerOptions(config, clusterKey, local?.transporter));
@@ -76,10 +88,14 @@ export async function startNode(config: Config, opts: NodeOptions = {}): Promise
   };
   await seedTrust(store, config);
   for (const name of names) broker.createService(SERVICE_FACTORIES[name](rt));
+  // only a cluster has other nodes to serve for a node cut from the store; the API stays, to answer
+  const fenced = names.filter((n) => !UNFENCED.has(n)).map((n) => ({ name: n, create: () => SERVICE_FACTORIES[n](rt) }));
+  if (config.transporter) fence = new StoreFence(broker, fenced);
   await broker.start();
   return {
     broker,
     rt,
+    fence,
     async stop() {
       await broker.stop();
       await local?.hub?.close();

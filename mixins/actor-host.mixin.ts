@@ -1,13 +1,14 @@
 /**
  * Hosts actors in a Moleculer service: the `send` action is routed by the actor id with the Shard
- * strategy (preferLocal off), so that one node usually holds an actor; the store's compare-and-set keeps
- * it correct when two nodes briefly hold the same one.
+ * strategy (preferLocal off; lib/cluster/shard-strategy.ts), so that one node usually holds an actor; the
+ * store's compare-and-set keeps it correct when two nodes briefly hold the same one.
  */
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { ActorHost, type ActorHostOptions } from '../actors/runtime.ts';
 import type { ActorBehavior } from '../lib/core/actor.ts';
 import type { Doc } from '../lib/store/port.ts';
 import type { Runtime } from '../lib/runtime/index.ts';
+import { STABLE_SHARD } from '../lib/cluster/shard-strategy.ts';
 
 export interface SendParams<M> {
   id: string;
@@ -26,7 +27,7 @@ export function actorHostMixin<S extends Doc, M, R>(
     actions: {
       send: {
         visibility: 'public',
-        strategy: 'Shard',
+        strategy: STABLE_SHARD,
         strategyOptions: { shardKey: 'id' },
         handler(this: Hosting<S, M, R>, ctx: Context<SendParams<M>>) {
           return this.actors!.send(ctx.params.id, ctx.params.msg);

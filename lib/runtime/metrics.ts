@@ -37,6 +37,19 @@ export interface ListenerLag {
   last_pass_at: string | null;
 }
 
+/**
+ * Makes a module's metrics once per registry: a service started again on the same node (store-fence.ts)
+ * finds them registered and reuses them instead of failing on a second registration.
+ */
+export function perRegistry<T>(make: (registry: Registry) => T): (registry: Registry) => T {
+  const made = new WeakMap<Registry, T>();
+  return (registry) => {
+    let m = made.get(registry);
+    if (!m) made.set(registry, (m = make(registry)));
+    return m;
+  };
+}
+
 export const ABUSE_LABELS = ['signal', 'outcome', 'environment', 'chain', 'network', 'token'] as const;
 
 export class Metrics {

@@ -11,6 +11,8 @@ export * from './port.ts';
 export interface OpenOptions {
   /** PostgreSQL: connections in the pool (STORE_POOL_SIZE) */
   poolSize?: number;
+  /** PostgreSQL: told false when the connection is lost and true when it is back */
+  onAvailability?: (up: boolean) => void;
 }
 
 export async function openStore(url: string, opts: OpenOptions = {}): Promise<Store> {
@@ -18,7 +20,7 @@ export async function openStore(url: string, opts: OpenOptions = {}): Promise<St
   // the cluster stores' drivers load only when named (the MongoDB driver alone is ~10 MB of an idle node)
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { PostgresStore } = await import('./postgres.ts');
-    store = await new PostgresStore(url, { poolSize: opts.poolSize }).connect();
+    store = await new PostgresStore(url, { poolSize: opts.poolSize, onAvailability: opts.onAvailability }).connect();
   } else if (url.startsWith('mongodb://') || url.startsWith('mongodb+srv://')) {
     const { MongoStore } = await import('./mongo.ts');
     store = await new MongoStore(url).connect();

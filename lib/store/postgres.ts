@@ -52,6 +52,8 @@ export interface PostgresOptions {
   queryTimeoutMs?: number;
   /** where connection losses and recoveries are told (one line each) */
   log?: (line: string) => void;
+  /** told false when the connection is lost and true when it is back (lib/cluster/store-fence.ts) */
+  onAvailability?: (up: boolean) => void;
 }
 
 /** attempts of a schema change that met a deadlock or a lock timeout */
@@ -113,6 +115,7 @@ export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
   private readonly specs = new Map<string, CollectionSpec>();
   private readonly log: (line: string) => void;
+  private readonly onAvailability: (up: boolean) => void;
   /** while set, the server is unreachable: operations fail at once and a probe reconnects */
   private down: { since: number; reason: string } | null = null;
   private probe: NodeJS.Timeout | null = null;
@@ -137,6 +140,7 @@ export class PostgresStore implements Store {
       ...parsed,
     });
     this.log = opts.log ?? ((line) => console.warn(line));
+    this.onAvailability = opts.onAvailability ?? (() => undefined);
     // an idle connection that breaks must not crash the process: it tells the store
     this.pool.on('error', (e) => this.lost(e));
   }
@@ -296,6 +300,7 @@ export class PostgresStore implements Store {
     if (this.closed || this.down) return;
     this.down = { since: Date.now(), reason: String((e as Error)?.message ?? e).slice(0, 200) };
     this.log(`store: PostgreSQL connection lost (${this.down.reason}); requests answer 503 until it is back, reconnecting with backoff`);
+    this.onAvailability(false);
     this.schedule(0);
   }
 
@@ -310,6 +315,7 @@ export class PostgresStore implements Store {
         const since = this.down?.since ?? Date.now();
         this.down = null;
         this.log(`store: PostgreSQL connection back after ${((Date.now() - since) / 1000).toFixed(1)} s`);
+        this.onAvailability(true);
       } catch {
         this.schedule(attempt + 1);
       }

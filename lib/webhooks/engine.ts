@@ -20,6 +20,7 @@
  *   webhook_url; each in the same write as the row's change.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { perRegistry } from '../runtime/metrics.ts';
 import { auditOp } from '../core/audit.ts';
 import { DueScanner } from '../core/due-scanner.ts';
 import type { Keyring } from '../core/keyring.ts';
@@ -64,23 +65,21 @@ export interface WebhookDelivery {
   stop(): Promise<void>;
 }
 
-function deliveryMetrics(registry: Registry) {
-  return {
-    attempts: new Counter({
-      name: 'webhook_delivery_attempts_total',
-      help: 'Webhook delivery attempts by result',
-      labelNames: ['result'],
-      registers: [registry],
-    }),
-    latency: new Histogram({
-      name: 'webhook_delivery_duration_seconds',
-      help: 'Duration of webhook delivery attempts (DNS, connect, response headers)',
-      labelNames: ['result'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [registry],
-    }),
-  };
-}
+const deliveryMetrics = perRegistry((registry: Registry) => ({
+  attempts: new Counter({
+    name: 'webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts by result',
+    labelNames: ['result'],
+    registers: [registry],
+  }),
+  latency: new Histogram({
+    name: 'webhook_delivery_duration_seconds',
+    help: 'Duration of webhook delivery attempts (DNS, connect, response headers)',
+    labelNames: ['result'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  }),
+}));
 
 /** the rows are equal but for the event sequencer's stream_seq and the version */
 const onlyStamped = (a: DeliveryDoc, b: DeliveryDoc) => {

@@ -8,6 +8,7 @@
  * counted in `reconciliation_drifts` only.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { perRegistry } from '../../runtime/metrics.ts';
 import type { Drift } from './drift.ts';
 import type { NetworkReport } from './run.ts';
 
@@ -24,55 +25,48 @@ export interface ReconcileMetrics {
   series: Map<string, Array<ReturnType<typeof driftLabels>>>;
 }
 
-const byRegistry = new WeakMap<Registry, ReconcileMetrics>();
-
-export function reconcileMetrics(registry: Registry): ReconcileMetrics {
-  let m = byRegistry.get(registry);
-  if (!m) {
-    const registers = [registry];
-    m = {
-      runs: new Counter({
-        name: 'reconciliation_runs_total',
-        help: 'Reconciliation runs by outcome (clean, drift, error)',
-        labelNames: ['chain', 'network', 'mode', 'outcome'],
-        registers,
-      }),
-      drifts: new Gauge({
-        name: 'reconciliation_drifts',
-        help: 'Open drifts between the books and the chain on record after the last run, per check (acknowledged and resolved ones not counted)',
-        labelNames: ['chain', 'network', 'check'],
-        registers,
-      }),
-      drift: new Gauge({
-        name: 'reconciliation_drift_subunits',
-        help: 'One series per current drift: chain minus books in the asset smallest unit, labelled with its row and address',
-        labelNames: ['chain', 'network', 'check', 'code', 'row', 'address', 'asset'],
-        registers,
-      }),
-      height: new Gauge({
-        name: 'reconciliation_height',
-        help: 'The block (Ethereum) or slot (Solana) the last run compared balances at',
-        labelNames: ['chain', 'network'],
-        registers,
-      }),
-      rpcCalls: new Counter({
-        name: 'reconciliation_rpc_calls_total',
-        help: 'RPC calls made by reconciliation',
-        labelNames: ['chain', 'network'],
-        registers,
-      }),
-      seconds: new Gauge({
-        name: 'reconciliation_last_run_seconds',
-        help: 'Duration of the last reconciliation run',
-        labelNames: ['chain', 'network', 'mode'],
-        registers,
-      }),
-      series: new Map(),
-    };
-    byRegistry.set(registry, m);
-  }
-  return m;
-}
+export const reconcileMetrics = perRegistry((registry: Registry): ReconcileMetrics => {
+  const registers = [registry];
+  return {
+    runs: new Counter({
+      name: 'reconciliation_runs_total',
+      help: 'Reconciliation runs by outcome (clean, drift, error)',
+      labelNames: ['chain', 'network', 'mode', 'outcome'],
+      registers,
+    }),
+    drifts: new Gauge({
+      name: 'reconciliation_drifts',
+      help: 'Open drifts between the books and the chain on record after the last run, per check (acknowledged and resolved ones not counted)',
+      labelNames: ['chain', 'network', 'check'],
+      registers,
+    }),
+    drift: new Gauge({
+      name: 'reconciliation_drift_subunits',
+      help: 'One series per current drift: chain minus books in the asset smallest unit, labelled with its row and address',
+      labelNames: ['chain', 'network', 'check', 'code', 'row', 'address', 'asset'],
+      registers,
+    }),
+    height: new Gauge({
+      name: 'reconciliation_height',
+      help: 'The block (Ethereum) or slot (Solana) the last run compared balances at',
+      labelNames: ['chain', 'network'],
+      registers,
+    }),
+    rpcCalls: new Counter({
+      name: 'reconciliation_rpc_calls_total',
+      help: 'RPC calls made by reconciliation',
+      labelNames: ['chain', 'network'],
+      registers,
+    }),
+    seconds: new Gauge({
+      name: 'reconciliation_last_run_seconds',
+      help: 'Duration of the last reconciliation run',
+      labelNames: ['chain', 'network', 'mode'],
+      registers,
+    }),
+    series: new Map(),
+  };
+});
 
 /** the metrics of one network's run: its drift series replace the previous run's */
 export function recordRun(m: ReconcileMetrics, r: NetworkReport, mode: 'deep' | 'tick'): void {
