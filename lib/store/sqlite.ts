@@ -29,6 +29,7 @@ import { ident, sqlite } from './sql/dialect.ts';
 import { Statements, TEXT_WINDOW } from './sql/statements.ts';
 import { migrate } from './sql/migrations.ts';
 import { Prepared } from './sql/prepared.ts';
+import { Checkpointer } from './sql/checkpointer.ts';
 
 const sql = new Statements(sqlite);
 const col = (field: string) => sql.col(field);
@@ -80,6 +81,8 @@ interface Connection {
   group: Waiter[] | null;
   /** the schema migrations have run on this connection */
   migrated: boolean;
+  /** WAL checkpoints off the event loop (a file, not ':memory:') */
+  checkpointer: Checkpointer | null;
 }
 
 const OPEN = new Map<string, Connection>();
@@ -110,6 +113,7 @@ function connect(path: string, key: string | null): Connection {
     text: new Map(),
     group: null,
     migrated: false,
+    checkpointer: path === ':memory:' ? null : new Checkpointer(db, resolve(path)),
   };
 }
 
@@ -186,6 +190,7 @@ export class SqliteStore implements Store {
       }
       return;
     }
+    this.conn.checkpointer?.committed();
     for (const wt of waiters) {
       if (wt.failure) wt.reject(wt.failure.error);
       else wt.resolve(wt.value);
@@ -487,6 +492,7 @@ export class SqliteStore implements Store {
     this.commit();
     if (--this.conn.refs > 0) return;
     if (this.conn.key) OPEN.delete(this.conn.key);
+    await this.conn.checkpointer?.stop();
     if (this.rdb !== this.db && this.rdb.isOpen) this.rdb.close();
     if (this.db.isOpen) this.db.close();
   }
