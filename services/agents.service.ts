@@ -121,15 +121,9 @@ function agentRequests(rt: Runtime) {
   async function prepare(ctx: Context<Http>) {
     const wallet = await walletOf(ctx);
     const { input, railEnabled: enabled } = attemptInput(validate('AgentSpendAttemptRequest', ctx.params.body), config.rails, known);
-    const actx = await attemptContext(
-      store,
-      rt.now(),
-      callingMerchant(ctx).merchant_id,
-      wallet,
-      input,
-      enabled,
-      payoutLimits(config, input),
-    );
+    const caller = callingMerchant(ctx);
+    const standing = caller.standing && { sandbox: caller.sandbox, kyc_status: caller.standing.kyc_status };
+    const actx = await attemptContext(store, rt.now(), caller.merchant_id, wallet, input, enabled, payoutLimits(config, input), standing);
     return { wallet, input, actx };
   }
 

@@ -313,6 +313,8 @@ function authenticator(
         active_key_id?: string;
         previous_key_id?: string | null;
         previous_api_key_expires_at?: string | null;
+        kyc_status?: string;
+        rail_policy?: object | null;
       }>('merchants', auth.merchant_id);
       if (!merchant || !keyStillValid(merchant, auth.key_id, rt.now())) {
         authCache.dropMerchant(auth.merchant_id);
@@ -323,7 +325,13 @@ function authenticator(
       await overLimit(this.logger, ctx, req, 'merchant', merchant.id, merchant.rate_limit_per_minute, environment, {
         merchant_id: merchant.id,
       });
-      return { kind: 'merchant', merchant_id: merchant.id, sandbox: merchant.sandbox, key_id: auth.key_id };
+      return {
+        kind: 'merchant',
+        merchant_id: merchant.id,
+        sandbox: merchant.sandbox,
+        key_id: auth.key_id,
+        standing: { kyc_status: merchant.kyc_status, rail_policy: merchant.rail_policy ?? null },
+      };
     }
     if (bearerHeader !== undefined && (mode === 'key-or-bearer' || mode === 'bearer-optional')) {
       const user = await resolveBearer(rt.store, bearerHeader);

@@ -5,9 +5,20 @@
  */
 import type { Context } from 'moleculer';
 
+/**
+ * What the gateway read of an API key's merchant to authenticate it, handed on so that the request's
+ * rules (KYC, rail policy) do not read the same row again.
+ */
+export interface CallerStanding {
+  kyc_status?: string;
+  rail_policy?: object | null;
+}
+
 /** The authenticated caller (set by the gateway's authenticate as ctx.meta.user). */
 export type Caller =
-  { kind: 'merchant'; merchant_id: string; sandbox: boolean; key_id: string } | { kind: 'bearer'; user_id: string; email: string } | null;
+  | { kind: 'merchant'; merchant_id: string; sandbox: boolean; key_id: string; standing?: CallerStanding }
+  | { kind: 'bearer'; user_id: string; email: string }
+  | null;
 
 export interface RequestMeta {
   user?: Caller;

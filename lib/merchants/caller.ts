@@ -27,9 +27,20 @@ export interface CallingMerchant extends MerchantStanding {
   rail_policy?: RailPolicy | null;
 }
 
-/** The calling merchant with its stored standing (one read); any other caller is a 401. */
+/**
+ * The calling merchant with its stored standing (as the gateway read it to authenticate the request, else
+ * one read); any other caller is a 401.
+ */
 export async function loadCallingMerchant(store: Store, ctx: Context): Promise<CallingMerchant> {
   const caller = callingMerchant(ctx);
+  const s = caller.standing;
+  if (s)
+    return {
+      id: caller.merchant_id,
+      sandbox: caller.sandbox,
+      kyc_status: s.kyc_status,
+      rail_policy: (s.rail_policy as RailPolicy) ?? null,
+    };
   const m = await store.get<Pick<MerchantState, 'id' | 'kyc_status' | 'rail_policy'>>('merchants', caller.merchant_id);
   return { id: caller.merchant_id, sandbox: caller.sandbox, kyc_status: m?.kyc_status, rail_policy: m?.rail_policy ?? null };
 }

@@ -171,8 +171,10 @@ export async function attemptContext(
   input: AttemptInput,
   railEnabled: boolean,
   payoutLimits?: AttemptContext['payout_limits'],
+  /** the caller's standing as the gateway read it (else read here) */
+  standing?: { sandbox: boolean; kyc_status?: string },
 ): Promise<AttemptContext> {
-  const merchant = await store.get<Doc & { sandbox: boolean; kyc_status?: string }>('merchants', callerMerchantId);
+  const merchant = standing ?? (await store.get<Doc & { sandbox: boolean; kyc_status?: string }>('merchants', callerMerchantId));
   if (!merchant) throw unauthorized();
   return {
     caller_merchant_id: callerMerchantId,
