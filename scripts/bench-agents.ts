@@ -289,8 +289,15 @@ try {
       },
     ];
   };
-  const ac = (requests?: autocannon.Request[]) =>
-    cannon({ url: requests ? svc.url : `${svc.url}/v1/me`, headers, duration, connections: concurrency, requests });
+  /**
+   * One row, with the service's CPU per request (user + system of its process, every thread): on a shared
+   * machine the throughput swings with the neighbours' load, the CPU a request costs much less.
+   */
+  const ac = async (requests?: autocannon.Request[]): Promise<Figures & { cpuMs: number }> => {
+    const c0 = cpuSeconds(pid);
+    const f = await cannon({ url: requests ? svc.url : `${svc.url}/v1/me`, headers, duration, connections: concurrency, requests });
+    return { ...f, cpuMs: ((cpuSeconds(pid) - c0) * 1000) / Math.max(1, f.rps * duration) };
+  };
   /** a whole paid request per connection turn: the challenge, the agent's spend that pays it, the redeem */
   const paidRequests = (label: string, sum: { settled: number }): autocannon.Request[] => {
     let k = 0;
@@ -358,9 +365,11 @@ try {
     ];
   };
   const meThrice: autocannon.Request[] = [0, 1, 2].map(() => ({ method: 'GET', path: '/v1/me', headers }));
-  const cannonRow = (name: string, f: Figures, base: number, per = 1) =>
+  type Row = Figures & { cpuMs: number };
+  const cannonRow = (name: string, f: Row, base: Row, per = 1) =>
     lines.push(
-      `| ${name} | ${Math.round(f.rps / per)}/s | ${(f.rps / base).toFixed(2)} | ${f.p50} ms | ${f.p99} ms | ${f.non2xx + f.errors} |`,
+      `| ${name} | ${Math.round(f.rps / per)}/s | ${(f.rps / base.rps).toFixed(2)} | ${(f.cpuMs * 1000).toFixed(0)} µs | ` +
+        `${(base.cpuMs / f.cpuMs).toFixed(2)} | ${f.p50} ms | ${f.p99} ms | ${f.non2xx + f.errors} |`,
     );
 
   /** the sum of every attempt the service recorded on a wallet, as its API lists them (every page) */
@@ -410,20 +419,20 @@ try {
   const settledFlows = { settled: 0 };
   const paidFlows = await ac(paidRequests('paid', settledFlows));
   const loadAfterHttp = load1();
-  cannonRow('GET /v1/me (baseline)', base, base.rps);
-  cannonRow('POST …/spend-attempts, one wallet (settled in the ledger)', oneWallet, base.rps);
-  cannonRow('GET /v1/me (baseline, again)', baseTen, baseTen.rps);
-  cannonRow('POST …/spend-attempts, 10 wallets', tenWallets, baseTen.rps);
-  cannonRow('POST …/spend-attempts/evaluate, 10 wallets', evaluated, baseTen.rps);
-  cannonRow('three GET /v1/me in a row (baseline of a paid request; per sequence)', baseThree, baseThree.rps, 3);
-  cannonRow('paid x402 request: challenge → agent spend → redeem (per sequence)', paidFlows, baseThree.rps, 3);
+  cannonRow('GET /v1/me (baseline)', base, base);
+  cannonRow('POST …/spend-attempts, one wallet (settled in the ledger)', oneWallet, base);
+  cannonRow('GET /v1/me (baseline, again)', baseTen, baseTen);
+  cannonRow('POST …/spend-attempts, 10 wallets', tenWallets, baseTen);
+  cannonRow('POST …/spend-attempts/evaluate, 10 wallets', evaluated, baseTen);
+  cannonRow('three GET /v1/me in a row (baseline of a paid request; per sequence)', baseThree, baseThree, 3);
+  cannonRow('paid x402 request: challenge → agent spend → redeem (per sequence)', paidFlows, baseThree, 3);
   const oneRatio = oneWallet.rps / base.rps;
   const oneErrors = oneWallet.non2xx + oneWallet.errors + one.other;
   const exact = lost === recorded && lifeLost === listed;
   goals.push({
     goal: 'spend attempts, one wallet: ≥ 0.5 × GET /v1/me, p99 ≤ 50 ms, 0 errors, exact',
     measured:
-      `${Math.round(oneWallet.rps)}/s (${oneRatio.toFixed(2)} ×), p99 ${oneWallet.p99} ms, ${oneErrors} errors; ` +
+      `${Math.round(oneWallet.rps)}/s (${oneRatio.toFixed(2)} ×; by CPU per request ${(base.cpuMs / oneWallet.cpuMs).toFixed(2)} ×), p99 ${oneWallet.p99} ms, ${oneErrors} errors; ` +
       `exact: the row's loss ${lost} = attempts recorded ${recorded} (${one.recorded} answered before the deadline); ` +
       `the wallet's life: lost ${lifeLost} = attempts listed ${listed}`,
     baseline: `GET /v1/me ${Math.round(base.rps)}/s, p99 ${base.p99} ms`,
@@ -433,7 +442,7 @@ try {
   const paidErrors = paidFlows.non2xx + paidFlows.errors;
   goals.push({
     goal: 'paid x402 request (challenge, spend, redeem): ≥ 0.5 × three GET /v1/me',
-    measured: `${Math.round(paidFlows.rps / 3)}/s (${paidRatio.toFixed(2)} ×), ${settledFlows.settled} settled, ${paidErrors} errors`,
+    measured: `${Math.round(paidFlows.rps / 3)}/s (${paidRatio.toFixed(2)} ×; by CPU per request ${(baseThree.cpuMs / paidFlows.cpuMs).toFixed(2)} ×), ${settledFlows.settled} settled, ${paidErrors} errors`,
     baseline: `${Math.round(baseThree.rps / 3)}/s`,
     met: paidRatio >= 0.5 && paidErrors === 0,
   });
@@ -735,7 +744,9 @@ console.log(
 console.log(
   `\nHTTP, autocannon, ${concurrency} connections, ${duration} s per row (each after its baseline), embedded default (one process, SQLite):`,
 );
-console.log('| request | throughput | vs baseline | p50 | p99 | errors |\n|---|---|---|---|---|---|');
+console.log(
+  '| request | throughput | vs baseline | service CPU per request | vs baseline (CPU) | p50 | p99 | errors |\n|---|---|---|---|---|---|---|---|',
+);
 for (const l of lines) console.log(l);
 console.log(`\nGoals (load average now ${load1()}):\n| goal | measured | baseline (same run) | met |\n|---|---|---|---|`);
 for (const g of goals) console.log(`| ${g.goal} | ${g.measured} | ${g.baseline} | ${g.met ? 'yes' : 'NO'} |`);
