@@ -32,6 +32,11 @@ export interface NewWallet {
 
 export class WalletDirectory {
   private deps: WalletDirectoryDeps;
+  /**
+   * Settlement wallets found or created, by default key: a wallet is never changed or deleted and its
+   * default key never moves, so one found stays right (every x402 challenge asked for it by a query)
+   */
+  private defaults = new Map<string, WalletDoc>();
   constructor(deps: WalletDirectoryDeps) {
     this.deps = deps;
   }
@@ -64,6 +69,15 @@ export class WalletDirectory {
   /** The merchant's settlement wallet of a chain and network, created on first need (once, under races). */
   async defaultWallet(merchantId: string, chain: WalletChain, network: WalletNetwork): Promise<WalletDoc> {
     const key = defaultWalletKey(merchantId, chain, network);
+    const known = this.defaults.get(key);
+    if (known) return { ...known };
+    const w = await this.findOrCreateDefault(key, merchantId, chain, network);
+    if (this.defaults.size >= 10_000) this.defaults.clear();
+    this.defaults.set(key, { ...w });
+    return w;
+  }
+
+  private async findOrCreateDefault(key: string, merchantId: string, chain: WalletChain, network: WalletNetwork): Promise<WalletDoc> {
     const found = await this.deps.store.findOne<WalletDoc>(WALLETS, { default_key: key });
     if (found) return found;
     const doc = await this.build({ merchant_id: merchantId, type: 'merchant', name: 'Default', chain, network }, true);
