@@ -104,11 +104,13 @@ export class Broadcaster extends ChainEngine<ChainTxDoc, BroadcasterOptions> {
       if (existing) return { doc: existing, created: false };
       const ops: WriteOp[] = [];
       let nonce: number | null = null;
-      if (driver.chainNonce) {
+      // the chain's nonce and the fees do not depend on each other: asked at once (one batch of calls)
+      const [chainNonce, fees] = await Promise.all([driver.chainNonce?.(from), driver.fees?.(spec.intent)]);
+      if (chainNonce !== undefined) {
         const key = `${spec.chain}:${spec.network}:${from}`;
         const stored = await this.o.store.get<NonceDoc>(CHAIN_NONCES, key);
         // the chain's count covers transactions sent from this address outside the service
-        nonce = Math.max(stored?.next ?? 0, await driver.chainNonce(from));
+        nonce = Math.max(stored?.next ?? 0, chainNonce);
         const next: NonceDoc = { id: key, next: nonce + 1, updated_at: this.now().toISOString() };
         ops.push(
           stored
@@ -116,7 +118,7 @@ export class Broadcaster extends ChainEngine<ChainTxDoc, BroadcasterOptions> {
             : { op: 'insert', coll: CHAIN_NONCES, doc: next },
         );
       }
-      const signed = await driver.sign(spec.intent, nonce, spec.id);
+      const signed = await driver.sign(spec.intent, nonce, spec.id, fees);
       const at = this.now().toISOString();
       const doc: ChainTxDoc = {
         id: spec.id,
