@@ -9,6 +9,7 @@ const providers = new Map<string, Promise<JsonRpcProvider>>();
 const connections = new Map<string, Connection>();
 
 import { ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID } from './solana/parse.ts';
+import { PromptJsonRpcProvider } from './ethereum/prompt-provider.ts';
 
 export { ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID };
 
@@ -21,9 +22,8 @@ export function ethProvider(rpcUrl: string, timeoutMs = 15_000): Promise<JsonRpc
       const probe = new JsonRpcProvider(req, undefined, { staticNetwork: true, cacheTimeout: -1 });
       try {
         const chainId = Number(await probe.send('eth_chainId', []));
-        // batchStallTime 0: ethers holds every call 10 ms (its default) to batch it with later ones; calls made
-        // in the same tick are still sent as one batch, a lone call goes out at once
-        return new JsonRpcProvider(req, chainId, { staticNetwork: true, cacheTimeout: -1, batchStallTime: 0 });
+        // sends each turn's calls at once (ethers holds every call on a timer to batch it with later ones)
+        return new PromptJsonRpcProvider(req, chainId, { staticNetwork: true, cacheTimeout: -1 });
       } finally {
         probe.destroy();
       }

@@ -9,15 +9,13 @@
  * SPL USDC and SOL (the gas wallet the fee payer, creating the agent's token account).
  */
 import { Wallet } from 'ethers';
-import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
-import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { startTestNode, type TestNode } from '../helpers/node.ts';
+import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
+import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { createWallet, type WalletRef } from '../integration/agents-helpers.ts';
-import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
-import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 
 jest.setTimeout(240_000);
@@ -31,32 +29,16 @@ describe('internal transfers move custody on chain', () => {
   let m: RegisteredMerchant;
   let second: WalletRef;
   let main: any;
+  let stop: () => Promise<unknown>;
 
   beforeAll(async () => {
-    [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
-    usdc = await eth.deployTestUsdc();
-    mint = await sol.createMint();
-    await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
-    t = await startTestNode({
-      ETHEREUM_TESTNET_RPC_URL: eth.url,
-      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      SOLANA_TESTNET_RPC_URL: sol.url,
-      SOLANA_TESTNET_USDC_MINT: mint.mint,
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
-    });
+    ({ eth, usdc, sol, mint, t, stop } = await startMoneyNode());
     m = await merchant(t);
-    const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
-    await eth.setBalance(keys.address(gasWalletRef('ethereum', 'testnet')), 10n ** 19n);
-    await sol.airdrop(keys.address(gasWalletRef('solana', 'testnet')), 10_000_000_000n);
     second = await createWallet(t, m, 'merchant');
   }, 180_000);
 
   afterAll(async () => {
-    await t?.stop();
-    await Promise.all([eth?.stop(), sol?.stop()]);
+    await stop?.();
   });
 
   const get = async (path: string) => {

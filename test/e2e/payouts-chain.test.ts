@@ -9,16 +9,14 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Wallet } from 'ethers';
-import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
-import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { startTestNode, type TestNode } from '../helpers/node.ts';
+import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
+import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { startReceiver, type Receiver } from '../integration/webhooks-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
-import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
-import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 
 jest.setTimeout(240_000);
@@ -33,36 +31,19 @@ describe('sweeps and payouts on chain, over HTTP', () => {
   let rx: Receiver;
   let m: RegisteredMerchant;
   let env: Record<string, string>;
+  let stop: () => Promise<unknown>;
+  let gasWallets: Record<'ethereum' | 'solana', string>;
 
   beforeAll(async () => {
-    [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
-    usdc = await eth.deployTestUsdc();
-    mint = await sol.createMint();
-    await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
     rx = await startReceiver();
-    env = {
-      ETHEREUM_TESTNET_RPC_URL: eth.url,
-      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      SOLANA_TESTNET_RPC_URL: sol.url,
-      SOLANA_TESTNET_USDC_MINT: mint.mint,
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      WEBHOOK_SCAN_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
-    };
-    t = await startTestNode(env);
-    m = await merchant(t, { webhook_url: rx.url });
     // the operator funds the node's gas wallets
-    const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
-    await eth.setBalance(keys.address(gasWalletRef('ethereum', 'testnet')), 10n ** 19n);
-    await sol.airdrop(keys.address(gasWalletRef('solana', 'testnet')), 10_000_000_000n);
+    ({ eth, usdc, sol, mint, t, env, gasWallets, stop } = await startMoneyNode({ WEBHOOK_SCAN_INTERVAL_MS: '100' }));
+    m = await merchant(t, { webhook_url: rx.url });
   }, 180_000);
 
   afterAll(async () => {
-    await t?.stop();
+    await stop?.();
     await rx?.close();
-    await Promise.all([eth?.stop(), sol?.stop()]);
   });
 
   const get = async (path: string) => {
@@ -125,8 +106,7 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     const gasSession = await createSession(t, m, RAILS.eth, 0.01);
     await eth.sendEth(2, gasSession.address, 10n ** 16n);
     await walletWhen('ethereum', 'the ETH for gas to become available', (x) => BigInt(bal(x, 'ETH')?.available_subunits ?? '0') > 0n);
-    const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
-    const gasWallet = keys.address(gasWalletRef('ethereum', 'testnet'));
+    const gasWallet = gasWallets.ethereum;
     const gasBefore = await eth.provider.getBalance(gasWallet);
     const ethBefore = await eth.provider.getBalance(w.address);
 

@@ -11,11 +11,10 @@ import { getCloseAccountInstruction } from '@solana-program/token';
 import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
 import type { TestNode } from '../helpers/node.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
-import { startSolanaMoneyNode } from '../helpers/money-node.ts';
+import { fundSolanaWallet, startSolanaMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
-import { RAILS, createSession, until } from '../integration/chain-listener-helpers.ts';
+import { until } from '../integration/chain-listener-helpers.ts';
 import { createWallet } from '../integration/agents-helpers.ts';
-import { closeClients } from '../../lib/chains/clients.ts';
 import type { ReconcileReport } from '../../lib/treasury/reconcile/run.ts';
 
 jest.setTimeout(300_000);
@@ -27,31 +26,17 @@ describe('a destination token account closed after the quote', () => {
   let t: TestNode;
   let m: RegisteredMerchant;
   let w: any;
+  let stop: () => Promise<unknown>;
 
   beforeAll(async () => {
-    ({ sol, mint, t } = await startSolanaMoneyNode());
+    ({ sol, mint, t, stop } = await startSolanaMoneyNode());
     m = await merchant(t);
     expect((await deep()).ok).toBe(true);
-    const payer = await sol.newWallet(3_000_000_000n);
-    await sol.mintTo(mint.mint, payer.address, 100_000_000n);
-    const su = await createSession(t, m, RAILS.solUsdc, 5);
-    await sol.transferToken(payer, su.address, mint.mint, 5_000_000n);
-    const ss = await createSession(t, m, RAILS.sol, 1);
-    await sol.transferSol(payer, ss.address, 1_000_000_000n);
-    w = await until(
-      'both settlements to become available',
-      async () => {
-        const x = (await get('/v1/wallets?limit=100')).data.find((y: any) => y.chain === 'solana' && y.type === 'merchant');
-        return x && bal(x, 'USDC') === 5_000_000n && bal(x, 'SOL') === 1_000_000_000n ? x : null;
-      },
-      90_000,
-    );
+    w = await fundSolanaWallet(t, sol, mint, m, { usdc: 5, sol: 1 });
   }, 180_000);
 
   afterAll(async () => {
-    await t?.stop();
-    await closeClients();
-    await sol?.stop();
+    await stop?.();
   });
 
   const deep = () => t.call<ReconcileReport>('treasury.reconcile', { deep: true });

@@ -131,6 +131,12 @@ export type TxCheck =
   /** Solana: no attempt landed and the newest blockhash can no longer land: a new signature is safe */
   | { state: 'expired' };
 
+/** Ethereum: what a first attempt pays for gas (legacy transactions: fee = gas used × gas price) */
+export interface TxFees {
+  gas_price: bigint;
+  gas_limit: bigint;
+}
+
 /** One chain and network's transaction mechanics. */
 export interface TxDriver {
   chain: 'ethereum' | 'solana';
@@ -140,10 +146,16 @@ export interface TxDriver {
   /** Ethereum: the sender's next nonce as the chain sees it (latest block) */
   chainNonce?(address: string): Promise<number>;
   /**
-   * signs a first attempt (Ethereum: with this nonce; Solana: with a memo carrying `rowId`, the outbox
-   * row's id, so two equal movements are two distinct transactions, each findable on chain)
+   * Ethereum: the gas price and gas limit a first attempt of the intent is signed with (reads of the
+   * chain that do not depend on the nonce, so the outbox asks them together with chainNonce)
    */
-  sign(intent: TxIntent, nonce: number | null, rowId: string): Promise<TxAttempt>;
+  fees?(intent: TxIntent): Promise<TxFees>;
+  /**
+   * signs a first attempt (Ethereum: with this nonce, and these fees when given; Solana: with a memo
+   * carrying `rowId`, the outbox row's id, so two equal movements are two distinct transactions, each
+   * findable on chain)
+   */
+  sign(intent: TxIntent, nonce: number | null, rowId: string, fees?: TxFees): Promise<TxAttempt>;
   /** Ethereum: a replacement with the same nonce and a higher gas price; Solana: a fresh blockhash (only after expiry) */
   resign(doc: ChainTxDoc): Promise<TxAttempt>;
   /**

@@ -2,9 +2,9 @@
  * Outgoing Ethereum transactions: legacy (type 0) EIP-155 transactions, so the fee is exactly gas used ×
  * gas price and a native sweep can send "balance − fee". Confirmed at ETHEREUM_<NET>_CONFIRMATIONS depth.
  */
-import { Interface, getAddress, type JsonRpcProvider } from 'ethers';
+import { Interface, getAddress, type JsonRpcProvider, type TransactionReceipt } from 'ethers';
 import type { Signer } from '../signer.ts';
-import type { ChainTxDoc, TxAttempt, TxCheck, TxDriver, TxIntent } from '../broadcast/types.ts';
+import type { ChainTxDoc, TxAttempt, TxCheck, TxDriver, TxFees, TxIntent } from '../broadcast/types.ts';
 
 const ERC20 = new Interface(['function transfer(address to, uint256 amount) returns (bool)']);
 export const NATIVE_TRANSFER_GAS = 21_000n;
@@ -120,11 +120,18 @@ export class EthereumTxDriver implements TxDriver {
     };
   }
 
-  async sign(intent: TxIntent, nonce: number | null): Promise<TxAttempt> {
+  /** the gas price and the gas limit, asked at once */
+  async fees(intent: TxIntent): Promise<TxFees> {
+    const i = this.eth(intent);
+    const [gas_price, gas_limit] = await Promise.all([i.gas_price ? BigInt(i.gas_price) : this.gasPrice(), this.gasLimit(i)]);
+    return { gas_price, gas_limit };
+  }
+
+  async sign(intent: TxIntent, nonce: number | null, _rowId?: string, fees?: TxFees): Promise<TxAttempt> {
     const i = this.eth(intent);
     if (nonce === null) throw new Error('an Ethereum transaction needs a nonce');
-    const gasPrice = i.gas_price ? BigInt(i.gas_price) : await this.gasPrice();
-    return this.signWith(i, nonce, gasPrice, await this.gasLimit(i));
+    const f = fees ?? (await this.fees(i));
+    return this.signWith(i, nonce, f.gas_price, f.gas_limit);
   }
 
   /** a pinned transaction (gas limit and price both in the intent) is never replaced: see TxDriver.replaceable */
@@ -155,24 +162,39 @@ export class EthereumTxDriver implements TxDriver {
 
   async check(doc: ChainTxDoc): Promise<TxCheck> {
     const p = await this.o.provider();
-    const head = await p.getBlockNumber();
+    const receipts = () => Promise.all([...doc.attempts].reverse().map(async (a) => ({ a, r: await p.getTransactionReceipt(a.hash) })));
+    // the head and the receipts are asked at once (one batch of calls); a receipt in a block past the head
+    // read is not at depth yet
+    const [head, first] = await Promise.all([p.getBlockNumber(), receipts()]);
+    const landed = await this.landed(p, head, first);
+    if (landed) return landed;
     const depthBlock = head - this.o.confirmations + 1;
-    // read first: a nonce used at depth was used by a transaction whose receipt exists by now
     const usedAtDepth =
       depthBlock >= 0 && doc.nonce !== null ? (await p.getTransactionCount(getAddress(doc.from_address), depthBlock)) > doc.nonce : false;
-    for (const a of [...doc.attempts].reverse()) {
-      const r = await p.getTransactionReceipt(a.hash);
-      if (!r) continue;
-      if (head - r.blockNumber + 1 < this.o.confirmations) return { state: 'pending', landed: true };
-      // the receipt must still be on the canonical chain at that height
-      const block = await p.getBlock(r.blockNumber);
-      if (!block || block.hash !== r.blockHash) return { state: 'pending' };
-      const fee = (r.gasUsed * (r.gasPrice ?? BigInt(a.gas_price!))).toString();
-      if (r.status === 1) return { state: 'confirmed', hash: a.hash, block: r.blockNumber, fee };
-      return { state: 'failed', reason: 'the transaction reverted on chain', hash: a.hash, block: r.blockNumber, fee };
-    }
-    if (usedAtDepth)
-      return { state: 'failed', reason: `nonce ${doc.nonce} was used by another transaction`, hash: null, block: null, fee: null };
-    return { state: 'pending' };
+    if (!usedAtDepth) return { state: 'pending' };
+    // the nonce was used at depth: by one of ours whose receipt exists by now (it may have landed after the
+    // receipts above were read), else by another transaction
+    const again = await this.landed(p, head, await receipts());
+    if (again) return again;
+    return { state: 'failed', reason: `nonce ${doc.nonce} was used by another transaction`, hash: null, block: null, fee: null };
+  }
+
+  /** what the newest attempt with a receipt says at this head (null: none has a receipt) */
+  private async landed(
+    p: JsonRpcProvider,
+    head: number,
+    found: Array<{ a: TxAttempt; r: TransactionReceipt | null }>,
+  ): Promise<TxCheck | null> {
+    const hit = found.find((x) => x.r !== null);
+    if (!hit) return null;
+    const { a } = hit;
+    const r = hit.r!;
+    if (head - r.blockNumber + 1 < this.o.confirmations) return { state: 'pending', landed: true };
+    // the receipt must still be on the canonical chain at that height
+    const block = await p.getBlock(r.blockNumber);
+    if (!block || block.hash !== r.blockHash) return { state: 'pending' };
+    const fee = (r.gasUsed * (r.gasPrice ?? BigInt(a.gas_price!))).toString();
+    if (r.status === 1) return { state: 'confirmed', hash: a.hash, block: r.blockNumber, fee };
+    return { state: 'failed', reason: 'the transaction reverted on chain', hash: a.hash, block: r.blockNumber, fee };
   }
 }
