@@ -77,14 +77,22 @@ const ledgerWrite = async (i: number) => {
   const ops = await transferOps(store, specOf(i));
   await store.write(ops);
 };
-/** the ledger's rows of transfer i as blind writes: inserts, and upserts of the accounts */
+/**
+ * the ledger's rows of transfer i as blind writes: inserts, and upserts of the accounts as the ledger's
+ * write leaves them (a credit is an `add` of amounts: its row is read back from the scratch store)
+ */
 const sameRows = async (i: number): Promise<WriteOp[]> => {
   const ops = await transferOps(scratch, specOf(i));
-  const raw = ops.map((o): WriteOp => {
-    if (o.op === 'delete' || o.op === 'add') throw new Error(`unexpected ${o.op}`);
-    return { op: o.coll === 'ledger_accounts' ? 'upsert' : 'insert', coll: o.coll, doc: { ...o.doc } };
-  });
   await scratch.write(ops);
+  const raw: WriteOp[] = [];
+  for (const o of ops) {
+    if (o.op === 'delete') throw new Error('unexpected delete');
+    if (o.coll !== 'ledger_accounts') raw.push({ op: 'insert', coll: o.coll, doc: { ...o.doc } });
+    else {
+      const { version: _v, ...doc } = (await scratch.get(o.coll, o.doc.id))!;
+      raw.push({ op: 'upsert', coll: o.coll, doc });
+    }
+  }
   return raw;
 };
 
