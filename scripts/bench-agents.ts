@@ -232,8 +232,12 @@ try {
       })
     ).status;
   const me = async () => (await fetch(`${svc.url}/v1/me`, { headers })).status;
+  // an hour's life: a Hardhat chain mining a block per transaction runs ahead of the wall clock (one second
+  // per block), and a v2 client signs validBefore = now + what is left of the challenge's life, so with the
+  // default 5 minutes the last facilitator settlements reverted on chain as expired
   const challenge = (i: number, label: string) =>
     call('POST', '/v1/x402/challenges', {
+      expires_in: '1h',
       resource: `/${label}/${i}`,
       amount_subunits: '10000',
       paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
@@ -706,13 +710,15 @@ try {
 
 // ledger transfers against raw writes of the same rows, alone on the machine's share (bench:ledger)
 const ledger = execFileSync(process.execPath, ['scripts/bench-ledger.ts', '--transfers', String(requests)], { encoding: 'utf8' });
-const m = /ratio sequential\/baseline ([\d.]+)/.exec(ledger);
+const ratio = (re: RegExp) => Number(re.exec(ledger)?.[1] ?? NaN);
 const rate = (label: string) => new RegExp(`${label}[^\\n]*?(\\d+)/s`).exec(ledger)?.[1] ?? '?';
-const ledgerRatio = m ? Number(m[1]) : NaN;
+const ledgerRatio = ratio(/ratio sequential\/same rows ([\d.]+)/);
 goals.push({
   goal: 'ledger transfers ≥ 0.8 × raw store writes of the same rows',
-  measured: `${rate('ledger: transferOps')}/s (${ledgerRatio.toFixed(2)} ×)`,
-  baseline: `${rate('baseline')}/s`,
+  measured:
+    `${rate('ledger: transferOps')}/s (${ledgerRatio.toFixed(2)} ×;` +
+    ` ${ratio(/sequential\/baseline ([\d.]+)/).toFixed(2)} × skeletal rows of the same ids, ${rate('baseline: raw')}/s)`,
+  baseline: `the ledger's own rows written raw ${rate("baseline: the ledger's own rows")}/s`,
   met: ledgerRatio >= 0.8,
 });
 

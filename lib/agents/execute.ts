@@ -16,8 +16,8 @@ export const execute: AgentWalletHandler<'execute'> = async (store, _state, msg,
   if (!a) throw notFound('spend attempt');
   if (a.status !== 'pending' || !a.settlement || a.settlement.status !== 'awaiting_execution') return { reply: { attempt: a } };
   const at = now.toISOString();
-  // the credited account (a merchant wallet many agents pay) takes the amount as an add: no race on it
-  const b = new LedgerBatch(store, now, { commutativeCredits: true });
+  // the credited account (a merchant wallet many agents pay) takes the amount as an add (LedgerBatch): no race on it
+  const b = new LedgerBatch(store, now);
   await b.post(a.ledger_entry_id!);
   const doc: SpendAttemptDoc = {
     ...a,

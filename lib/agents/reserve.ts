@@ -78,8 +78,8 @@ async function reserve(
 ): Promise<{ ops: WriteOp[]; a: SpendAttemptDoc; entry: SpendEntry } | { denied: ExtraReason }> {
   const asset = `${a.chain}:${a.network}:${a.token_symbol}`;
   const amount = BigInt(a.amount_subunits);
-  // the credited account (a merchant wallet many agents pay) takes the amount as an add: no race on it
-  const b = new LedgerBatch(store, now, { commutativeCredits: true });
+  // the credited account (a merchant wallet many agents pay) takes the amount as an add (LedgerBatch): no race on it
+  const b = new LedgerBatch(store, now);
   const real = await b.account(walletAccount(a.agent_wallet_id, asset));
   const sim = await b.account(walletAccount(a.agent_wallet_id, asset, true));
   const simulated = available(real) < amount;

@@ -169,24 +169,24 @@ interface Loaded<T> {
   doc: T;
   loaded: number | null;
   dirty: boolean;
-  /** accounts: the balances as read, to tell a credit alone from any other change */
+  /** accounts: the balances as read, to tell a change that needs no check from one that does */
   read?: T;
+  /** accounts: the caller read it (`account()`) and may have decided on its balance */
+  seen?: boolean;
 }
 
 const BALANCES = ['debits_posted', 'debits_pending', 'credits_posted', 'credits_pending'] as const;
 
-export interface LedgerBatchOptions {
-  /**
-   * An account that the batch only credits is written as an `add` of the amounts (WriteOp `add`), not as
-   * a compare-and-set of the whole account: credits need no balance check and commute, so many writers
-   * crediting one busy account (the merchant wallet all agents pay) never conflict on it.
-   */
-  commutativeCredits?: boolean;
-}
-
 /**
  * Several ledger changes that commit together. Accounts are read once and their changes merged, so two
- * transfers on one account in one write are one compare-and-set. `ops()` is what the caller commits.
+ * transfers on one account in one write are one write of it. `ops()` is what the caller commits.
+ *
+ * An account change that no check depends on is written as an `add` of its amounts (WriteOp `add`), not
+ * as a compare-and-set of the whole account: adds commute, so many writers moving money through one busy
+ * account (the merchant wallet every settlement and agent spend credits, `sys:simulated` every sandbox
+ * payment debits) never conflict on it. A change needs a compare-and-set when it lowers a wallet's
+ * available balance (the `no_negative` check read it) or when the caller read the account through
+ * `account()` and may have decided on what it holds.
  */
 export class LedgerBatch {
   private accounts = new Map<string, Loaded<LedgerAccount>>();
@@ -194,16 +194,23 @@ export class LedgerBatch {
   private txRows = new Map<string, { doc: WalletTxRow; insert: boolean }>();
   private readonly now: string;
   private readonly store: Store;
-  private readonly opts: LedgerBatchOptions;
 
-  constructor(store: Store, now: Date = new Date(), opts: LedgerBatchOptions = {}) {
+  constructor(store: Store, now: Date = new Date()) {
     this.store = store;
     this.now = now.toISOString();
-    this.opts = opts;
   }
 
-  /** The account as this batch will leave it (a fresh zero account when it does not exist yet). */
+  /**
+   * The account as this batch will leave it (a fresh zero account when it does not exist yet). The
+   * caller may decide on what it reads, so the batch writes this account back as a compare-and-set.
+   */
   async account(id: string): Promise<LedgerAccount> {
+    const doc = await this.load(id);
+    this.accounts.get(id)!.seen = true;
+    return doc;
+  }
+
+  private async load(id: string): Promise<LedgerAccount> {
     let a = this.accounts.get(id);
     if (!a) {
       const stored = await this.store.get<LedgerAccount>(ACCOUNTS, id);
@@ -241,8 +248,8 @@ export class LedgerBatch {
       if (!sameBody(existing, spec, amount)) throw new TransferMismatchError(spec.id);
       return false;
     }
-    const debit = await this.account(spec.debit_account);
-    const credit = await this.account(spec.credit_account);
+    const debit = await this.load(spec.debit_account);
+    const credit = await this.load(spec.credit_account);
     if (debit.flags.includes('no_negative') && available(debit) < amount) {
       throw new LedgerError('insufficient_funds', 'insufficient available balance', debit.id);
     }
@@ -290,8 +297,8 @@ export class LedgerBatch {
     if (t.status === to) return false;
     if (t.status !== 'pending') throw new LedgerError('not_pending', `transfer ${id} is ${t.status}, not pending`);
     const amount = BigInt(t.amount);
-    const debit = await this.account(t.debit_account);
-    const credit = await this.account(t.credit_account);
+    const debit = await this.load(t.debit_account);
+    const credit = await this.load(t.credit_account);
     debit.debits_pending = add(debit.debits_pending, -amount);
     credit.credits_pending = add(credit.credits_pending, -amount);
     if (to === 'posted') {
@@ -344,12 +351,14 @@ export class LedgerBatch {
           : { op: 'cas', coll: TRANSFERS, doc: { ...doc }, expected: loaded },
       );
     }
-    for (const { doc, loaded, dirty, read } of this.accounts.values()) {
+    // accounts in one order of ids, so that ledger writes lock them (PostgreSQL) in one order: no deadlock between two
+    const accounts = [...this.accounts.values()].sort((a, b) => (a.doc.id < b.doc.id ? -1 : a.doc.id > b.doc.id ? 1 : 0));
+    for (const { doc, loaded, dirty, read, seen } of accounts) {
       if (!dirty) continue;
-      const credit = this.opts.commutativeCredits ? creditOnly(read!, doc) : null;
-      if (credit) {
+      const amounts = seen ? null : uncheckedChange(read!, doc);
+      if (amounts) {
         const { owner, asset } = parseAccountId(doc.id);
-        out.push({ op: 'add', coll: ACCOUNTS, doc: newAccount(owner, asset, this.now), add: credit, set: ['updated_at'] });
+        out.push({ op: 'add', coll: ACCOUNTS, doc: newAccount(owner, asset, this.now), add: amounts, set: ['updated_at'] });
         continue;
       }
       out.push(
@@ -366,16 +375,19 @@ export class LedgerBatch {
   }
 }
 
-/** The credit amounts by which `now` differs from `read`, when that is all: no debit moved, no credit went down. */
-function creditOnly(read: LedgerAccount, now: LedgerAccount): Record<string, string> | null {
-  const add: Record<string, string> = {};
+/**
+ * The amounts by which `now` differs from `read` when no check depends on them: any change of an account
+ * that may go negative (a system account), and a change of a wallet's account that does not lower what
+ * it may spend (a credit, or a pending credit or debit posted). Null when a compare-and-set is needed.
+ */
+function uncheckedChange(read: LedgerAccount, now: LedgerAccount): Record<string, string> | null {
+  if (now.flags.includes('no_negative') && available(now) < available(read)) return null;
+  const amounts: Record<string, string> = {};
   for (const f of BALANCES) {
     const d = BigInt(now[f]) - BigInt(read[f]);
-    if (d === 0n) continue;
-    if (d < 0n || f.startsWith('debits')) return null;
-    add[f] = d.toString();
+    if (d !== 0n) amounts[f] = d.toString();
   }
-  return add;
+  return amounts;
 }
 
 export const ledgerBatch = (store: Store, now?: Date) => new LedgerBatch(store, now);

@@ -8,10 +8,11 @@
  */
 import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
 import type { TestNode } from '../helpers/node.ts';
-import { startSolanaMoneyNode } from '../helpers/money-node.ts';
+import { fundSolanaWallet, startSolanaMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
-import { RAILS, createSession, until } from '../integration/chain-listener-helpers.ts';
+import { until } from '../integration/chain-listener-helpers.ts';
 import { createWallet } from '../integration/agents-helpers.ts';
+import { getOk } from '../helpers/merchant-money.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { MEMO_PROGRAM_ID } from '../../lib/chains/solana/tx-driver.ts';
 
@@ -23,38 +24,19 @@ describe('equal Solana movements stay distinct', () => {
   let t: TestNode;
   let m: RegisteredMerchant;
   let w: any;
+  let stop: () => Promise<unknown>;
 
   beforeAll(async () => {
-    ({ sol, mint, t } = await startSolanaMoneyNode());
+    ({ sol, mint, t, stop } = await startSolanaMoneyNode());
     m = await merchant(t);
-    const payer = await sol.newWallet(3_000_000_000n);
-    await sol.mintTo(mint.mint, payer.address, 100_000_000n);
-    const su = await createSession(t, m, RAILS.solUsdc, 20);
-    await sol.transferToken(payer, su.address, mint.mint, 20_000_000n);
-    const ss = await createSession(t, m, RAILS.sol, 1);
-    await sol.transferSol(payer, ss.address, 1_000_000_000n);
-    w = await until(
-      'both settlements to become available',
-      async () => {
-        const { data } = await get('/v1/wallets?limit=100');
-        const x = data.find((y: any) => y.chain === 'solana' && y.type === 'merchant');
-        const ok = x && bal(x, 'USDC')?.available_subunits === '20000000' && bal(x, 'SOL')?.available_subunits === '1000000000';
-        return ok ? x : null;
-      },
-      90_000,
-    );
+    w = await fundSolanaWallet(t, sol, mint, m, { usdc: 20, sol: 1 });
   }, 180_000);
 
   afterAll(async () => {
-    await t?.stop();
-    await sol?.stop();
+    await stop?.();
   });
 
-  const get = async (path: string) => {
-    const r = await t.request('GET', path, { key: m.apiKey });
-    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
-    return r.body;
-  };
+  const get = (path: string) => getOk(t, m, path);
   const bal = (x: any, token: string) => x.balances.find((b: any) => b.token === token);
   const payAll = async (n: number, body: Record<string, unknown>) => {
     const rs = await Promise.all(Array.from({ length: n }, () => t.request('POST', '/v1/payouts', { key: m.apiKey, body })));

@@ -4,38 +4,14 @@
  * that stamped it tells every node, B's hub reads it once), not by B's safety-net pass, which is set to an
  * hour here so that it cannot be what delivers. Order and Last-Event-ID resumption hold across the nodes.
  */
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { rmSync } from 'node:fs';
-import { ensureNats } from '../helpers/nats.ts';
-import { CapturingMailer, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startTwoNodes } from '../helpers/two-nodes.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { ETH_USDC, eventually, merchant } from '../integration/sessions-helpers.ts';
-import { streamEvents, type StreamedEvent } from '../../sdk/src/sse.ts';
-
-/** Reads a stream in the background, collecting what arrives. */
-function collect(opts: Parameters<typeof streamEvents>[0]) {
-  const controller = new AbortController();
-  const got: StreamedEvent[] = [];
-  let connected = 0;
-  const done = (async () => {
-    for await (const e of streamEvents({ ...opts, signal: controller.signal, retryMs: 100, onConnect: () => void connected++ }))
-      got.push(e);
-  })().catch((e) => {
-    if (!controller.signal.aborted) throw e;
-  });
-  return {
-    got,
-    connected: () => connected,
-    async stop() {
-      controller.abort();
-      await done;
-    },
-  };
-}
+import { collectStream } from '../helpers/sse.ts';
 
 describe('event streams on two nodes over NATS', () => {
-  let dir: string;
+  let stop: () => Promise<void>;
   let a: TestNode;
   let b: TestNode;
   let m: RegisteredMerchant;
@@ -52,37 +28,21 @@ describe('event streams on two nodes over NATS', () => {
   }
 
   beforeAll(async () => {
-    const nats = await ensureNats();
-    dir = tempDir('events-cluster-');
-    const shared = {
-      TRANSPORTER: nats,
-      NAMESPACE: `events-${randomBytes(4).toString('hex')}`,
-      DATA_DIR: dir,
-      STORE_URL: `sqlite:${join(dir, 'shared.db')}`,
+    ({ a, b, stop } = await startTwoNodes('events', {
       // the safety net never runs during the test: only the push can deliver
       EVENTS_POLL_INTERVAL_MS: '3600000',
       EVENTS_HEARTBEAT_MS: '500',
       WEBHOOK_RETRY_BASE_MS: '600000',
-    };
-    const mailer = new CapturingMailer();
-    a = await startTestNode({ ...shared, NODE_ID: `ev-a-${randomBytes(3).toString('hex')}` }, { mailer });
-    b = await startTestNode({ ...shared, NODE_ID: `ev-b-${randomBytes(3).toString('hex')}` }, { mailer });
-    await eventually(
-      'both nodes to see each other',
-      () =>
-        a.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2 &&
-        b.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2,
-    );
+    }));
     m = await merchant(a);
   });
 
   afterAll(async () => {
-    await Promise.all([a, b].filter(Boolean).map((n) => n.stop()));
-    rmSync(dir, { recursive: true, force: true });
+    await stop?.();
   });
 
   it('an event committed on node A reaches a stream open on node B, in order, each once', async () => {
-    const s = collect({ baseUrl: b.url, apiKey: m.apiKey });
+    const s = collectStream({ baseUrl: b.url, apiKey: m.apiKey });
     try {
       await eventually('connected to B', () => s.connected() > 0);
       // several, since the nudge goes to one node's sequencer (either): both ways are exercised
@@ -102,15 +62,15 @@ describe('event streams on two nodes over NATS', () => {
   });
 
   it('a stream on B resumes with Last-Event-ID after events committed on A while it was away', async () => {
-    const first = collect({ baseUrl: b.url, apiKey: m.apiKey });
-    let resumed: ReturnType<typeof collect> | null = null;
+    const first = collectStream({ baseUrl: b.url, apiKey: m.apiKey });
+    let resumed: ReturnType<typeof collectStream> | null = null;
     try {
       await eventually('connected to B', () => first.connected() > 0);
       const one = await completeOn(a);
       await eventually('one on B', () => first.got.some((g) => g.event.session_id === one));
       await first.stop();
       const away = [await completeOn(a), await completeOn(a)];
-      resumed = collect({ baseUrl: b.url, apiKey: m.apiKey, lastEventId: first.got[first.got.length - 1].position });
+      resumed = collectStream({ baseUrl: b.url, apiKey: m.apiKey, lastEventId: first.got[first.got.length - 1].position });
       const after = await completeOn(a);
       await eventually('all on B', () => resumed!.got.some((g) => g.event.session_id === after));
       expect(resumed.got.map((g) => g.event.session_id)).toEqual([...away, after]);

@@ -47,6 +47,19 @@ describe('operator script and REPL', () => {
     });
   });
 
+  it('reconcile:ack of a drift id that is not on record answers 404 and records nothing', async () => {
+    const unknown = 'drf_0123456789abcdef0123456789';
+    const params = { drift_id: unknown, reason: 'checked by hand', by: 'ops-oncall' };
+    await expect(t.call('treasury.ackDrift', params)).rejects.toMatchObject({ code: 404, message: `drift ${unknown} not found` });
+    await expect(
+      run(process.execPath, ['scripts/operator.ts', 'reconcile:ack', unknown, '--reason', 'checked by hand', '--by', 'ops-oncall'], {
+        env,
+      }),
+    ).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`error: drift ${unknown} not found`) });
+    const { events } = await t.call<{ events: unknown[] }>('ops.audit', { type: 'operator.reconciliation_drift.acknowledged' });
+    expect(events).toEqual([]);
+  });
+
   it('runs the same commands in the REPL', async () => {
     const child = spawn(process.execPath, ['scripts/repl.ts'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';

@@ -9,16 +9,15 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Wallet } from 'ethers';
-import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
-import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { startTestNode, type TestNode } from '../helpers/node.ts';
+import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
+import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { fundSolanaWallet, startMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { startReceiver, type Receiver } from '../integration/webhooks-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
-import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
-import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
+import { getOk, payoutFinal, payoutOk, settlementPosted } from '../helpers/merchant-money.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 
 jest.setTimeout(240_000);
@@ -33,43 +32,22 @@ describe('sweeps and payouts on chain, over HTTP', () => {
   let rx: Receiver;
   let m: RegisteredMerchant;
   let env: Record<string, string>;
+  let stop: () => Promise<unknown>;
+  let gasWallets: Record<'ethereum' | 'solana', string>;
 
   beforeAll(async () => {
-    [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
-    usdc = await eth.deployTestUsdc();
-    mint = await sol.createMint();
-    await usdc.mint(eth.accounts[1]!.address, 1_000_000_000n);
     rx = await startReceiver();
-    env = {
-      ETHEREUM_TESTNET_RPC_URL: eth.url,
-      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      SOLANA_TESTNET_RPC_URL: sol.url,
-      SOLANA_TESTNET_USDC_MINT: mint.mint,
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      WEBHOOK_SCAN_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
-    };
-    t = await startTestNode(env);
-    m = await merchant(t, { webhook_url: rx.url });
     // the operator funds the node's gas wallets
-    const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
-    await eth.setBalance(keys.address(gasWalletRef('ethereum', 'testnet')), 10n ** 19n);
-    await sol.airdrop(keys.address(gasWalletRef('solana', 'testnet')), 10_000_000_000n);
+    ({ eth, usdc, sol, mint, t, env, gasWallets, stop } = await startMoneyNode({ WEBHOOK_SCAN_INTERVAL_MS: '100' }));
+    m = await merchant(t, { webhook_url: rx.url });
   }, 180_000);
 
   afterAll(async () => {
-    await t?.stop();
+    await stop?.();
     await rx?.close();
-    await Promise.all([eth?.stop(), sol?.stop()]);
   });
 
-  const get = async (path: string) => {
-    const r = await t.request('GET', path, { key: m.apiKey });
-    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
-    return r.body;
-  };
+  const get = (path: string) => getOk(t, m, path);
   const defaultWallet = async (chain: string) => {
     const { data } = await get('/v1/wallets?limit=100');
     return data.find((w: any) => w.chain === chain && w.network === 'testnet' && w.is_default !== false);
@@ -84,20 +62,8 @@ describe('sweeps and payouts on chain, over HTTP', () => {
       },
       90_000,
     );
-  const payoutWhen = (id: string) =>
-    until(
-      `payout ${id} final`,
-      async () => {
-        const p = await get(`/v1/payouts/${id}`);
-        return p.status === 'completed' || p.status === 'failed' ? p : null;
-      },
-      90_000,
-    );
-  const createPayout = async (body: Record<string, unknown>) => {
-    const r = await t.request('POST', '/v1/payouts', { key: m.apiKey, body });
-    if (r.status !== 201) throw new Error(`payout refused: ${r.status} ${r.text}`);
-    return r.body;
-  };
+  const payoutWhen = (id: string) => payoutFinal(t, m, id, 90_000);
+  const createPayout = (body: Record<string, unknown>) => payoutOk(t, m, body);
 
   it('Ethereum USDC: credited pending, swept, available; a payout of part arrives exactly, with a signed webhook', async () => {
     const s = await createSession(t, m, RAILS.ethUsdc, 10);
@@ -125,8 +91,7 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     const gasSession = await createSession(t, m, RAILS.eth, 0.01);
     await eth.sendEth(2, gasSession.address, 10n ** 16n);
     await walletWhen('ethereum', 'the ETH for gas to become available', (x) => BigInt(bal(x, 'ETH')?.available_subunits ?? '0') > 0n);
-    const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
-    const gasWallet = keys.address(gasWalletRef('ethereum', 'testnet'));
+    const gasWallet = gasWallets.ethereum;
     const gasBefore = await eth.provider.getBalance(gasWallet);
     const ethBefore = await eth.provider.getBalance(w.address);
 
@@ -172,14 +137,7 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     const before = await eth.provider.getBalance(w0.address); // the ETH left after the USDC payout's gas
     const s = await createSession(t, m, RAILS.eth, 0.05);
     await eth.sendEth(2, s.address, 5n * 10n ** 16n);
-    await until(
-      'the ETH settlement to be posted',
-      async () =>
-        (await get(`/v1/wallets/${w0.id}/transactions?limit=100`)).data.some(
-          (x: any) => x.type === 'settlement' && x.session_id === s.session_id && x.status === 'posted',
-        ),
-      90_000,
-    );
+    await settlementPosted(t, m, w0.id, s.session_id, 'the ETH settlement to be posted');
     const w = await get(`/v1/wallets/${w0.id}`);
     const onChain = await eth.provider.getBalance(w.address);
     expect(BigInt(bal(w, 'ETH').available_subunits)).toBe(onChain);
@@ -218,17 +176,7 @@ describe('sweeps and payouts on chain, over HTTP', () => {
   });
 
   it('Solana USDC and SOL: swept with the gas wallet paying the fees; payouts arrive exactly, their fees and rent charged', async () => {
-    const payer = await sol.newWallet(3_000_000_000n);
-    await sol.mintTo(mint.mint, payer.address, 100_000_000n);
-    const su = await createSession(t, m, RAILS.solUsdc, 8);
-    await sol.transferToken(payer, su.address, mint.mint, 8_000_000n);
-    const ss = await createSession(t, m, RAILS.sol, 0.5);
-    await sol.transferSol(payer, ss.address, 500_000_000n);
-    const w = await walletWhen(
-      'solana',
-      'both Solana settlements to become available',
-      (x) => bal(x, 'USDC')?.available_subunits === '8000000' && bal(x, 'SOL')?.available_subunits === '500000000',
-    );
+    const w = await fundSolanaWallet(t, sol, mint, m, { usdc: 8, sol: 0.5 });
     expect(await sol.tokenBalance(w.address, mint.mint)).toBe(8_000_000n);
     expect(sol.balance(w.address)).toBe(500_000_000n);
 

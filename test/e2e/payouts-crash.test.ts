@@ -5,51 +5,28 @@
  * same DATA_DIR resumes the persisted row: exactly one transfer on chain (the wallet's nonce moved once,
  * the destination got the amount once), the payout completed with that transaction's hash.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { Wallet } from 'ethers';
-import { startHardhatNode, type HardhatNode } from '../harness/hardhat-node.ts';
-import { http, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
-import { freePort } from '../helpers/nats.ts';
-import { holdingProxy, type HoldingProxy } from '../helpers/holding-proxy.ts';
+import { http, startTestNode } from '../helpers/node.ts';
+import { startCrashEnv, type CrashEnv } from '../helpers/crash-env.ts';
+import { spawnNode } from '../helpers/child-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, until } from '../integration/chain-listener-helpers.ts';
-import { openStore, type Store } from '../../lib/store/index.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts';
 
 jest.setTimeout(240_000);
 
 describe('a node killed between signing a payout and the broadcast result', () => {
-  let chain: HardhatNode;
-  let proxy: HoldingProxy;
-  let child: ChildProcess | null = null;
-  const nodes: TestNode[] = [];
-  let store: Store | null = null;
-  const dataDir = tempDir();
+  let crash: CrashEnv;
 
   beforeAll(async () => {
-    chain = await startHardhatNode();
-    proxy = await holdingProxy(chain.url);
+    crash = await startCrashEnv();
   }, 120_000);
   afterAll(async () => {
-    if (child && child.exitCode === null) child.kill('SIGKILL');
-    for (const n of nodes) await n.stop();
-    await store?.close();
-    await proxy?.close();
-    await chain?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await crash?.close();
   });
 
   it('resumes it on restart: one on-chain transfer, payout completed', async () => {
-    const env = {
-      DATA_DIR: dataDir,
-      ETHEREUM_TESTNET_RPC_URL: chain.url,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      CHAIN_LEASE_TTL_MS: '1000',
-    };
+    const { chain, proxy, children, nodes, kill, peek, env } = crash;
     // 1. a merchant whose default wallet holds swept ETH
     const a = await startTestNode(env);
     const m = await merchant(a);
@@ -67,36 +44,9 @@ describe('a node killed between signing a payout and the broadcast result', () =
     await a.stop();
 
     // 2. a real node process whose broadcast never returns: killed while it waits
-    const port = await freePort();
-    let out = '';
-    child = spawn(process.execPath, ['index.ts'], {
-      cwd: process.cwd(),
-      env: {
-        ...process.env,
-        ...env,
-        ETHEREUM_TESTNET_RPC_URL: proxy.url,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        POW_DIFFICULTY: '4',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.on('data', (d) => {
-      out += d;
-    });
-    child.stderr!.on('data', (d) => {
-      out += d;
-    });
-    const url = `http://127.0.0.1:${port}`;
-    await until(
-      `the child node to answer (${out})`,
-      async () => {
-        if (child!.exitCode !== null) throw new Error(`child exited: ${out}`);
-        return (await fetch(`${url}/v1/payment_methods`).catch(() => null))?.status === 200;
-      },
-      60_000,
-    );
+    const child = await spawnNode({ ...env, ETHEREUM_TESTNET_RPC_URL: proxy.url, LOG_LEVEL: 'warn' });
+    children.push(child);
+    const url = child.url;
     const dest = Wallet.createRandom().address;
     const created = await http(url, 'POST', '/v1/payouts', {
       key: m.apiKey,
@@ -104,19 +54,13 @@ describe('a node killed between signing a payout and the broadcast result', () =
     });
     expect(created.status).toBe(201);
     await proxy.held;
-    await new Promise<void>((r) => {
-      child!.once('exit', () => r());
-      child!.kill('SIGKILL');
-    });
+    await kill(child);
 
-    store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
-    const row = (await store.get<ChainTxDoc>(CHAIN_TXS, `payout:${created.body.id}`))!;
+    const row = (await peek((st) => st.get<ChainTxDoc>(CHAIN_TXS, `payout:${created.body.id}`)))!;
     expect(row).toMatchObject({ status: 'signed', broadcasts: 0, nonce: 0 }); // persisted before the send; its result never recorded
     expect(await chain.provider.getBalance(dest)).toBe(10n ** 16n); // yet it landed
-    const payout = await store.get('payouts', created.body.id);
+    const payout = await peek((st) => st.get('payouts', created.body.id));
     expect(payout!.status).toBe('processing');
-    await store.close();
-    store = null;
 
     // 3. a restarted node resumes the row: it re-sends the same bytes and confirms; nothing is signed again
     const b = await startTestNode(env);

@@ -9,16 +9,15 @@
  * a contract, or from an address that paid three other merchants too make the service ask for a destination.
  */
 import { Wallet } from 'ethers';
-import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
-import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { startTestNode, type TestNode } from '../helpers/node.ts';
+import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
+import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { startReceiver, type Receiver } from '../integration/webhooks-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
-import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
-import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
+import { getOk } from '../helpers/merchant-money.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 
 jest.setTimeout(300_000);
@@ -31,40 +30,20 @@ describe('refunds on chain, over HTTP', () => {
   let t: TestNode;
   let rx: Receiver;
   let m: RegisteredMerchant;
+  let stop: () => Promise<unknown>;
 
   beforeAll(async () => {
-    [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
-    usdc = await eth.deployTestUsdc();
-    mint = await sol.createMint();
     rx = await startReceiver();
-    t = await startTestNode({
-      ETHEREUM_TESTNET_RPC_URL: eth.url,
-      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      SOLANA_TESTNET_RPC_URL: sol.url,
-      SOLANA_TESTNET_USDC_MINT: mint.mint,
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      WEBHOOK_SCAN_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
-    });
+    ({ eth, usdc, sol, mint, t, stop } = await startMoneyNode({ WEBHOOK_SCAN_INTERVAL_MS: '100' }));
     m = await merchant(t, { webhook_url: rx.url });
-    const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
-    await eth.setBalance(keys.address(gasWalletRef('ethereum', 'testnet')), 10n ** 19n);
-    await sol.airdrop(keys.address(gasWalletRef('solana', 'testnet')), 10_000_000_000n);
   }, 180_000);
 
   afterAll(async () => {
-    await t?.stop();
+    await stop?.();
     await rx?.close();
-    await Promise.all([eth?.stop(), sol?.stop()]);
   });
 
-  const get = async (path: string) => {
-    const r = await t.request('GET', path, { key: m.apiKey });
-    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
-    return r.body;
-  };
+  const get = (path: string) => getOk(t, m, path);
   const refund = (sessionId: string, body: object, headers: Record<string, string> = {}) =>
     t.request('POST', `/v1/payment_sessions/${sessionId}/refunds`, { key: m.apiKey, body, headers });
   const refundWhen = (sessionId: string, id: string) =>
@@ -216,10 +195,11 @@ describe('refunds on chain, over HTTP', () => {
     expect(shared.body.message).toContain('3 or more other merchants');
 
     await swept('ethereum', 'USDC', 3_000_000n);
+    // read before the refund is asked for: it may land before its 201 is read
+    const before = await usdc.balanceOf(b.address);
     const named = await refund(two.session_id, { destination: b.address.toLowerCase(), amount_subunits: '1000000' });
     expect(named.status).toBe(201);
     expect(named.body).toMatchObject({ destination: b.address, destination_source: 'merchant' });
-    const before = await usdc.balanceOf(b.address);
     await refundWhen(two.session_id, named.body.id);
     expect(await usdc.balanceOf(b.address)).toBe(before + 1_000_000n);
   });

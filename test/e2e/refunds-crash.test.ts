@@ -8,16 +8,12 @@
  * then a third node resumes the persisted row: the buyer received the refund exactly once (the settlement
  * wallet's nonce moved once), the refund completed with that transaction's hash, the ledger is clean.
  */
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { Wallet } from 'ethers';
-import { startHardhatNode, type HardhatNode } from '../harness/hardhat-node.ts';
-import { http, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
-import { spawnNode, type ChildNode } from '../helpers/child-node.ts';
-import { holdingProxy, type HoldingProxy } from '../helpers/holding-proxy.ts';
+import { http, startTestNode } from '../helpers/node.ts';
+import { startCrashEnv, type CrashEnv } from '../helpers/crash-env.ts';
+import { spawnNode } from '../helpers/child-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
-import { openStore, type Store } from '../../lib/store/index.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts';
 import type { RefundDoc } from '../../lib/refunds/model.ts';
 
@@ -27,51 +23,18 @@ jest.setTimeout(300_000);
 const API_ONLY = 'api,discovery,merchants,merchant-actors,operators,sessions,session-actors,wallets,refunds,webhooks,events';
 
 describe('a node killed while refunding', () => {
-  let chain: HardhatNode;
-  let proxy: HoldingProxy;
-  const children: ChildNode[] = [];
-  const nodes: TestNode[] = [];
-  let store: Store | null = null;
-  const dataDir = tempDir();
+  let crash: CrashEnv;
 
   beforeAll(async () => {
-    chain = await startHardhatNode();
-    proxy = await holdingProxy(chain.url);
+    crash = await startCrashEnv();
   }, 120_000);
   afterAll(async () => {
-    for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
-    for (const n of nodes) await n.stop();
-    await store?.close();
-    await proxy?.close();
-    await chain?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await crash?.close();
   });
 
-  const kill = (c: ChildNode) =>
-    new Promise<void>((r) => {
-      c.proc.once('exit', () => r());
-      c.proc.kill('SIGKILL');
-    });
-  const peek = async <T>(read: (s: Store) => Promise<T>): Promise<T> => {
-    store = await openStore(`sqlite:${join(dataDir, 'service.db')}`);
-    try {
-      return await read(store);
-    } finally {
-      await store.close();
-      store = null;
-    }
-  };
-
   it('resumes it: one on-chain transfer to the buyer, refund completed', async () => {
-    const env = {
-      DATA_DIR: dataDir,
-      ETHEREUM_TESTNET_RPC_URL: chain.url,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      CHAIN_LEASE_TTL_MS: '1000',
-      LOG_LEVEL: 'warn',
-    };
+    const { chain, proxy, children, nodes, kill, peek } = crash;
+    const env = { ...crash.env, LOG_LEVEL: 'warn' };
     // 1. a buyer pays 0.05 ETH from an address of their own; the merchant's wallet also holds ETH for gas
     const a = await startTestNode(env);
     const m = await merchant(a);

@@ -6,11 +6,8 @@
  * gone still expires.
  */
 import { plantDeposit } from '../helpers/deposits.ts';
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { rmSync } from 'node:fs';
-import { ensureNats } from '../helpers/nats.ts';
-import { CapturingMailer, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startTwoNodes } from '../helpers/two-nodes.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import type { ActorHost } from '../../actors/runtime.ts';
 import type { PaymentSessionState, SessionMsg, SessionReply } from '../../lib/sessions/payment-session.ts';
@@ -19,7 +16,7 @@ import { ETH_USDC, SOL_USDC, eventually, merchant } from '../integration/session
 type Host = ActorHost<PaymentSessionState, SessionMsg, SessionReply>;
 
 describe('payment sessions on two nodes over NATS', () => {
-  let dir: string;
+  let stop: () => Promise<void>;
   let a: TestNode;
   let b: TestNode;
   let m: RegisteredMerchant;
@@ -30,31 +27,12 @@ describe('payment sessions on two nodes over NATS', () => {
     a.node.rt.store.count('webhook_events', { session_id: id, event_type: 'payment_session.completed' });
 
   beforeAll(async () => {
-    const nats = await ensureNats();
-    dir = tempDir('sessions-cluster-');
-    const shared = {
-      TRANSPORTER: nats,
-      NAMESPACE: `sessions-${randomBytes(4).toString('hex')}`,
-      DATA_DIR: dir,
-      STORE_URL: `sqlite:${join(dir, 'shared.db')}`,
-      SESSION_SCAN_INTERVAL_MS: '50',
-    };
-    // one mailer: the registration code is sent by whichever node runs the step
-    const mailer = new CapturingMailer();
-    a = await startTestNode({ ...shared, NODE_ID: `sess-a-${randomBytes(3).toString('hex')}` }, { mailer, now });
-    b = await startTestNode({ ...shared, NODE_ID: `sess-b-${randomBytes(3).toString('hex')}` }, { mailer, now });
-    await eventually(
-      'both nodes to see each other',
-      () =>
-        a.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2 &&
-        b.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2,
-    );
+    ({ a, b, stop } = await startTwoNodes('sessions', { SESSION_SCAN_INTERVAL_MS: '50' }, { now }));
     m = await merchant(a);
   });
 
   afterAll(async () => {
-    await Promise.all([a, b].filter(Boolean).map((n) => n.stop()));
-    rmSync(dir, { recursive: true, force: true });
+    await stop?.();
   });
 
   it('shares the seed: both nodes derive from the same key material', async () => {

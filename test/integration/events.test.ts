@@ -9,38 +9,11 @@ import { merchant, ETH_USDC, eventually } from './sessions-helpers.ts';
 import { commitEvent, startReceiver } from './webhooks-helpers.ts';
 import { webhookEventOp } from '../../lib/webhooks/event.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
-import { streamEvents, type StreamedEvent } from '../../sdk/src/sse.ts';
+import { collectStream } from '../helpers/sse.ts';
+import { streamEvents } from '../../sdk/src/sse.ts';
 import { PaymentsError } from '../../sdk/src/errors.ts';
 
 const FAST = { EVENTS_POLL_INTERVAL_MS: '50', EVENTS_HEARTBEAT_MS: '500', WEBHOOK_RETRY_BASE_MS: '600000' };
-
-/** Reads a stream in the background, collecting what arrives. */
-function collect(opts: Parameters<typeof streamEvents>[0]) {
-  const controller = new AbortController();
-  const got: StreamedEvent[] = [];
-  let connected = 0;
-  const done = (async () => {
-    for await (const e of streamEvents({
-      ...opts,
-      signal: controller.signal,
-      retryMs: 100,
-      onConnect: () => {
-        connected++;
-      },
-    }))
-      got.push(e);
-  })().catch((e) => {
-    if (!controller.signal.aborted) throw e;
-  });
-  return {
-    got,
-    connected: () => connected,
-    async stop() {
-      controller.abort();
-      await done;
-    },
-  };
-}
 
 describe('GET /v1/events', () => {
   let t: TestNode;
@@ -190,7 +163,7 @@ describe('GET /v1/events/stream', () => {
     const m = await merchant(t);
     const before = await commitEvent(t.node.rt.store, m.id);
     await t.call('events.sequence');
-    const s = collect({ baseUrl: t.url, apiKey: m.apiKey });
+    const s = collectStream({ baseUrl: t.url, apiKey: m.apiKey });
     try {
       await eventually('connected', () => s.connected() > 0);
       // an id chosen before the others but committed after them (a slow writer on another node)
@@ -226,7 +199,7 @@ describe('GET /v1/events/stream', () => {
     const t = await startTestNode(FAST);
     const m = await merchant(t);
     try {
-      let s = collect({ baseUrl: t.url, apiKey: m.apiKey });
+      let s = collectStream({ baseUrl: t.url, apiKey: m.apiKey });
       await eventually('connected', () => s.connected() > 0);
       const first = [await commitEvent(t.node.rt.store, m.id), await commitEvent(t.node.rt.store, m.id)];
       await eventually('first two', () => s.got.length === 2);
@@ -236,7 +209,7 @@ describe('GET /v1/events/stream', () => {
         await commitEvent(t.node.rt.store, m.id),
         await commitEvent(t.node.rt.store, m.id, { type: 'payment_session.expired' }),
       ];
-      s = collect({ baseUrl: t.url, apiKey: m.apiKey, lastEventId: last });
+      s = collectStream({ baseUrl: t.url, apiKey: m.apiKey, lastEventId: last });
       await eventually('connected again', () => s.connected() > 0);
       const after = await commitEvent(t.node.rt.store, m.id);
       await eventually('the rest', () => s.got.length === 3);
@@ -244,7 +217,7 @@ describe('GET /v1/events/stream', () => {
       expect(s.got.map((g) => g.event.id)).not.toContain(first[0].id);
       await s.stop();
       // resuming from an evt_ id (from the list) works too, and so does a type filter
-      const typed = collect({ baseUrl: t.url, apiKey: m.apiKey, lastEventId: first[1].id, type: 'payment_session.expired' });
+      const typed = collectStream({ baseUrl: t.url, apiKey: m.apiKey, lastEventId: first[1].id, type: 'payment_session.expired' });
       await eventually('the expired one', () => typed.got.length === 1);
       expect(typed.got[0].event.id).toBe(whileAway[1].id);
       await typed.stop();
@@ -265,7 +238,7 @@ describe('GET /v1/events/stream', () => {
   it('resumes after the node restarts, and streams events committed on another node of the same store', async () => {
     const a = await startTestNode(FAST, { keepData: true });
     const m = await merchant(a);
-    const s = collect({ baseUrl: a.url, apiKey: m.apiKey });
+    const s = collectStream({ baseUrl: a.url, apiKey: m.apiKey });
     let b: TestNode | null = null;
     let c: TestNode | null = null;
     try {
@@ -279,7 +252,7 @@ describe('GET /v1/events/stream', () => {
       const three = await commitEvent(b.node.rt.store, m.id);
       // the client keeps reconnecting to the address it knows; point a fresh reader at the new node from the last position
       await s.stop();
-      const resumed = collect({ baseUrl: b.url, apiKey: m.apiKey, lastEventId: s.got[s.got.length - 1].position });
+      const resumed = collectStream({ baseUrl: b.url, apiKey: m.apiKey, lastEventId: s.got[s.got.length - 1].position });
       try {
         await eventually('two and three', () => resumed.got.some((g) => g.event.id === three.id));
         const all = [...s.got, ...resumed.got].map((g) => g.event.id);

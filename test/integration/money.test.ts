@@ -35,6 +35,17 @@ describe('wallets, settlement and payouts over HTTP', () => {
     expect(sim.status).toBe(200);
     return s.body.session_id as string;
   }
+  /** `count` sandbox sessions of `who`, opened at once, of 1, 2, … USDC: their ids */
+  const openSessions = (who: RegisteredMerchant, count: number) =>
+    Promise.all(
+      Array.from({ length: count }, async (_, i) => {
+        const s = await t.request('POST', '/v1/payment_sessions', {
+          key: who.apiKey,
+          body: { amount: i + 1, expires_in: '15m', paymentMethod: ETH_USDC },
+        });
+        return s.body.session_id as string;
+      }),
+    );
   const wallets = async (who: RegisteredMerchant) => (await t.request('GET', '/v1/wallets', { key: who.apiKey })).body.data as any[];
   const usdc = (w: any) => w.balances.find((b: any) => b.token === 'USDC');
   const payout = (body: Record<string, unknown>, key = m.apiKey, headers?: Record<string, string>) =>
@@ -276,15 +287,7 @@ describe('wallets, settlement and payouts over HTTP', () => {
 
   it('30 sessions of one merchant simulated at once all settle into its one wallet, none lost', async () => {
     const n = await merchant(t);
-    const ids = await Promise.all(
-      Array.from({ length: 30 }, async (_, i) => {
-        const s = await t.request('POST', '/v1/payment_sessions', {
-          key: n.apiKey,
-          body: { amount: i + 1, expires_in: '15m', paymentMethod: ETH_USDC },
-        });
-        return s.body.session_id as string;
-      }),
-    );
+    const ids = await openSessions(n, 30);
     const sims = await Promise.all(ids.map((id) => t.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: n.apiKey })));
     expect(sims.map((r) => r.status)).toEqual(Array(30).fill(200));
     const list = await wallets(n);
@@ -292,6 +295,20 @@ describe('wallets, settlement and payouts over HTTP', () => {
     expect(usdc(list[0]).available).toBe((30 * 31) / 2);
     const txs = (await t.request('GET', `/v1/wallets/${list[0].id}/transactions?limit=100`, { key: n.apiKey })).body.data;
     expect(txs).toHaveLength(30);
+  });
+
+  it('100 settlements to one merchant at once never conflict: all 200, none a retryable 409, the balance is their sum', async () => {
+    const n = await merchant(t);
+    const ids = await openSessions(n, 100);
+    // the first settlement creates the default wallet; the rest all credit that one wallet at once
+    expect((await t.request('POST', `/v1/payment_sessions/${ids[0]}/simulate`, { key: n.apiKey })).status).toBe(200);
+    const sims = await Promise.all(ids.slice(1).map((id) => t.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: n.apiKey })));
+    expect(sims.filter((r) => r.status !== 200).map((r) => [r.status, r.body])).toEqual([]);
+    const list = await wallets(n);
+    expect(list).toHaveLength(1);
+    expect(usdc(list[0])).toMatchObject({ available: (100 * 101) / 2, available_subunits: `${((100 * 101) / 2) * 1_000_000}` });
+    const txs = (await t.request('GET', `/v1/wallets/${list[0].id}/transactions?limit=100`, { key: n.apiKey })).body.data;
+    expect(txs).toHaveLength(100);
   });
 
   it('lists payouts newest first with paging; the ledger check passes', async () => {

@@ -23,17 +23,15 @@
 import fc from 'fast-check';
 import { Wallet } from 'ethers';
 import { Keypair } from '@solana/web3.js';
-import { startHardhatNode, type HardhatNode, type TestUsdc } from '../harness/hardhat-node.ts';
-import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness/solana-rpc.ts';
-import { startTestNode, type TestNode } from '../helpers/node.ts';
+import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
+import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from './sessions-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from './chain-listener-helpers.ts';
 import { POLICY, attemptBody, createWallet, type WalletRef } from './agents-helpers.ts';
-import { loadSeedPhrase } from '../../lib/addresses/addresses.ts';
-import { KeyDeriver } from '../../lib/chains/keys.ts';
-import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import { signEip3009Proof, buildSolanaProof } from '../../lib/x402/payer.ts';
-import { closeClients, solConnection } from '../../lib/chains/clients.ts';
+import { solConnection } from '../../lib/chains/clients.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../lib/chains/broadcast/types.ts';
 import { ACCOUNTS, TRANSFERS, postedBalance, type LedgerAccount, type LedgerTransfer } from '../../lib/ledger/index.ts';
 import type { ReconcileReport } from '../../lib/treasury/reconcile/run.ts';
@@ -95,35 +93,27 @@ describe('money paths under random merchant actions (Hardhat + LiteSVM)', () => 
   let mint: MintInfo;
   let t: TestNode;
   let gas: Record<Chain, string>;
+  let stop: () => Promise<unknown>;
 
   beforeAll(async () => {
-    [eth, sol] = await Promise.all([startHardhatNode(), startSolanaRpc()]);
-    usdc = await eth.deployTestUsdc();
-    mint = await sol.createMint();
-    await usdc.mint(eth.accounts[1]!.address, 10_000_000_000n);
-    t = await startTestNode({
-      ETHEREUM_TESTNET_RPC_URL: eth.url,
-      ETHEREUM_TESTNET_USDC_ADDRESS: usdc.address,
-      ETHEREUM_TESTNET_CONFIRMATIONS: '1',
-      SOLANA_TESTNET_RPC_URL: sol.url,
-      SOLANA_TESTNET_USDC_MINT: mint.mint,
-      CHAIN_POLL_INTERVAL_MS: '100',
-      BROADCAST_POLL_INTERVAL_MS: '100',
-      SESSION_SCAN_INTERVAL_MS: '100',
-      AGENTS_SCAN_INTERVAL_MS: '200',
-    });
-    const keys = new KeyDeriver(loadSeedPhrase(t.dataDir, {}).phrase);
-    gas = { ethereum: keys.address(gasWalletRef('ethereum', 'testnet')), solana: keys.address(gasWalletRef('solana', 'testnet')) };
-    await eth.setBalance(gas.ethereum, 10n ** 20n);
-    await sol.airdrop(gas.solana, 1_000_000_000_000n);
+    ({
+      eth,
+      usdc,
+      sol,
+      mint,
+      t,
+      stop,
+      gasWallets: gas,
+    } = await startMoneyNode(
+      { AGENTS_SCAN_INTERVAL_MS: '200' },
+      { payerUsdc: 10_000_000_000n, gasWei: 10n ** 20n, gasLamports: 1_000_000_000_000n },
+    ));
     // the first deep run meets the gas wallets
     expect((await t.call<ReconcileReport>('treasury.reconcile', { deep: true })).ok).toBe(true);
   }, 240_000);
 
   afterAll(async () => {
-    await t?.stop();
-    await closeClients();
-    await Promise.all([eth?.stop(), sol?.stop()]);
+    await stop?.();
   });
 
   const store = () => t.node.rt.store;

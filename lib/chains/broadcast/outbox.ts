@@ -21,7 +21,7 @@ import { isConflict, isDuplicate, type WriteOp } from '../../store/port.ts';
 import type { MoneyOutMetrics } from '../metrics.ts';
 import { rpcErrorText } from '../clients.ts';
 import { ChainEngine, type ScanDeps } from '../engine.ts';
-import { CHAIN_NONCES, CHAIN_TXS, type ChainTxDoc, type NonceDoc, type TxDriver, type TxIntent } from './types.ts';
+import { CHAIN_NONCES, CHAIN_TXS, type ChainTxDoc, type NonceDoc, type TxCheck, type TxDriver, type TxIntent } from './types.ts';
 
 /** The ops a purpose adds to the final write (the doc is already final: status, tx_hash, fee_subunits). */
 export type FinalHook = (doc: ChainTxDoc) => Promise<WriteOp[]>;
@@ -48,6 +48,28 @@ export interface CreateSpec {
 }
 
 const errText = (e: unknown) => rpcErrorText(e);
+
+/** the final fields of a check that decided the row (null: not decided) */
+function outcome(check: TxCheck, doc: ChainTxDoc): Partial<ChainTxDoc> | null {
+  if (check.state === 'confirmed')
+    return {
+      status: 'confirmed',
+      tx_hash: check.hash,
+      block_number: check.block,
+      fee_subunits: check.fee,
+      rent_subunits: check.rent ?? null,
+      failure_reason: null,
+    };
+  if (check.state === 'failed')
+    return {
+      status: 'failed',
+      tx_hash: check.hash ?? doc.tx_hash,
+      block_number: check.block,
+      fee_subunits: check.fee,
+      failure_reason: check.reason,
+    };
+  return null;
+}
 const isRace = (e: unknown) => isConflict(e) || isDuplicate(e);
 
 export class Broadcaster extends ChainEngine<ChainTxDoc, BroadcasterOptions> {
@@ -160,13 +182,13 @@ export class Broadcaster extends ChainEngine<ChainTxDoc, BroadcasterOptions> {
   }
 
   /**
-   * Runs the next steps of a row now (after create, for latency; the scanner does the same later): the
-   * broadcast, then one check at once (on a fast chain the transaction may already be deep enough).
+   * Runs the next step of a row now (after create, for latency; the scanner does the same later): a signed
+   * row's broadcast and its first check (on a fast chain the transaction may already be deep enough), a
+   * sent row's check.
    */
   async process(id: string): Promise<ChainTxDoc | null> {
-    let doc = await this.o.store.get<ChainTxDoc>(CHAIN_TXS, id);
-    for (let i = 0; i < 2 && doc && (doc.status === 'signed' || doc.status === 'sent'); i++) doc = await this.step(doc);
-    return doc;
+    const doc = await this.o.store.get<ChainTxDoc>(CHAIN_TXS, id);
+    return doc && (doc.status === 'signed' || doc.status === 'sent') ? this.step(doc) : doc;
   }
 
   private async save(doc: ChainTxDoc, changes: Partial<ChainTxDoc>, extra: WriteOp[] = []): Promise<ChainTxDoc | null> {
@@ -202,37 +224,22 @@ export class Broadcaster extends ChainEngine<ChainTxDoc, BroadcasterOptions> {
     if (doc.status === 'signed') {
       const r = await this.broadcast(doc, latest.raw);
       // after any send the chain decides: a refused re-send of bytes that already landed is normal
-      return this.save(doc, {
+      const sent: Partial<ChainTxDoc> = {
         status: 'sent',
         broadcasts: doc.broadcasts + 1,
         last_broadcast_at: this.now().toISOString(),
         last_error: r.error,
         next_check_at: this.dueIn(this.o.pollIntervalMs),
-      });
+      };
+      // checked at once: a transaction already final is written with its send in one write (the bytes were
+      // persisted before the send, so a crash before this write only sends them again)
+      const check = await driver.check({ ...doc, ...sent }).catch(() => null);
+      const final = check && outcome(check, doc);
+      return final ? this.finish(doc, { ...sent, ...final }) : this.save(doc, sent);
     }
     if (doc.status !== 'sent') return doc;
     const check = await driver.check(doc);
-    if (check.state === 'confirmed' || check.state === 'failed') {
-      return this.finish(
-        doc,
-        check.state === 'confirmed'
-          ? {
-              status: 'confirmed',
-              tx_hash: check.hash,
-              block_number: check.block,
-              fee_subunits: check.fee,
-              rent_subunits: check.rent ?? null,
-              failure_reason: null,
-            }
-          : {
-              status: 'failed',
-              tx_hash: check.hash ?? doc.tx_hash,
-              block_number: check.block,
-              fee_subunits: check.fee,
-              failure_reason: check.reason,
-            },
-      );
-    }
+    if (check.state === 'confirmed' || check.state === 'failed') return this.finish(doc, outcome(check, doc)!);
     if (check.state === 'expired') {
       // a co-signed transaction carries someone else's signature over their blockhash: it cannot be re-signed
       if (doc.attempts.length >= (this.o.maxSolanaAttempts ?? 5) || doc.intent.kind === 'cosign') {
