@@ -12,10 +12,11 @@ import { Wallet } from 'ethers';
 import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
 import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
 import type { TestNode } from '../helpers/node.ts';
-import { startMoneyNode } from '../helpers/money-node.ts';
+import { fundSolanaWallet, startMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { createWallet, type WalletRef } from '../integration/agents-helpers.ts';
+import { custodyIdle, getOk, payoutFinal, payoutOk, settlementPosted } from '../helpers/merchant-money.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 
 jest.setTimeout(240_000);
@@ -41,37 +42,13 @@ describe('internal transfers move custody on chain', () => {
     await stop?.();
   });
 
-  const get = async (path: string) => {
-    const r = await t.request('GET', path, { key: m.apiKey });
-    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
-    return r.body;
-  };
+  const get = (path: string) => getOk(t, m, path);
   const bal = (w: any, token: string) => w.balances.find((b: any) => b.token === token);
   const defaultWallet = async (chain = 'ethereum') =>
     (await get('/v1/wallets?limit=100')).data.find((w: any) => w.chain === chain && w.is_default);
-  const createPayout = async (body: Record<string, unknown>) => {
-    const r = await t.request('POST', '/v1/payouts', { key: m.apiKey, body });
-    if (r.status !== 201) throw new Error(`payout refused: ${r.status} ${r.text}`);
-    return r.body;
-  };
-  const payoutWhen = (id: string) =>
-    until(
-      `payout ${id} final`,
-      async () => {
-        const p = await get(`/v1/payouts/${id}`);
-        return p.status === 'completed' || p.status === 'failed' ? p : null;
-      },
-      120_000,
-    );
-  const moved = (walletId: string) =>
-    until(
-      `the custody moves into ${walletId} to confirm`,
-      async () => {
-        const status = await t.call('money-out.status');
-        return status.custody_moves.waiting + status.custody_moves.topup + status.custody_moves.moving === 0 ? status : null;
-      },
-      120_000,
-    );
+  const createPayout = (body: Record<string, unknown>) => payoutOk(t, m, body);
+  const payoutWhen = (id: string) => payoutFinal(t, m, id);
+  const moved = (walletId: string) => custodyIdle(t, `the custody moves into ${walletId} to confirm`);
   const reconcile = () => t.call('treasury.reconcile') as Promise<{ checked: number; differences: unknown[] }>;
 
   it('USDC: available at once, the exact amount arrives at the second wallet address, reconciliation is clean, the second wallet pays out on chain', async () => {
@@ -121,14 +98,7 @@ describe('internal transfers move custody on chain', () => {
   it('ETH: a payout from the second wallet accepted before the move confirmed waits for it, then arrives exactly', async () => {
     const s = await createSession(t, m, RAILS.eth, 0.05);
     await eth.sendEth(2, s.address, 5n * 10n ** 16n);
-    await until(
-      'the ETH settlement to be posted',
-      async () =>
-        (await get(`/v1/wallets/${main.id}/transactions?limit=100`)).data.some(
-          (x: any) => x.type === 'settlement' && x.session_id === s.session_id && x.status === 'posted',
-        ),
-      90_000,
-    );
+    await settlementPosted(t, m, main.id, s.session_id, 'the ETH settlement to be posted');
     const secondBefore = await eth.provider.getBalance(second.address);
     const mainPosted = BigInt(bal(await get(`/v1/wallets/${main.id}`), 'ETH').available_subunits);
 
@@ -174,20 +144,7 @@ describe('internal transfers move custody on chain', () => {
   });
 
   it('Solana SPL USDC and SOL: the gas wallet pays; the exact amounts arrive; the second wallet pays out on chain', async () => {
-    const payer = await sol.newWallet(3_000_000_000n);
-    await sol.mintTo(mint.mint, payer.address, 100_000_000n);
-    const su = await createSession(t, m, RAILS.solUsdc, 8);
-    await sol.transferToken(payer, su.address, mint.mint, 8_000_000n);
-    const ss = await createSession(t, m, RAILS.sol, 0.5);
-    await sol.transferSol(payer, ss.address, 500_000_000n);
-    const w = await until(
-      'both Solana settlements to become available',
-      async () => {
-        const x = await defaultWallet('solana');
-        return x && bal(x, 'USDC')?.available_subunits === '8000000' && bal(x, 'SOL')?.available_subunits === '500000000' ? x : null;
-      },
-      90_000,
-    );
+    const w = await fundSolanaWallet(t, sol, mint, m, { usdc: 8, sol: 0.5 });
     const solSecond = await createWallet(t, m, 'merchant', 'solana', 'testnet');
 
     const a = await createPayout({ wallet_id: w.id, amount_subunits: '5000000', token: 'USDC', destination: solSecond.address });

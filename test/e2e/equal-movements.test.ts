@@ -12,6 +12,7 @@ import { fundSolanaWallet, startSolanaMoneyNode } from '../helpers/money-node.ts
 import { merchant } from '../integration/sessions-helpers.ts';
 import { until } from '../integration/chain-listener-helpers.ts';
 import { createWallet } from '../integration/agents-helpers.ts';
+import { getOk } from '../helpers/merchant-money.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { MEMO_PROGRAM_ID } from '../../lib/chains/solana/tx-driver.ts';
 
@@ -35,11 +36,7 @@ describe('equal Solana movements stay distinct', () => {
     await stop?.();
   });
 
-  const get = async (path: string) => {
-    const r = await t.request('GET', path, { key: m.apiKey });
-    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
-    return r.body;
-  };
+  const get = (path: string) => getOk(t, m, path);
   const bal = (x: any, token: string) => x.balances.find((b: any) => b.token === token);
   const payAll = async (n: number, body: Record<string, unknown>) => {
     const rs = await Promise.all(Array.from({ length: n }, () => t.request('POST', '/v1/payouts', { key: m.apiKey, body })));

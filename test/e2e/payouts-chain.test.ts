@@ -12,11 +12,12 @@ import { Wallet } from 'ethers';
 import type { HardhatNode, TestUsdc } from '../harness/hardhat-node.ts';
 import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
 import type { TestNode } from '../helpers/node.ts';
-import { startMoneyNode } from '../helpers/money-node.ts';
+import { fundSolanaWallet, startMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { startReceiver, type Receiver } from '../integration/webhooks-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
+import { getOk, payoutFinal, payoutOk, settlementPosted } from '../helpers/merchant-money.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 
 jest.setTimeout(240_000);
@@ -46,11 +47,7 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     await rx?.close();
   });
 
-  const get = async (path: string) => {
-    const r = await t.request('GET', path, { key: m.apiKey });
-    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
-    return r.body;
-  };
+  const get = (path: string) => getOk(t, m, path);
   const defaultWallet = async (chain: string) => {
     const { data } = await get('/v1/wallets?limit=100');
     return data.find((w: any) => w.chain === chain && w.network === 'testnet' && w.is_default !== false);
@@ -65,20 +62,8 @@ describe('sweeps and payouts on chain, over HTTP', () => {
       },
       90_000,
     );
-  const payoutWhen = (id: string) =>
-    until(
-      `payout ${id} final`,
-      async () => {
-        const p = await get(`/v1/payouts/${id}`);
-        return p.status === 'completed' || p.status === 'failed' ? p : null;
-      },
-      90_000,
-    );
-  const createPayout = async (body: Record<string, unknown>) => {
-    const r = await t.request('POST', '/v1/payouts', { key: m.apiKey, body });
-    if (r.status !== 201) throw new Error(`payout refused: ${r.status} ${r.text}`);
-    return r.body;
-  };
+  const payoutWhen = (id: string) => payoutFinal(t, m, id, 90_000);
+  const createPayout = (body: Record<string, unknown>) => payoutOk(t, m, body);
 
   it('Ethereum USDC: credited pending, swept, available; a payout of part arrives exactly, with a signed webhook', async () => {
     const s = await createSession(t, m, RAILS.ethUsdc, 10);
@@ -152,14 +137,7 @@ describe('sweeps and payouts on chain, over HTTP', () => {
     const before = await eth.provider.getBalance(w0.address); // the ETH left after the USDC payout's gas
     const s = await createSession(t, m, RAILS.eth, 0.05);
     await eth.sendEth(2, s.address, 5n * 10n ** 16n);
-    await until(
-      'the ETH settlement to be posted',
-      async () =>
-        (await get(`/v1/wallets/${w0.id}/transactions?limit=100`)).data.some(
-          (x: any) => x.type === 'settlement' && x.session_id === s.session_id && x.status === 'posted',
-        ),
-      90_000,
-    );
+    await settlementPosted(t, m, w0.id, s.session_id, 'the ETH settlement to be posted');
     const w = await get(`/v1/wallets/${w0.id}`);
     const onChain = await eth.provider.getBalance(w.address);
     expect(BigInt(bal(w, 'ETH').available_subunits)).toBe(onChain);
@@ -198,17 +176,7 @@ describe('sweeps and payouts on chain, over HTTP', () => {
   });
 
   it('Solana USDC and SOL: swept with the gas wallet paying the fees; payouts arrive exactly, their fees and rent charged', async () => {
-    const payer = await sol.newWallet(3_000_000_000n);
-    await sol.mintTo(mint.mint, payer.address, 100_000_000n);
-    const su = await createSession(t, m, RAILS.solUsdc, 8);
-    await sol.transferToken(payer, su.address, mint.mint, 8_000_000n);
-    const ss = await createSession(t, m, RAILS.sol, 0.5);
-    await sol.transferSol(payer, ss.address, 500_000_000n);
-    const w = await walletWhen(
-      'solana',
-      'both Solana settlements to become available',
-      (x) => bal(x, 'USDC')?.available_subunits === '8000000' && bal(x, 'SOL')?.available_subunits === '500000000',
-    );
+    const w = await fundSolanaWallet(t, sol, mint, m, { usdc: 8, sol: 0.5 });
     expect(await sol.tokenBalance(w.address, mint.mint)).toBe(8_000_000n);
     expect(sol.balance(w.address)).toBe(500_000_000n);
 

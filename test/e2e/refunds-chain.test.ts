@@ -17,6 +17,7 @@ import { merchant } from '../integration/sessions-helpers.ts';
 import { startReceiver, type Receiver } from '../integration/webhooks-helpers.ts';
 import { RAILS, createSession, sessionWhen, until } from '../integration/chain-listener-helpers.ts';
 import { verifyWebhook } from '../../lib/webhooks/verify.ts';
+import { getOk } from '../helpers/merchant-money.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 
 jest.setTimeout(300_000);
@@ -42,11 +43,7 @@ describe('refunds on chain, over HTTP', () => {
     await rx?.close();
   });
 
-  const get = async (path: string) => {
-    const r = await t.request('GET', path, { key: m.apiKey });
-    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
-    return r.body;
-  };
+  const get = (path: string) => getOk(t, m, path);
   const refund = (sessionId: string, body: object, headers: Record<string, string> = {}) =>
     t.request('POST', `/v1/payment_sessions/${sessionId}/refunds`, { key: m.apiKey, body, headers });
   const refundWhen = (sessionId: string, id: string) =>

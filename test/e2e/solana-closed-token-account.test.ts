@@ -10,6 +10,7 @@ import { address } from '@solana/kit';
 import { getCloseAccountInstruction } from '@solana-program/token';
 import type { SolanaRpcHarness, MintInfo } from '../harness/solana-rpc.ts';
 import type { TestNode } from '../helpers/node.ts';
+import { custodyIdle, getOk, payoutFinal, payoutOk } from '../helpers/merchant-money.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { fundSolanaWallet, startSolanaMoneyNode } from '../helpers/money-node.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
@@ -40,42 +41,17 @@ describe('a destination token account closed after the quote', () => {
   });
 
   const deep = () => t.call<ReconcileReport>('treasury.reconcile', { deep: true });
-  const get = async (path: string) => {
-    const r = await t.request('GET', path, { key: m.apiKey });
-    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
-    return r.body;
-  };
+  const get = (path: string) => getOk(t, m, path);
   const bal = (x: any, token: string) => BigInt(x.balances.find((b: any) => b.token === token)?.available_subunits ?? '0');
-  const pay = async (body: Record<string, unknown>) => {
-    const r = await t.request('POST', '/v1/payouts', { key: m.apiKey, body });
-    if (r.status !== 201) throw new Error(`payout refused: ${r.status} ${r.text}`);
-    return r.body;
-  };
-  const final = (id: string) =>
-    until(
-      `payout ${id} final`,
-      async () => {
-        const p = await get(`/v1/payouts/${id}`);
-        return p.status === 'completed' || p.status === 'failed' ? p : null;
-      },
-      120_000,
-    );
-  const custodyIdle = () =>
-    until(
-      'the custody moves to finish',
-      async () => {
-        const s = await t.call<any>('money-out.status');
-        return s.custody_moves.waiting + s.custody_moves.topup + s.custody_moves.moving === 0;
-      },
-      120_000,
-    );
+  const pay = (body: Record<string, unknown>) => payoutOk(t, m, body);
+  const final = (id: string) => payoutFinal(t, m, id);
 
   it('fails before anything is sent, its reservation released; paid out again it completes, charged the rent', async () => {
     // a second wallet holding a little SOL, whose move back into the main wallet must wait (it would
     // leave the sender below the rent-exempt minimum): payouts from the main wallet wait behind it
     const x = await createWallet(t, m, 'merchant', 'solana');
     await pay({ wallet_id: w.id, amount_subunits: '1000000', token: 'SOL', destination: x.address });
-    await custodyIdle();
+    await custodyIdle(t);
     expect(sol.balance(x.address)).toBe(1_000_000n);
     await pay({ wallet_id: x.id, amount_subunits: '500000', token: 'SOL', destination: w.address });
 

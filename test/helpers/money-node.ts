@@ -13,6 +13,7 @@ import { closeClients } from '../../lib/chains/clients.ts';
 import { gasWalletRef } from '../../lib/treasury/gas-wallet.ts';
 import { RAILS, createSession, until } from '../integration/chain-listener-helpers.ts';
 import type { RegisteredMerchant } from './merchant.ts';
+import { getOk } from './merchant-money.ts';
 
 const FAST = { CHAIN_POLL_INTERVAL_MS: '100', BROADCAST_POLL_INTERVAL_MS: '100', SESSION_SCAN_INTERVAL_MS: '100' };
 
@@ -87,8 +88,9 @@ export async function startMoneyNode(extra: Record<string, string> = {}, o: Mone
 }
 
 /**
- * The Solana default wallet of merchant `m` funded on chain: two sessions (`usdc` USDC and `sol` SOL, whole
- * units) paid from a new payer, waited for until both amounts are available (swept into the wallet).
+ * The Solana default wallet of merchant `m` funded on chain: two sessions (`usdc` USDC and `sol` SOL, in
+ * whole units as a session takes them) paid from a new payer, waited for until both amounts are available
+ * (swept into the wallet).
  */
 export async function fundSolanaWallet(
   t: TestNode,
@@ -97,8 +99,8 @@ export async function fundSolanaWallet(
   m: RegisteredMerchant,
   amounts: { usdc: number; sol: number },
 ) {
-  const usdcSubunits = BigInt(amounts.usdc) * 1_000_000n;
-  const lamports = BigInt(amounts.sol) * 1_000_000_000n;
+  const usdcSubunits = BigInt(Math.round(amounts.usdc * 1e6));
+  const lamports = BigInt(Math.round(amounts.sol * 1e9));
   const payer = await sol.newWallet(3_000_000_000n);
   await sol.mintTo(mint.mint, payer.address, 100_000_000n);
   const su = await createSession(t, m, RAILS.solUsdc, amounts.usdc);
@@ -106,11 +108,9 @@ export async function fundSolanaWallet(
   const ss = await createSession(t, m, RAILS.sol, amounts.sol);
   await sol.transferSol(payer, ss.address, lamports);
   return until(
-    'both settlements to become available',
+    'both Solana settlements to become available',
     async () => {
-      const r = await t.request('GET', '/v1/wallets?limit=100', { key: m.apiKey });
-      if (r.status !== 200) throw new Error(`GET /v1/wallets?limit=100: ${r.status} ${r.text}`);
-      const x = r.body.data.find((y: any) => y.chain === 'solana' && y.type === 'merchant');
+      const x = (await getOk(t, m, '/v1/wallets?limit=100')).data.find((y: any) => y.chain === 'solana' && y.is_default);
       const available = (token: string) => x?.balances.find((b: any) => b.token === token)?.available_subunits;
       return x && available('USDC') === usdcSubunits.toString() && available('SOL') === lamports.toString() ? x : null;
     },
