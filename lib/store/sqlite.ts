@@ -33,21 +33,11 @@ import { Statements, TEXT_WINDOW } from './sql/statements.ts';
 import { migrate } from './sql/migrations.ts';
 import { Prepared } from './sql/prepared.ts';
 import { Checkpointer } from './sql/checkpointer.ts';
+import { textBody } from './sql/text-body.ts';
 
 const sql = new Statements(sqlite);
 const col = (field: string) => sql.col(field);
 const bindAll = (params: unknown[]) => params as SQLInputValue[];
-
-/** the text a text index keeps for a document: its indexed string fields, lowercased */
-function textBody(doc: Record<string, unknown>, fields: string[]): string {
-  const parts: string[] = [];
-  for (const f of fields) {
-    let v: unknown = doc;
-    for (const k of f.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
-    if (typeof v === 'string') parts.push(v.toLowerCase());
-  }
-  return parts.join('\n');
-}
 
 function isUniqueViolation(e: unknown): boolean {
   return /UNIQUE constraint failed|PRIMARY KEY/i.test(String((e as Error)?.message));
