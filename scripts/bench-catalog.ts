@@ -9,7 +9,8 @@
  *    first pages, cursor paging deep into the list, filters, and `q` searches for common, less common,
  *    rare and absent words.
  * 3. For comparison, times the same rare-word searches directly on a copy of the listings without the
- *    text index (the plain LIKE scan).
+ *    text index (the plain LIKE scan), and a page's store reads in the process both ways: Store.findWith
+ *    (on PostgreSQL two round trips) and the same reads as a sequence of finds (one round trip each).
  *
  * Usage: npx node scripts/bench-catalog.ts [--products 100000] [--merchants 1000] [--samples 200] [--store sqlite|postgres|both]
  */
@@ -17,7 +18,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../lib/store/index.ts';
-import type { Filter, WriteOp } from '../lib/store/port.ts';
+import type { Filter, FindOptions, Lookup, Store, WriteOp } from '../lib/store/port.ts';
+import { findWithFinds } from '../lib/store/lookups.ts';
+import { CatalogBuyer } from '../lib/catalog/buyer.ts';
+import type { Runtime } from '../lib/runtime/index.ts';
 import { newId } from '../lib/core/ids.ts';
 import { listingOf } from '../lib/catalog/merchant.ts';
 import type { PlanRow, PriceRow, ProductRow, StoreRow } from '../lib/catalog/model.ts';
@@ -276,6 +280,36 @@ async function bench(kind: 'sqlite' | 'postgres') {
     }
     plain[label] = times.sort((a, b) => a - b);
   }
+  // the store's reads of one page, in the process (no HTTP), the two ways alternately: findWith as the
+  // adapter answers it (PostgreSQL: the search, then one statement for the products, stores, plans and
+  // prices) and the same reads as a sequence of finds (one round trip each, as pages were read before)
+  const reads: Record<string, { one: number[]; seq: number[] }> = {};
+  {
+    const asFinds = Object.assign(Object.create(store) as Store, {
+      findWith: (c: string, f: Filter, o: FindOptions, l: Lookup[]) => findWithFinds(store, c, f, o, l),
+    });
+    const one = new CatalogBuyer({ store } as unknown as Runtime);
+    const seq = new CatalogBuyer({ store: asFinds } as unknown as Runtime);
+    const kinds: Array<[string, () => Record<string, string>]> = [
+      ['first page (limit 20)', () => ({})],
+      [`q rare word`, () => ({ q: pick(RARE) })],
+      [`q less common word ("${MEDIUM}", ~1 %)`, () => ({ q: MEDIUM })],
+      ['q exact product name', () => ({ q: String(100 + Math.floor(rand() * Math.max(1, PRODUCTS - 100))) })],
+      ['q + merchant_id', () => ({ q: pick(WORDS), merchant_id: pick(merchants).id })],
+    ];
+    for (const [what, query] of kinds) {
+      const t = (reads[what] = { one: [] as number[], seq: [] as number[] });
+      for (let i = 0; i < SAMPLES + 10; i++) {
+        for (const way of i % 2 ? (['one', 'seq'] as const) : (['seq', 'one'] as const)) {
+          const s = performance.now();
+          await (way === 'one' ? one : seq).products(query());
+          if (i >= 10) t[way].push(performance.now() - s);
+        }
+      }
+      t.one.sort((a, b) => a - b);
+      t.seq.sort((a, b) => a - b);
+    }
+  }
   await store.close();
   console.log(
     `seeded ${n} products (+ ${n} plans, ${n} prices, ${n} listings) for ${merchants.length} merchants in ${seedSeconds.toFixed(1)} s`,
@@ -368,7 +402,7 @@ async function bench(kind: 'sqlite' | 'postgres') {
   const plans = pgDb ? await explain(pgDb.url, merchants[0].id) : [];
   rmSync(dataDir, { recursive: true, force: true });
   await pgDb?.drop();
-  return { rows, plain, plans };
+  return { rows, plain, plans, reads };
 }
 
 const results: Record<string, Awaited<ReturnType<typeof bench>>> = {};
@@ -390,6 +424,17 @@ console.log(`|---|${STORES.map(() => '---|---|').join('')}`);
 for (const label of Object.keys(first.plain))
   console.log(
     `| ${label} | ${STORES.map((k) => `${percentile(results[k].plain[label], 50).toFixed(1)} | ${percentile(results[k].plain[label], 95).toFixed(1)}`).join(' | ')} |`,
+  );
+console.log(
+  `\n| the store's reads of one page (in the process, no HTTP) | ${STORES.map((k) => `${k} findWith p50 / p95 ms | ${k} as separate finds p50 / p95 ms`).join(' | ')} |`,
+);
+console.log(`|---|${STORES.map(() => '---|---|').join('')}`);
+for (const what of Object.keys(first.reads))
+  console.log(
+    `| ${what} | ${STORES.map((k) => {
+      const r = results[k].reads[what];
+      return `${percentile(r.one, 50).toFixed(2)} / ${percentile(r.one, 95).toFixed(2)} | ${percentile(r.seq, 50).toFixed(2)} / ${percentile(r.seq, 95).toFixed(2)}`;
+    }).join(' | ')} |`,
   );
 if (results.postgres) {
   console.log("\n| PostgreSQL text search, EXPLAIN ANALYZE of the store's statement | scans that ran | execution ms |");

@@ -11,7 +11,7 @@ import { validate } from '../http/validation.ts';
 import { fromSubunits } from '../core/money.ts';
 import { formatFiat, isFiatCurrency } from '../rates/quote.ts';
 import { findRail } from '../../config/rails.ts';
-import type { Doc, Filter, WriteOp } from '../store/port.ts';
+import type { Doc, Filter, Lookup, WriteOp } from '../store/port.ts';
 import { allowedKeys, railPolicyRefusal, type RailPolicy } from '../merchants/rail-policy.ts';
 import { checkoutMethods, sameAmount } from './rules.ts';
 import { decodeCursor, encodeCursor, parseLimit } from '../core/paging.ts';
@@ -28,6 +28,21 @@ import {
   type ReferenceCheck,
 } from './model.ts';
 import { retrying } from './tx.ts';
+
+const PUBLISHED = { status: 'published' };
+
+/**
+ * What a product is shown with, read in the same read as the products (lookup `products` is their index
+ * among the lookups; absent, the found documents): its published store, plans and their prices.
+ */
+function nestedOf(products?: number): Lookup[] {
+  const plans = products === undefined ? 1 : products + 2;
+  return [
+    { coll: COLL.store, field: 'id', to: 'store_id', from: products, filter: PUBLISHED },
+    { coll: COLL.plan, field: 'product_lineage_id', to: 'lineage_id', from: products, filter: PUBLISHED },
+    { coll: COLL.price, field: 'plan_lineage_id', to: 'lineage_id', from: plans, filter: PUBLISHED },
+  ];
+}
 
 /** how long a checkout intent can be turned into a payment session */
 export const CHECKOUT_TTL_MS = 30 * 60_000;
@@ -70,49 +85,50 @@ export class CatalogBuyer {
         remediation: "Send q of at least 3 characters, or add merchant_id to search one merchant's catalog.",
       });
     }
-    const listings = await this.store.find<ListingRow>(LISTINGS, filter, {
-      desc: true,
-      limit: limit + 1,
-      ...(q ? { text: { q, fields: ['search'] } } : {}),
-    });
+    // the page of listings with its products, their stores, plans and prices: one read
+    const { docs: listings, related } = await this.store.findWith<ListingRow>(
+      LISTINGS,
+      filter,
+      { desc: true, limit: limit + 1, ...(q ? { text: { q, fields: ['search'] } } : {}) },
+      [{ coll: COLL.product, field: 'id', to: 'id', filter: PUBLISHED }, ...nestedOf(0)],
+    );
     const page = listings.slice(0, limit);
     const more = listings.length > limit;
+    const [products, stores, plans, prices] = related as [ProductRow[], StoreRow[], PlanRow[], PriceRow[]];
     return {
-      data: await this.nest(page.map((l) => l.id)),
+      data: this.nest(
+        page.map((l) => l.id),
+        products,
+        stores,
+        plans,
+        prices,
+      ),
       has_more: more,
       next_cursor: more ? encodeCursor(page[page.length - 1].id) : null,
     };
   }
 
   async product(id: string) {
-    const row = typeof id === 'string' && id.length <= 64 ? await this.store.get<ProductRow>(COLL.product, id) : null;
-    const [nested] = row && row.status === 'published' ? await this.nest([row.id]) : [];
+    const found =
+      typeof id === 'string' && id.length <= 64
+        ? await this.store.findWith<ProductRow>(COLL.product, { id, status: 'published' }, { limit: 1 }, nestedOf())
+        : null;
+    const [stores, plans, prices] = (found?.related ?? []) as [StoreRow[], PlanRow[], PriceRow[]];
+    const [nested] = found ? this.nest([id], found.docs, stores, plans, prices) : [];
     if (!nested) throw notFound(`product ${String(id).slice(0, 64)}`);
     return nested;
   }
 
   /**
-   * Published products with their store, published plans and published prices, in the given order.
-   * A product whose store is not published is left out (the listings already exclude it; this also
-   * covers a listing read in the middle of a store's transition).
+   * Published products with their store, published plans and published prices, in the order of `ids`,
+   * from the rows read with them (nestedOf). A product whose store is not published is left out (the
+   * listings already exclude it; this also covers a listing read in the middle of a store's transition).
    */
-  private async nest(ids: string[]) {
-    if (ids.length === 0) return [];
-    const products = (await this.store.find<ProductRow>(COLL.product, { id: { $in: ids } })).filter((p) => p.status === 'published');
-    // the stores and the plans both follow from the products: read together (one round trip less on a cluster store)
-    const [storeRows, planRows] = await Promise.all([
-      this.store.find<StoreRow>(COLL.store, { id: { $in: [...new Set(products.map((p) => p.store_id))] } }),
-      products.length
-        ? this.store.find<PlanRow>(COLL.plan, { product_lineage_id: { $in: products.map((p) => p.lineage_id) }, status: 'published' })
-        : [],
-    ]);
-    const stores = new Map(storeRows.filter((s) => s.status === 'published').map((s) => [s.id, s]));
-    const visible = products.filter((p) => stores.has(p.store_id));
+  private nest(ids: string[], products: ProductRow[], storeRows: StoreRow[], planRows: PlanRow[], prices: PriceRow[]) {
+    const stores = new Map(storeRows.map((s) => [s.id, s]));
+    const visible = products.filter((p) => p.status === 'published' && stores.has(p.store_id));
     const lines = new Set(visible.map((p) => p.lineage_id));
     const plans = planRows.filter((p) => lines.has(p.product_lineage_id));
-    const prices = plans.length
-      ? await this.store.find<PriceRow>(COLL.price, { plan_lineage_id: { $in: plans.map((p) => p.lineage_id) }, status: 'published' })
-      : [];
     const byId = new Map(visible.map((p) => [p.id, p]));
     return ids
       .filter((id) => byId.has(id))

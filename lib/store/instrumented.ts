@@ -32,6 +32,7 @@ export function instrumentStore(inner: Store, histogram: Histogram<'op'>): Store
     get: timed('get', (coll, id) => inner.get(coll, id)) as Store['get'],
     findOne: timed('find_one', (coll, filter) => inner.findOne(coll, filter)) as Store['findOne'],
     find: timed('find', (coll, filter, opts) => inner.find(coll, filter, opts)) as Store['find'],
+    findWith: timed('find_with', (coll, filter, opts, lookups) => inner.findWith(coll, filter, opts, lookups)) as Store['findWith'],
     count: timed('count', (coll: string, filter) => inner.count(coll, filter)),
     write: timed('write', (ops) => inner.write(ops)),
     claimDue: timed('claim_due', (coll, opts) => inner.claimDue(coll, opts)) as Store['claimDue'],

@@ -13,9 +13,12 @@ import {
   type Doc,
   type Filter,
   type FindOptions,
+  type FoundWith,
+  type Lookup,
   type Store,
   type WriteOp,
 } from './port.ts';
+import { findWithFinds } from './lookups.ts';
 
 function mongoField(f: string): string {
   return f === 'id' ? '_id' : f;
@@ -122,6 +125,11 @@ export class MongoStore implements Store {
       .sort(sort);
     if (opts.limit !== undefined) cursor = cursor.limit(opts.limit);
     return (await cursor.toArray()).map((d) => fromMongo<T>(d)!);
+  }
+
+  /** a sequence of finds: they cost no round trip here */
+  findWith<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions, lookups: Lookup[]): Promise<FoundWith<T>> {
+    return findWithFinds<T>(this, coll, filter, opts, lookups);
   }
 
   async count(coll: string, filter: Filter): Promise<number> {

@@ -51,6 +51,30 @@ export interface FindOptions {
   text?: { q: string; fields: string[] };
 }
 
+/**
+ * Documents of another collection read together with a find's (`Store.findWith`): those of `coll` whose
+ * `field` equals the `to` field of one of the source's documents, where the source is the found
+ * documents or, with `from`, the documents of an earlier lookup. A nested page (products with their
+ * stores, plans and prices) is then one read, one round trip on a server store.
+ */
+export interface Lookup {
+  coll: string;
+  /** the field of `coll`'s documents that is matched (`id` or a field); `filter` does not name it */
+  field: string;
+  /** the source's field whose values are looked up (`id` or a field) */
+  to: string;
+  /** the source: the index of an earlier lookup; absent, the found documents */
+  from?: number;
+  /** equality and comparison conditions on the looked-up documents, as `find`'s */
+  filter?: Filter;
+}
+
+/** What `findWith` answers: the found documents in find's order, and per lookup its documents in id order. */
+export interface FoundWith<T extends Doc = Doc> {
+  docs: T[];
+  related: Doc[][];
+}
+
 export type WriteOp =
   | { op: 'insert'; coll: string; doc: Doc }
   /** replace a document if its stored version equals `expected`; the new version is expected + 1 */
@@ -136,6 +160,11 @@ export interface Store {
   get<T extends Doc = Doc>(coll: string, id: string): Promise<T | null>;
   findOne<T extends Doc = Doc>(coll: string, filter: Filter): Promise<T | null>;
   find<T extends Doc = Doc>(coll: string, filter: Filter, opts?: FindOptions): Promise<T[]>;
+  /**
+   * `find`, and the documents of each lookup in the same read (see Lookup): each related document once,
+   * ordered by id, as a `find` of its collection with `{field: {$in: values of to}}` and its filter.
+   */
+  findWith<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions, lookups: Lookup[]): Promise<FoundWith<T>>;
   count(coll: string, filter: Filter): Promise<number>;
   /** all operations commit together or none does; throws DuplicateKeyError or VersionConflictError */
   write(ops: WriteOp[]): Promise<void>;

@@ -29,12 +29,15 @@ import {
   type Doc,
   type Filter,
   type FindOptions,
+  type FoundWith,
+  type Lookup,
   type Store,
   type WriteOp,
 } from './port.ts';
 import { ident, postgres } from './sql/dialect.ts';
 import { likePattern, Statements, type Query } from './sql/statements.ts';
 import { migrate, STORE_LOCK } from './sql/migrations.ts';
+import { lookupValues } from './lookups.ts';
 
 const sql = new Statements(postgres);
 
@@ -348,16 +351,37 @@ export class PostgresStore implements Store {
     return doc ?? null;
   }
 
-  async find<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions = {}): Promise<T[]> {
+  /** a find's statement, and whether it may be prepared */
+  private findQuery(coll: string, filter: Filter, opts: FindOptions): { query: Query; prepared: boolean } {
     const indexed = this.specs.get(coll)?.textIndex;
-    if (opts.text?.q && indexed && opts.text.fields.every((f) => indexed.includes(f))) {
-      const query = textSearchQuery(coll, indexed, filter, opts, this.expires(coll));
+    if (opts.text?.q && indexed && opts.text.fields.every((f) => indexed.includes(f)))
       // planned with the pattern itself (no cached generic plan): a rare word must take the trigram index
-      const { rows } = await this.query<Row>(query, coll, undefined, false);
-      return rows.map((r) => this.doc<T>(r));
-    }
-    const { rows } = await this.query<Row>(sql.find(coll, filter, opts, this.expires(coll)), coll);
+      return { query: textSearchQuery(coll, indexed, filter, opts, this.expires(coll)), prepared: false };
+    return { query: sql.find(coll, filter, opts, this.expires(coll)), prepared: true };
+  }
+
+  async find<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions = {}): Promise<T[]> {
+    const { query, prepared } = this.findQuery(coll, filter, opts);
+    const { rows } = await this.query<Row>(query, coll, undefined, prepared);
     return rows.map((r) => this.doc<T>(r));
+  }
+
+  /**
+   * Two round trips whatever the lookups: the find (a text search planned with its pattern), then every
+   * lookup in one prepared statement (Statements.lookups) whose cached plan costs no planning.
+   */
+  async findWith<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions, lookups: Lookup[]): Promise<FoundWith<T>> {
+    const docs = await this.find<T>(coll, filter, opts);
+    const related: Doc[][] = lookups.map(() => []);
+    if (docs.length === 0 || lookups.length === 0) return { docs, related };
+    const values = lookups.map((l) => (l.from === undefined ? lookupValues(docs, l.to) : []));
+    const query = sql.lookups(
+      lookups.map((l) => ({ ...l, expiresField: this.expires(l.coll) })),
+      values,
+    );
+    const { rows } = await this.query<Row & { k: number }>(query, coll);
+    for (const r of rows) related[r.k - 1].push(this.doc(r));
+    return { docs, related };
   }
 
   async count(coll: string, filter: Filter): Promise<number> {

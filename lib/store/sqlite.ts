@@ -22,9 +22,12 @@ import {
   type Doc,
   type Filter,
   type FindOptions,
+  type FoundWith,
+  type Lookup,
   type Store,
   type WriteOp,
 } from './port.ts';
+import { findWithFinds } from './lookups.ts';
 import { ident, sqlite } from './sql/dialect.ts';
 import { Statements, TEXT_WINDOW } from './sql/statements.ts';
 import { migrate } from './sql/migrations.ts';
@@ -335,6 +338,10 @@ export class SqliteStore implements Store {
         params: [short ? q : `"${q.replace(/"/g, '""')}"`],
       }),
     );
+  }
+
+  findWith<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions, lookups: Lookup[]): Promise<FoundWith<T>> {
+    return findWithFinds<T>(this, coll, filter, opts, lookups);
   }
 
   async count(coll: string, filter: Filter): Promise<number> {

@@ -77,6 +77,7 @@ export class WriteSet {
       get,
       findOne: (coll, filter) => store.findOne(coll, filter),
       find: (coll, filter, opts) => store.find(coll, filter, opts),
+      findWith: (coll, filter, opts, lookups) => store.findWith(coll, filter, opts, lookups),
       count: (coll, filter) => store.count(coll, filter),
       write: () => Promise.reject(new Error('a decision must not write: return its ops')),
       claimDue: (coll, opts) => store.claimDue(coll, opts),

@@ -196,6 +196,57 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     expect(await store.count('things', { owner: { $ne: 'odd' } })).toBe(13);
   });
 
+  it('finds with lookups: related documents by id or field, chained, filtered, live only, each once in id order', async () => {
+    const future = new Date(Date.now() + 3600_000).toISOString();
+    const past = new Date(Date.now() - 3600_000).toISOString();
+    const ins = (coll: string, docs: Array<Record<string, unknown>>) =>
+      store.write(docs.map((doc) => ({ op: 'insert' as const, coll, doc: doc as { id: string } })));
+    await ins('texted', [
+      { id: 'x1', name: 'pear one', owner: 'o1', tag: 'a' },
+      { id: 'x2', name: 'apple', owner: 'o2', tag: 'b' },
+      { id: 'x3', name: 'Pear two', owner: 'o2', tag: 7 },
+      { id: 'x4', name: 'pear three', owner: 'o3', tag: 'a' },
+      { id: 'x5', name: 'pear four' },
+    ]);
+    await ins('things', [
+      { id: 'o1', status: 'open' },
+      { id: 'o2', status: 'open' },
+      { id: 'o3', status: 'closed' },
+    ]);
+    await ins('jobs', [
+      { id: 'j1', thing: 'o2', status: 'due' },
+      { id: 'j0', thing: 'o2', status: 'due' },
+      { id: 'j2', thing: 'o2', status: 'done' },
+      { id: 'j3', thing: 'o1', status: 'due' },
+    ]);
+    await ins('leases', [
+      { id: 'l1', job: 'j1', expires_at: future },
+      { id: 'l2', job: 'j0', expires_at: past },
+      { id: 'l3', job: 'j3', expires_at: future },
+    ]);
+    await ins('plain', [
+      { id: 'p4', tag: 'b' },
+      { id: 'p2', tag: 7 },
+      { id: 'p1', tag: 'a' },
+      { id: 'p3', tag: 'a', expires_at: past },
+    ]);
+    const lookups = [
+      { coll: 'things', field: 'id', to: 'owner', filter: { status: 'open' } },
+      { coll: 'jobs', field: 'thing', to: 'id', from: 0, filter: { status: 'due' } },
+      { coll: 'leases', field: 'job', to: 'id', from: 1 },
+      { coll: 'plain', field: 'tag', to: 'tag' },
+      { coll: 'things', field: 'id', to: 'thing', from: 1 },
+    ];
+    const ids = (docs: Array<{ id: string }>) => docs.map((d) => d.id);
+    const found = await store.findWith('texted', {}, { desc: true, limit: 3, text: { q: 'PEAR', fields: ['name'] } }, lookups);
+    expect(ids(found.docs)).toEqual(['x5', 'x4', 'x3']);
+    expect(found.related.map(ids)).toEqual([['o2'], ['j0', 'j1'], ['l1'], ['p1', 'p2'], ['o2']]);
+    expect(found.related[1][0]).toEqual({ id: 'j0', thing: 'o2', status: 'due', version: 1 });
+    // without a text search, and with nothing found
+    expect((await store.findWith('texted', { id: 'x1' }, {}, lookups)).related.map(ids)).toEqual([['o1'], ['j3'], ['l3'], ['p1'], ['o1']]);
+    expect(await store.findWith('texted', { id: 'none' }, {}, lookups)).toEqual({ docs: [], related: [[], [], [], [], []] });
+  });
+
   it('treats a field holding null like a missing one, in equality, $ne and $exists', async () => {
     await store.write(
       [{ id: 'n1', tag: null }, { id: 'n2' }, { id: 'n3', tag: 'x' }].map((doc) => ({ op: 'insert' as const, coll: 'things', doc })),

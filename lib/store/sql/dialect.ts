@@ -38,6 +38,10 @@ export interface Dialect {
   data(doc: object): unknown;
   /** `data` with the top-level fields set to the given SQL expressions (each a number or a text) */
   setFields(data: string, fields: Record<string, string>): string;
+  /** the placeholder of an array of values compared with a field (`= ANY(…)`); PostgreSQL only */
+  array(field: string): string;
+  /** a text column as the JSON value fields are compared as */
+  json(column: string): string;
   /** lowers a text expression the way JavaScript's toLowerCase does (text search) */
   lower(expr: string): string;
   /** text of a field, for text search */
@@ -79,6 +83,10 @@ export const sqlite: Dialect = {
     `json_set(${data}, ${Object.entries(fields)
       .map(([k, v]) => `'$.${checkPath(k)}', ${v}`)
       .join(', ')})`,
+  array: () => {
+    throw new Error('SQLite binds no arrays');
+  },
+  json: (column) => column,
   lower: (expr) => `lower_text(${expr})`,
   text: (path) => sqlite.field(path),
   claimLock: '',
@@ -103,6 +111,8 @@ export const postgres: Dialect = {
   dataParam: '?::jsonb',
   data: (doc) => JSON.stringify(doc),
   setFields: (data, fields) => Object.entries(fields).reduce((acc, [k, v]) => `jsonb_set(${acc}, ${pgPath(k)}, to_jsonb(${v}))`, data),
+  array: (field) => (field === 'id' ? '?::text[]' : '?::jsonb[]'),
+  json: (column) => `to_jsonb(${column})`,
   lower: (expr) => `lower(${expr})`,
   text(path) {
     if (path === 'id') return 'id';

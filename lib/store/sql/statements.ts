@@ -4,7 +4,7 @@
  * statement is built here and only run by the adapters, which differ in how they run it (SQLite: one
  * synchronous connection with group commit; PostgreSQL: a pool, a transaction per write).
  */
-import type { CollectionSpec, Filter, FindOptions, IndexSpec } from '../port.ts';
+import type { CollectionSpec, Filter, FindOptions, IndexSpec, Lookup } from '../port.ts';
 import { ident, type Dialect } from './dialect.ts';
 
 export interface Query {
@@ -178,6 +178,38 @@ export class Statements {
         `WHERE NOT (SELECT yes FROM g)) AS u ORDER BY ${order}`,
       params: [...base, window, ...test.params, opts.limit, opts.limit, window, ...base, ...test.params, opts.limit],
     };
+  }
+
+  /**
+   * The lookups of `Store.findWith` in one statement (PostgreSQL's; SQLite reads in the process and needs
+   * no such thing), once the found documents are known: lookup `i`'s rows as `r<i+1>`, matched against
+   * `values[i]` (the found documents' values of its `to`, as an array parameter) or against the rows of
+   * an earlier lookup. Its text depends only on the lookups, not on how many values there are, so its
+   * prepared plan serves every page. Rows come back as (k, id, data, version) in lookup order (k = i + 1),
+   * each lookup's in id order.
+   */
+  lookups(lookups: Array<Lookup & { expiresField?: string }>, values: unknown[][]): Query {
+    const params: unknown[] = [];
+    const ctes: string[] = [];
+    const parts: string[] = [];
+    lookups.forEach((l, i) => {
+      const cond = this.condition(l.filter ?? {}, {}, l.expiresField, params);
+      let match: string;
+      if (l.from === undefined) {
+        match = `${this.col(l.field)} = ANY(${this.d.array(l.field)})`;
+        params.push(values[i].map((v) => this.d.value(v, l.field)));
+      } else {
+        // the id is a text column, every other field a JSON value: each side compared in the other's terms
+        const source = `r${l.from + 1}`;
+        match =
+          l.field === 'id'
+            ? `id IN (SELECT ${l.to === 'id' ? 'id' : this.d.text(l.to)} FROM ${source})`
+            : `${this.col(l.field)} IN (SELECT ${l.to === 'id' ? this.d.json('id') : this.col(l.to)} FROM ${source})`;
+      }
+      ctes.push(`r${i + 1} AS MATERIALIZED (SELECT id, data, version FROM ${ident(l.coll)} WHERE ${cond} AND ${match})`);
+      parts.push(`SELECT ${i + 1} AS k, id, data, version FROM r${i + 1}`);
+    });
+    return { sql: `WITH ${ctes.join(', ')} ${parts.join(' UNION ALL ')} ORDER BY k, id`, params };
   }
 
   count(coll: string, filter: Filter, expiresField: string | undefined): Query {
