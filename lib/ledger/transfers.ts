@@ -8,7 +8,17 @@
 import { createHash } from 'node:crypto';
 import { ServiceError } from '../core/errors.ts';
 import type { Doc, Store, WriteOp } from '../store/port.ts';
-import { ACCOUNTS, TRANSFERS, WALLET_TXS, available, newAccount, parseAccountId, walletOfAccount, type LedgerAccount } from './accounts.ts';
+import {
+  ACCOUNTS,
+  TRANSFERS,
+  WALLET_TXS,
+  available,
+  defaultFlags,
+  newAccount,
+  parseAccountId,
+  walletOfAccount,
+  type LedgerAccount,
+} from './accounts.ts';
 
 export const TRANSFER_KINDS = [
   'settlement',
@@ -169,13 +179,20 @@ interface Loaded<T> {
   doc: T;
   loaded: number | null;
   dirty: boolean;
-  /** accounts: the balances as read, to tell a change that needs no check from one that does */
-  read?: T;
-  /** accounts: the caller read it (`account()`) and may have decided on its balance */
-  seen?: boolean;
 }
 
 const BALANCES = ['debits_posted', 'debits_pending', 'credits_posted', 'credits_pending'] as const;
+type Balance = (typeof BALANCES)[number];
+
+/** An account in a batch: what this batch changes, and what was read of it (only when something needed it). */
+interface AccountEntry {
+  /** as stored when read (null: absent); undefined: not read, since no change so far needed it */
+  read?: LedgerAccount | null;
+  delta: Record<Balance, bigint>;
+  dirty: boolean;
+  /** the caller read it (`account()`) and may have decided on its balance */
+  seen: boolean;
+}
 
 /**
  * Several ledger changes that commit together. Accounts are read once and their changes merged, so two
@@ -189,7 +206,7 @@ const BALANCES = ['debits_posted', 'debits_pending', 'credits_posted', 'credits_
  * `account()` and may have decided on what it holds.
  */
 export class LedgerBatch {
-  private accounts = new Map<string, Loaded<LedgerAccount>>();
+  private accounts = new Map<string, AccountEntry>();
   private transfers = new Map<string, Loaded<LedgerTransfer>>();
   private txRows = new Map<string, { doc: WalletTxRow; insert: boolean }>();
   private readonly now: string;
@@ -201,26 +218,42 @@ export class LedgerBatch {
   }
 
   /**
-   * The account as this batch will leave it (a fresh zero account when it does not exist yet). The
-   * caller may decide on what it reads, so the batch writes this account back as a compare-and-set.
+   * The account as this batch will leave it so far (a fresh zero account when it does not exist yet): a
+   * copy. The caller may decide on what it reads, so the batch writes this account back as a compare-and-set.
    */
   async account(id: string): Promise<LedgerAccount> {
-    const doc = await this.load(id);
-    this.accounts.get(id)!.seen = true;
-    return doc;
+    const e = await this.read(id);
+    e.seen = true;
+    return this.view(id, e);
   }
 
-  private async load(id: string): Promise<LedgerAccount> {
-    let a = this.accounts.get(id);
-    if (!a) {
-      const stored = await this.store.get<LedgerAccount>(ACCOUNTS, id);
-      const { owner, asset } = parseAccountId(id);
-      a = stored
-        ? { doc: { ...stored }, loaded: stored.version, dirty: false, read: { ...stored } }
-        : { doc: newAccount(owner, asset, this.now), loaded: null, dirty: false, read: newAccount(owner, asset, this.now) };
-      this.accounts.set(id, a);
+  private entry(id: string): AccountEntry {
+    let e = this.accounts.get(id);
+    if (!e) {
+      e = { delta: { debits_posted: 0n, debits_pending: 0n, credits_posted: 0n, credits_pending: 0n }, dirty: false, seen: false };
+      this.accounts.set(id, e);
     }
-    return a.doc;
+    return e;
+  }
+
+  private async read(id: string): Promise<AccountEntry> {
+    const e = this.entry(id);
+    if (e.read === undefined) e.read = (await this.store.get<LedgerAccount>(ACCOUNTS, id)) ?? null;
+    return e;
+  }
+
+  private view(id: string, e: AccountEntry): LedgerAccount {
+    const { owner, asset } = parseAccountId(id);
+    const a: LedgerAccount = e.read ? { ...e.read, flags: [...e.read.flags] } : newAccount(owner, asset, this.now);
+    for (const f of BALANCES) a[f] = add(a[f], e.delta[f]);
+    if (e.dirty) a.updated_at = this.now;
+    return a;
+  }
+
+  private change(id: string, field: Balance, amount: bigint) {
+    const e = this.entry(id);
+    e.delta[field] += amount;
+    e.dirty = true;
   }
 
   async transferDoc(id: string): Promise<LedgerTransfer | null> {
@@ -234,12 +267,6 @@ export class LedgerBatch {
     return t.doc;
   }
 
-  private touch(id: string) {
-    const a = this.accounts.get(id)!;
-    a.dirty = true;
-    a.doc.updated_at = this.now;
-  }
-
   /** Adds a transfer; false when this exact transfer already exists (nothing to do). */
   async transfer(spec: TransferSpec): Promise<boolean> {
     const amount = validate(spec);
@@ -248,20 +275,15 @@ export class LedgerBatch {
       if (!sameBody(existing, spec, amount)) throw new TransferMismatchError(spec.id);
       return false;
     }
-    const debit = await this.load(spec.debit_account);
-    const credit = await this.load(spec.credit_account);
-    if (debit.flags.includes('no_negative') && available(debit) < amount) {
-      throw new LedgerError('insufficient_funds', 'insufficient available balance', debit.id);
+    // only an account that may not go negative is read, for its balance check; a credit needs no read
+    if (defaultFlags(parseAccountId(spec.debit_account).owner).includes('no_negative')) {
+      const debit = this.view(spec.debit_account, await this.read(spec.debit_account));
+      if (debit.flags.includes('no_negative') && available(debit) < amount) {
+        throw new LedgerError('insufficient_funds', 'insufficient available balance', debit.id);
+      }
     }
-    if (spec.pending) {
-      debit.debits_pending = add(debit.debits_pending, amount);
-      credit.credits_pending = add(credit.credits_pending, amount);
-    } else {
-      debit.debits_posted = add(debit.debits_posted, amount);
-      credit.credits_posted = add(credit.credits_posted, amount);
-    }
-    this.touch(debit.id);
-    this.touch(credit.id);
+    this.change(spec.debit_account, spec.pending ? 'debits_pending' : 'debits_posted', amount);
+    this.change(spec.credit_account, spec.pending ? 'credits_pending' : 'credits_posted', amount);
     const doc: LedgerTransfer = {
       id: spec.id,
       debit_account: spec.debit_account,
@@ -297,19 +319,15 @@ export class LedgerBatch {
     if (t.status === to) return false;
     if (t.status !== 'pending') throw new LedgerError('not_pending', `transfer ${id} is ${t.status}, not pending`);
     const amount = BigInt(t.amount);
-    const debit = await this.load(t.debit_account);
-    const credit = await this.load(t.credit_account);
-    debit.debits_pending = add(debit.debits_pending, -amount);
-    credit.credits_pending = add(credit.credits_pending, -amount);
+    this.change(t.debit_account, 'debits_pending', -amount);
+    this.change(t.credit_account, 'credits_pending', -amount);
     if (to === 'posted') {
-      debit.debits_posted = add(debit.debits_posted, amount);
-      credit.credits_posted = add(credit.credits_posted, amount);
+      this.change(t.debit_account, 'debits_posted', amount);
+      this.change(t.credit_account, 'credits_posted', amount);
       t.posted_at = this.now;
       if (refs.tx_hash) t.tx_hash = refs.tx_hash;
     } else t.voided_at = this.now;
     t.status = to;
-    this.touch(debit.id);
-    this.touch(credit.id);
     this.transfers.get(id)!.dirty = true;
     this.walletRows(t, false);
     return true;
@@ -352,19 +370,25 @@ export class LedgerBatch {
       );
     }
     // accounts in one order of ids, so that ledger writes lock them (PostgreSQL) in one order: no deadlock between two
-    const accounts = [...this.accounts.values()].sort((a, b) => (a.doc.id < b.doc.id ? -1 : a.doc.id > b.doc.id ? 1 : 0));
-    for (const { doc, loaded, dirty, read, seen } of accounts) {
-      if (!dirty) continue;
-      const amounts = seen ? null : uncheckedChange(read!, doc);
-      if (amounts) {
-        const { owner, asset } = parseAccountId(doc.id);
+    for (const id of [...this.accounts.keys()].sort()) {
+      const e = this.accounts.get(id)!;
+      if (!e.dirty) continue;
+      const { owner, asset } = parseAccountId(id);
+      const flags = e.read ? e.read.flags : defaultFlags(owner);
+      const lowersAvailable = e.delta.credits_posted - e.delta.debits_posted - e.delta.debits_pending < 0n;
+      if (!e.seen && !(flags.includes('no_negative') && lowersAvailable)) {
+        const amounts: Record<string, string> = {};
+        for (const f of BALANCES) if (e.delta[f] !== 0n) amounts[f] = e.delta[f].toString();
         out.push({ op: 'add', coll: ACCOUNTS, doc: newAccount(owner, asset, this.now), add: amounts, set: ['updated_at'] });
         continue;
       }
+      // checked against what was read: its balance check (a debit) or the caller's decision
+      if (e.read === undefined) throw new Error(`ledger batch: account ${id} is checked but was never read`);
+      const doc = this.view(id, e);
       out.push(
-        loaded === null
+        e.read === null
           ? { op: 'insert', coll: ACCOUNTS, doc: { ...doc, version: 1 } }
-          : { op: 'cas', coll: ACCOUNTS, doc: { ...doc }, expected: loaded },
+          : { op: 'cas', coll: ACCOUNTS, doc, expected: e.read.version },
       );
     }
     for (const { doc, insert } of this.txRows.values()) {
@@ -373,21 +397,6 @@ export class LedgerBatch {
     }
     return out;
   }
-}
-
-/**
- * The amounts by which `now` differs from `read` when no check depends on them: any change of an account
- * that may go negative (a system account), and a change of a wallet's account that does not lower what
- * it may spend (a credit, or a pending credit or debit posted). Null when a compare-and-set is needed.
- */
-function uncheckedChange(read: LedgerAccount, now: LedgerAccount): Record<string, string> | null {
-  if (now.flags.includes('no_negative') && available(now) < available(read)) return null;
-  const amounts: Record<string, string> = {};
-  for (const f of BALANCES) {
-    const d = BigInt(now[f]) - BigInt(read[f]);
-    if (d !== 0n) amounts[f] = d.toString();
-  }
-  return amounts;
 }
 
 export const ledgerBatch = (store: Store, now?: Date) => new LedgerBatch(store, now);
