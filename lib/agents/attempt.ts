@@ -59,7 +59,8 @@ export const attempt: AgentWalletHandler<'attempt'> = async (store, state, msg, 
     created_at: at,
     updated_at: at,
   };
-  const r = await reserveAllowed(store, base, ctx, msg.payout_id, window, now);
+  // attempt_id and payout_id are minted by the request for this decision: no transfer holds them yet
+  const r = await reserveAllowed(store, base, ctx, msg.payout_id, window, now, true);
   const effects: WriteOp[] = [{ op: 'insert', coll: ATTEMPTS, doc: r.doc }, ...r.ops];
   if (refId) effects.push({ op: 'insert', coll: REFERENCES, doc: { id: refId, attempt_id: r.doc.id, request_hash: hash, created_at: at } });
   const touched = r.doc.status === 'pending' || changed;

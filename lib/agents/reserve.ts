@@ -75,6 +75,8 @@ async function reserve(
   payoutId: string,
   now: Date,
   limits: AttemptContext['payout_limits'],
+  /** its transfer's id (the attempt's or the payout's) was minted for this decision */
+  fresh: boolean,
 ): Promise<{ ops: WriteOp[]; a: SpendAttemptDoc; entry: SpendEntry } | { denied: ExtraReason }> {
   const asset = `${a.chain}:${a.network}:${a.token_symbol}`;
   const amount = BigInt(a.amount_subunits);
@@ -101,6 +103,7 @@ async function reserve(
   try {
     await b.transfer({
       id: transferId,
+      fresh,
       kind: 'agent_spend',
       asset,
       amount,
@@ -169,11 +172,13 @@ export async function reserveAllowed(
   payoutId: string,
   window: Windowed,
   now: Date,
+  /** a new attempt: its id and its payout id were minted for this decision (an approval's attempt is older) */
+  fresh = false,
 ): Promise<{ doc: SpendAttemptDoc; ops: WriteOp[]; window: Windowed }> {
   if (doc.status !== 'pending') return { doc, ops: [], window };
   if (await challengeClosed(store, doc, ctx.target))
     return { doc: { ...doc, status: 'denied', reason: 'challenge_closed' }, ops: [], window };
-  const r = await reserve(store, doc, payoutId, now, ctx.payout_limits);
+  const r = await reserve(store, doc, payoutId, now, ctx.payout_limits, fresh);
   if ('denied' in r) return { doc: { ...doc, status: 'denied', reason: r.denied }, ops: [], window };
   return { doc: r.a, ops: r.ops, window: add(window, r.entry) };
 }

@@ -57,6 +57,7 @@ export interface Windowed {
 
 export type AgentWalletMsg =
   | { type: 'set_policy'; wallet_id: string; merchant_id: string; policy_id: string; body: PolicyInput }
+  /** attempt_id and payout_id are minted for this message (no stored attempt, transfer or payout has them) */
   | { type: 'attempt'; attempt_id: string; payout_id: string; input: AttemptInput; ctx: AttemptContext; dry_run: boolean }
   | { type: 'approve'; attempt_id: string; payout_id: string; ctx: AttemptContext }
   | { type: 'deny'; attempt_id: string; caller_merchant_id: string }

@@ -87,6 +87,11 @@ export interface TransferSpec extends TransferRefs {
   kind: TransferKind;
   /** two-phase: reserve now, post or void later */
   pending?: boolean;
+  /**
+   * The id was minted for this transfer in this request (a new spend attempt's): no stored transfer can
+   * hold it, so the idempotency read is skipped (were one there, the insert would fail as a duplicate).
+   */
+  fresh?: boolean;
 }
 
 export interface LedgerTransfer extends Doc, TransferRefs {
@@ -270,7 +275,7 @@ export class LedgerBatch {
   /** Adds a transfer; false when this exact transfer already exists (nothing to do). */
   async transfer(spec: TransferSpec): Promise<boolean> {
     const amount = validate(spec);
-    const existing = await this.transferDoc(spec.id);
+    const existing = spec.fresh ? (this.transfers.get(spec.id)?.doc ?? null) : await this.transferDoc(spec.id);
     if (existing) {
       if (!sameBody(existing, spec, amount)) throw new TransferMismatchError(spec.id);
       return false;
