@@ -248,7 +248,14 @@ export class AlertEngine {
             ops.push({ op: 'insert', coll: ALERT_DELIVERIES, doc: row });
           }
         }
-        await store.write(ops);
+        try {
+          await store.write(ops);
+        } catch (e) {
+          // a refresh of an open alert that lost the race: a concurrent observer refreshed it (its count is
+          // as recent as ours), so there is nothing left to write; a new alert or a notification retries
+          if (current && !notify && isConflict(e)) return { alert: current, notified: false, isNew: false };
+          throw e;
+        }
         const out = { alert, notified: notify, isNew: !current };
         this.d.onRaised?.(out);
         return out;
