@@ -11,7 +11,7 @@ import { validate } from '../http/validation.ts';
 import { AmountError, toSubunits } from '../core/money.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseLabels, AbuseOutcome } from '../runtime/metrics.ts';
-import { CHALLENGES, CHALLENGE_PAYMENTS, type ChallengeDoc } from '../x402/model.ts';
+import { knownChallenge } from '../x402/known.ts';
 import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
 import { LIMIT_VIOLATIONS, parsePolicy, PolicyError, sameTarget, type PolicyInput, type Reason } from './policy.ts';
 import { ATTEMPTS, presentAttempt, type AttemptContext, type AttemptInput, type SpendAttemptDoc, type WalletFacts } from './attempts.ts';
@@ -111,7 +111,7 @@ export function attemptInput(b: AttemptBody, enabled: Rail[], known: Rail[]): { 
  */
 export async function resolveTarget(store: Store, now: Date, input: AttemptInput, wallet: WalletFacts): Promise<AttemptContext['target']> {
   if (input.reference) {
-    const c = await store.get<ChallengeDoc>(CHALLENGES, input.reference);
+    const c = await knownChallenge(store, input.reference);
     if (c && c.chain === input.chain && c.network === input.network && sameTarget(c.chain, c.pay_to, input.target)) {
       if (c.token !== input.token_symbol || c.amount_subunits !== input.amount_subunits) {
         throw badRequest(

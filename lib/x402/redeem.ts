@@ -36,6 +36,7 @@ import { CHAIN_TXS, type ChainTxDoc } from '../chains/broadcast/types.ts';
 import type { Broadcaster } from '../chains/broadcast/outbox.ts';
 import type { SpendAttemptDoc } from '../spend/attempts.ts';
 import { replayKey } from './replay.ts';
+import { forgetChallenge, knownChallenge } from './known.ts';
 import { CHALLENGES, REDEMPTIONS, CHALLENGE_PAYMENTS, type ChallengeDoc, type RedemptionDoc, type RedeemResult } from './model.ts';
 
 export interface RedeemDeps {
@@ -99,7 +100,7 @@ export class X402Redeemer {
   private async challengeOf(proof: Proof, resource: string, merchantId: string): Promise<ChallengeDoc> {
     const { store } = this.d;
     if (proof.memo !== null) {
-      const c = await store.get<ChallengeDoc>(CHALLENGES, proof.memo);
+      const c = await knownChallenge(store, proof.memo);
       if (!c || c.merchant_id !== merchantId) throw new ProofError('unknown_challenge', 'no challenge of yours has this memo');
       return c;
     }
@@ -448,6 +449,7 @@ export class X402Redeemer {
         throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
       throw e;
     }
+    forgetChallenge(store, c.id);
     return this.result(c, row);
   }
 
