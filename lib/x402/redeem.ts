@@ -23,7 +23,7 @@
  *   proof has already moved the money inside the ledger (its spend attempt's transfer).
  */
 import { createHash } from 'node:crypto';
-import { isDuplicate, type Doc, type Store, type WriteOp } from '../store/port.ts';
+import { isDuplicate, type Doc, type Filter, type Store, type WriteOp } from '../store/port.ts';
 import { retryOnConflict } from '../core/retry.ts';
 import { LedgerBatch, TRANSFERS, accountId, walletAccount } from '../ledger/index.ts';
 import { encodeHeader } from './challenge.ts';
@@ -38,6 +38,10 @@ import type { SpendAttemptDoc } from '../spend/attempts.ts';
 import { replayKey } from './replay.ts';
 import { forgetChallenge, knownChallenge } from './known.ts';
 import { CHALLENGES, REDEMPTIONS, CHALLENGE_PAYMENTS, type ChallengeDoc, type RedemptionDoc, type RedeemResult } from './model.ts';
+
+/** a v1 proof (no memo) is matched against at most this many of the resource's newest open challenges */
+const V1_PAGE = 20;
+const V1_CANDIDATE_PAGES = 10;
 
 export interface RedeemDeps {
   store: Store;
@@ -107,15 +111,20 @@ export class X402Redeemer {
     const terms =
       proof.kind === 'eip3009' ? { pay_to: proof.authorization.to, amount: proof.authorization.value } : { pay_to: null, amount: null };
     const now = this.d.now().toISOString();
-    const open = await store.find<ChallengeDoc>(CHALLENGES, { merchant_id: merchantId, resource, status: 'open' } as never, {
-      sort: 'id',
-      desc: true,
-      limit: 20,
-    });
-    for (const c of open) {
-      if (c.expires_at <= now || (await store.get(REDEMPTIONS, c.id)) || (await store.get(CHALLENGE_PAYMENTS, c.id))) continue;
-      if (terms.amount !== null && (terms.amount !== c.amount_subunits || terms.pay_to!.toLowerCase() !== c.pay_to.toLowerCase())) continue;
-      return c;
+    // newest first, a page at a time: challenges paid by agent wallets stay 'open' in their rows (their
+    // redemption row says they are done), so a busy resource's newest page may hold none still payable
+    let before: string | null = null;
+    for (let page = 0; page < V1_CANDIDATE_PAGES; page++) {
+      const filter: Filter = { merchant_id: merchantId, resource, status: 'open', ...(before ? { id: { $lt: before } } : {}) };
+      const open: ChallengeDoc[] = await store.find<ChallengeDoc>(CHALLENGES, filter, { sort: 'id', desc: true, limit: V1_PAGE });
+      for (const c of open) {
+        if (c.expires_at <= now || (await store.get(REDEMPTIONS, c.id)) || (await store.get(CHALLENGE_PAYMENTS, c.id))) continue;
+        if (terms.amount !== null && (terms.amount !== c.amount_subunits || terms.pay_to!.toLowerCase() !== c.pay_to.toLowerCase()))
+          continue;
+        return c;
+      }
+      if (open.length < V1_PAGE) break;
+      before = open[open.length - 1].id;
     }
     throw new ProofError('unknown_challenge', 'no open challenge of yours for this resource matches the proof');
   }

@@ -190,6 +190,65 @@ describe('x402 v1 (X-PAYMENT)', () => {
     expect((await fetch(`${base}/v1/pay`, { headers: { 'X-PAYMENT': header } })).status).toBe(402);
     expect(await usdc.balanceOf(payer.address)).toBe(0n);
   });
+
+  it('finds its challenge behind more than a page of newer ones that agent wallets paid (their rows stay open)', async () => {
+    // a resource at 0.1 USDC, paid 25 times by an agent wallet of its own (within its policy's window)
+    const price = 100_000n;
+    const busy = createServer(
+      (req, res) =>
+        void requirePayment({
+          serviceUrl: t.url,
+          apiKey: m.apiKey,
+          amount_subunits: String(price),
+          paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
+        })(req, res, () => res.end('paid')),
+    );
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(busy.address() as AddressInfo).port}/v1/busy`;
+    const other = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
+    await fund(t, m, other, 3_000_000n);
+    await t.request('PUT', `/v1/agent-wallets/${other.id}/policy`, { key: m.apiKey, body: POLICY });
+    const challenge = async () => decodeChallenge((await fetch(url)).headers.get('x-payment-required'))!;
+    try {
+      const payer = Wallet.createRandom();
+      await usdc.mint(payer.address, price);
+      const c = await challenge();
+      for (let i = 0; i < 25; i++) {
+        const newer = await challenge();
+        const a = await t.request('POST', `/v1/agent-wallets/${other.id}/spend-attempts`, {
+          key: m.apiKey,
+          body: {
+            target: newer.payTo,
+            amount: 0.1,
+            amount_subunits: String(price),
+            token_symbol: 'USDC',
+            chain: 'ethereum',
+            network: 'testnet',
+            reference: newer.memo,
+          },
+        });
+        expect(a.body).toMatchObject({ status: 'pending', settlement: { status: 'settled' } });
+        expect((await fetch(url, { headers: { 'X-Service-Payment': a.body.spend_reference } })).status).toBe(200);
+      }
+      const block = await chain.provider.getBlock('latest');
+      const authorization = {
+        from: payer.address,
+        to: c.payTo!,
+        value: String(price),
+        validAfter: '0',
+        validBefore: String(Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) + 300),
+        nonce: hexlify(randomBytes(32)),
+      };
+      const domain = { name: 'Test USD Coin', version: '2', chainId: chain.chainId, verifyingContract: usdc.address };
+      const signature = await payer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, authorization);
+      const header = encodeHeader({ x402Version: 1, scheme: 'exact', network: 'hardhat', payload: { signature, authorization } });
+      const r = await fetch(url, { headers: { 'X-PAYMENT': header } });
+      expect(r.status).toBe(200);
+      expect(decodeHeader(r.headers.get('payment-response'))).toMatchObject({ success: true, challenge_id: c.memo });
+    } finally {
+      busy.close();
+    }
+  }, 120_000);
 });
 
 describe('an EIP-3009 authorization used by someone else', () => {
