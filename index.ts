@@ -1,6 +1,7 @@
 /** `npm start`: one node of the service, configured from the environment (see docs/configuration.md). */
 import { applySecretFiles, loadConfig } from './config/index.ts';
 import { ConfigError, exitOnConfigError } from './config/errors.ts';
+import { wakeMemoryReducer } from './lib/runtime/memory-reducer.ts';
 
 let config;
 try {
@@ -18,6 +19,8 @@ const node = await startNode(config, { localSocket: 'serve' }).catch((e: Error) 
   console.error(`cannot start: ${e.message}`);
   process.exit(1);
 });
+// once idle after a burst of load, V8's grown heap goes back to the system (docs/benchmarks.md, memory)
+wakeMemoryReducer();
 const shutdown = async () => {
   await node.stop();
   process.exit(0);

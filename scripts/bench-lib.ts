@@ -21,12 +21,26 @@ export interface ServiceProcess {
  * memory). BENCH_NODE_FLAGS replaces them (space-separated) to measure others.
  */
 export const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=8').split(' ').filter(Boolean);
+/**
+ * Node's compile cache, as `npm start` sets it: the type-stripped sources (and V8's code cache) of every
+ * module, so that a node started again never loads the TypeScript stripper (~17 MB resident; see
+ * docs/benchmarks.md, memory). An env of startServiceProcess may name another directory.
+ */
+export const COMPILE_CACHE = 'node_modules/.cache/node-compile-cache';
 
 /** `node index.ts` on a free port with a fresh data dir: the embedded default, as `npm start` runs it. */
 export async function startServiceProcess(env: Record<string, string> = {}): Promise<ServiceProcess> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
-  const fullEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env };
+  const fullEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    NODE_COMPILE_CACHE: COMPILE_CACHE,
+    ...env,
+  };
   // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops (NODE_OPTIONS refuses --cpu-prof)
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = spawn(process.execPath, [...prof, ...NODE_FLAGS, 'index.ts'], { env: fullEnv, stdio: ['ignore', 'inherit', 'inherit'] });

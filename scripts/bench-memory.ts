@@ -3,6 +3,8 @@
  * sessions and 10,000 spends): `node index.ts` as `npm start` runs it (bench-lib), on a fresh data dir
  * (SQLite, every service), over HTTP. Resident set size of the process:
  *  - a bare node process in the same run (the floor: the runtime alone);
+ *  - a first start on an empty compile cache (npm start's NODE_COMPILE_CACHE), which fills it; every
+ *    measurement after is of a second start, as every start after the first one is;
  *  - the service when it answers, and after `--settle` seconds idle;
  *  - after 10,000 sessions (`POST /v1/payment_sessions`) and 10,000 recorded spend attempts over ten
  *    funded agent wallets with a policy (`POST /v1/agent-wallets/{id}/spend-attempts`), 20 clients each;
@@ -10,8 +12,9 @@
  * Usage: npm run bench:memory -- [--sessions 10000 --spends 10000 --settle 60]
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { benchMerchant, load, rssMb, startServiceProcess } from './bench-lib.ts';
 
 const arg = (name: string, dflt: number) => {
@@ -47,9 +50,18 @@ await sleep(1500);
 const bareRss = rssMb(bare.pid!);
 bare.kill('SIGTERM');
 
-const svc = await startServiceProcess({ TRUSTED_EMAIL_DOMAINS: 'bench.example' });
+// npm start's compile cache, empty: the first start strips the types of every module and fills the cache
+const compileCache = mkdtempSync(join(tmpdir(), 'bench-compile-cache-'));
+const env = { TRUSTED_EMAIL_DOMAINS: 'bench.example', NODE_COMPILE_CACHE: compileCache };
+const cold = await startServiceProcess(env);
+const rows: Array<[string, number, number]> = [
+  ['bare node process (baseline)', bareRss, 0],
+  ['service, first start (compile cache empty), when it answers', rssMb(cold.child.pid!), lazyFreeMb(cold.child.pid!)],
+];
+await cold.stop();
+// every later start, measured from here on: the compile cache is filled, the TypeScript stripper never loads
+const svc = await startServiceProcess(env);
 const pid = svc.child.pid!;
-const rows: Array<[string, number, number]> = [['bare node process (baseline)', bareRss, 0]];
 try {
   rows.push(['service, when it first answers', rssMb(pid), lazyFreeMb(pid)]);
   await sleep(settle * 1000);
@@ -119,6 +131,7 @@ try {
   }
 } finally {
   await svc.stop();
+  rmSync(compileCache, { recursive: true, force: true });
 }
 console.log('\n| what | RSS | × bare node | of it freed lazily (MADV_FREE) |\n|---|---|---|---|');
 for (const [what, mb, lazy] of rows)

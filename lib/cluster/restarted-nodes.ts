@@ -1,5 +1,5 @@
 /**
- * A node that crashed and came back under the same NODE_ID before the heartbeat timeout (15 s) is never
+ * A node that crashed and came back under the same NODE_ID before the heartbeat timeout (8 s) is never
  * seen as disconnected, so Moleculer keeps the calls this node had sent to its dead predecessor pending
  * until the request timeout (30 s): every client request routed there hangs that long. The new instance
  * announces itself with a new instanceID; from then on those calls can never be answered, so they are

@@ -11,7 +11,7 @@ import { validate } from '../http/validation.ts';
 import { AmountError, toSubunits } from '../core/money.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
 import type { AbuseLabels, AbuseOutcome } from '../runtime/metrics.ts';
-import { CHALLENGES, CHALLENGE_PAYMENTS, REDEMPTIONS, type ChallengeDoc } from '../x402/model.ts';
+import { knownChallenge } from '../x402/known.ts';
 import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
 import { LIMIT_VIOLATIONS, parsePolicy, PolicyError, sameTarget, type PolicyInput, type Reason } from './policy.ts';
 import { ATTEMPTS, presentAttempt, type AttemptContext, type AttemptInput, type SpendAttemptDoc, type WalletFacts } from './attempts.ts';
@@ -102,15 +102,16 @@ export function attemptInput(b: AttemptBody, enabled: Rail[], known: Rail[]): { 
 }
 
 /**
- * What the target is: an x402 challenge's payTo (reference = its memo; `closed` once it expired, was
- * redeemed, or has a redemption in flight or a payment (an EIP-3009 or Solana proof being settled), so that
- * paying it is refused rather than made a plain transfer), one of our wallets, or an address on chain.
- * A proof that starts settling after this read still cannot pay too: both write the challenge's one
- * payment row (x402 CHALLENGE_PAYMENTS), and the agent-wallet actor decides again when it lost.
+ * What the target is: an x402 challenge's payTo (reference = its memo; `closed` once it expired or was
+ * redeemed, so that paying it is refused rather than made a plain transfer), one of our wallets, or an
+ * address on chain. A payment of the challenge (a redemption in flight, an EIP-3009 or Solana proof being
+ * settled, another attempt) is its payment row (x402 CHALLENGE_PAYMENTS), read in the agent-wallet actor's
+ * turn; a proof that starts settling after that read still cannot pay too: both insert the row, and the
+ * actor decides again when it lost.
  */
 export async function resolveTarget(store: Store, now: Date, input: AttemptInput, wallet: WalletFacts): Promise<AttemptContext['target']> {
   if (input.reference) {
-    const c = await store.get<ChallengeDoc>(CHALLENGES, input.reference);
+    const c = await knownChallenge(store, input.reference);
     if (c && c.chain === input.chain && c.network === input.network && sameTarget(c.chain, c.pay_to, input.target)) {
       if (c.token !== input.token_symbol || c.amount_subunits !== input.amount_subunits) {
         throw badRequest(
@@ -121,11 +122,10 @@ export async function resolveTarget(store: Store, now: Date, input: AttemptInput
           },
         );
       }
-      const open =
-        c.status === 'open' &&
-        c.expires_at > now.toISOString() &&
-        !(await store.get(REDEMPTIONS, c.id)) &&
-        !(await store.get<Doc & { attempt_id: string | null }>(CHALLENGE_PAYMENTS, c.id).then((p) => p && p.attempt_id === null));
+      // expired or redeemed; a payment of the challenge (another attempt's, or an on-chain proof's being
+      // settled, which every redemption writes) is read where it is decided: the wallet actor's turn
+      // (lib/agents/reserve.ts challengeClosed), which refuses any payment row but the attempt's own
+      const open = c.status === 'open' && c.expires_at > now.toISOString();
       return { kind: 'x402', wallet_id: c.wallet_id, challenge_id: c.id, ...(open ? {} : { closed: true }) };
     }
   }

@@ -15,6 +15,7 @@ import { isFiatCurrency, quotePrice, type SessionQuote } from '../rates/quote.ts
 import type { RatesEngine } from '../rates/engine.ts';
 import type { WalletDirectory } from '../wallets/directory.ts';
 import { CHALLENGES, type ChallengeDoc } from './model.ts';
+import { keepChallenge } from './known.ts';
 import { railFacts, type X402Env } from './facilitator.ts';
 import { buildChallenge, type X402Challenge } from './challenge.ts';
 import { paymentRequired, requirementsOf, type PaymentRequired, type PaymentRequirements } from './wire.ts';
@@ -125,6 +126,7 @@ export async function issueChallenge(
     redeemed_at: null,
   };
   await d.env.store.write([{ op: 'insert', coll: CHALLENGES, doc }]);
+  keepChallenge(d.env.store, doc);
   return { doc, ...(quote ? { quote } : {}) };
 }
 

@@ -36,6 +36,7 @@ import { CHAIN_TXS, type ChainTxDoc } from '../chains/broadcast/types.ts';
 import type { Broadcaster } from '../chains/broadcast/outbox.ts';
 import type { SpendAttemptDoc } from '../spend/attempts.ts';
 import { replayKey } from './replay.ts';
+import { forgetChallenge, knownChallenge } from './known.ts';
 import { CHALLENGES, REDEMPTIONS, CHALLENGE_PAYMENTS, type ChallengeDoc, type RedemptionDoc, type RedeemResult } from './model.ts';
 
 export interface RedeemDeps {
@@ -99,7 +100,7 @@ export class X402Redeemer {
   private async challengeOf(proof: Proof, resource: string, merchantId: string): Promise<ChallengeDoc> {
     const { store } = this.d;
     if (proof.memo !== null) {
-      const c = await store.get<ChallengeDoc>(CHALLENGES, proof.memo);
+      const c = await knownChallenge(store, proof.memo);
       if (!c || c.merchant_id !== merchantId) throw new ProofError('unknown_challenge', 'no challenge of yours has this memo');
       return c;
     }
@@ -125,10 +126,16 @@ export class X402Redeemer {
    */
   async settle(challenge: ChallengeDoc, proof: Proof, proofHash: string): Promise<RedeemResult> {
     const { store } = this.d;
+    // an agent wallet has paid already (its spend is reserved only while the challenge is open): checked
+    // there; a redemption already made is read only when the proof does not pay (the insert refuses a replay)
+    if (proof.kind === 'agent_wallet')
+      return this.redeemAgent(challenge, proof, proofHash).catch(async (e: unknown) => {
+        const existing = e instanceof ProofError ? await store.get<RedemptionDoc>(REDEMPTIONS, challenge.id) : null;
+        if (existing) return this.continueExisting(challenge, existing, proofHash);
+        throw e;
+      });
     const existing = await store.get<RedemptionDoc>(REDEMPTIONS, challenge.id);
     if (existing) return this.continueExisting(challenge, existing, proofHash);
-    // an agent wallet has paid already (its spend is reserved only while the challenge is open): checked there
-    if (proof.kind === 'agent_wallet') return this.redeemAgent(challenge, proof, proofHash);
     const now = this.d.now();
     if (challenge.expires_at <= now.toISOString())
       throw new ProofError('challenge_expired', 'the challenge has expired; ask for a new one');
@@ -393,14 +400,23 @@ export class X402Redeemer {
     if (a.chain !== c.chain || a.network !== c.network || a.token_symbol !== c.token)
       throw new ProofError('wrong_asset', 'the spend attempt is on another rail');
     if (a.target_wallet_id !== c.wallet_id) throw new ProofError('wrong_payee', 'the spend attempt pays another wallet');
-    // paid in time is served even when presented after the challenge expired (the money has moved)
-    const reserved = await store.get<Doc & { created_at: string }>(TRANSFERS, a.ledger_entry_id ?? '');
-    if (!reserved || reserved.created_at >= c.expires_at)
-      throw new ProofError('challenge_expired', 'the challenge expired before the spend attempt paid it');
-    if (a.settlement?.status === 'awaiting_execution') a = await this.d.executeAttempt(a.id, a.agent_wallet_id);
+    // paid in time is served even when presented after the challenge expired (the money has moved). A ledger
+    // spend settled with its reservation, in one write: settled_at is its transfer's created_at. An older
+    // attempt executed after its reservation settled later: settled in time, it was reserved in time too;
+    // otherwise its transfer says when it was reserved.
+    const settledAt = a.settlement?.status === 'settled' ? a.settlement.settled_at : null;
+    if (!settledAt || settledAt >= c.expires_at) {
+      const reserved = await store.get<Doc & { created_at: string }>(TRANSFERS, a.ledger_entry_id ?? '');
+      if (!reserved || reserved.created_at >= c.expires_at)
+        throw new ProofError('challenge_expired', 'the challenge expired before the spend attempt paid it');
+    }
+    const executed = a.settlement?.status === 'awaiting_execution';
+    if (executed) a = await this.d.executeAttempt(a.id, a.agent_wallet_id);
     if (a.settlement?.status !== 'settled') throw new ProofError('settlement_failed', 'the spend attempt is not settled');
-    // the spend holds the challenge's one payment (written with its execution): anything else paid it first
-    const paid = await store.get<Doc & { attempt_id: string | null }>(CHALLENGE_PAYMENTS, c.id);
+    // the spend holds the challenge's one payment, inserted in the write that recorded it pending and
+    // settled (lib/agents/reserve.ts) and never removed: anything else paid it first. Read only for a spend
+    // an older node executed apart from its decision.
+    const paid = executed ? await store.get<Doc & { attempt_id: string | null }>(CHALLENGE_PAYMENTS, c.id) : { attempt_id: a.id };
     if (paid?.attempt_id !== a.id) throw new ProofError('already_redeemed', 'this challenge has already been paid');
     const now = this.d.now();
     const at = now.toISOString();
@@ -433,6 +449,7 @@ export class X402Redeemer {
         throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
       throw e;
     }
+    forgetChallenge(store, c.id);
     return this.result(c, row);
   }
 

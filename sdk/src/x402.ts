@@ -53,9 +53,17 @@ export const HEADERS = {
   response: 'payment-response',
 } as const;
 
+/** only code points below 0x80: their UTF-8 is one byte each, the same as the string's own char codes */
+const ASCII = /^[\x00-\x7f]*$/;
+/** a byte string (atob's) holding a byte of a multi-byte UTF-8 sequence */
+const HIGH_BYTE = /[\x80-\xff]/;
+
 /** Base64 of the UTF-8 JSON of a value (PAYMENT-REQUIRED, X-Service-Payment, PAYMENT-RESPONSE). */
 export function encodeHeader(value: unknown): string {
-  const bytes = new TextEncoder().encode(JSON.stringify(value));
+  const json = JSON.stringify(value);
+  // the usual header is ASCII: btoa takes it as is (the byte-by-byte UTF-8 below is ~10 × slower)
+  if (ASCII.test(json)) return btoa(json);
+  const bytes = new TextEncoder().encode(json);
   let binary = '';
   // in slices: String.fromCharCode(...all) overflows the argument limit on large values
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
@@ -70,7 +78,9 @@ export function decodeHeader(value: string | undefined | null): Record<string, u
   try {
     const b64 = trimmed.replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/');
     const binary = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
-    const parsed = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0))));
+    // ASCII bytes are their own UTF-8 decoding; only other bytes go through the decoder (~20 × slower)
+    const text = HIGH_BYTE.test(binary) ? new TextDecoder().decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0))) : binary;
+    const parsed = JSON.parse(text);
     return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : null;
   } catch {
     return null;
