@@ -268,12 +268,16 @@ export function createX402Service(rt: Runtime): ServiceSchema {
           const caller = callingMerchant(ctx);
           const c = await store.get<ChallengeDoc>(CHALLENGES, ctx.params.params?.challenge_id ?? '');
           if (!c || c.merchant_id !== caller.merchant_id) throw notFound('challenge');
-          const expired = c.status === 'open' && c.expires_at <= rt.now().toISOString();
+          // an agent-wallet redeem leaves the challenge row as issued: its settled redemption redeemed it
+          const r = c.status === 'open' ? await store.get<RedemptionDoc>(REDEMPTIONS, c.id) : null;
+          const redeemed_at = r?.status === 'settled' ? r.settled_at : c.redeemed_at;
+          const status = redeemed_at ? 'redeemed' : c.status;
+          const expired = status === 'open' && c.expires_at <= rt.now().toISOString();
           return {
             challenge_id: c.id,
-            status: expired ? 'expired' : c.status,
+            status: expired ? 'expired' : status,
             expires_at: c.expires_at,
-            redeemed_at: c.redeemed_at,
+            redeemed_at,
             ...(await x.presentChallenge(c)),
           };
         },

@@ -7,7 +7,7 @@
  * generation stayed at 16 MB idle, and after 10,000 sessions and 10,000 spends RSS stayed at its ~275 MB
  * peak with ~50 MB of live heap). With a second context that has V8's `gc` extension installed (made the
  * way jest-leak-detector does: expose it, build a context, unexpose it) it ran in every measured run (RSS
- * back to 164-178 MB in 5 of 6; in one, freed pages stayed resident longer), and after a load it did not
+ * back to 164-178 MB in 6 of 7; in one, freed pages stayed resident longer), and after a load it did not
  * with a plain throwaway context. Nothing calls the function: the context is kept, not used.
  */
 import { setFlagsFromString } from 'node:v8';

@@ -103,8 +103,8 @@ export function attemptInput(b: AttemptBody, enabled: Rail[], known: Rail[]): { 
 
 /**
  * What the target is: an x402 challenge's payTo (reference = its memo; `closed` once it expired or was
- * redeemed, so that paying it is refused rather than made a plain transfer), one of our wallets, or an
- * address on chain. A payment of the challenge (a redemption in flight, an EIP-3009 or Solana proof being
+ * redeemed on chain, so that paying it is refused rather than made a plain transfer), one of our wallets,
+ * or an address on chain. A payment of the challenge (a redemption, an EIP-3009 or Solana proof being
  * settled, another attempt) is its payment row (x402 CHALLENGE_PAYMENTS), read in the agent-wallet actor's
  * turn; a proof that starts settling after that read still cannot pay too: both insert the row, and the
  * actor decides again when it lost.

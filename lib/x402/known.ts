@@ -1,10 +1,10 @@
 /**
  * The challenges this process issued, kept so that the spend that pays one and the redeem that consumes it
  * do not read it back (lib/spend/facts.ts resolveTarget, ./redeem.ts). A challenge's terms never change; its
- * one change is open → redeemed, a cas on its version. A kept copy another request or node redeemed since
- * is stale in its status and version only, and decides nothing alone: the wallet actor reads the
- * challenge's payment row before a spend pays it, and a redeem's write (the redemption's insert keyed by
- * the challenge id, the cas on the kept version) refuses it. Per store (a test runs several services),
+ * one change is open → redeemed when an on-chain settlement finishes (that path reads it from the store). A
+ * kept copy redeemed since is stale in its status only, and decides nothing alone: the wallet actor reads
+ * the challenge's payment row before a spend pays it, and a redeem's insert of the redemption (keyed by the
+ * challenge id) refuses a second one. Per store (a test runs several services),
  * bounded, dropped once redeemed here.
  */
 import type { Store } from '../store/port.ts';

@@ -21,6 +21,7 @@ export interface ChallengeDoc extends Doc, ChallengeTerms {
   price_id: string | null;
   /** a catalog price in fiat: the quote amount_subunits was converted at (lib/rates/quote.ts) */
   quote?: SessionQuote;
+  /** `redeemed` once an on-chain settlement of it is final; an agent-wallet redeem leaves it `open`: its settled redemption (same id) redeemed it */
   status: 'open' | 'redeemed';
   /** the CAIP-2 id it is offered under on the x402 v2 wire (null: not payable there) */
   x402_network?: string | null;

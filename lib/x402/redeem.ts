@@ -440,13 +440,12 @@ export class X402Redeemer {
       settled_at: at,
     };
     try {
-      await store.write([
-        { op: 'insert', coll: REDEMPTIONS, doc: row },
-        { op: 'cas', coll: CHALLENGES, doc: { ...c, status: 'redeemed', redeemed_at: at }, expected: c.version ?? 0 },
-      ]);
+      // consumes the challenge: the redemption's id is the challenge id, so a second insert is a duplicate.
+      // The challenge row is left as issued (one row write less per paid request): GET …/challenges/{id}
+      // shows it redeemed from its settled redemption
+      await store.write([{ op: 'insert', coll: REDEMPTIONS, doc: row }]);
     } catch (e) {
-      if (isDuplicate(e) || (e as Error).name === 'VersionConflictError')
-        throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
+      if (isDuplicate(e)) throw new ProofError('already_redeemed', 'this challenge has already been redeemed');
       throw e;
     }
     forgetChallenge(store, c.id);

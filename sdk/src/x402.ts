@@ -53,8 +53,8 @@ export const HEADERS = {
   response: 'payment-response',
 } as const;
 
-/** only code points below 0x80: their UTF-8 is one byte each, the same as the string's own char codes */
-const ASCII = /^[\x00-\x7f]*$/;
+/** a code unit at or above 0x80: without one, a string's UTF-8 is its own char codes, one byte each */
+const NON_ASCII = /[\u0080-\uffff]/;
 /** a byte string (atob's) holding a byte of a multi-byte UTF-8 sequence */
 const HIGH_BYTE = /[\x80-\xff]/;
 
@@ -62,7 +62,7 @@ const HIGH_BYTE = /[\x80-\xff]/;
 export function encodeHeader(value: unknown): string {
   const json = JSON.stringify(value);
   // the usual header is ASCII: btoa takes it as is (the byte-by-byte UTF-8 below is ~10 × slower)
-  if (ASCII.test(json)) return btoa(json);
+  if (!NON_ASCII.test(json)) return btoa(json);
   const bytes = new TextEncoder().encode(json);
   let binary = '';
   // in slices: String.fromCharCode(...all) overflows the argument limit on large values

@@ -304,6 +304,25 @@ describe('payingFetch with an agent wallet', () => {
       Array.from({ length: 5 }, () => fetch(`${base}/agent/concurrent`, { headers: { 'X-Service-Payment': a.body.spend_reference } })),
     );
     expect(answers.map((x) => x.status).sort()).toEqual([200, 402, 402, 402, 402]);
+    // the challenge reads redeemed, and another wallet's spend to it is refused: paying it buys nothing
+    const read = await t.request('GET', `/v1/x402/challenges/${challenge.memo}`, { key: m.apiKey });
+    expect(read.body).toMatchObject({ status: 'redeemed', redeemed_at: expect.any(String) });
+    const other = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
+    await fund(t, m, other, 2_000_000n);
+    await t.request('PUT', `/v1/agent-wallets/${other.id}/policy`, { key: m.apiKey, body: POLICY });
+    const again = await t.request('POST', `/v1/agent-wallets/${other.id}/spend-attempts`, {
+      key: m.apiKey,
+      body: {
+        target: challenge.payTo,
+        amount: 1.25,
+        amount_subunits: '1250000',
+        token_symbol: 'USDC',
+        chain: 'ethereum',
+        network: 'testnet',
+        reference: challenge.memo,
+      },
+    });
+    expect(again.body).toMatchObject({ status: 'denied', reason: 'challenge_closed' });
   });
 
   const payChallenge = (c: ReturnType<typeof decodeChallenge>) =>
