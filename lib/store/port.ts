@@ -9,6 +9,12 @@ export type Doc = { id: string; version?: number; [field: string]: unknown };
 export interface IndexSpec {
   fields: string[];
   unique?: boolean;
+  /**
+   * Only documents whose first field is set are indexed (SQL stores: a partial index, WHERE field IS NOT
+   * NULL): a field most rows leave empty costs no index write on them. Queries find rows through it by a
+   * comparison on the field (=, <, <=, IN, …); a search for the empty value scans. Mongo keeps a full index.
+   */
+  sparse?: boolean;
 }
 
 export interface CollectionSpec {

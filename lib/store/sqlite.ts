@@ -365,18 +365,16 @@ export class SqliteStore implements Store {
           for (const g of gone) this.reindex(op.coll, g.rid, null);
         }
         const version = op.doc.version ?? 1;
-        const [row] = this.run<{ rid: number }>(op.coll, sql.insert(op.coll, rid), [
-          op.doc.id,
-          version,
-          sqlite.data({ ...op.doc, version }),
-        ]);
-        if (texted) this.reindex(op.coll, row?.rid, op.doc);
+        // the caller's document takes its version before it is written (write() undoes it if nothing commits): no copy
         op.doc.version = version;
+        const [row] = this.run<{ rid: number }>(op.coll, sql.insert(op.coll, rid), [op.doc.id, version, sqlite.data(op.doc)]);
+        if (texted) this.reindex(op.coll, row?.rid, op.doc);
         return;
       }
       case 'cas': {
         const version = op.expected + 1;
-        const params = [version, sqlite.data({ ...op.doc, version }), op.doc.id, op.expected];
+        op.doc.version = version;
+        const params = [version, sqlite.data(op.doc), op.doc.id, op.expected];
         let changed: Array<{ rid?: number }>;
         if (texted) changed = this.run<{ rid: number }>(op.coll, sql.cas(op.coll, rid), params);
         else {
@@ -390,7 +388,6 @@ export class SqliteStore implements Store {
         }
         if (changed.length !== 1) throw new VersionConflictError(op.coll, op.doc.id);
         if (texted) this.reindex(op.coll, changed[0].rid, op.doc);
-        op.doc.version = version;
         return;
       }
       case 'upsert': {

@@ -126,8 +126,11 @@ function fold(prev: Pending | undefined, op: WriteOp, id: string): Pending {
   };
   if (!prev) {
     switch (op.op) {
-      case 'insert':
-        return { op: 'insert', coll, id, doc: { ...copy(op.doc), version: op.doc.version ?? 1 }, version: op.doc.version ?? 1 };
+      case 'insert': {
+        // one copy with its version (an object rest without the version and a spread after it were two)
+        const version = op.doc.version ?? 1;
+        return { op: 'insert', coll, id, doc: { ...op.doc, version }, version };
+      }
       case 'cas':
         return { op: 'cas', coll, id, doc: copy(op.doc), expected: op.expected, version: op.expected + 1 };
       case 'upsert':

@@ -8,7 +8,7 @@ export const AGENTS_COLLECTIONS: CollectionSpec[] = [
   { name: 'agent_policies', indexes: [{ fields: ['agent_wallet_id', 'id'] }] },
   {
     name: 'spend_attempts',
-    indexes: [{ fields: ['agent_wallet_id', 'id'] }, { fields: ['merchant_id', 'id'] }, { fields: ['execute_due_at'] }],
+    indexes: [{ fields: ['agent_wallet_id', 'id'] }, { fields: ['merchant_id', 'id'] }, { fields: ['execute_due_at'], sparse: true }],
   },
   /** id = <wallet id>:<sha256 of reference>: the reference is the attempt's idempotency key */
   { name: 'spend_references' },

@@ -3,8 +3,12 @@ import type { CollectionSpec } from '../port.ts';
 
 export const LEDGER_COLLECTIONS: CollectionSpec[] = [
   { name: 'ledger_accounts', indexes: [{ fields: ['owner'] }] },
-  // tx_hash: reconciliation finds what the ledger booked for a transaction
-  { name: 'ledger_transfers', indexes: [{ fields: ['status', 'kind'] }, { fields: ['payout_id'] }, { fields: ['tx_hash'] }] },
+  // tx_hash: reconciliation finds what the ledger booked for a transaction; payout_id and tx_hash are
+  // empty on most transfers (settlements, agent spends): indexed only where set
+  {
+    name: 'ledger_transfers',
+    indexes: [{ fields: ['status', 'kind'] }, { fields: ['payout_id'], sparse: true }, { fields: ['tx_hash'], sparse: true }],
+  },
   { name: 'wallet_transactions', indexes: [{ fields: ['wallet_id', 'sort_key'] }, { fields: ['transfer_id'] }] },
   {
     name: 'wallets',

@@ -20,6 +20,9 @@ export interface Migration {
   sql: Record<DialectName, string[]>;
 }
 
+/** full indexes of fields most rows leave empty (a ledger spend's payout and hash, a settled attempt's due time), replaced by partial ones */
+const SPARSE_REPLACED = ['spend_attempts__execute_due_at', 'ledger_transfers__payout_id', 'ledger_transfers__tx_hash'];
+
 export const MIGRATIONS: Migration[] = [
   {
     version: 1,
@@ -36,6 +39,15 @@ export const MIGRATIONS: Migration[] = [
     name: 'trigram text search (catalog discovery)',
     // SQLite's FTS5 trigram tokenizer is built in; PostgreSQL's pg_trgm is a trusted contrib extension
     sql: { sqlite: [], postgres: ['CREATE EXTENSION IF NOT EXISTS pg_trgm'] },
+  },
+  {
+    version: 3,
+    name: 'sparse fields indexed partially (WHERE field IS NOT NULL): the full indexes go',
+    // their partial successors (…__p, IndexSpec.sparse) are created with the collections after the migrations
+    sql: {
+      sqlite: SPARSE_REPLACED.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
+      postgres: SPARSE_REPLACED.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
+    },
   },
 ];
 

@@ -309,11 +309,13 @@ export class Statements {
     const all: IndexSpec[] = [...(spec.indexes ?? [])];
     if (spec.expiresField) all.push({ fields: [spec.expiresField] });
     return all.map((ix) => {
-      const name = `${spec.name}__${ix.fields.join('__').replace(/\./g, '_')}${ix.unique ? '__u' : ''}`;
+      // a sparse index has its own name (…__p), so that a store holding the full one gets it (migration 3 drops the full ones)
+      const name = `${spec.name}__${ix.fields.join('__').replace(/\./g, '_')}${ix.unique ? '__u' : ''}${ix.sparse ? '__p' : ''}`;
       const cols = ix.fields.map((f) => (this.d.name === 'postgres' && f !== 'id' ? `(${this.col(f)})` : this.col(f)));
+      const where = ix.sparse ? ` WHERE ${this.col(ix.fields[0])} IS NOT NULL` : '';
       return {
         name,
-        ddl: `CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${ident(name)} ON ${ident(spec.name)} (${cols.join(', ')})`,
+        ddl: `CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${ident(name)} ON ${ident(spec.name)} (${cols.join(', ')})${where}`,
       };
     });
   }
