@@ -3,49 +3,29 @@
  * to both nodes at once, and straight into both nodes' local actor hosts at once (two holders of one
  * actor, as during a rebalance), never reserve more than the window cap.
  */
-import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { Wallet } from 'ethers';
-import { ensureNats } from '../helpers/nats.ts';
 import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
-import { CapturingMailer, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
+import type { TestNode } from '../helpers/node.ts';
+import { startTwoNodes, type TwoNodes } from '../helpers/two-nodes.ts';
 import { registerMerchant, type RegisteredMerchant } from '../helpers/merchant.ts';
-import { eventually } from '../helpers/wait.ts';
 import { RAIL, attemptBody, attemptMessage, balanceOf, createWallet, fund, walletActors } from '../integration/agents-helpers.ts';
 
-let dir: string;
 let db: TestDatabase;
+let nodes: TwoNodes;
 let a: TestNode;
 let b: TestNode;
 let m: RegisteredMerchant;
 
 beforeAll(async () => {
-  const nats = await ensureNats();
-  dir = tempDir('agents-cluster-');
   db = await freshDatabase('agents_cluster');
-  const shared = {
-    TRANSPORTER: nats,
-    NAMESPACE: `agents-${randomBytes(4).toString('hex')}`,
-    DATA_DIR: dir,
-    STORE_URL: db.url,
-    RATE_LIMIT_PER_MINUTE: '100000',
-  };
-  const mailer = new CapturingMailer();
-  a = await startTestNode({ ...shared, NODE_ID: `agents-a-${randomBytes(3).toString('hex')}` }, { mailer });
-  b = await startTestNode({ ...shared, NODE_ID: `agents-b-${randomBytes(3).toString('hex')}` }, { mailer });
-  await eventually(
-    'both nodes to see each other',
-    () =>
-      a.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2 &&
-      b.node.broker.registry.getNodeList({ onlyAvailable: true, withServices: false }).length === 2,
-  );
+  nodes = await startTwoNodes('agents', { STORE_URL: db.url, RATE_LIMIT_PER_MINUTE: '100000' });
+  ({ a, b } = nodes);
   m = await registerMerchant(a);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([a, b].filter(Boolean).map((n) => n.stop()));
+  await nodes?.stop();
   await db?.drop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 it('attempts on one wallet through both nodes never pass the window cap', async () => {
