@@ -26,7 +26,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Wallet, parseEther } from 'ethers';
 import type autocannon from 'autocannon';
-import { benchMerchant, cannon, cpuSeconds, load, percentile, rssMb, startServiceProcess, type Figures } from './bench-lib.ts';
+import { arg, benchMerchant, cannon, cpuSeconds, type Figures, load, percentile, rssMb, startServiceProcess } from './bench-lib.ts';
 import { startHardhatNode } from '../test/harness/hardhat-node.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { evaluate, parsePolicy } from '../lib/spend/policy.ts';
@@ -37,10 +37,6 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { eip3009Intent } from '../lib/x402/settle.ts';
 import { openStore } from '../lib/store/index.ts';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 const requests = arg('requests', 3000);
 const concurrency = arg('concurrency', 50);
 const redeems = arg('redeems', 100);

@@ -25,16 +25,12 @@ import type { Runtime } from '../lib/runtime/index.ts';
 import { newId } from '../lib/core/ids.ts';
 import { listingOf } from '../lib/catalog/merchant.ts';
 import type { PlanRow, PriceRow, ProductRow, StoreRow } from '../lib/catalog/model.ts';
-import { percentile, startServiceProcess } from './bench-lib.ts';
+import { arg, percentile, startServiceProcess } from './bench-lib.ts';
 import pg from 'pg';
 import { textSearchQuery } from '../lib/store/postgres.ts';
 import { postgres } from '../lib/store/sql/dialect.ts';
 import { freshDatabase } from '../test/helpers/postgres.ts';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 const PRODUCTS = arg('products', 100_000);
 const MERCHANTS = arg('merchants', 1000);
 const SAMPLES = arg('samples', 200);

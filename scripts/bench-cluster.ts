@@ -19,11 +19,8 @@ import { freshDatabase } from '../test/helpers/postgres.ts';
 import { startSmtpReceiver } from '../test/helpers/smtp.ts';
 import { http, tempDir, type TestNode } from '../test/helpers/node.ts';
 import { registerMerchant } from '../test/helpers/merchant.ts';
+import { arg } from './bench-lib.ts';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 const SECONDS = arg('seconds', 10);
 const CONNECTIONS = arg('connections', 16);
 const TICK = 100; // clock ticks per second (USER_HZ)

@@ -22,13 +22,9 @@ import type { AddressInfo } from 'node:net';
 import { openStore } from '../lib/store/index.ts';
 import { webhookEventOp } from '../lib/webhooks/event.ts';
 import type { WriteOp } from '../lib/store/port.ts';
-import { benchMerchant, cpuSeconds, percentile, startServiceProcess } from './bench-lib.ts';
+import { arg, benchMerchant, cpuSeconds, percentile, startServiceProcess } from './bench-lib.ts';
 import { createPaymentsClient, solvePow, solvePowInWorker, type StreamedEvent } from '../sdk/src/node.ts';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 const events = arg('events', 300);
 const streamCount = arg('streams', 1000);
 const idleSeconds = arg('idle-seconds', 30);

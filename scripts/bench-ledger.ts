@@ -21,11 +21,8 @@ import { join } from 'node:path';
 import { openStore } from '../lib/store/index.ts';
 import type { WriteOp } from '../lib/store/port.ts';
 import { accountId, checkStoredLedger, commitWithRetry, transferOps, walletAccount, type TransferSpec } from '../lib/ledger/index.ts';
+import { arg } from './bench-lib.ts';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 const N = arg('transfers', 5000);
 const ASSET = 'ethereum:testnet:USDC';
 const dir = mkdtempSync(join(tmpdir(), 'bench-ledger-'));

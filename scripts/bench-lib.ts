@@ -20,6 +20,12 @@ export interface ServiceProcess {
  * 2 × 8 MB (V8 grows it to 2 × 64 MB under load on a large machine: ~90 MB of RSS; see docs/benchmarks.md,
  * memory). BENCH_NODE_FLAGS replaces them (space-separated) to measure others.
  */
+/** the number after `--name` on the command line, else `dflt` */
+export function arg(name: string, dflt: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+}
+
 export const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=8').split(' ').filter(Boolean);
 /**
  * Node's compile cache, as `npm start` sets it: the type-stripped sources (and V8's code cache) of every

@@ -15,12 +15,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchMerchant, load, rssMb, startServiceProcess } from './bench-lib.ts';
+import { arg, benchMerchant, load, rssMb, startServiceProcess } from './bench-lib.ts';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 const sessionCount = arg('sessions', 10_000);
 const spendCount = arg('spends', 10_000);
 const settle = arg('settle', 60);

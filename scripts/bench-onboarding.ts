@@ -5,12 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { solvePow, verifyPow } from '../lib/onboarding/pow.ts';
-import { benchMerchant, load, startServiceProcess } from './bench-lib.ts';
+import { arg, benchMerchant, load, startServiceProcess } from './bench-lib.ts';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 const requests = arg('requests', 5000);
 const concurrency = arg('concurrency', 50);
 

@@ -4,12 +4,8 @@
  * Solana SLIP-0010 derivation differ in cost), then GET of the created sessions.
  * Usage: npx node scripts/bench-sessions.ts [--requests 3000 --concurrency 50]
  */
-import { benchMerchant, load, startServiceProcess } from './bench-lib.ts';
+import { arg, benchMerchant, load, startServiceProcess } from './bench-lib.ts';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 const requests = arg('requests', 3000);
 const concurrency = arg('concurrency', 50);
 

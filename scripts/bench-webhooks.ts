@@ -17,12 +17,8 @@ import { openStore } from '../lib/store/index.ts';
 import { webhookEventOp } from '../lib/webhooks/event.ts';
 import { verifyWebhook } from '../lib/webhooks/verify.ts';
 import type { DeliveryDoc } from '../lib/webhooks/delivery.ts';
-import { benchMerchant, percentile, startServiceProcess } from './bench-lib.ts';
+import { arg, benchMerchant, percentile, startServiceProcess } from './bench-lib.ts';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 const events = arg('events', 500);
 const concurrency = arg('concurrency', 10);
 

@@ -93,6 +93,22 @@ async function signFor(payer: Wallet | HDNodeWallet, c: X402Challenge, to?: stri
   });
 }
 
+/** an x402 v1 X-PAYMENT header: an EIP-3009 authorization of `value` to the challenge's payTo, naming no challenge */
+async function v1Payment(payer: Wallet | HDNodeWallet, c: X402Challenge, value: bigint): Promise<string> {
+  const block = await chain.provider.getBlock('latest');
+  const authorization = {
+    from: payer.address,
+    to: c.payTo!,
+    value: String(value),
+    validAfter: '0',
+    validBefore: String(Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) + 300),
+    nonce: hexlify(randomBytes(32)),
+  };
+  const domain = { name: 'Test USD Coin', version: '2', chainId: chain.chainId, verifyingContract: usdc.address };
+  const signature = await payer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, authorization);
+  return encodeHeader({ x402Version: 1, scheme: 'exact', network: 'hardhat', payload: { signature, authorization } });
+}
+
 /** what a front-runner does with an authorization it saw: submits it itself */
 async function submitElsewhere(proof: string, from = 5) {
   const p = decodeHeader(proof) as { payload: { signature: string; authorization: Eip3009Authorization } };
@@ -170,18 +186,7 @@ describe('x402 v1 (X-PAYMENT)', () => {
     const payer = Wallet.createRandom();
     await usdc.mint(payer.address, 1_000_000n);
     const c = await challengeFor('/v1/pay');
-    const block = await chain.provider.getBlock('latest');
-    const authorization = {
-      from: payer.address,
-      to: c.payTo!,
-      value: '1000000',
-      validAfter: '0',
-      validBefore: String(Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) + 300),
-      nonce: hexlify(randomBytes(32)),
-    };
-    const domain = { name: 'Test USD Coin', version: '2', chainId: chain.chainId, verifyingContract: usdc.address };
-    const signature = await payer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, authorization);
-    const header = encodeHeader({ x402Version: 1, scheme: 'exact', network: 'hardhat', payload: { signature, authorization } });
+    const header = await v1Payment(payer, c, 1_000_000n);
     const before = await balanceOf(t, m, payTo.id);
     const r = await fetch(`${base}/v1/pay`, { headers: { 'X-PAYMENT': header } });
     expect(r.status).toBe(200);
@@ -230,18 +235,7 @@ describe('x402 v1 (X-PAYMENT)', () => {
         expect(a.body).toMatchObject({ status: 'pending', settlement: { status: 'settled' } });
         expect((await fetch(url, { headers: { 'X-Service-Payment': a.body.spend_reference } })).status).toBe(200);
       }
-      const block = await chain.provider.getBlock('latest');
-      const authorization = {
-        from: payer.address,
-        to: c.payTo!,
-        value: String(price),
-        validAfter: '0',
-        validBefore: String(Math.max(block!.timestamp, Math.floor(Date.now() / 1000)) + 300),
-        nonce: hexlify(randomBytes(32)),
-      };
-      const domain = { name: 'Test USD Coin', version: '2', chainId: chain.chainId, verifyingContract: usdc.address };
-      const signature = await payer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, authorization);
-      const header = encodeHeader({ x402Version: 1, scheme: 'exact', network: 'hardhat', payload: { signature, authorization } });
+      const header = await v1Payment(payer, c, price);
       const r = await fetch(url, { headers: { 'X-PAYMENT': header } });
       expect(r.status).toBe(200);
       expect(decodeHeader(r.headers.get('payment-response'))).toMatchObject({ success: true, challenge_id: c.memo });

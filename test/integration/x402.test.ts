@@ -285,48 +285,9 @@ describe('payingFetch with an agent wallet', () => {
     expect(((await replay.json()) as { error: string }).error).toMatch(/^already_redeemed/);
   });
 
-  it('concurrent redeems of one agent proof: exactly one is served', async () => {
-    const { challenge } = await challengeFor('/agent/concurrent');
-    const a = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
-      key: m.apiKey,
-      body: {
-        target: challenge.payTo,
-        amount: 1.25,
-        amount_subunits: '1250000',
-        token_symbol: 'USDC',
-        chain: 'ethereum',
-        network: 'testnet',
-        reference: challenge.memo,
-      },
-    });
-    expect(a.body.spend_reference).toBeDefined();
-    const answers = await Promise.all(
-      Array.from({ length: 5 }, () => fetch(`${base}/agent/concurrent`, { headers: { 'X-Service-Payment': a.body.spend_reference } })),
-    );
-    expect(answers.map((x) => x.status).sort()).toEqual([200, 402, 402, 402, 402]);
-    // the challenge reads redeemed, and another wallet's spend to it is refused: paying it buys nothing
-    const read = await t.request('GET', `/v1/x402/challenges/${challenge.memo}`, { key: m.apiKey });
-    expect(read.body).toMatchObject({ status: 'redeemed', redeemed_at: expect.any(String) });
-    const other = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
-    await fund(t, m, other, 2_000_000n);
-    await t.request('PUT', `/v1/agent-wallets/${other.id}/policy`, { key: m.apiKey, body: POLICY });
-    const again = await t.request('POST', `/v1/agent-wallets/${other.id}/spend-attempts`, {
-      key: m.apiKey,
-      body: {
-        target: challenge.payTo,
-        amount: 1.25,
-        amount_subunits: '1250000',
-        token_symbol: 'USDC',
-        chain: 'ethereum',
-        network: 'testnet',
-        reference: challenge.memo,
-      },
-    });
-    expect(again.body).toMatchObject({ status: 'denied', reason: 'challenge_closed' });
-  });
-
-  const payChallenge = (c: ReturnType<typeof decodeChallenge>) =>
-    t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
+  /** a spend attempt of the wallet (the shared agent by default) paying the challenge's 1.25 USDC */
+  const payChallenge = (c: ReturnType<typeof decodeChallenge>, walletId = agent.id) =>
+    t.request('POST', `/v1/agent-wallets/${walletId}/spend-attempts`, {
       key: m.apiKey,
       body: {
         target: c!.payTo,
@@ -338,6 +299,30 @@ describe('payingFetch with an agent wallet', () => {
         reference: c!.memo,
       },
     });
+
+  /** another agent wallet of the merchant, funded, under the shared policy */
+  const fundedAgent = async (subunits: bigint) => {
+    const w = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
+    await fund(t, m, w, subunits);
+    await t.request('PUT', `/v1/agent-wallets/${w.id}/policy`, { key: m.apiKey, body: POLICY });
+    return w;
+  };
+
+  it('concurrent redeems of one agent proof: exactly one is served', async () => {
+    const { challenge } = await challengeFor('/agent/concurrent');
+    const a = await payChallenge(challenge);
+    expect(a.body.spend_reference).toBeDefined();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => fetch(`${base}/agent/concurrent`, { headers: { 'X-Service-Payment': a.body.spend_reference } })),
+    );
+    expect(answers.map((x) => x.status).sort()).toEqual([200, 402, 402, 402, 402]);
+    // the challenge reads redeemed, and another wallet's spend to it is refused: paying it buys nothing
+    const read = await t.request('GET', `/v1/x402/challenges/${challenge.memo}`, { key: m.apiKey });
+    expect(read.body).toMatchObject({ status: 'redeemed', redeemed_at: expect.any(String) });
+    const other = await fundedAgent(2_000_000n);
+    const again = await payChallenge(challenge, other.id);
+    expect(again.body).toMatchObject({ status: 'denied', reason: 'challenge_closed' });
+  });
 
   it('an agent proof paid before the challenge expired is served after it; an approval after expiry pays nothing', async () => {
     const { challenge } = await challengeFor('/agent/slow');
@@ -368,46 +353,16 @@ describe('payingFetch with an agent wallet', () => {
   });
 
   it('a challenge is paid by one agent spend only; a redeemed one cannot be paid again as a plain transfer', async () => {
-    const second = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
-    await fund(t, m, second, 5_000_000n);
-    await t.request('PUT', `/v1/agent-wallets/${second.id}/policy`, { key: m.apiKey, body: POLICY });
+    const second = await fundedAgent(5_000_000n);
     const { challenge } = await challengeFor('/agent/once');
-    const [a, b] = await Promise.all(
-      [agent, second].map((w) =>
-        t.request('POST', `/v1/agent-wallets/${w.id}/spend-attempts`, {
-          key: m.apiKey,
-          body: {
-            target: challenge.payTo,
-            amount: 1.25,
-            amount_subunits: '1250000',
-            token_symbol: 'USDC',
-            chain: 'ethereum',
-            network: 'testnet',
-            reference: challenge.memo,
-          },
-        }),
-      ),
-    );
+    const [a, b] = await Promise.all([agent, second].map((w) => payChallenge(challenge, w.id)));
     expect([a.body.status, b.body.status].sort()).toEqual(['denied', 'pending']);
     const [paid, refused] = a.body.status === 'pending' ? [a, b] : [b, a];
     expect(refused.body).toMatchObject({ reason: 'challenge_closed' });
     expect(refused.body.ledger_entry_id).toBeUndefined();
     expect((await fetch(`${base}/agent/once`, { headers: { 'X-Service-Payment': paid.body.spend_reference } })).status).toBe(200);
-    const third = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
-    await fund(t, m, third, 5_000_000n);
-    await t.request('PUT', `/v1/agent-wallets/${third.id}/policy`, { key: m.apiKey, body: POLICY });
-    const again = await t.request('POST', `/v1/agent-wallets/${third.id}/spend-attempts`, {
-      key: m.apiKey,
-      body: {
-        target: challenge.payTo,
-        amount: 1.25,
-        amount_subunits: '1250000',
-        token_symbol: 'USDC',
-        chain: 'ethereum',
-        network: 'testnet',
-        reference: challenge.memo,
-      },
-    });
+    const third = await fundedAgent(5_000_000n);
+    const again = await payChallenge(challenge, third.id);
     expect(again.body).toMatchObject({ status: 'denied', reason: 'challenge_closed' });
     expect(await balanceOf(t, m, third.id)).toBe(5_000_000n);
     const wrong = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {

@@ -232,21 +232,8 @@ export class AlertEngine {
           ops.push({ op: 'insert', coll: ALERTS, doc: alert });
         }
         if (notify) {
-          for (const destination of this.destinations()) {
-            const row: AlertDeliveryDoc = {
-              id: newId('ald', now.getTime()),
-              alert_id: alert.id,
-              destination,
-              payload: alert.payload,
-              status: 'pending',
-              next_attempt_at: at,
-              attempts: 0,
-              last_error: null,
-              created_at: at,
-              delivered_at: null,
-            };
-            ops.push({ op: 'insert', coll: ALERT_DELIVERIES, doc: row });
-          }
+          for (const destination of this.destinations())
+            ops.push({ op: 'insert', coll: ALERT_DELIVERIES, doc: deliveryRow(alert, destination, now) });
         }
         try {
           await store.write(ops);
@@ -294,14 +281,14 @@ export class AlertEngine {
   }
 }
 
-function deliveryRow(alert: AlertDoc, destination: Destination, now: Date, endsAt: string): AlertDeliveryDoc {
+/** a pending delivery of the alert to one destination: its firing, or with `endsAt` its resolution */
+function deliveryRow(alert: AlertDoc, destination: Destination, now: Date, endsAt?: string): AlertDeliveryDoc {
   const at = now.toISOString();
   return {
     id: newId('ald', now.getTime()),
     alert_id: alert.id,
     destination,
-    event: 'resolved',
-    ends_at: endsAt,
+    ...(endsAt === undefined ? {} : { event: 'resolved' as const, ends_at: endsAt }),
     payload: alert.payload,
     status: 'pending',
     next_attempt_at: at,
