@@ -40,12 +40,20 @@ describe('wallet transaction ids', () => {
 
   it('format 2 ids sort by the transfer creation time, whatever the transfer ids', () => {
     fc.assert(
-      fc.property(transferId, transferId, ms, ms, fc.constantFrom('debit', 'credit'), fc.constantFrom('debit', 'credit'), (a, b, ta, tb, sa, sb) => {
-        fc.pre(ta !== tb);
-        const ia = walletTxId({ id: a, created_at: iso(ta), wtx_format: WTX_FORMAT }, sa);
-        const ib = walletTxId({ id: b, created_at: iso(tb), wtx_format: WTX_FORMAT }, sb);
-        expect(ia < ib).toBe(ta < tb);
-      }),
+      fc.property(
+        transferId,
+        transferId,
+        ms,
+        ms,
+        fc.constantFrom('debit', 'credit'),
+        fc.constantFrom('debit', 'credit'),
+        (a, b, ta, tb, sa, sb) => {
+          fc.pre(ta !== tb);
+          const ia = walletTxId({ id: a, created_at: iso(ta), wtx_format: WTX_FORMAT }, sa);
+          const ib = walletTxId({ id: b, created_at: iso(tb), wtx_format: WTX_FORMAT }, sb);
+          expect(ia < ib).toBe(ta < tb);
+        },
+      ),
     );
   });
 
