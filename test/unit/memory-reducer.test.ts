@@ -1,6 +1,6 @@
 /** The idle release's decision (lib/runtime/memory-reducer.ts): once per burst of growth, only on an idle node. */
 import fc from 'fast-check';
-import { GROWN_BYTES, IDLE_UTILIZATION, IdleRelease } from '../../lib/runtime/memory-reducer.ts';
+import { GROWN_BYTES, IDLE_CHECKS, IDLE_UTILIZATION, IdleRelease } from '../../lib/runtime/memory-reducer.ts';
 
 const MB = 1024 * 1024;
 const idle = IDLE_UTILIZATION / 5;
@@ -13,9 +13,13 @@ describe('idle release of grown memory', () => {
     for (let i = 0; i < 100; i++) expect(d.sample(busy, (300 + i) * MB)).toBe(false);
   });
 
-  it('after a burst, the first idle interval collects, once: RSS the collection leaves is the new floor', () => {
+  it('after a burst, the node idle IDLE_CHECKS checks in a row collects, once: RSS the collection leaves is the new floor', () => {
     const d = new IdleRelease(130 * MB);
     expect(d.sample(busy, 310 * MB)).toBe(false);
+    for (let i = 1; i < IDLE_CHECKS; i++) expect(d.sample(idle, 300 * MB)).toBe(false);
+    // a busy check starts the idle count again
+    expect(d.sample(busy, 300 * MB)).toBe(false);
+    for (let i = 1; i < IDLE_CHECKS; i++) expect(d.sample(idle, 300 * MB)).toBe(false);
     expect(d.sample(idle, 300 * MB)).toBe(true);
     // what the collector cannot give back (the C heap's fragments) does not make it collect again
     d.released(250 * MB);
@@ -23,12 +27,14 @@ describe('idle release of grown memory', () => {
     // a floor lowered by V8's own reducer counts growth from there
     expect(d.sample(idle, 160 * MB)).toBe(false);
     expect(d.sample(busy, 300 * MB)).toBe(false);
+    for (let i = 1; i < IDLE_CHECKS; i++) expect(d.sample(idle, 160 * MB + GROWN_BYTES + 1)).toBe(false);
     expect(d.sample(idle, 160 * MB + GROWN_BYTES + 1)).toBe(true);
   });
 
-  it('collects only when idle and grown above the lowest RSS since the last collection, whatever the samples', () => {
+  it('collects only when idle IDLE_CHECKS checks in a row and grown above the lowest RSS since the last collection, whatever the samples', () => {
     const sample = fc.record({
-      utilization: fc.double({ min: 0, max: 1, noNaN: true }),
+      // idle often enough that runs of idle checks happen
+      utilization: fc.oneof(fc.constant(0.001), fc.double({ min: 0, max: 1, noNaN: true })),
       rss: fc.integer({ min: 50, max: 600 }).map((n) => n * MB),
     });
     fc.assert(
@@ -39,10 +45,12 @@ describe('idle release of grown memory', () => {
         (start, samples, leftPct) => {
           const d = new IdleRelease(start * MB);
           let floor = start * MB;
+          let streak = 0;
           for (const s of samples) {
             floor = Math.min(floor, s.rss);
+            streak = s.utilization < IDLE_UTILIZATION ? streak + 1 : 0;
             const release = d.sample(s.utilization, s.rss);
-            expect(release).toBe(s.utilization < IDLE_UTILIZATION && s.rss - floor > GROWN_BYTES);
+            expect(release).toBe(streak >= IDLE_CHECKS && s.rss - floor > GROWN_BYTES);
             if (release) {
               // the collection leaves some share of the RSS it found
               floor = Math.round((s.rss * leftPct) / 100);
