@@ -8,7 +8,8 @@
  */
 import type { Store } from '../store/port.ts';
 import { ACCOUNTS, TRANSFERS, WALLET_TXS, available, postedBalance, walletOfAccount, type LedgerAccount } from './accounts.ts';
-import { walletTxId, walletTxType, type LedgerTransfer, type WalletTxRow } from './transfers.ts';
+import { walletTxType, type LedgerTransfer, type WalletTxRow } from './transfers.ts';
+import { walletTxId } from './wallet-tx-ids.ts';
 
 export interface LedgerSnapshot {
   accounts: LedgerAccount[];
@@ -66,7 +67,7 @@ export function checkLedger(s: LedgerSnapshot): LedgerReport {
     for (const side of ['debit', 'credit'] as const) {
       const wallet = walletOfAccount(side === 'debit' ? t.debit_account : t.credit_account);
       if (!wallet) continue;
-      const id = walletTxId(t.id, side);
+      const id = walletTxId(t, side);
       const r = rows.get(id);
       if (!r) {
         problems.push(`transfer ${t.id}: no wallet transaction for its ${side} side`);

@@ -5,7 +5,6 @@
  * id with the same body is already done (no ops); with a different body it is a 409. Two-phase transfers
  * start `pending` (reserving the debit) and end `posted` or `voided`; transfers are never deleted.
  */
-import { createHash } from 'node:crypto';
 import { ServiceError } from '../core/errors.ts';
 import type { Doc, Store, WriteOp } from '../store/port.ts';
 import {
@@ -19,6 +18,7 @@ import {
   walletOfAccount,
   type LedgerAccount,
 } from './accounts.ts';
+import { WTX_FORMAT, walletTxIds } from './wallet-tx-ids.ts';
 
 export const TRANSFER_KINDS = [
   'settlement',
@@ -117,6 +117,8 @@ export interface LedgerTransfer extends Doc, TransferRefs {
   created_at: string;
   posted_at?: string;
   voided_at?: string;
+  /** the id format of its wallet transactions (wallet-tx-ids.ts); absent on transfers written before format 2 */
+  wtx_format?: number;
   version: number;
 }
 
@@ -159,10 +161,6 @@ export class TransferMismatchError extends ServiceError {
     super(409, `transfer ${id} already exists with a different body`, 'LEDGER_TRANSFER_MISMATCH');
   }
 }
-
-/** The wallet transaction id of one side of a transfer: stable, so a replayed write is a duplicate. */
-export const walletTxId = (transferId: string, side: 'debit' | 'credit') =>
-  `wtx_${createHash('sha256').update(`${transferId}|${side}`).digest('hex').slice(0, 26)}`;
 
 const DIGITS = /^(0|[1-9]\d*)$/;
 
@@ -226,8 +224,8 @@ export class LedgerBatch {
   private accounts = new Map<string, AccountEntry>();
   private transfers = new Map<string, Loaded<LedgerTransfer>>();
   private txRows = new Map<string, { doc: WalletTxRow; insert: boolean }>();
-  /** `<transfer id>|d` / `|c`: the wallet transaction ids computed so far */
-  private txIds = new Map<string, string>();
+  /** transfer id → its wallet transaction ids, computed once per batch */
+  private txIds = new Map<string, { debit: string; credit: string }>();
   private readonly now: string;
   private readonly store: Store;
 
@@ -313,6 +311,7 @@ export class LedgerBatch {
       two_phase: !!spec.pending,
       status: spec.pending ? 'pending' : 'posted',
       created_at: this.now,
+      wtx_format: WTX_FORMAT,
       version: 1,
     };
     copyRefs(spec, doc);
@@ -356,10 +355,11 @@ export class LedgerBatch {
     for (const side of SIDES) {
       const wallet = walletOfAccount(side === 'debit' ? t.debit_account : t.credit_account);
       if (!wallet) continue;
-      // a transfer added and then posted in one batch hashes its row ids once
-      const key = side === 'debit' ? `${t.id}|d` : `${t.id}|c`;
-      let id = this.txIds.get(key);
-      if (id === undefined) this.txIds.set(key, (id = walletTxId(t.id, side)));
+      // a transfer added and then posted in one batch derives its row ids once; a stored transfer keeps
+      // the id format it was written with (a pending one posts or voids onto its own rows)
+      let ids = this.txIds.get(t.id);
+      if (ids === undefined) this.txIds.set(t.id, (ids = walletTxIds(t)));
+      const id = ids[side];
       const row: WalletTxRow = {
         id,
         wallet_id: wallet,

@@ -9,7 +9,7 @@ import { SqliteStore } from '../../lib/store/sqlite.ts';
 import { MongoStore } from '../../lib/store/mongo.ts';
 import { PostgresStore } from '../../lib/store/postgres.ts';
 import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
-import { DuplicateKeyError, VersionConflictError, type Store } from '../../lib/store/port.ts';
+import { DuplicateKeyError, VersionConflictError, type Store, type WriteOp } from '../../lib/store/port.ts';
 import { tempDir } from '../helpers/node.ts';
 
 interface Adapter {
@@ -149,6 +149,11 @@ describe.each(adapters)('store contract: $name', (adapter) => {
       ]),
     ).rejects.toBeInstanceOf(DuplicateKeyError);
     expect(await store.get('things', 'acc')).toMatchObject({ credits: after.credits, version: 31 });
+    // a field the stored document lacks starts at 0, an amount may be negative, and the op's document takes the new version
+    const less: WriteOp = { op: 'add', coll: 'things', doc: { ...acc }, add: { credits: '-465', debits: '7' } };
+    await store.write([less]);
+    expect((less as { doc: { version?: number } }).doc.version).toBe(32);
+    expect(await store.get('things', 'acc')).toMatchObject({ credits: big, debits: '7', note: after.note, version: 32 });
     // a compare-and-set from before the adds is refused
     await expect(store.write([{ op: 'cas', coll: 'things', doc: { ...acc }, expected: 1 }])).rejects.toBeInstanceOf(VersionConflictError);
   });

@@ -9,7 +9,8 @@ export const LEDGER_COLLECTIONS: CollectionSpec[] = [
     name: 'ledger_transfers',
     indexes: [{ fields: ['status', 'kind'] }, { fields: ['payout_id'], sparse: true }, { fields: ['tx_hash'], sparse: true }],
   },
-  { name: 'wallet_transactions', indexes: [{ fields: ['wallet_id', 'sort_key'] }, { fields: ['transfer_id'] }] },
+  // a transfer's rows are found by their ids (derived from the transfer: lib/ledger/wallet-tx-ids.ts), never by transfer_id
+  { name: 'wallet_transactions', indexes: [{ fields: ['wallet_id', 'sort_key'] }] },
   {
     name: 'wallets',
     indexes: [

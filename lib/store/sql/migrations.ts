@@ -49,6 +49,14 @@ export const MIGRATIONS: Migration[] = [
       postgres: SPARSE_REPLACED.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
     },
   },
+  {
+    version: 4,
+    name: 'wallet transactions lose their transfer_id index (nothing reads by it; every ledger write paid for it)',
+    sql: {
+      sqlite: ['DROP INDEX IF EXISTS "wallet_transactions__transfer_id"'],
+      postgres: ['DROP INDEX IF EXISTS "wallet_transactions__transfer_id"'],
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
