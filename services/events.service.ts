@@ -41,7 +41,8 @@ export function createEventsService(rt: Runtime): ServiceSchema {
     running = (async () => {
       do {
         again = false;
-        const n = await sequenceAll(rt.store);
+        // rows stamped here reach this node's streams straight from the pass, before any further read
+        const n = await sequenceAll(rt.store, 50, (after, rows) => hub?.offer(after, rows));
         if (n > 0) void broker.broadcast('events.sequenced', { count: n });
         // every pass, stamped here or not: rows another node stamped reach this node's streams even when
         // its word was lost (Moleculer events are at-most-once)

@@ -93,40 +93,45 @@ export async function lastSeq(store: Store): Promise<number> {
   return (await store.get<Counter>(SEQUENCE_COLL, COUNTER_ID))?.last ?? 0;
 }
 
+/** rows a pass just stamped, in seq order: seqs `after + 1` … `after + rows.length`, committed */
+export type Stamped = (after: number, rows: FeedRow[]) => void;
+
 /**
  * One sequencer pass: stamps up to `limit` unsequenced rows (oldest id first) with the next seqs, the
  * counter and the rows in one atomic write. Returns how many were stamped: 0 when another writer won
  * the race (a row or the counter changed: the next pass tries again), null when nothing was unstamped.
  */
-export async function sequencePass(store: Store, limit = 200): Promise<number | null> {
+export async function sequencePass(store: Store, limit = 200, onStamped?: Stamped): Promise<number | null> {
   const rows = await store.find<FeedRow>(EVENTS_COLL, { stream_seq: null }, { limit });
   if (rows.length === 0) return null;
   const counter = await store.get<Counter>(SEQUENCE_COLL, COUNTER_ID);
   const last = counter?.last ?? 0;
+  const stamped = rows.map((r, i): FeedRow => ({ ...r, stream_seq: last + i + 1 }));
   const ops: WriteOp[] = [
     counter
       ? { op: 'cas', coll: SEQUENCE_COLL, doc: { id: COUNTER_ID, last: last + rows.length }, expected: counter.version! }
       : { op: 'insert', coll: SEQUENCE_COLL, doc: { id: COUNTER_ID, last: rows.length } },
-    ...rows.map((r, i): WriteOp => ({ op: 'cas', coll: EVENTS_COLL, doc: { ...r, stream_seq: last + i + 1 }, expected: r.version! })),
+    ...stamped.map((doc, i): WriteOp => ({ op: 'cas', coll: EVENTS_COLL, doc, expected: rows[i].version! })),
   ];
   try {
     await store.write(ops);
-    return rows.length;
   } catch (e) {
     if (isConflict(e) || isDuplicate(e)) return 0;
     throw e;
   }
+  onStamped?.(last, stamped);
+  return rows.length;
 }
 
 /**
  * Runs passes until nothing is left; after a lost race the batch shrinks, so a row that keeps changing
  * (its delivery being committed) cannot hold the others back for long.
  */
-export async function sequenceAll(store: Store, maxRounds = 50): Promise<number> {
+export async function sequenceAll(store: Store, maxRounds = 50, onStamped?: Stamped): Promise<number> {
   let total = 0;
   let batch = 200;
   for (let i = 0; i < maxRounds; i++) {
-    const n = await sequencePass(store, batch);
+    const n = await sequencePass(store, batch, onStamped);
     if (n === null) break;
     if (n > 0) {
       total += n;

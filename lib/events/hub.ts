@@ -50,6 +50,16 @@ export class EventHub {
     };
   }
 
+  /**
+   * Rows this node's sequencer just committed (seqs `after + 1` …): delivered at once, without a read,
+   * when they follow the hub's cursor and no read is under way; otherwise the next poke reads them.
+   */
+  offer(after: number, rows: FeedRow[]): void {
+    if (this.running || this.cursor !== after || rows.length === 0) return;
+    this.cursor = rows[rows.length - 1].stream_seq!;
+    this.fanOut(rows);
+  }
+
   /** New seqs may exist: read and deliver them (one read at a time; a poke during a read reads again). */
   poke(): Promise<void> {
     if (this.running) {
@@ -86,16 +96,29 @@ export class EventHub {
       );
       if (rows.length === 0) return;
       this.cursor = rows[rows.length - 1].stream_seq!;
-      const byMerchant = new Map<string, FeedRow[]>();
-      for (const r of rows) {
-        if (!this.listeners.has(r.merchant_id)) continue;
-        let list = byMerchant.get(r.merchant_id);
-        if (!list) byMerchant.set(r.merchant_id, (list = []));
-        list.push(r);
-      }
-      for (const [merchantId, list] of byMerchant) for (const l of this.listeners.get(merchantId) ?? []) l(list);
+      this.fanOut(rows);
       if (rows.length < PAGE) return;
     }
+  }
+
+  /** hands each merchant's rows (in seq order) to that merchant's streams */
+  private fanOut(rows: FeedRow[]): void {
+    const byMerchant = new Map<string, FeedRow[]>();
+    for (const r of rows) {
+      if (!this.listeners.has(r.merchant_id)) continue;
+      let list = byMerchant.get(r.merchant_id);
+      if (!list) byMerchant.set(r.merchant_id, (list = []));
+      list.push(r);
+    }
+    for (const [merchantId, list] of byMerchant)
+      for (const l of this.listeners.get(merchantId) ?? []) {
+        // a stream writes in this turn (lib/events/stream.ts): one that throws must not starve the others
+        try {
+          l(list);
+        } catch (e) {
+          this.onError(e);
+        }
+      }
   }
 
   /** The seq the hub has delivered up to (null before its first stream): a stream's catch-up reads to here. */

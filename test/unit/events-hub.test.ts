@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { openStore } from '../../lib/store/index.ts';
 import { COLLECTIONS } from '../../lib/store/collections.ts';
 import { webhookEventOp, type WebhookEventType } from '../../lib/webhooks/event.ts';
-import { lastSeq, readAfter, sequenceAll, typeMatcher, type FeedRow } from '../../lib/events/feed.ts';
+import { lastSeq, readAfter, sequenceAll, sequencePass, typeMatcher, type FeedRow } from '../../lib/events/feed.ts';
 import { EventHub } from '../../lib/events/hub.ts';
 import { eventStream } from '../../lib/events/stream.ts';
 import { tempDir } from '../helpers/node.ts';
@@ -147,5 +147,41 @@ describe('pushed event streams', () => {
     const got = collect(s);
     await new Promise((r) => setTimeout(r, 200));
     expect(got).toEqual(ids);
+  });
+
+  it("the sequencer's own stamped rows reach the streams without a read; rows that skip a seq wait for the read", async () => {
+    const a = await open('mer_a');
+    const typed = await open('mer_a', 'payment_session.expired');
+    const b = await open('mer_b');
+    await settle();
+    await store.write([op('mer_a'), op('mer_b'), op('mer_a', 'payment_session.expired')]);
+    let stamped: FeedRow[] = [];
+    await sequenceAll(store, 50, (after, rows) => {
+      stamped = rows;
+      hub.offer(after, rows);
+    });
+    const before = finds;
+    await settle();
+    const ids = stamped.map((r) => r.id);
+    expect(ids).toHaveLength(3);
+    expect(a).toEqual(ids.filter((_, i) => i !== 1));
+    expect(b).toEqual([ids[1]]);
+    expect(typed).toEqual([ids[2]]);
+    expect(finds).toBe(before);
+    // the hub's cursor moved with them: a poke reads nothing new and writes nothing twice
+    await hub.poke();
+    await settle();
+    expect(a).toEqual(ids.filter((_, i) => i !== 1));
+    // rows offered out of turn (another node stamped the seq before them) are left to the next read
+    await store.write([op('mer_a')]);
+    await store.write([op('mer_a')]);
+    await sequencePass(store, 1);
+    await sequencePass(store, 1, (after, rows) => hub.offer(after, rows));
+    await settle();
+    expect(a).toHaveLength(2);
+    await hub.poke();
+    await settle();
+    expect(a).toHaveLength(4);
+    expect(new Set(a).size).toBe(4);
   });
 });
