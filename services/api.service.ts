@@ -458,6 +458,17 @@ export function createApiService(rt: Runtime): ServiceSchema {
       /** Resolves the caller; the route's mode decides what is required. */
       authenticate: authenticator(rt, authByAction, authCache, alerts),
     },
+    created(this: Gateway) {
+      // a client that stops reading a streamed response (an event-stream reader leaving, a cut download) is
+      // ordinary: moleculer-web warns with a stack trace for each one, a line per closed stream; a debug line here
+      const warn = this.logger.warn.bind(this.logger);
+      this.logger.warn = (...args: unknown[]) => {
+        const meta = args[1] as { err?: { code?: unknown }; url?: unknown } | undefined;
+        if (args[0] === 'Stream got an error.' && meta?.err?.code === 'ERR_STREAM_PREMATURE_CLOSE')
+          return this.logger.debug(`stream closed by the client before its end: ${String(meta.url)}`);
+        return warn(...args);
+      };
+    },
     started(this: Gateway) {
       const server = this.server;
       server?.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerUnparsed(err, socket, this.logger));

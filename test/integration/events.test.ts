@@ -280,6 +280,29 @@ describe('GET /v1/events/stream', () => {
     }
   });
 
+  it('a reader that leaves is no warning: closed streams log no error with a stack trace', async () => {
+    const t = await startTestNode(FAST);
+    const lines: string[] = [];
+    const spies = (['log', 'info', 'warn', 'error'] as const).map((level) =>
+      jest.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' '))),
+    );
+    try {
+      const m = await merchant(t);
+      const streams = [0, 1, 2].map(() => collectStream({ baseUrl: t.url, apiKey: m.apiKey }));
+      await eventually('connected', () => streams.every((s) => s.connected() > 0));
+      const e = await commitEvent(t.node.rt.store, m.id);
+      await eventually('streamed', () => streams.every((s) => s.got.some((g) => g.event.id === e.id)));
+      for (const s of streams) await s.stop();
+      // the service notices each close on its next write (the heartbeat, every 500 ms here)
+      await new Promise((r) => setTimeout(r, 1500));
+      await t.request('GET', '/v1/me', { key: m.apiKey });
+      expect(lines.filter((l) => /Stream got an error|ERR_STREAM_PREMATURE_CLOSE/.test(l))).toEqual([]);
+    } finally {
+      spies.forEach((s) => s.mockRestore());
+      await t.stop();
+    }
+  });
+
   it('refuses a stream without credentials as a typed error', async () => {
     const t = await startTestNode(FAST);
     try {
