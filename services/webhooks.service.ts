@@ -1,6 +1,7 @@
 /**
  * Webhooks (facade): the delivery log and the retry endpoint of a session, the internal scan, and the
- * nudge a session transition sends after committing its outbox row. The delivery engine (outbox,
+ * nudge a session transition sends after committing its outbox row (attempted once the event sequencer
+ * stamped the row: its `events.sequenced` word). The delivery engine (outbox,
  * leases, signing, dialling, retry schedule, audit) is lib/webhooks/engine.ts; it runs on every node
  * that runs this service.
  */
@@ -89,9 +90,17 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
           if (typeof ctx.params?.event_id === 'string') void engine.nudge(ctx.params.event_id);
         },
       },
+      /** the event sequencer (any node) stamped rows: nudged rows that waited for their stamp go now */
+      'events.sequenced': {
+        handler() {
+          engine.sequenced();
+        },
+      },
     },
     created() {
       const log = this.logger;
+      // moleculer's registry matches any node when nodeID is left out (its typing asks for one)
+      const registry = this.broker.registry as unknown as { hasService(name: string, nodeID?: string): boolean };
       engine = createWebhookDelivery({
         store,
         config: rt.config.webhooks,
@@ -100,6 +109,7 @@ export function createWebhooksService(rt: Runtime): ServiceSchema {
         registry: rt.metrics.registry,
         now: () => rt.now(),
         log,
+        sequencerRuns: () => registry.hasService('events'),
         // failed_webhook_flood counts attempts per merchant (after the commit: the outcome is recorded first)
         onAttempt: (row, merchant, result) =>
           alerts.report(

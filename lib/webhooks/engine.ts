@@ -7,7 +7,8 @@
  *   `pending` and any node's scanner delivers it.
  * - The scanner (lib/core/due-scanner.ts) claims due rows (store.claimDue pushes `next_attempt_at` by a
  *   lease), as many as there are free slots, then each row is marked with `lease_until` by
- *   compare-and-set before dialling; `nudge(id)` claims one row the same way at once. A row is attempted
+ *   compare-and-set before dialling; `nudge(id)` claims one row the same way at once, once the event
+ *   sequencer has stamped it (`events.sequenced`, at most SEQUENCE_WAIT_MS later). A row is attempted
  *   by one node at a time; every status change is a compare-and-set on the row's version, and the lease
  *   outlasts the attempt's deadline.
  * - Exactly once per event id in the store's sense (one `delivered`); a receiver may still see a repeat
@@ -37,6 +38,13 @@ const COLL = WEBHOOK_EVENTS;
 const MAX_IN_FLIGHT = 32;
 /** optimistic retries of the final write when the row changed meanwhile */
 const MAX_CAS_RETRIES = 5;
+/**
+ * How long a nudged row waits for the event sequencer's stamp before it is attempted anyway (a lost
+ * `events.sequenced` word, a sequencer that is down): the sequencer's stamp is a compare-and-set on the
+ * same row, so a claim written before it made the sequencer lose, reload and decide again (twice per
+ * event, ~2 ms on the way to the event streams); claiming after the stamp, neither invalidates the other.
+ */
+export const SEQUENCE_WAIT_MS = 1000;
 export const USER_AGENT = 'StablecoinPaymentService-Webhooks/1';
 
 export type Logger = { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
@@ -52,13 +60,17 @@ export interface WebhookDeliveryOptions {
   log: Logger;
   /** after an attempt's outcome is committed (alerts count attempts per merchant) */
   onAttempt?: (row: DeliveryDoc, merchant: MerchantState, result: DialResult) => Promise<unknown>;
+  /** whether an event sequencer (lib/events/feed.ts) runs somewhere: a nudged row waits for its stamp first */
+  sequencerRuns?: () => boolean;
 }
 
 export interface WebhookDelivery {
   /** one scan now; resolves when the rows it claimed were attempted */
   scanNow(): Promise<number>;
-  /** `webhooks.nudge`: try this row at once instead of at the next scan */
+  /** `webhooks.nudge`: try this row at once (once it is sequenced) instead of at the next scan */
   nudge(id: string): Promise<void>;
+  /** `events.sequenced`: rows were stamped, the nudged rows that wait for their stamp go now */
+  sequenced(): void;
   /** one immediate (manual) attempt of each row, whatever its status; a row being attempted is left to that attempt */
   redeliver(ids: string[]): Promise<void>;
   start(): void;
@@ -86,6 +98,7 @@ const onlyStamped = (a: DeliveryDoc, b: DeliveryDoc) => {
   const strip = ({ version: _v, stream_seq: _s, ...rest }: DeliveryDoc & { stream_seq?: unknown }) => JSON.stringify(rest);
   return strip(a) === strip(b);
 };
+const unstamped = (d: DeliveryDoc) => (d as DeliveryDoc & { stream_seq?: unknown }).stream_seq == null;
 const leaseActive = (d: DeliveryDoc, now: Date) => typeof d.lease_until === 'string' && d.lease_until > now.toISOString();
 
 /** Marks a row as being attempted by this node until `leaseMs` from now; null when somebody else changed it first. */
@@ -265,7 +278,11 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
   /** Claims one row by id: due pending rows (nudge), or any row not being attempted (manual retry). */
   async function claimOne(id: string, manual: boolean): Promise<DeliveryDoc | null> {
     if (attempting.has(id)) return null;
-    const doc = await store.get<DeliveryDoc>(COLL, id);
+    return claimRead(await store.get<DeliveryDoc>(COLL, id), manual);
+  }
+
+  /** claimOne of a row just read */
+  async function claimRead(doc: DeliveryDoc | null, manual: boolean): Promise<DeliveryDoc | null> {
     const now = o.now();
     if (!doc || leaseActive(doc, now)) return null;
     if (!manual && (doc.status !== 'pending' || !doc.next_attempt_at || doc.next_attempt_at > now.toISOString())) return null;
@@ -322,10 +339,47 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
 
   const scan = () => scanner.scanOnce();
 
-  function nudge(id: string): Promise<void> {
+  /** nudged rows waiting for their stamp: id -> when they go anyway (ms) */
+  const waiting = new Map<string, number>();
+  let waitTimer: NodeJS.Timeout | null = null;
+  /** counts `events.sequenced` words: one that arrives while a row is read is not missed */
+  let words = 0;
+
+  function wait(id: string, until: number) {
+    waiting.set(id, until);
+    if (waitTimer) return;
+    waitTimer = setTimeout(
+      () => {
+        waitTimer = null;
+        resume();
+      },
+      Math.max(0, Math.min(...waiting.values()) - Date.now()),
+    );
+    waitTimer.unref();
+  }
+
+  /** nudges the waiting rows again: stamped ones (and those past their wait) are attempted, the others wait on */
+  function resume() {
+    const rows = [...waiting];
+    waiting.clear();
+    for (const [id, until] of rows) void nudge(id, until);
+  }
+
+  function nudge(id: string, until?: number): Promise<void> {
     if (stopping || running.size >= MAX_IN_FLIGHT || attempting.has(id)) return Promise.resolve();
     return track(id, async () => {
-      const leased = await claimOne(id, false);
+      const word = words;
+      const doc = attempting.has(id) ? null : await store.get<DeliveryDoc>(COLL, id);
+      // the sequencer stamps first (see SEQUENCE_WAIT_MS); a row it has not seen yet waits for its word
+      if (doc && doc.status === 'pending' && unstamped(doc) && o.sequencerRuns?.()) {
+        const deadline = until ?? Date.now() + SEQUENCE_WAIT_MS;
+        if (Date.now() < deadline && !stopping) {
+          wait(id, deadline);
+          if (word !== words) resume();
+          return;
+        }
+      }
+      const leased = await claimRead(doc, false);
       if (leased) await attempt(leased, false);
     });
   }
@@ -336,7 +390,11 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
       await Promise.allSettled([...running]);
       return n;
     },
-    nudge,
+    nudge: (id) => nudge(id),
+    sequenced() {
+      words++;
+      if (waiting.size > 0) resume();
+    },
     async redeliver(ids) {
       await Promise.all(
         ids.map((id) => {
@@ -355,6 +413,10 @@ export function createWebhookDelivery(o: WebhookDeliveryOptions): WebhookDeliver
     },
     async stop() {
       stopping = true;
+      if (waitTimer) clearTimeout(waitTimer);
+      waitTimer = null;
+      // a waiting row is still pending and due: the next scan on any node takes it
+      waiting.clear();
       await scanner.stop();
       await Promise.allSettled([...running]);
     },
