@@ -12,7 +12,7 @@ import {
   TRANSFERS,
   WALLET_TXS,
   available,
-  defaultFlags,
+  isWalletOwner,
   newAccount,
   parseAccountId,
   walletOfAccount,
@@ -163,6 +163,7 @@ export class TransferMismatchError extends ServiceError {
 }
 
 const DIGITS = /^(0|[1-9]\d*)$/;
+const KINDS: ReadonlySet<string> = new Set(TRANSFER_KINDS);
 
 function validate(spec: TransferSpec): bigint {
   const amount = typeof spec.amount === 'bigint' ? spec.amount : DIGITS.test(spec.amount) ? BigInt(spec.amount) : -1n;
@@ -175,7 +176,7 @@ function validate(spec: TransferSpec): bigint {
       throw new LedgerError('invalid_transfer', `transfer ${spec.id}: account ${acc} is not in asset ${spec.asset}`);
     }
   }
-  if (!TRANSFER_KINDS.includes(spec.kind)) throw new LedgerError('invalid_transfer', `transfer ${spec.id}: unknown kind ${spec.kind}`);
+  if (!KINDS.has(spec.kind)) throw new LedgerError('invalid_transfer', `transfer ${spec.id}: unknown kind ${spec.kind}`);
   return amount;
 }
 
@@ -186,6 +187,13 @@ const sameBody = (t: LedgerTransfer, spec: TransferSpec, amount: bigint) =>
   t.amount === amount.toString() &&
   t.kind === spec.kind &&
   t.two_phase === !!spec.pending;
+
+/** the last time formatted: batches in one ms (many, under load) share its text instead of formatting it again */
+let lastIso = { ms: NaN, iso: '' };
+function isoOf(ms: number, d: Date): string {
+  if (ms !== lastIso.ms) lastIso = { ms, iso: d.toISOString() };
+  return lastIso.iso;
+}
 
 const add = (a: string, b: bigint) => (BigInt(a) + b).toString();
 
@@ -201,6 +209,13 @@ type Balance = (typeof BALANCES)[number];
 
 /** An account in a batch: what this batch changes, and what was read of it (only when something needed it). */
 interface AccountEntry {
+  /** parsed from the id once per batch */
+  owner: string;
+  asset: string;
+  /** the wallet it belongs to (either sub-account), or null for a system account */
+  wallet: string | null;
+  /** its default flags hold no_negative (a wallet's account): a debit reads it for the check */
+  walletOwned: boolean;
   /** as stored when read (null: absent); undefined: not read, since no change so far needed it */
   read?: LedgerAccount | null;
   delta: Record<Balance, bigint>;
@@ -227,11 +242,14 @@ export class LedgerBatch {
   /** transfer id → its wallet transaction ids, computed once per batch */
   private txIds = new Map<string, { debit: string; credit: string }>();
   private readonly now: string;
+  /** `now` in ms: the ordered wallet-transaction ids of this batch's transfers start with it */
+  private readonly nowMs: number;
   private readonly store: Store;
 
   constructor(store: Store, now: Date = new Date()) {
     this.store = store;
-    this.now = now.toISOString();
+    this.nowMs = now.getTime();
+    this.now = isoOf(this.nowMs, now);
   }
 
   /**
@@ -247,7 +265,16 @@ export class LedgerBatch {
   private entry(id: string): AccountEntry {
     let e = this.accounts.get(id);
     if (!e) {
-      e = { delta: { debits_posted: 0n, debits_pending: 0n, credits_posted: 0n, credits_pending: 0n }, dirty: false, seen: false };
+      const { owner, asset } = parseAccountId(id);
+      e = {
+        owner,
+        asset,
+        wallet: walletOfAccount(id),
+        walletOwned: isWalletOwner(owner),
+        delta: { debits_posted: 0n, debits_pending: 0n, credits_posted: 0n, credits_pending: 0n },
+        dirty: false,
+        seen: false,
+      };
       this.accounts.set(id, e);
     }
     return e;
@@ -260,8 +287,7 @@ export class LedgerBatch {
   }
 
   private view(id: string, e: AccountEntry): LedgerAccount {
-    const { owner, asset } = parseAccountId(id);
-    const a: LedgerAccount = e.read ? { ...e.read, flags: [...e.read.flags] } : newAccount(owner, asset, this.now);
+    const a: LedgerAccount = e.read ? { ...e.read, flags: [...e.read.flags] } : newAccount(e.owner, e.asset, this.now);
     for (const f of BALANCES) a[f] = add(a[f], e.delta[f]);
     if (e.dirty) a.updated_at = this.now;
     return a;
@@ -287,16 +313,32 @@ export class LedgerBatch {
   /** Adds a transfer; false when this exact transfer already exists (nothing to do). */
   async transfer(spec: TransferSpec): Promise<boolean> {
     const amount = validate(spec);
-    const existing = spec.fresh ? (this.transfers.get(spec.id)?.doc ?? null) : await this.transferDoc(spec.id);
+    // the batch's own transfers first; then, unless the id is fresh, the store (transferDoc, inline: one await less)
+    let existing = this.transfers.get(spec.id)?.doc ?? null;
+    if (!existing && !spec.fresh) {
+      const stored = await this.store.get<LedgerTransfer>(TRANSFERS, spec.id);
+      if (stored) {
+        const t = { doc: { ...stored }, loaded: stored.version, dirty: false };
+        this.transfers.set(spec.id, t);
+        existing = t.doc;
+      }
+    }
     if (existing) {
       if (!sameBody(existing, spec, amount)) throw new TransferMismatchError(spec.id);
       return false;
     }
     // only an account that may not go negative is read, for its balance check; a credit needs no read
-    if (defaultFlags(parseAccountId(spec.debit_account).owner).includes('no_negative')) {
-      const debit = this.view(spec.debit_account, await this.read(spec.debit_account));
-      if (debit.flags.includes('no_negative') && available(debit) < amount) {
-        throw new LedgerError('insufficient_funds', 'insufficient available balance', debit.id);
+    const e = this.entry(spec.debit_account);
+    if (e.walletOwned) {
+      // read() inline: one await less
+      if (e.read === undefined) e.read = (await this.store.get<LedgerAccount>(ACCOUNTS, spec.debit_account)) ?? null;
+      // what view() would hold, without building it: the stored balance (zero when absent) and this batch's changes
+      const d = e.delta;
+      if (
+        (e.read ? e.read.flags.includes('no_negative') : e.walletOwned) &&
+        (e.read ? available(e.read) : 0n) + d.credits_posted - d.debits_posted - d.debits_pending < amount
+      ) {
+        throw new LedgerError('insufficient_funds', 'insufficient available balance', spec.debit_account);
       }
     }
     this.change(spec.debit_account, spec.pending ? 'debits_pending' : 'debits_posted', amount);
@@ -353,12 +395,13 @@ export class LedgerBatch {
 
   private walletRows(t: LedgerTransfer, insert: boolean) {
     for (const side of SIDES) {
-      const wallet = walletOfAccount(side === 'debit' ? t.debit_account : t.credit_account);
+      // both accounts have their entries: change() made them
+      const wallet = this.entry(side === 'debit' ? t.debit_account : t.credit_account).wallet;
       if (!wallet) continue;
       // a transfer added and then posted in one batch derives its row ids once; a stored transfer keeps
       // the id format it was written with (a pending one posts or voids onto its own rows)
       let ids = this.txIds.get(t.id);
-      if (ids === undefined) this.txIds.set(t.id, (ids = walletTxIds(t)));
+      if (ids === undefined) this.txIds.set(t.id, (ids = walletTxIds(t, t.created_at === this.now ? this.nowMs : undefined)));
       const id = ids[side];
       const row: WalletTxRow = {
         id,
@@ -395,10 +438,11 @@ export class LedgerBatch {
     for (const id of [...this.accounts.keys()].sort()) {
       const e = this.accounts.get(id)!;
       if (!e.dirty) continue;
-      const { owner, asset } = parseAccountId(id);
-      const flags = e.read ? e.read.flags : defaultFlags(owner);
+      const { owner, asset } = e;
+      // an account never read has its default flags: no_negative for a wallet's
+      const noNegative = e.read ? e.read.flags.includes('no_negative') : e.walletOwned;
       const lowersAvailable = e.delta.credits_posted - e.delta.debits_posted - e.delta.debits_pending < 0n;
-      if (!e.seen && !(flags.includes('no_negative') && lowersAvailable)) {
+      if (!e.seen && !(noNegative && lowersAvailable)) {
         const amounts: Record<string, string> = {};
         for (const f of BALANCES) if (e.delta[f] !== 0n) amounts[f] = e.delta[f].toString();
         out.push({ op: 'add', coll: ACCOUNTS, doc: newAccount(owner, asset, this.now), add: amounts, set: ['updated_at'] });

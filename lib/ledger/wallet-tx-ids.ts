@@ -28,10 +28,13 @@ const legacyId = (transferId: string, side: Side) => `wtx_${hash('sha256', `${tr
 /** 12 hex digits of ms since the epoch (until the year 10889); a time before 1970 counts as 0 */
 export const timeHex = (ms: number) => Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0').slice(-12);
 
-/** Both sides' ids of a transfer (one hash for both in format 2). */
-export function walletTxIds(t: WalletTxIdSource): { debit: string; credit: string } {
+/**
+ * Both sides' ids of a transfer (one hash for both in format 2). `createdMs`: its created_at in ms, when
+ * the caller has it (the batch that creates the transfer): the same value, without parsing the text.
+ */
+export function walletTxIds(t: WalletTxIdSource, createdMs?: number): { debit: string; credit: string } {
   if (t.wtx_format !== WTX_FORMAT) return { debit: legacyId(t.id, 'debit'), credit: legacyId(t.id, 'credit') };
-  const prefix = `wtx_${timeHex(Date.parse(t.created_at))}${hash('sha256', t.id, 'hex').slice(0, 13)}`;
+  const prefix = `wtx_${timeHex(createdMs ?? Date.parse(t.created_at))}${hash('sha256', t.id, 'hex').slice(0, 13)}`;
   return { debit: `${prefix}0`, credit: `${prefix}1` };
 }
 

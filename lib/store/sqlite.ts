@@ -39,6 +39,12 @@ const sql = new Statements(sqlite);
 const col = (field: string) => sql.col(field);
 const bindAll = (params: unknown[]) => params as SQLInputValue[];
 
+/** the `set` fields of an add op are strings in its document (what addInPlace binds) */
+function setsStrings(op: Extract<WriteOp, { op: 'add' }>): boolean {
+  if (op.set) for (const f of op.set) if (typeof op.doc[f] !== 'string') return false;
+  return true;
+}
+
 function isUniqueViolation(e: unknown): boolean {
   return /UNIQUE constraint failed|PRIMARY KEY/i.test(String((e as Error)?.message));
 }
@@ -80,6 +86,20 @@ interface Connection {
   texts: Map<string, CollTexts>;
 }
 
+/** an `add` op's UPDATE text, for one list of added fields and one of set fields */
+interface AddText {
+  fields: string[];
+  set: readonly string[];
+  text: string;
+}
+
+const NO_FIELDS: readonly string[] = [];
+const sameNames = (a: readonly string[], b: readonly string[]) => {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+
 /**
  * The SQL texts one collection's writes and point reads run, built once per connection: rebuilt per call
  * (template strings, name checks) they were new strings whose hash the statement cache computed again
@@ -91,8 +111,8 @@ interface CollTexts {
   upsert: string;
   /** point read without an expiry test (null: the collection expires its documents) */
   get: string | null;
-  /** an `add` op's UPDATE, per field list (`<add fields>|<set fields>`) */
-  adds: Map<string, string>;
+  /** an `add` op's UPDATE, per list of added and set fields (a few shapes: found by comparing the names) */
+  adds: AddText[];
 }
 
 const OPEN = new Map<string, Connection>();
@@ -302,7 +322,7 @@ export class SqliteStore implements Store {
         cas: sql.cas(coll, rid),
         upsert: sql.upsert(coll, rid),
         get: this.expires(coll) ? null : sql.get(coll, '', undefined).sql,
-        adds: new Map(),
+        adds: [],
       };
       this.conn.texts.set(coll, t);
     }
@@ -316,17 +336,22 @@ export class SqliteStore implements Store {
    */
   private addInPlace(op: Extract<WriteOp, { op: 'add' }>): number | null {
     const fields = Object.keys(op.add);
-    const set = op.set ?? [];
+    const set = op.set ?? NO_FIELDS;
     const texts = this.texts(op.coll);
-    const key = `${fields.join(',')}|${set.join(',')}`;
-    let text = texts.adds.get(key);
+    // no key string built per op (a new string to hash each time): the shapes are few, their names compared
+    let text: string | undefined;
+    for (const a of texts.adds)
+      if (sameNames(a.fields, fields) && sameNames(a.set, set)) {
+        text = a.text;
+        break;
+      }
     if (text === undefined) {
       const parts = ["'$.version', version + 1"];
       for (const f of fields) parts.push(`'$.${f}', dec_add(json_extract(data, '$.${f}'), ?)`);
       for (const f of set) parts.push(`'$.${f}', ?`);
       for (const f of [...fields, ...set]) col(f); // checks each name (a field path) before it goes into the text
       text = `UPDATE ${ident(op.coll)} SET version = version + 1, data = json_set(data, ${parts.join(', ')}) WHERE id = ? RETURNING version`;
-      texts.adds.set(key, text);
+      texts.adds.push({ fields, set: [...set], text });
     }
     const params: SQLInputValue[] = [];
     for (const f of fields) params.push(op.add[f]);
@@ -468,17 +493,21 @@ export class SqliteStore implements Store {
         return;
       }
       case 'add': {
-        // a row that exists takes the amounts in place (no read, no parse, no document rebuilt in this process)
-        if (!texted && !this.expires(op.coll) && (op.set ?? []).every((f) => typeof op.doc[f] === 'string')) {
+        let stored: Doc | null;
+        if (!texted && !this.expires(op.coll) && setsStrings(op)) {
+          // a row that exists takes the amounts in place (no read, no parse, no document rebuilt in this process)
           const version = this.addInPlace(op);
           if (version !== null) {
             op.doc.version = version;
             return;
           }
+          // the UPDATE on the writing connection, in this transaction, found no row: it is inserted
+          stored = null;
+        } else {
+          // read on the writing connection: it sees what this transaction wrote before (adds commute)
+          const q = sql.get(op.coll, op.doc.id, undefined);
+          stored = this.parse<Doc>(this.w.get(q.sql).get(...bindAll(q.params)) as { data: string; version: number } | undefined);
         }
-        // read on the writing connection: it sees what this transaction wrote before (adds commute)
-        const q = sql.get(op.coll, op.doc.id, undefined);
-        const stored = this.parse<Doc>(this.w.get(q.sql).get(...bindAll(q.params)) as { data: string; version: number } | undefined);
         const doc = { ...added(stored, op), id: op.doc.id };
         const next: WriteOp = stored ? { op: 'cas', coll: op.coll, doc, expected: stored.version! } : { op: 'insert', coll: op.coll, doc };
         this.applyOne(next, now);

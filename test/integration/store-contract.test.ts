@@ -158,6 +158,34 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     await expect(store.write([{ op: 'cas', coll: 'things', doc: { ...acc }, expected: 1 }])).rejects.toBeInstanceOf(VersionConflictError);
   });
 
+  it('adds to a document that is absent: it is created once and every amount counts', async () => {
+    // two adds of one absent document in one write: the first inserts it, the second adds to that row
+    await store.write([
+      { op: 'add', coll: 'things', doc: { id: 'fresh-two', credits: '0' }, add: { credits: '3' } },
+      { op: 'add', coll: 'things', doc: { id: 'fresh-two', credits: '0' }, add: { credits: '4', debits: '1' } },
+    ]);
+    expect(await store.get('things', 'fresh-two')).toMatchObject({ credits: '7', debits: '1', version: 2 });
+    // SQLite: concurrent first adds share one group commit, one savepoint each; the first inserts the row and
+    // the others add to it (a server store may refuse a concurrent first insert as a duplicate: callers retry)
+    if (adapter.name !== 'sqlite') return;
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        store.write([
+          {
+            op: 'add',
+            coll: 'things',
+            doc: { id: 'fresh-acc', credits: '0', note: `n${i}` },
+            add: { credits: String(i + 1) },
+            set: ['note'],
+          },
+        ]),
+      ),
+    );
+    const got = (await store.get<{ id: string; credits: string; version?: number }>('things', 'fresh-acc'))!;
+    expect(got.credits).toBe('55');
+    expect(got.version).toBe(10);
+  });
+
   it('upserts and deletes', async () => {
     await store.write([{ op: 'upsert', coll: 'things', doc: { id: 'u', n: 1 } }]);
     await store.write([{ op: 'upsert', coll: 'things', doc: { id: 'u', n: 2 } }]);
