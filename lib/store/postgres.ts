@@ -426,10 +426,30 @@ export class PostgresStore implements Store {
       case 'add': {
         // the row stays locked until the transaction ends: a concurrent add waits, then adds to this one's
         const q = sql.get(op.coll, op.doc.id, undefined);
-        const { rows } = await this.query<Row>({ sql: `${q.sql} FOR UPDATE`, params: q.params }, op.coll, c);
-        const stored = rows[0] ? this.doc<Doc>(rows[0]) : null;
+        const locked = async () => {
+          const { rows } = await this.query<Row>({ sql: `${q.sql} FOR UPDATE`, params: q.params }, op.coll, c);
+          return rows[0] ? this.doc<Doc>(rows[0]) : null;
+        };
+        let stored = await locked();
+        if (!stored) {
+          // an absent row locks nothing: of two first adds at once the insert decides, without a unique
+          // violation (that would abort the transaction); the one whose insert found the row taken waits for
+          // the other's commit, then adds onto that row
+          const first = { ...added(null, op), id: op.doc.id, version: 1 };
+          const f = this.expires(op.coll);
+          const params = [first.id, 1, postgres.data(first)];
+          const res = f
+            ? await this.query({ sql: sql.insertOverExpired(op.coll, f), params: [...params, postgres.value(now, f)] }, op.coll, c)
+            : await this.query({ sql: sql.insertIfAbsent(op.coll), params }, op.coll, c);
+          if (res.rowCount === 1) {
+            op.doc.version = 1;
+            return;
+          }
+          stored = await locked();
+          if (!stored) throw new VersionConflictError(op.coll, op.doc.id);
+        }
         const doc = { ...added(stored, op), id: op.doc.id };
-        const next: WriteOp = stored ? { op: 'cas', coll: op.coll, doc, expected: stored.version! } : { op: 'insert', coll: op.coll, doc };
+        const next: WriteOp = { op: 'cas', coll: op.coll, doc, expected: stored.version! };
         await this.applyOne(next, now, c);
         op.doc.version = next.doc.version;
         return;

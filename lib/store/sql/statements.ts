@@ -227,6 +227,11 @@ export class Statements {
     return `INSERT INTO ${ident(coll)} (id, version, data) VALUES (?, ?, ${this.d.dataParam})${ret(returning)}`;
   }
 
+  /** an insert that does nothing when the id is taken (its row count says which): params id, version, data */
+  insertIfAbsent(coll: string): string {
+    return `INSERT INTO ${ident(coll)} (id, version, data) VALUES (?, ?, ${this.d.dataParam}) ON CONFLICT (id) DO NOTHING`;
+  }
+
   /**
    * An insert that replaces the row of the same id when that row has expired, in one statement (an
    * expired record no longer holds its key): params id, version, data, now. It returns no row when a
