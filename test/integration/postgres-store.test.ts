@@ -133,7 +133,10 @@ describe('PostgreSQL store: text search', () => {
       db.url,
       `INSERT INTO listings (id, version, data) SELECT 'l' || lpad(i::text, 6, '0'), 1, jsonb_build_object('id', 'l' || lpad(i::text, 6, '0'), 'owner', 'o' || (i % 1000), 'search', 'item ' || i || ' ' || md5(i::text) || CASE WHEN i % 10 = 0 THEN ' common' ELSE '' END || CASE WHEN i IN (777, 12345) THEN ' Zanzibar' ELSE '' END) FROM generate_series(1, 100000) AS i`,
     );
-    await sql(db.url, 'ANALYZE listings');
+    // VACUUM too, so the plans below are priced on a settled table (visibility map set, the trigram index's
+    // pending list merged) whatever autovacuum has done yet: one CI run under load saw the rare term walk the
+    // primary key after a plain ANALYZE (not reproduced here in 56 runs; the cause is not established)
+    await sql(db.url, 'VACUUM ANALYZE listings');
   }, 60_000);
   afterAll(async () => {
     await store?.close();
