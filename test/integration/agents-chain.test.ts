@@ -142,7 +142,17 @@ it('a spend to one of our own wallets settles in the ledger at once; its custody
     250,
   );
   expect(await usdc.balanceOf(agent.address)).toBe(agentBefore - 1_000_000n);
-  const status = await t.call('money-out.status');
+  // the move is done on chain before the engine's next pass records it (a loaded machine showed it still moving)
+  const status = await eventually(
+    'the custody move recorded as done',
+    async () => {
+      await t.call('money-out.scan');
+      const s = (await t.call('money-out.status')) as { custody_moves: { moving: number } };
+      return s.custody_moves.moving === 0 ? s : null;
+    },
+    60_000,
+    250,
+  );
   expect(status.custody_moves).toMatchObject({ waiting: 0, topup: 0, moving: 0, failed: 0 });
   expect(((await t.call('treasury.reconcile')) as { differences: unknown[] }).differences).toEqual([]);
 });
