@@ -27,7 +27,19 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Wallet, parseEther } from 'ethers';
 import type autocannon from 'autocannon';
-import { arg, benchMerchant, cannon, cpuSeconds, type Figures, load, percentile, rssMb, startServiceProcess } from './bench-lib.ts';
+import {
+  arg,
+  benchMerchant,
+  fundedAgentWallets,
+  spendAttempt,
+  cannon,
+  cpuSeconds,
+  type Figures,
+  load,
+  percentile,
+  rssMb,
+  startServiceProcess,
+} from './bench-lib.ts';
 import { startHardhatNode } from '../test/harness/hardhat-node.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { evaluate, parsePolicy } from '../lib/spend/policy.ts';
@@ -188,34 +200,14 @@ try {
     return json;
   };
 
-  // ten funded agent wallets with a policy (sandbox money: a simulated session, then a payout into each)
-  const session = await call('POST', '/v1/payment_sessions', {
-    amount: 900,
-    expires_in: '1h',
-    paymentMethod: { methodID: 0, chain: 'ethereum', token: 'USDC', network: 'testnet' },
-  });
-  await call('POST', `/v1/payment_sessions/${session.session_id}/simulate`);
-  const settlement = (await call('GET', '/v1/wallets?limit=100')).data.find((w: { is_default: boolean }) => w.is_default);
-  const agents: Array<{ id: string; address: string }> = [];
-  for (let i = 0; i < 10; i++) {
-    const w = await call('POST', '/v1/wallets', { type: 'agent', chain: 'ethereum', network: 'testnet' });
-    await call('POST', '/v1/payouts', { wallet_id: settlement.id, token: 'USDC', destination: w.address, amount_subunits: '80000000' });
-    await call('PUT', `/v1/agent-wallets/${w.id}/policy`, POLICY);
-    agents.push(w);
-  }
+  // ten funded agent wallets with a policy (sandbox money)
+  const { settlement, agents } = await fundedAgentWallets(call, 10, POLICY);
   /** what the wallet holds of USDC (`available` counts real and sandbox money) */
   const holding = async (walletId: string) =>
     BigInt((await call('GET', `/v1/wallets/${walletId}`)).balances.find((x: { token: string }) => x.token === 'USDC').available_subunits);
   const funded = await Promise.all(agents.map((a) => holding(a.id)));
   // spends settle in the ledger: to the merchant's settlement wallet (one of ours)
-  const spendBody = JSON.stringify({
-    target: settlement.address,
-    amount: 0.001,
-    amount_subunits: '1000',
-    token_symbol: 'USDC',
-    chain: 'ethereum',
-    network: 'testnet',
-  });
+  const spendBody = JSON.stringify(spendAttempt(settlement.address));
   let spends = 0;
   /** a recorded spend: its amount is counted when the service answers it was allowed */
   const spend = (wallet: (i: number) => string, recorded?: { amount: bigint }) => async (i: number) => {
@@ -244,18 +236,13 @@ try {
       amount_subunits: '10000',
       paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
     });
+  /** the spend attempt that pays a challenge (its reference is the challenge id) */
+  const paying = (c: { challenge_id: string; challenge: { payTo: string } }) =>
+    spendAttempt(c.challenge.payTo, { reference: c.challenge_id }, '10000');
   /** a whole paid request: the challenge, the agent's spend that pays it, the redeem of its proof */
   const paid = (label: string) => async (i: number) => {
     const c = await challenge(i, label);
-    const a = await call('POST', `/v1/agent-wallets/${agents[1 + (i % 9)].id}/spend-attempts`, {
-      target: c.challenge.payTo,
-      amount: 0.01,
-      amount_subunits: '10000',
-      token_symbol: 'USDC',
-      chain: 'ethereum',
-      network: 'testnet',
-      reference: c.challenge_id,
-    });
+    const a = await call('POST', `/v1/agent-wallets/${agents[1 + (i % 9)].id}/spend-attempts`, paying(c));
     const r = await call('POST', '/v1/x402/redeem', { proof: a.spend_reference, resource: `/${label}/${i}` });
     return r.status === 'settled' ? 200 : 500;
   };
@@ -338,15 +325,7 @@ try {
           return {
             ...req,
             path: spendPath(agents[1 + (c.i! % 9)].id),
-            body: JSON.stringify({
-              target: c.payTo,
-              amount: 0.01,
-              amount_subunits: '10000',
-              token_symbol: 'USDC',
-              chain: 'ethereum',
-              network: 'testnet',
-              reference: c.challenge,
-            }),
+            body: JSON.stringify(spendAttempt(c.payTo!, { reference: c.challenge }, '10000')),
           };
         },
         onResponse: (status, body, context) => {
@@ -468,15 +447,7 @@ try {
     const agentProofs: Array<{ proof: string; resource: string }> = [];
     for (let i = 0; i < redeems; i++) {
       const c = await challenge(i, 'agent');
-      const a = await call('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
-        target: c.challenge.payTo,
-        amount: 0.01,
-        amount_subunits: '10000',
-        token_symbol: 'USDC',
-        chain: 'ethereum',
-        network: 'testnet',
-        reference: c.challenge_id,
-      });
+      const a = await call('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, paying(c));
       agentProofs.push({ proof: a.spend_reference, resource: `/agent/${i}` });
     }
     const outside = Wallet.createRandom();

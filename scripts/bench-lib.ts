@@ -211,3 +211,41 @@ export async function benchMerchant(
   await operator('set-rate-limit', reg.id, o.rateLimit ?? '100000000');
   return reg;
 }
+
+/** an agent spend attempt of `subunits` of testnet USDC to `target` (settled in the ledger when it is one of ours) */
+export const spendAttempt = (target: string, extra: Record<string, unknown> = {}, subunits = '1000') => ({
+  target,
+  amount: Number(subunits) / 1e6,
+  amount_subunits: subunits,
+  token_symbol: 'USDC',
+  chain: 'ethereum',
+  network: 'testnet',
+  ...extra,
+});
+
+/**
+ * `n` agent wallets on ethereum testnet under `policy`, each funded with 80 USDC of sandbox money (a
+ * simulated session into the merchant's settlement wallet, then a payout from it into each); `call` is the
+ * caller's authenticated JSON request.
+ */
+export async function fundedAgentWallets(
+  call: (method: string, path: string, body?: unknown) => Promise<any>,
+  n: number,
+  policy: object,
+): Promise<{ settlement: { id: string; address: string }; agents: Array<{ id: string; address: string }> }> {
+  const session = await call('POST', '/v1/payment_sessions', {
+    amount: 900,
+    expires_in: '1h',
+    paymentMethod: { methodID: 0, chain: 'ethereum', token: 'USDC', network: 'testnet' },
+  });
+  await call('POST', `/v1/payment_sessions/${session.session_id}/simulate`);
+  const settlement = (await call('GET', '/v1/wallets?limit=100')).data.find((w: { is_default: boolean }) => w.is_default);
+  const agents: Array<{ id: string; address: string }> = [];
+  for (let i = 0; i < n; i++) {
+    const w = await call('POST', '/v1/wallets', { type: 'agent', chain: 'ethereum', network: 'testnet' });
+    await call('POST', '/v1/payouts', { wallet_id: settlement.id, token: 'USDC', destination: w.address, amount_subunits: '80000000' });
+    await call('PUT', `/v1/agent-wallets/${w.id}/policy`, policy);
+    agents.push(w);
+  }
+  return { settlement, agents };
+}

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchMerchant, load, rssMb, startServiceProcess } from './bench-lib.ts';
+import { benchMerchant, fundedAgentWallets, load, rssMb, spendAttempt, startServiceProcess } from './bench-lib.ts';
 
 export interface Reading {
   mb: number;
@@ -100,27 +100,11 @@ export async function measureMemory(o: { sessions: number; spends: number; settl
       async () => (await fetch(`${svc.url}/v1/payment_sessions`, { method: 'POST', headers, body: sessionBody })).status,
     );
 
-    // ten funded agent wallets with a policy (sandbox money: a simulated session, then a payout into each)
-    const funding = await call('POST', '/v1/payment_sessions', { amount: 900, expires_in: '1h', paymentMethod });
-    await call('POST', `/v1/payment_sessions/${funding.session_id}/simulate`);
-    const settlement = (await call('GET', '/v1/wallets?limit=100')).data.find((w: { is_default: boolean }) => w.is_default);
-    const agents: string[] = [];
-    for (let i = 0; i < 10; i++) {
-      const w = await call('POST', '/v1/wallets', { type: 'agent', chain: 'ethereum', network: 'testnet' });
-      await call('POST', '/v1/payouts', { wallet_id: settlement.id, token: 'USDC', destination: w.address, amount_subunits: '80000000' });
-      await call('PUT', `/v1/agent-wallets/${w.id}/policy`, POLICY);
-      agents.push(w.id);
-    }
-    const spendBody = JSON.stringify({
-      target: settlement.address,
-      amount: 0.001,
-      amount_subunits: '1000',
-      token_symbol: 'USDC',
-      chain: 'ethereum',
-      network: 'testnet',
-    });
+    // ten funded agent wallets with a policy (sandbox money)
+    const { settlement, agents } = await fundedAgentWallets(call, 10, POLICY);
+    const spendBody = JSON.stringify(spendAttempt(settlement.address));
     const spends = await load(o.spends, 20, async (i) => {
-      const r = await fetch(`${svc.url}/v1/agent-wallets/${agents[i % agents.length]}/spend-attempts`, {
+      const r = await fetch(`${svc.url}/v1/agent-wallets/${agents[i % agents.length].id}/spend-attempts`, {
         method: 'POST',
         headers,
         body: spendBody,

@@ -4,11 +4,6 @@
  * (sha256 row ids, no marker) that is still pending posts or voids onto its original rows; the wallet
  * history pages through old and new rows in time order; the ledger check holds over both.
  */
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { SqliteStore } from '../../lib/store/sqlite.ts';
-import { MongoStore } from '../../lib/store/mongo.ts';
-import { PostgresStore } from '../../lib/store/postgres.ts';
 import { COLLECTIONS } from '../../lib/store/collections.ts';
 import type { Store, WriteOp } from '../../lib/store/port.ts';
 import {
@@ -28,58 +23,13 @@ import {
   type WalletTxRow,
 } from '../../lib/ledger/index.ts';
 import { pageWalletTxs } from '../../lib/wallets/listing.ts';
-import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
-import { tempDir } from '../helpers/node.ts';
+import { storeAdapters } from '../helpers/store-adapters.ts';
 
 const ASSET = 'ethereum:testnet:USDC';
 const W = 'wal_0legacy';
 const A = 'wal_0agent';
 
-interface Adapter {
-  name: string;
-  open(): Promise<Store>;
-  cleanup(): Promise<void>;
-}
-const adapters: Adapter[] = [];
-{
-  let dir = '';
-  adapters.push({
-    name: 'sqlite',
-    async open() {
-      dir = tempDir('row-ids-');
-      return new SqliteStore(join(dir, 'test.db'));
-    },
-    async cleanup() {
-      rmSync(dir, { recursive: true, force: true });
-    },
-  });
-}
-{
-  let db: TestDatabase | null = null;
-  adapters.push({
-    name: 'postgres',
-    async open() {
-      db = await freshDatabase('row_ids');
-      return new PostgresStore(db.url).connect();
-    },
-    async cleanup() {
-      await db?.drop();
-    },
-  });
-}
-if (process.env.MONGO_URL) {
-  adapters.push({
-    name: 'mongodb',
-    async open() {
-      const base = new URL(process.env.MONGO_URL!);
-      base.pathname = `/row_ids_${Date.now()}`;
-      return new MongoStore(base.toString()).connect();
-    },
-    async cleanup() {
-      /* each run uses a fresh database */
-    },
-  });
-}
+const adapters = storeAdapters('row_ids');
 
 const spend = (id: string, amount: string): TransferSpec => ({
   id,

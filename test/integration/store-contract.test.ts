@@ -3,61 +3,10 @@
  * per test, on the server test/helpers/postgres.ts finds or starts), MongoDB when MONGO_URL is set
  * (MONGO_URL=mongodb://host:27017/test_db?replicaSet=rs0 npx jest store-contract).
  */
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { SqliteStore } from '../../lib/store/sqlite.ts';
-import { MongoStore } from '../../lib/store/mongo.ts';
-import { PostgresStore } from '../../lib/store/postgres.ts';
-import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import { storeAdapters } from '../helpers/store-adapters.ts';
 import { DuplicateKeyError, VersionConflictError, type Store, type WriteOp } from '../../lib/store/port.ts';
-import { tempDir } from '../helpers/node.ts';
 
-interface Adapter {
-  name: string;
-  open(): Promise<Store>;
-  cleanup(): Promise<void>;
-}
-
-const adapters: Adapter[] = [];
-{
-  let dir = '';
-  adapters.push({
-    name: 'sqlite',
-    async open() {
-      dir = tempDir('store-');
-      return new SqliteStore(join(dir, 'test.db'));
-    },
-    async cleanup() {
-      rmSync(dir, { recursive: true, force: true });
-    },
-  });
-}
-{
-  let db: TestDatabase | null = null;
-  adapters.push({
-    name: 'postgres',
-    async open() {
-      db = await freshDatabase('contract');
-      return new PostgresStore(db.url).connect();
-    },
-    async cleanup() {
-      await db?.drop();
-    },
-  });
-}
-if (process.env.MONGO_URL) {
-  adapters.push({
-    name: 'mongodb',
-    async open() {
-      const base = new URL(process.env.MONGO_URL!);
-      base.pathname = `/contract_${Date.now()}`;
-      return new MongoStore(base.toString()).connect();
-    },
-    async cleanup() {
-      /* each run uses a fresh database */
-    },
-  });
-}
+const adapters = storeAdapters('contract');
 
 const SPECS = [
   { name: 'things', indexes: [{ fields: ['owner', 'created_at'] }, { fields: ['slug'], unique: true }] },
