@@ -6,7 +6,8 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { bodyErrorMessage, checkJsonDepth, exactNumberReviver } from '../lib/core/json-body.ts';
+import { bodyErrorMessage } from '../lib/core/json-body.ts';
+import { jsonBodyReader } from '../lib/http/body-reader.ts';
 import { mayReadMetrics } from '../lib/ops/metrics-access.ts';
 import { clientAddress, clientBucket, trustedProxyList } from '../lib/core/client-address.ts';
 import { readFileSync } from 'node:fs';
@@ -399,17 +400,10 @@ export function createApiService(rt: Runtime): ServiceSchema {
         mappingPolicy: 'restrict',
         mergeParams: false,
         authentication: true,
-        use: [httpMetrics(rt)],
-        // exact numbers and bounded nesting (lib/core/json-body.ts)
-        bodyParsers: {
-          json: {
-            strict: true,
-            limit: rt.config.bodyLimit,
-            reviver: exactNumberReviver,
-            verify: (_req: unknown, _res: unknown, buf: Buffer) => checkJsonDepth(buf),
-          },
-          urlencoded: false,
-        },
+        // JSON bodies only, exact numbers and bounded nesting: body-parser's json middleware behind a fast
+        // path (lib/http/body-reader.ts), first, where moleculer-web would put its body parsers
+        use: [jsonBodyReader(rt.config.bodyLimit), httpMetrics(rt)],
+        bodyParsers: false,
         aliases,
         onBeforeCall: describeRequest(hasher, proxies),
         onError(req: IncomingMessage, res: ServerResponse, err: unknown) {

@@ -56,19 +56,51 @@ export function exactNumberReviver(this: unknown, key: string, value: unknown, c
   return value;
 }
 
-/** Throws (a 400 with a reason) when the raw body nests objects and arrays deeper than `max`. */
-export function checkJsonDepth(buf: Buffer, max = MAX_JSON_DEPTH): void {
+/**
+ * One pass over the raw body: throws (a 400 with a reason) when it nests objects and arrays deeper than
+ * `max`, and answers whether some number in it may not be exact, so that only such bodies pay for
+ * JSON.parse with `exactNumberReviver` (a reviver makes V8 parse slowly and call it for every value).
+ * A number without exponent, with at most 15 significant digits and at most 300 zeros before them, is
+ * always exact (any decimal of 15 digits in a double's normal range survives the trip through a double and
+ * back); anything else (an exponent, a 16th digit) is left to the reviver. In malformed JSON a number may
+ * be misjudged: JSON.parse refuses such a body anyway, with the same error with or without a reviver.
+ */
+export function scanJsonBody(buf: Uint8Array, max = MAX_JSON_DEPTH): boolean {
+  const n = buf.length;
   let depth = 0;
-  let inString = false;
-  for (let i = 0; i < buf.length; i++) {
+  let inexact = false;
+  for (let i = 0; i < n; i++) {
     const c = buf[i];
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped byte
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
+    if (c === 0x22) {
+      // a string, to its closing quote; a backslash escapes the byte after it
+      for (i++; i < n; i++) {
+        const d = buf[i];
+        if (d === 0x22) break;
+        if (d === 0x5c) i++;
+      }
+    } else if (c >= 0x30 && c <= 0x39) {
+      // a number from its first digit: digits and the decimal point, up to the byte after it
+      let significant = 0;
+      let zeros = 0;
+      let d = c;
+      for (;;) {
+        if (d >= 0x30 && d <= 0x39) {
+          if (significant > 0 || d !== 0x30) significant++;
+          else zeros++;
+        } else if (d !== 0x2e) break;
+        if (++i >= n) break;
+        d = buf[i];
+      }
+      if (significant > 15 || zeros > 300 || d === 0x65 || d === 0x45) inexact = true; // 0x65, 0x45: an exponent
+      i--; // the byte after the number is read as any other
+    } else if (c === 0x7b || c === 0x5b) {
       if (++depth > max) throw refuse(`objects and arrays nest deeper than ${max} levels`);
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
+  return inexact;
+}
+
+/** Throws (a 400 with a reason) when the raw body nests objects and arrays deeper than `max`. */
+export function checkJsonDepth(buf: Buffer, max = MAX_JSON_DEPTH): void {
+  scanJsonBody(buf, max);
 }
