@@ -106,7 +106,7 @@ function agentRequests(rt: Runtime) {
   const known = knownRails();
 
   const send = (ctx: Caller, id: string, msg: AgentWalletMsg) =>
-    sendToActor<AgentWalletMsg, AgentWalletReply>(ctx, 'agent-wallet-actors.send', id, msg);
+    sendToActor<AgentWalletMsg, AgentWalletReply>(ctx, 'agent-wallet-actors', id, msg);
 
   const walletOf = (ctx: Context<Http>) => walletFacts(store, ctx.params.params?.agent_wallet_id ?? '');
   /** A wallet the caller owns, for policy and attempt reads (another merchant's is a 404 like an unknown one). */

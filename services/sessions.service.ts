@@ -185,7 +185,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   const load = sessions.load;
   /** what a creation needs from the broker, for this request */
   const callsOf = (ctx: Context): SessionCalls => ({
-    send: (id, msg) => sendToActor(ctx, 'session-actors.send', id, msg),
+    send: (id, msg) => sendToActor(ctx, 'session-actors', id, msg),
     checkReference: (args) => ctx.call('catalog.checkCheckoutReference', args),
     log: ctx.broker.logger,
   });
