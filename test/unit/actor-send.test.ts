@@ -34,7 +34,7 @@ describe('sendToActor', () => {
       now: () => new Date(),
       metrics: { actorActivations: { labels: () => ({ inc: () => undefined }) }, actorSources: new Map() },
     }) as unknown as Runtime;
-  const node = async (nodeID: string, transporter?: string) => {
+  const node = async (nodeID: string, transporter?: 'Fake') => {
     const broker = new ServiceBroker({ nodeID, logger: false, transporter, registry: { preferLocal: false } });
     broker.createService({ name: 'counter-actors', mixins: [actorHostMixin(rt(), counter)] });
     brokers.push(broker);
