@@ -18,6 +18,28 @@ export interface SendParams<M> {
 /** The hosting service as its handlers see it (tests reach the host through it too). */
 type Hosting<S extends Doc, M, R> = Service & { actors?: ActorHost<S, M, R> };
 
+/** the endpoints of an action as the registry keeps them (the published types leave them out) */
+type Endpoints = { endpoints: Array<{ local: boolean; isAvailable: boolean }> } | undefined;
+
+/**
+ * Sends a message to an actor of `service` (through its `send` action). When this node holds the action's
+ * only endpoint (one node: the embedded default), the broker could route it nowhere else, so the message
+ * goes straight to this node's host: no second Context, timeout timer or endpoint selection for a call
+ * that can only land here. With several endpoints the broker routes it by id, as before.
+ */
+export function sendToActor<M, R>(caller: Pick<Context, 'call' | 'broker'>, service: string, id: string, msg: M): Promise<R> {
+  const action = ACTIONS.get(service) ?? ACTIONS.set(service, `${service}.send`).get(service)!;
+  const { broker } = caller;
+  const list = (broker.registry as unknown as { getActionEndpoints(name: string): Endpoints }).getActionEndpoints(action)?.endpoints;
+  const only = list?.length === 1 ? list[0] : null;
+  const host = only?.local && only.isAvailable ? (broker.getLocalService(service) as Hosting<Doc, M, R> | undefined)?.actors : undefined;
+  if (host) return host.send(id, msg);
+  return caller.call(action, { id, msg } satisfies SendParams<M>) as Promise<R>;
+}
+
+/** each actor service's send action name, made once */
+const ACTIONS = new Map<string, string>();
+
 export function actorHostMixin<S extends Doc, M, R>(
   rt: Runtime,
   behavior: ActorBehavior<S, M, R>,

@@ -34,9 +34,10 @@ import {
   type StoredPolicy,
 } from '../lib/agents/state.ts';
 import { limitViolation } from '../lib/ops/alerts/index.ts';
+import { sendToActor } from '../mixins/actor-host.mixin.ts';
 
 type Http = { body?: unknown; query?: Record<string, string | undefined>; params?: Record<string, string | undefined> };
-type Caller = Pick<Context, 'call'>;
+type Caller = Pick<Context, 'call' | 'broker'>;
 
 /** A spend policy as the API shows it. */
 const presentPolicy = (walletId: string, p: StoredPolicy) => ({
@@ -105,7 +106,7 @@ function agentRequests(rt: Runtime) {
   const known = knownRails();
 
   const send = (ctx: Caller, id: string, msg: AgentWalletMsg) =>
-    ctx.call('agent-wallet-actors.send', { id, msg }) as Promise<AgentWalletReply>;
+    sendToActor<AgentWalletMsg, AgentWalletReply>(ctx, 'agent-wallet-actors', id, msg);
 
   const walletOf = (ctx: Context<Http>) => walletFacts(store, ctx.params.params?.agent_wallet_id ?? '');
   /** A wallet the caller owns, for policy and attempt reads (another merchant's is a 404 like an unknown one). */
@@ -253,10 +254,10 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
         },
       },
     },
-    started(this: { broker: { call: Context['call'] }; logger: { warn(...a: unknown[]): void } }) {
+    started(this: { broker: Context['broker']; logger: { warn(...a: unknown[]): void } }) {
       const broker = this.broker;
       // a spend decided less than a lease ago is still being executed by its request
-      scanner = executionScanner(rt, (a) => executeNow({ call: broker.call.bind(broker) } as Caller, a), this.logger);
+      scanner = executionScanner(rt, (a) => executeNow({ call: broker.call.bind(broker), broker } as Caller, a), this.logger);
       scanner.start();
     },
     async stopped() {

@@ -27,6 +27,7 @@ import { sessionExpiryMixin } from '../mixins/session-expiry.mixin.ts';
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import { DEMO_MERCHANT_ID, type PaymentSessionState } from '../lib/sessions/payment-session.ts';
 import { refundedBySession } from '../lib/refunds/model.ts';
+import { sendToActor } from '../mixins/actor-host.mixin.ts';
 
 type SessionParams = { params: { session_id: string } };
 type Logger = { info(m: string): void; warn(m: string): void };
@@ -184,7 +185,7 @@ export function createSessionsService(rt: Runtime): ServiceSchema {
   const load = sessions.load;
   /** what a creation needs from the broker, for this request */
   const callsOf = (ctx: Context): SessionCalls => ({
-    send: (id, msg) => ctx.call('session-actors.send', { id, msg }),
+    send: (id, msg) => sendToActor(ctx, 'session-actors', id, msg),
     checkReference: (args) => ctx.call('catalog.checkCheckoutReference', args),
     log: ctx.broker.logger,
   });

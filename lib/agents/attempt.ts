@@ -24,12 +24,13 @@ export function requestHash(input: AttemptInput): string {
 export const attempt: AgentWalletHandler<'attempt'> = async (store, state, msg, now) => {
   const at = now.toISOString();
   const { input, ctx } = msg;
-  const hash = requestHash(input);
   // a reference is the owner's idempotency key: another merchant's (always denied) attempt neither
   // reads the owner's attempt through it nor takes it first
   const owned = ctx.wallet.merchant_id === ctx.caller_merchant_id;
   const refId = input.reference !== null && owned ? referenceId(ctx.wallet.id, input.reference) : null;
-  if (refId && !msg.dry_run) {
+  // only a reference's idempotency compares it (a sha256 of the JSON request: a few µs of every attempt)
+  const hash = input.reference !== null ? requestHash(input) : null;
+  if (refId && hash && !msg.dry_run) {
     const ref = await store.get<{ id: string; attempt_id: string; request_hash: string }>(REFERENCES, refId);
     if (ref) {
       if (ref.request_hash !== hash) throw conflict(IDEMPOTENCY_MISMATCH, { remediation: REMEDIATION.idempotency });
@@ -62,7 +63,8 @@ export const attempt: AgentWalletHandler<'attempt'> = async (store, state, msg, 
   // attempt_id and payout_id are minted by the request for this decision: no transfer holds them yet
   const r = await reserveAllowed(store, base, ctx, msg.payout_id, window, now, true);
   const effects: WriteOp[] = [{ op: 'insert', coll: ATTEMPTS, doc: r.doc }, ...r.ops];
-  if (refId) effects.push({ op: 'insert', coll: REFERENCES, doc: { id: refId, attempt_id: r.doc.id, request_hash: hash, created_at: at } });
+  if (refId && hash)
+    effects.push({ op: 'insert', coll: REFERENCES, doc: { id: refId, attempt_id: r.doc.id, request_hash: hash, created_at: at } });
   const touched = r.doc.status === 'pending' || changed;
   return {
     ...(touched && state ? { state: nextState(state, ctx.caller_merchant_id, r.window, at) } : {}),

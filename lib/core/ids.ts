@@ -72,21 +72,40 @@ function encodeTime(ms: number): string {
   return out;
 }
 
+/** the alphabet's character codes, to map random bytes to characters in place */
+const CODES = Buffer.from(ALPHABET, 'latin1');
+/** random characters drawn in bulk and mapped once: an id takes its 13 as one slice (one string, no concatenations) */
+const chars = Buffer.alloc(RANDOM_CHARS * 256);
+let charsAt = chars.length;
+function randomChars(): string {
+  if (charsAt + RANDOM_CHARS > chars.length) {
+    randomFillSync(chars);
+    for (let i = 0; i < chars.length; i++) chars[i] = CODES[chars[i] & 31];
+    charsAt = 0;
+  }
+  const at = charsAt;
+  charsAt += RANDOM_CHARS;
+  return chars.toString('latin1', at, charsAt);
+}
+
+/** the time characters of the current millisecond (several ids a millisecond share them) */
+let timeText = '';
+
 /** Monotonic within one process: ids made in the same millisecond still sort in creation order. */
 export function newId(prefix: IdPrefix, now = Date.now()): string {
   if (now > lastMs) {
     lastMs = now;
     seq = ((randomByte() << 8) | randomByte()) & 0x3fff;
+    timeText = encodeTime(lastMs);
   } else if (seq < SEQ_MAX) {
     seq++;
   } else {
     // 2^15 ids in one millisecond (or a clock that went back): borrow the next millisecond
     lastMs++;
     seq = ((randomByte() << 8) | randomByte()) & 0x3fff;
+    timeText = encodeTime(lastMs);
   }
-  let out = `${prefix}_${encodeTime(lastMs)}${ALPHABET[(seq >> 10) & 31]}${ALPHABET[(seq >> 5) & 31]}${ALPHABET[seq & 31]}`;
-  for (let i = 0; i < RANDOM_CHARS; i++) out += ALPHABET[randomByte() & 31];
-  return out;
+  return `${prefix}_${timeText}${ALPHABET[(seq >> 10) & 31]}${ALPHABET[(seq >> 5) & 31]}${ALPHABET[seq & 31]}${randomChars()}`;
 }
 
 /** Whether `value` has the shape of an id this module makes with `prefix` (not whether it exists). */

@@ -50,8 +50,11 @@ export interface SpendAttemptDoc extends Doc, AttemptInput {
   settlement: Settlement | null;
   /** set while an internal (ledger) execution is still to be done: a scanner finishes it after a crash */
   execute_due_at: string | null;
-  /** sha256 of the canonical request: the same reference with another body is a 409 */
-  request_hash: string;
+  /**
+   * sha256 of the canonical request, for an attempt with a reference (the same reference with another body
+   * is a 409; the reference row holds the hash it is checked against); null without one: nothing compares it
+   */
+  request_hash: string | null;
   created_at: string;
   updated_at: string;
 }

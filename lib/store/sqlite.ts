@@ -121,6 +121,10 @@ function connect(path: string, key: string | null): Connection {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path);
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = OFF;');
+  // a savepoint's sub-journal (a copy of each page a write changes) in memory: in a temporary file, as this
+  // build's default has it, a turn's large write spilled it and every later savepoint of the turn paid a pwrite
+  // per page (and the file an open, unlink and close)
+  db.exec('PRAGMA temp_store = MEMORY;');
   // SQLite's lower() folds ASCII only; text search lowercases like JavaScript (and MongoDB's /i) do
   const lowerText = (v: SQLInputValue) => (typeof v === 'string' ? v.toLowerCase() : v);
   db.function('lower_text', { deterministic: true }, lowerText);
@@ -183,27 +187,44 @@ export class SqliteStore implements Store {
   /**
    * Runs `fn` inside this turn's transaction, in a savepoint of its own; resolves with its result once the
    * transaction has committed. A throwing `fn` rolls back its savepoint only and rejects after the COMMIT.
+   * `oneStatement`: `fn` runs a single SQL statement, which SQLite already undoes whole when it fails, so it
+   * needs no savepoint (one saves two statements and a copy of every page it changes).
    */
-  private inGroup<T>(fn: () => T, undo?: () => void): Promise<T> {
+  private inGroup<T>(fn: () => T, undo?: () => void, oneStatement = false): Promise<T> {
     if (!this.conn.group) {
       this.w.get('BEGIN IMMEDIATE').run();
       this.conn.group = [];
       setImmediate(() => this.commit());
     }
-    this.w.get('SAVEPOINT w').run();
     let value: T | undefined;
     let failure: { error: unknown } | undefined;
-    try {
-      value = fn();
-      this.w.get('RELEASE w').run();
-    } catch (e) {
-      this.w.get('ROLLBACK TO w').run();
-      this.w.get('RELEASE w').run();
-      failure = { error: e };
+    if (oneStatement) {
+      try {
+        value = fn();
+      } catch (e) {
+        failure = { error: e };
+      }
+    } else {
+      this.w.get('SAVEPOINT w').run();
+      try {
+        value = fn();
+        this.w.get('RELEASE w').run();
+      } catch (e) {
+        if (this.db.isTransaction) {
+          this.w.get('ROLLBACK TO w').run();
+          this.w.get('RELEASE w').run();
+        }
+        failure = { error: e };
+      }
     }
-    return new Promise<T>((resolve, reject) => {
+    const settled = new Promise<T>((resolve, reject) => {
       this.conn.group!.push({ resolve: resolve as (v: unknown) => void, reject, value, undo, failure });
     });
+    // an error that made SQLite roll back the whole transaction (a full disk, an I/O error) took the turn's
+    // earlier writes with it: the turn ends now and every one of them fails, so that no later write of the
+    // turn runs outside a transaction and commits alone
+    if (failure && !this.db.isTransaction) this.commit();
+    return settled;
   }
 
   /** Commits this turn's transaction and settles its writes. */
@@ -522,6 +543,15 @@ export class SqliteStore implements Store {
     }
   }
 
+  /**
+   * The op changes the database in one SQL statement (applyOne): no expiry sweep and no text index beside it.
+   * An `add` runs one UPDATE, or one INSERT after an UPDATE that found no row (changed nothing).
+   */
+  private oneStatement(op: WriteOp): boolean {
+    if (this.text.has(op.coll)) return false;
+    return op.op === 'cas' || op.op === 'upsert' || op.op === 'delete' || !this.expires(op.coll);
+  }
+
   async write(ops: WriteOp[]): Promise<void> {
     if (ops.length === 0) return;
     const now = new Date().toISOString();
@@ -532,9 +562,13 @@ export class SqliteStore implements Store {
         if (op.op !== 'delete') op.doc.version = versions[i];
       });
     try {
-      await this.inGroup(() => {
-        for (const op of ops) this.applyOne(op, now);
-      }, undo);
+      await this.inGroup(
+        () => {
+          for (const op of ops) this.applyOne(op, now);
+        },
+        undo,
+        ops.length === 1 && this.oneStatement(ops[0]),
+      );
     } catch (e) {
       undo();
       throw e;
@@ -545,16 +579,20 @@ export class SqliteStore implements Store {
     const until = new Date(opts.now.getTime() + opts.leaseMs);
     const q = sql.claim(coll, opts.dueField, opts.filter ?? {}, opts.now, until, opts.limit);
     // the claim changes the due field only: a text index keeps what it has
-    return this.inGroup(() => {
-      const rows = this.w.get(q.sql).all(...bindAll(q.params)) as Array<{ data: string; version: number }>;
-      return rows.map((r) => this.parse<T>(r)!);
-    });
+    return this.inGroup(
+      () => {
+        const rows = this.w.get(q.sql).all(...bindAll(q.params)) as Array<{ data: string; version: number }>;
+        return rows.map((r) => this.parse<T>(r)!);
+      },
+      undefined,
+      true,
+    );
   }
 
   async increment(key: string, by: number, windowMs: number, now = new Date()): Promise<number> {
     const window = Math.floor(now.getTime() / windowMs);
     const expires = new Date((window + 1) * windowMs).toISOString();
-    return this.inGroup(() => Number((this.w.get(sql.increment).get(`${key}@${window}`, by, expires) as { n: number }).n));
+    return this.inGroup(() => Number((this.w.get(sql.increment).get(`${key}@${window}`, by, expires) as { n: number }).n), undefined, true);
   }
 
   async purgeExpired(now = new Date()): Promise<number> {

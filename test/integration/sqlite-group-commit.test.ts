@@ -40,8 +40,12 @@ describe('SQLite group commit', () => {
       ]),
       store.write([{ op: 'cas', coll: 'things', doc: { id: 'taken', slug: 'taken' }, expected: 7 }]),
       store.write([{ op: 'insert', coll: 'things', doc: { id: 'c', slug: 'c' } }]),
+      // one op, one statement (no savepoint): its row is written before the unique index refuses it, and
+      // SQLite takes the whole statement back
+      store.write([{ op: 'insert', coll: 'things', doc: { id: 'd', slug: 'taken' } }]),
     ]);
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled', 'rejected']);
+    expect((results[4] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateKeyError);
     expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateKeyError);
     expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(VersionConflictError);
     for (const [id, present] of [
@@ -49,6 +53,7 @@ describe('SQLite group commit', () => {
       ['b', false],
       ['b2', false],
       ['c', true],
+      ['d', false],
     ] as const) {
       expect((await other.get('things', id)) !== null).toBe(present);
     }
