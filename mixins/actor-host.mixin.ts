@@ -3,7 +3,7 @@
  * strategy (preferLocal off; lib/cluster/shard-strategy.ts), so that one node usually holds an actor; the
  * store's compare-and-set keeps it correct when two nodes briefly hold the same one.
  */
-import type { Context, Service, ServiceSchema } from 'moleculer';
+import type { Context, Service, ServiceBroker, ServiceSchema } from 'moleculer';
 import { ActorHost, type ActorHostOptions } from '../actors/runtime.ts';
 import type { ActorBehavior } from '../lib/core/actor.ts';
 import type { Doc } from '../lib/store/port.ts';
@@ -16,7 +16,14 @@ export interface SendParams<M> {
 }
 
 /** The hosting service as its handlers see it (tests reach the host through it too). */
-type Hosting<S extends Doc, M, R> = Service & { actors?: ActorHost<S, M, R> };
+type Hosting<S extends Doc, M, R> = Service & {
+  actors?: ActorHost<S, M, R>;
+  /** the host's send followed by the service's `afterReply` (what the action and a direct send both run) */
+  deliver?: (id: string, msg: M) => Promise<R>;
+};
+
+/** What a hosting service does with each reply of its actors, on whichever path the message came. */
+export type AfterReply<R> = (broker: ServiceBroker, reply: R) => void;
 
 /** the endpoints of an action as the registry keeps them (the published types leave them out) */
 type Endpoints = { endpoints: Array<{ local: boolean; isAvailable: boolean }> } | undefined;
@@ -32,8 +39,9 @@ export function sendToActor<M, R>(caller: Pick<Context, 'call' | 'broker'>, serv
   const { broker } = caller;
   const list = (broker.registry as unknown as { getActionEndpoints(name: string): Endpoints }).getActionEndpoints(action)?.endpoints;
   const only = list?.length === 1 ? list[0] : null;
-  const host = only?.local && only.isAvailable ? (broker.getLocalService(service) as Hosting<Doc, M, R> | undefined)?.actors : undefined;
-  if (host) return host.send(id, msg);
+  const local = only?.local && only.isAvailable ? (broker.getLocalService(service) as Hosting<Doc, M, R> | undefined) : undefined;
+  // a service with hooks on its actions gets its messages through the broker, which runs them
+  if (local?.deliver && !local.schema.hooks) return local.deliver(id, msg);
   return caller.call(action, { id, msg } satisfies SendParams<M>) as Promise<R>;
 }
 
@@ -44,6 +52,7 @@ export function actorHostMixin<S extends Doc, M, R>(
   rt: Runtime,
   behavior: ActorBehavior<S, M, R>,
   opts: ActorHostOptions = {},
+  afterReply?: AfterReply<R>,
 ): Partial<ServiceSchema> {
   return {
     actions: {
@@ -52,7 +61,7 @@ export function actorHostMixin<S extends Doc, M, R>(
         strategy: STABLE_SHARD,
         strategyOptions: { shardKey: 'id' },
         handler(this: Hosting<S, M, R>, ctx: Context<SendParams<M>>) {
-          return this.actors!.send(ctx.params.id, ctx.params.msg);
+          return this.deliver!(ctx.params.id, ctx.params.msg);
         },
       },
     },
@@ -60,6 +69,14 @@ export function actorHostMixin<S extends Doc, M, R>(
       const activations = rt.metrics.actorActivations.labels(behavior.collection);
       const host = new ActorHost(rt.store, behavior, { now: () => rt.now(), onActivate: () => activations.inc(), ...opts });
       this.actors = host;
+      const broker = this.broker;
+      this.deliver = afterReply
+        ? (id, msg) =>
+            host.send(id, msg).then((reply) => {
+              afterReply(broker, reply);
+              return reply;
+            })
+        : (id, msg) => host.send(id, msg);
       rt.metrics.actorSources.set(behavior.collection, () => ({ depth: host.depth, active: host.size }));
     },
     stopped(this: Hosting<S, M, R>) {

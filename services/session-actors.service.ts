@@ -5,7 +5,7 @@
  * that lets delivery start at once; the webhook service delivers from the store either way.
  * Counted deposits settle into the merchant's default wallet in the same write (lib/wallets/settlement.ts).
  */
-import type { Context, ServiceSchema } from 'moleculer';
+import type { ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
 import { actorHostMixin } from '../mixins/actor-host.mixin.ts';
 import { sessionBehavior, type SessionReply } from '../lib/sessions/payment-session.ts';
@@ -24,16 +24,12 @@ export function createSessionActorsService(rt: Runtime): ServiceSchema {
   });
   return {
     name: 'session-actors',
-    mixins: [actorHostMixin(rt, behavior)],
-    hooks: {
-      after: {
-        send(ctx: Context, res: SessionReply) {
-          for (const event_id of res?.events ?? []) {
-            ctx.emit('webhooks.nudge', { event_id }).catch(() => undefined);
-          }
-          return res;
-        },
-      },
-    },
+    // a committed transition's webhook rows: a nudge each, whether the message came through the broker or
+    // straight from this node (sendToActor)
+    mixins: [
+      actorHostMixin(rt, behavior, {}, (broker, res: SessionReply) => {
+        for (const event_id of res?.events ?? []) broker.emit('webhooks.nudge', { event_id }).catch(() => undefined);
+      }),
+    ],
   };
 }

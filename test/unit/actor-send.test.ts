@@ -1,7 +1,8 @@
 /**
  * sendToActor (mixins/actor-host.mixin.ts): on a node that holds an actor service's only endpoint the
  * message goes straight to the local host (no broker call); with a second node hosting it the broker routes
- * it by id. Brokers on Moleculer's in-process Fake transporter.
+ * it by id; the hosting service's afterReply runs on both paths. Brokers on Moleculer's in-process Fake
+ * transporter.
  */
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
@@ -28,6 +29,8 @@ describe('sendToActor', () => {
   let dir: string;
   let store: SqliteStore;
   const brokers: ServiceBroker[] = [];
+  /** the replies the services' afterReply saw (a session's webhook nudges ride on it) */
+  const after: number[] = [];
   const rt = () =>
     ({
       store,
@@ -36,7 +39,7 @@ describe('sendToActor', () => {
     }) as unknown as Runtime;
   const node = async (nodeID: string, transporter?: 'Fake') => {
     const broker = new ServiceBroker({ nodeID, logger: false, transporter, registry: { preferLocal: false } });
-    broker.createService({ name: 'counter-actors', mixins: [actorHostMixin(rt(), counter)] });
+    broker.createService({ name: 'counter-actors', mixins: [actorHostMixin(rt(), counter, {}, (_b, n: number) => after.push(n))] });
     brokers.push(broker);
     return broker;
   };
@@ -52,6 +55,7 @@ describe('sendToActor', () => {
     await store.ensure([{ name: 'counters' }]);
   });
   afterEach(async () => {
+    after.length = 0;
     await Promise.all(brokers.splice(0).map((b) => b.stop()));
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -64,6 +68,7 @@ describe('sendToActor', () => {
     expect(await sendToActor(caller, 'counter-actors', 'c1', { add: 2 })).toBe(2);
     expect(await sendToActor(caller, 'counter-actors', 'c1', { add: 3 })).toBe(5);
     expect(call).not.toHaveBeenCalled();
+    expect(after).toEqual([2, 5]);
     expect((await store.get<Counter>('counters', 'c1'))?.n).toBe(5);
   });
 
@@ -86,6 +91,7 @@ describe('sendToActor', () => {
     for (let i = 0; i < 6; i++) n = await sendToActor<{ add: number }, number>(caller, 'counter-actors', `c${i % 3}`, { add: 1 });
     expect(n).toBe(2);
     expect(call).toHaveBeenCalledTimes(6);
+    expect(after).toEqual([1, 1, 1, 2, 2, 2]);
     expect(call.mock.calls[0]).toEqual(['counter-actors.send', { id: 'c0', msg: { add: 1 } }]);
   });
 
