@@ -99,9 +99,10 @@ describe('custody moves (Hardhat)', () => {
     return w;
   };
 
-  // a row whose step lost a race (a best-effort after-final hook writing it at the same moment) keeps its
-  // claim's 30 s lease and is taken again when that expires, as after a node's death: each wait allows
-  // one expired lease, and the test both (it timed out at 60 s once in CI, not reproduced in 45 runs)
+  // a row whose step lost a race (the top-up's best-effort after-final kick and the scan both at the move)
+  // keeps its claim's lease (30 s for a transaction, 60 s for a move) and is taken again when that expires,
+  // as after a node's death: each wait allows one expired lease, and the test both (it timed out at 60 s
+  // once in CI and once in 45 local runs; not caught with its rows logged)
   const LEASE_WAIT_MS = 75_000;
   it(
     'in flight for reconciliation; finished exactly once by fresh engines after two crashes',
