@@ -347,6 +347,9 @@ describe('Ethereum listener on a local Hardhat chain', () => {
     const p = await createSession(t, m, RAILS.ethUsdc, 10);
     await usdc.transfer(4, p.address, 4_000_000n);
     await sessionWhen(t, m, p.session_id, 'partial payment', (x) => x.status === 'partial_paid');
+    // the listener marks its deposit credited in a write of its own after the session's: the snapshot below
+    // is of credited deposits only
+    await until('the partial deposit credited', async () => (await depositsOf(t, p.session_id)).every((d) => d.status === 'credited'));
     const ids = [...backfilled.keys(), p.session_id];
     const before = await Promise.all(
       ids.map(async (id) => ({ deposits: await depositsOf(t, id), session: await getSession(t, m, id), hooks: webhooksOf(rx, id).length })),
