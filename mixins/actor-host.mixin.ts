@@ -22,8 +22,11 @@ type Hosting<S extends Doc, M, R> = Service & {
   deliver?: (id: string, msg: M) => Promise<R>;
 };
 
-/** What a hosting service does with each reply of its actors, on whichever path the message came. */
-export type AfterReply<R> = (broker: ServiceBroker, reply: R) => void;
+/**
+ * What a hosting service does with each reply of its actors, on whichever path the message came. A promise
+ * it returns is awaited before the caller gets the reply (a merchant's key-cache drops land first).
+ */
+export type AfterReply<R> = (broker: ServiceBroker, reply: R) => void | Promise<void>;
 
 /** the endpoints of an action as the registry keeps them (the published types leave them out) */
 type Endpoints = { endpoints: Array<{ local: boolean; isAvailable: boolean }> } | undefined;
@@ -40,8 +43,7 @@ export function sendToActor<M, R>(caller: Pick<Context, 'call' | 'broker'>, serv
   const list = (broker.registry as unknown as { getActionEndpoints(name: string): Endpoints }).getActionEndpoints(action)?.endpoints;
   const only = list?.length === 1 ? list[0] : null;
   const local = only?.local && only.isAvailable ? (broker.getLocalService(service) as Hosting<Doc, M, R> | undefined) : undefined;
-  // a service with hooks on its actions gets its messages through the broker, which runs them
-  if (local?.deliver && !local.schema.hooks) return local.deliver(id, msg);
+  if (local?.deliver) return local.deliver(id, msg);
   return caller.call(action, { id, msg } satisfies SendParams<M>) as Promise<R>;
 }
 
@@ -55,6 +57,8 @@ export function actorHostMixin<S extends Doc, M, R>(
   afterReply?: AfterReply<R>,
 ): Partial<ServiceSchema> {
   return {
+    // No action hooks on an actor service: a direct send (sendToActor) skips the broker and would skip
+    // them. Reply work goes in `afterReply`, which both paths run; `created` refuses a service with hooks.
     actions: {
       send: {
         visibility: 'public',
@@ -66,6 +70,8 @@ export function actorHostMixin<S extends Doc, M, R>(
       },
     },
     created(this: Hosting<S, M, R>) {
+      if (this.schema.hooks)
+        throw new Error(`${this.name}: an actor service takes no action hooks (a direct send skips them); use afterReply`);
       const activations = rt.metrics.actorActivations.labels(behavior.collection);
       const host = new ActorHost(rt.store, behavior, { now: () => rt.now(), onActivate: () => activations.inc(), ...opts });
       this.actors = host;
@@ -73,8 +79,9 @@ export function actorHostMixin<S extends Doc, M, R>(
       this.deliver = afterReply
         ? (id, msg) =>
             host.send(id, msg).then((reply) => {
-              afterReply(broker, reply);
-              return reply;
+              const done = afterReply(broker, reply);
+              // a synchronous afterReply (session nudges) costs no extra promise
+              return done instanceof Promise ? done.then(() => reply) : reply;
             })
         : (id, msg) => host.send(id, msg);
       rt.metrics.actorSources.set(behavior.collection, () => ({ depth: host.depth, active: host.size }));

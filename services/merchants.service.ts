@@ -19,6 +19,7 @@ import { type MerchantMsg, type MerchantReply, type MerchantState } from '../lib
 import { nodeAlerts, requestContext } from '../lib/ops/alerts/index.ts';
 import { parseRailPolicy, presentRailPolicy } from '../lib/merchants/rail-policy.ts';
 import { knownRails } from '../lib/catalog/rules.ts';
+import { sendToActor } from '../mixins/actor-host.mixin.ts';
 
 type Body<T> = { body: T };
 
@@ -115,7 +116,7 @@ export function createMerchantsService(rt: Runtime): ServiceSchema {
   }
 
   function callActor(ctx: Context, id: string, msg: MerchantMsg): Promise<MerchantReply> {
-    return ctx.call('merchant-actors.send', { id, msg });
+    return sendToActor(ctx, 'merchant-actors', id, msg);
   }
 
   async function currentMerchant(ctx: Context): Promise<MerchantState> {

@@ -10,7 +10,8 @@ import { randomToken } from '../lib/core/ids.ts';
 import { auditOp, type AuditDetail } from '../lib/core/audit.ts';
 import { sha256Hex } from '../lib/core/secrets.ts';
 import { normalizeEmail } from '../lib/onboarding/trust.ts';
-import type { KycStatus, MerchantMsg } from '../lib/merchants/merchant.ts';
+import type { KycStatus, MerchantMsg, MerchantReply } from '../lib/merchants/merchant.ts';
+import { sendToActor } from '../mixins/actor-host.mixin.ts';
 import { DEPOSIT_STATUSES, type DepositDoc, type DepositStatus } from '../lib/chains/deposit-inbox.ts';
 
 const KYC: KycStatus[] = ['none', 'pending', 'verified', 'rejected'];
@@ -95,10 +96,7 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
         async handler(ctx: Context<{ merchant_id: string; status: KycStatus }>) {
           if (!KYC.includes(ctx.params.status)) throw badRequest(`status must be one of ${KYC.join(', ')}`);
           const msg: MerchantMsg = { type: 'set_kyc', status: ctx.params.status };
-          const { merchant } = await ctx.call<{ merchant: { id: string; kyc_status: string } }, unknown>('merchant-actors.send', {
-            id: ctx.params.merchant_id,
-            msg,
-          });
+          const { merchant } = await sendToActor<MerchantMsg, MerchantReply>(ctx, 'merchant-actors', ctx.params.merchant_id, msg);
           return { merchant_id: merchant.id, kyc_status: merchant.kyc_status };
         },
       },
@@ -133,10 +131,7 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
           const n = Number(ctx.params.rate_limit_per_minute);
           if (!Number.isInteger(n) || n < 1) throw badRequest('rate_limit_per_minute must be a positive integer');
           const msg: MerchantMsg = { type: 'set_rate_limit', rate_limit_per_minute: n };
-          const { merchant } = await ctx.call<{ merchant: { id: string; rate_limit_per_minute: number } }, unknown>(
-            'merchant-actors.send',
-            { id: ctx.params.merchant_id, msg },
-          );
+          const { merchant } = await sendToActor<MerchantMsg, MerchantReply>(ctx, 'merchant-actors', ctx.params.merchant_id, msg);
           return { merchant_id: merchant.id, rate_limit_per_minute: merchant.rate_limit_per_minute };
         },
       },

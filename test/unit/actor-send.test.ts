@@ -39,7 +39,14 @@ describe('sendToActor', () => {
     }) as unknown as Runtime;
   const node = async (nodeID: string, transporter?: 'Fake') => {
     const broker = new ServiceBroker({ nodeID, logger: false, transporter, registry: { preferLocal: false } });
-    broker.createService({ name: 'counter-actors', mixins: [actorHostMixin(rt(), counter, {}, (_b, n: number) => after.push(n))] });
+    broker.createService({
+      name: 'counter-actors',
+      mixins: [
+        actorHostMixin(rt(), counter, {}, (_b, n: number) => {
+          after.push(n);
+        }),
+      ],
+    });
     brokers.push(broker);
     return broker;
   };
@@ -93,6 +100,38 @@ describe('sendToActor', () => {
     expect(call).toHaveBeenCalledTimes(6);
     expect(after).toEqual([1, 1, 1, 2, 2, 2]);
     expect(call.mock.calls[0]).toEqual(['counter-actors.send', { id: 'c0', msg: { add: 1 } }]);
+  });
+
+  it('an afterReply that returns a promise is awaited before the reply goes back (a direct send too)', async () => {
+    const broker = new ServiceBroker({ nodeID: 'slow', logger: false, registry: { preferLocal: false } });
+    brokers.push(broker);
+    const seen: string[] = [];
+    broker.createService({
+      name: 'counter-actors',
+      mixins: [
+        actorHostMixin(rt(), counter, {}, async (_b, n: number) => {
+          await new Promise((r) => setTimeout(r, 20));
+          seen.push(`after ${n}`);
+        }),
+      ],
+    });
+    await broker.start();
+    const { caller } = callerOf(broker);
+    const n = await sendToActor<{ add: number }, number>(caller, 'counter-actors', 'c1', { add: 4 });
+    seen.push(`reply ${n}`);
+    expect(seen).toEqual(['after 4', 'reply 4']);
+  });
+
+  it('an actor service with action hooks is refused (a direct send would skip them)', () => {
+    const broker = new ServiceBroker({ nodeID: 'hooked', logger: false });
+    brokers.push(broker);
+    expect(() =>
+      broker.createService({
+        name: 'counter-actors',
+        mixins: [actorHostMixin(rt(), counter)],
+        hooks: { after: { send: (_c: Context, r: number) => r } },
+      }),
+    ).toThrow(/no action hooks/);
   });
 
   it('no endpoint: the broker call answers (the service is not available)', async () => {
