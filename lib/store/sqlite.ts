@@ -39,6 +39,22 @@ const sql = new Statements(sqlite);
 const col = (field: string) => sql.col(field);
 const bindAll = (params: unknown[]) => params as SQLInputValue[];
 
+/**
+ * What applyOne runs beside an op's own SQL statement (a bit set, the one place that knows it; applyOne's
+ * branches follow it): SWEEP deletes the id's expired row before an insert into a collection with an expiry
+ * field; TEXT rewrites the text index row after any change in a collection with one. An op with neither is
+ * one SQL statement, which SQLite undoes whole when it fails: write() then opens no savepoint.
+ */
+const SWEEP = 1;
+const TEXT = 2;
+/** the ops that may insert a row, and so sweep first (an add inserts when its row is missing) */
+const INSERTS: Readonly<Record<WriteOp['op'], boolean>> = { insert: true, add: true, cas: false, upsert: false, delete: false };
+/** a write of several ops: each works out its own extras */
+const MANY = -1;
+/** what a delete returns: a text-indexed row's rid (its text row goes too), else nothing */
+const RID = ['rid'];
+const NO_RID: string[] = [];
+
 /** the `set` fields of an add op are strings in its document (what addInPlace binds) */
 function setsStrings(op: Extract<WriteOp, { op: 'add' }>): boolean {
   if (op.set) for (const f of op.set) if (typeof op.doc[f] !== 'string') return false;
@@ -468,14 +484,19 @@ export class SqliteStore implements Store {
     }
   }
 
-  private applyOne(op: WriteOp, now: string): void {
-    const texted = this.text.has(op.coll);
-    const rid = texted ? ['rid'] : [];
+  /** SWEEP and TEXT: what applyOne runs for `op` beside its own statement (0: nothing) */
+  private extras(op: WriteOp): number {
+    const text = this.text.has(op.coll) ? TEXT : 0;
+    return INSERTS[op.op] && this.expires(op.coll) ? text | SWEEP : text;
+  }
+
+  private applyOne(op: WriteOp, now: string, extras = this.extras(op)): void {
+    const texted = (extras & TEXT) !== 0;
+    const rid = texted ? RID : NO_RID;
     switch (op.op) {
       case 'insert': {
-        const f = this.expires(op.coll);
-        if (f) {
-          const gone = this.run<{ rid: number }>(op.coll, sql.deleteExpired(op.coll, f, rid), [op.doc.id, now]);
+        if (extras & SWEEP) {
+          const gone = this.run<{ rid: number }>(op.coll, sql.deleteExpired(op.coll, this.expires(op.coll)!, rid), [op.doc.id, now]);
           for (const g of gone) this.reindex(op.coll, g.rid, null);
         }
         const version = op.doc.version ?? 1;
@@ -515,7 +536,8 @@ export class SqliteStore implements Store {
       }
       case 'add': {
         let stored: Doc | null;
-        if (!texted && !this.expires(op.coll) && setsStrings(op)) {
+        // one UPDATE, or (no row) one INSERT after it: the UPDATE changed nothing
+        if (extras === 0 && setsStrings(op)) {
           // a row that exists takes the amounts in place (no read, no parse, no document rebuilt in this process)
           const version = this.addInPlace(op);
           if (version !== null) {
@@ -543,15 +565,6 @@ export class SqliteStore implements Store {
     }
   }
 
-  /**
-   * The op changes the database in one SQL statement (applyOne): no expiry sweep and no text index beside it.
-   * An `add` runs one UPDATE, or one INSERT after an UPDATE that found no row (changed nothing).
-   */
-  private oneStatement(op: WriteOp): boolean {
-    if (this.text.has(op.coll)) return false;
-    return op.op === 'cas' || op.op === 'upsert' || op.op === 'delete' || !this.expires(op.coll);
-  }
-
   async write(ops: WriteOp[]): Promise<void> {
     if (ops.length === 0) return;
     const now = new Date().toISOString();
@@ -561,13 +574,16 @@ export class SqliteStore implements Store {
       ops.forEach((op, i) => {
         if (op.op !== 'delete') op.doc.version = versions[i];
       });
+    // a single op's extras, worked out once: inGroup skips the savepoint when there are none
+    const single = ops.length === 1 ? this.extras(ops[0]) : MANY;
     try {
       await this.inGroup(
         () => {
-          for (const op of ops) this.applyOne(op, now);
+          if (single !== MANY) this.applyOne(ops[0], now, single);
+          else for (const op of ops) this.applyOne(op, now);
         },
         undo,
-        ops.length === 1 && this.oneStatement(ops[0]),
+        single === 0,
       );
     } catch (e) {
       undo();
