@@ -2,7 +2,6 @@
  * A session creation whose actor committed but whose reply was lost (a time-out, a node gone after the
  * write): the session exists, so its daily volume stays reserved and its Idempotency-Key keeps naming it.
  */
-import type { Context } from 'moleculer';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { SERVICE_FACTORIES } from '../../services/index.ts';
 import { createSessionActorsService } from '../../services/session-actors.service.ts';
@@ -19,21 +18,20 @@ describe('session creation whose reply is lost after the commit', () => {
         .filter((n) => n !== 'session-actors')
         .join(','),
     });
-    // the real session actors, whose reply is lost once the state is committed when asked to (an after
-    // hook on send: a service with hooks gets its messages through the broker, which runs it)
-    const schema = createSessionActorsService(t.node.rt) as unknown as { hooks?: unknown };
-    schema.hooks = {
-      after: {
-        send(ctx: Context, res: unknown) {
-          if (loseNextReply && (ctx.params as { msg: { type: string } }).msg.type === 'create') {
-            loseNextReply = false;
-            throw new Error('reply lost');
-          }
-          return res;
-        },
-      },
+    // the real session actors, whose reply is lost once the state is committed when asked to: their
+    // `deliver` (what the send action and a direct local send both run) throws after the host replied
+    const svc = t.node.broker.createService(createSessionActorsService(t.node.rt)) as unknown as {
+      deliver: (id: string, msg: { type: string }) => Promise<unknown>;
     };
-    t.node.broker.createService(schema as never);
+    const deliver = svc.deliver;
+    svc.deliver = async (id, msg) => {
+      const reply = await deliver(id, msg);
+      if (loseNextReply && msg.type === 'create') {
+        loseNextReply = false;
+        throw new Error('reply lost');
+      }
+      return reply;
+    };
     await t.node.broker.waitForServices(['session-actors']);
   });
   afterAll(async () => {
