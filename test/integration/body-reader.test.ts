@@ -8,7 +8,7 @@
 import { gzipSync } from 'node:zlib';
 import { request as httpRequest } from 'node:http';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
-import { merchant, ETH_USDC } from './sessions-helpers.ts';
+import { merchant, ETH_USDC, postRawSession } from './sessions-helpers.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { REMEDIATION } from '../../lib/core/errors.ts';
 
@@ -23,14 +23,7 @@ describe('request bodies', () => {
     await t.stop();
   });
 
-  const post = async (body: string | Buffer, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${t.url}/v1/payment_sessions`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-API-Key': m.apiKey, ...headers },
-      body: body as never,
-    });
-    return { status: res.status, body: await res.json() };
-  };
+  const post = (body: string | Buffer, headers: Record<string, string> = {}) => postRawSession(t, m.apiKey, body, headers);
   const session = (metadata: object) => JSON.stringify({ amount: 1.25, expires_in: '1h', paymentMethod: ETH_USDC, metadata });
 
   it('reads the body as sent, with or without a charset and a byte order mark', async () => {

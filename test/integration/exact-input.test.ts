@@ -6,7 +6,7 @@
 import { gzipSync, brotliCompressSync } from 'node:zlib';
 import { request as rawRequest } from 'node:http';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
-import { merchant } from './sessions-helpers.ts';
+import { merchant, postRawSession } from './sessions-helpers.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { CatalogClient } from './catalog-helpers.ts';
 
@@ -24,14 +24,7 @@ describe('exact and well-formed input', () => {
     await t.stop();
   });
 
-  const raw = async (body: string | Buffer, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${t.url}/v1/payment_sessions`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-API-Key': m.apiKey, ...headers },
-      body: body as never,
-    });
-    return { status: res.status, body: await res.json() };
-  };
+  const raw = (body: string | Buffer, headers: Record<string, string> = {}) => postRawSession(t, m.apiKey, body, headers);
   const sessions = () => t.node.rt.store.count('payment_sessions', {});
 
   it('refuses numbers that lost digits on the way to a double, and creates nothing', async () => {

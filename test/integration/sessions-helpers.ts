@@ -36,3 +36,18 @@ export async function abuseCount(t: TestNode, labels: Record<string, string>): P
 }
 
 export { eventually } from '../helpers/wait.ts';
+
+/** POST /v1/payment_sessions with a body sent as given (bytes, malformed JSON, any headers): the body reader's own tests */
+export async function postRawSession(
+  t: TestNode,
+  apiKey: string,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${t.url}/v1/payment_sessions`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey, ...headers },
+    body: body as never,
+  });
+  return { status: res.status, body: await res.json() };
+}
