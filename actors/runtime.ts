@@ -48,6 +48,18 @@ interface Activation<S, M, R> {
   lastUsed: number;
 }
 
+/**
+ * Freezes `v` and everything it reaches that is not frozen yet. A new state shares most of its objects with
+ * the one before it (frozen already), so this walks only what the turn made.
+ */
+export function freezeDeep<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const k of Object.keys(v)) freezeDeep((v as Record<string, unknown>)[k]);
+  }
+  return v;
+}
+
 type Outcome<R> = { ok: true; reply: R } | { ok: false; error: unknown } | { ok: 'alone' };
 
 export class ActorHost<S extends Doc, M, R> {
@@ -150,6 +162,7 @@ export class ActorHost<S extends Doc, M, R> {
   private async load(id: string, act: Activation<S, M, R>, attempt: number, msg: M): Promise<S | null> {
     if (!act.loaded) {
       act.state = attempt === 1 && this.behavior.creates?.(msg) ? null : await this.store.get<S>(this.behavior.collection, id);
+      if (this.behavior.keepsState) freezeDeep(act.state);
       act.loaded = true;
     }
     return act.state;
@@ -161,6 +174,11 @@ export class ActorHost<S extends Doc, M, R> {
     return current
       ? { op: 'cas', coll: this.behavior.collection, doc, expected: current.version ?? 0 }
       : { op: 'insert', coll: this.behavior.collection, doc };
+  }
+
+  /** the state a committed write leaves, as the host caches it (frozen for a behaviour that keeps its state) */
+  private cached(doc: S): S {
+    return this.behavior.keepsState ? freezeDeep(doc) : doc;
   }
 
   /** A write's failure: drops the cached state, and tells whether another writer got there first. */
@@ -205,14 +223,16 @@ export class ActorHost<S extends Doc, M, R> {
   private process(id: string, act: Activation<S, M, R>, msg: M): Promise<R> {
     return this.retrying(act, async (attempt, write) => {
       const current = await this.load(id, act, attempt, msg);
-      const decision = await this.behavior.handle(current ? structuredClone(current) : null, msg, this.opts.now());
+      // a behaviour that keeps its state is handed the cached (frozen) copy itself; any other one a deep copy
+      const given = current && !this.behavior.keepsState ? structuredClone(current) : current;
+      const decision = await this.behavior.handle(given, msg, this.opts.now());
       if (!decision.state && !decision.remove && !decision.effects?.length) return decision.reply;
       const ops: WriteOp[] = [];
       if (decision.remove && current) ops.push({ op: 'delete', coll: this.behavior.collection, id });
       else if (decision.state) ops.push(this.stateOp(id, current, decision.state));
       ops.push(...(decision.effects ?? []));
       await write(current, ops);
-      act.state = decision.remove ? null : decision.state ? ((ops[0] as { doc: Doc }).doc as S) : current;
+      act.state = decision.remove ? null : decision.state ? this.cached((ops[0] as { doc: Doc }).doc as S) : current;
       return decision.reply;
     });
   }
@@ -228,7 +248,7 @@ export class ActorHost<S extends Doc, M, R> {
         const { out, state, set } = await this.decideAll(current, batch);
         const ops = state ? [this.stateOp(id, current, state), ...set.ops()] : set.ops();
         if (ops.length) await write(current, ops);
-        act.state = state ? ((ops[0] as { doc: Doc }).doc as S) : current;
+        act.state = state ? this.cached((ops[0] as { doc: Doc }).doc as S) : current;
         return out;
       });
     } catch {
@@ -246,12 +266,12 @@ export class ActorHost<S extends Doc, M, R> {
     const now = this.opts.now();
     const out: Outcome<R>[] = [];
     let state: S | null = null;
-    // the cached state is the host's: a behaviour that never changes its input shares one copy of it
+    // a behaviour that never changes its input is handed the cached state and each decision's state as they
+    // are (frozen, so that a change by mistake throws instead of corrupting the cache); any other a deep copy
     const keeps = this.behavior.keepsState === true;
-    const base = keeps && current ? structuredClone(current) : null;
     for (const { msg } of batch) {
       const seen = state ?? current;
-      const given = !seen ? null : keeps ? (state ?? base) : structuredClone(seen);
+      const given = !seen ? null : keeps ? seen : structuredClone(seen);
       let decision;
       try {
         decision = await this.behavior.handle(given, msg, now, set.view);
@@ -266,7 +286,7 @@ export class ActorHost<S extends Doc, M, R> {
         out.push({ ok: 'alone' });
         continue;
       }
-      if (decision.state) state = decision.state;
+      if (decision.state) state = keeps ? freezeDeep(decision.state) : decision.state;
       out.push({ ok: true, reply: decision.reply });
     }
     return { out, state, set };

@@ -220,4 +220,31 @@ describe('actor runtime', () => {
       b.stop();
     });
   });
+
+  it('hands a behaviour that keeps its state the cached state itself, frozen: a change by mistake fails that message only', async () => {
+    const seen: Counter[] = [];
+    const keeper: ActorBehavior<Counter, Msg & { mutate?: boolean }, number> = {
+      collection: 'counters',
+      keepsState: true,
+      batches: () => true,
+      async handle(state, msg) {
+        if (state) seen.push(state);
+        if (msg.mutate && state) state.log.push(99); // what keepsState promises never to do
+        const next: Counter = state
+          ? { ...state, n: state.n + msg.add, log: [...state.log, msg.add] }
+          : { id: '', n: msg.add, log: [msg.add] };
+        return { state: next, reply: next.n };
+      },
+    };
+    const host = new ActorHost(store, keeper);
+    await host.send('k', { add: 1 });
+    const results = await Promise.allSettled([{ add: 2 }, { add: 5, mutate: true }, { add: 3 }].map((m) => host.send('k', m)));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(TypeError);
+    // one turn after another, each handed the state the one before it left, never a copy
+    expect(seen.every((s) => Object.isFrozen(s) && Object.isFrozen(s.log))).toBe(true);
+    expect(await host.send('k', { add: 10 })).toBe(16);
+    expect(await store.get<Counter>('counters', 'k')).toMatchObject({ n: 16, log: [1, 2, 3, 10] });
+    host.stop();
+  });
 });
