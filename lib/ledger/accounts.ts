@@ -47,6 +47,13 @@ export const WALLET_TXS = 'wallet_transactions';
 
 export const accountId = (owner: string, asset: string) => `acc:${owner}:${asset}`;
 
+/**
+ * The accounts of an owner, as a condition on their ids (`acc:<owner>:` and anything after it, `;` being
+ * the character after `:`): found through the primary key, so the accounts need no index of their owner,
+ * which every balance update (a compare-and-set or an add of a whole document) had to rewrite.
+ */
+export const ownerIds = (owner: string) => ({ id: { $gte: `acc:${owner}:`, $lt: `acc:${owner};` } });
+
 /** Splits `acc:<owner>:<asset>`; owners never contain ':' except the `sys:` prefix. */
 export function parseAccountId(id: string): { owner: string; asset: string } {
   const rest = id.slice(4);

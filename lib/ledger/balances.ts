@@ -1,6 +1,6 @@
 /** Balances of a wallet, per asset: what it may spend now and what is still on its way in. */
 import type { Store } from '../store/port.ts';
-import { ACCOUNTS, available, incoming, walletOwner, type LedgerAccount } from './accounts.ts';
+import { ACCOUNTS, available, incoming, ownerIds, walletOwner, type LedgerAccount } from './accounts.ts';
 
 export interface Balance {
   /** spendable now: on-chain plus simulated */
@@ -12,9 +12,11 @@ export interface Balance {
 }
 
 export async function balances(store: Store, walletId: string): Promise<Record<string, Balance>> {
-  const accounts = await store.find<LedgerAccount>(ACCOUNTS, { owner: { $in: [walletOwner(walletId), walletOwner(walletId, true)] } });
+  const [onChain, simulated] = await Promise.all(
+    [walletOwner(walletId), walletOwner(walletId, true)].map((owner) => store.find<LedgerAccount>(ACCOUNTS, ownerIds(owner))),
+  );
   const out: Record<string, Balance> = {};
-  for (const a of accounts) {
+  for (const a of [...onChain, ...simulated]) {
     const b = (out[a.asset] ??= { available: 0n, pending: 0n, simulated_available: 0n });
     b.available += available(a);
     b.pending += incoming(a);

@@ -6,10 +6,8 @@ export const AGENTS_COLLECTIONS: CollectionSpec[] = [
   { name: 'agent_wallet_states' },
   /** every policy version ever set (id pol_…); an attempt's policy_id names one */
   { name: 'agent_policies', indexes: [{ fields: ['agent_wallet_id', 'id'] }] },
-  {
-    name: 'spend_attempts',
-    indexes: [{ fields: ['agent_wallet_id', 'id'] }, { fields: ['merchant_id', 'id'] }, { fields: ['execute_due_at'], sparse: true }],
-  },
+  /** read by their wallet (its pages filter on the merchant too) and by their due execution, never by merchant alone */
+  { name: 'spend_attempts', indexes: [{ fields: ['agent_wallet_id', 'id'] }, { fields: ['execute_due_at'], sparse: true }] },
   /** id = <wallet id>:<sha256 of reference>: the reference is the attempt's idempotency key */
   { name: 'spend_references' },
   { name: 'x402_challenges', indexes: [{ fields: ['merchant_id', 'id'] }] },
@@ -17,7 +15,14 @@ export const AGENTS_COLLECTIONS: CollectionSpec[] = [
   { name: 'x402_agent_payments' },
   /**
    * id = the challenge id (a challenge is consumed once); proof_key unique: the proof's replay key (lib/x402/replay.ts), so a proof redeems once.
-   * Holds the settlement's signed bytes before they are sent.
+   * Holds the settlement's signed bytes before they are sent. next_check_at is set only while it settles
+   * (the scanner's due time): indexed only there, so an agent wallet's redemption (settled at once) writes no entry.
    */
-  { name: 'x402_redemptions', indexes: [{ fields: ['proof_key'], unique: true }, { fields: ['status', 'next_check_at'] }] },
+  {
+    name: 'x402_redemptions',
+    indexes: [
+      { fields: ['proof_key'], unique: true },
+      { fields: ['next_check_at'], sparse: true },
+    ],
+  },
 ];

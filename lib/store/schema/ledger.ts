@@ -2,7 +2,8 @@
 import type { CollectionSpec } from '../port.ts';
 
 export const LEDGER_COLLECTIONS: CollectionSpec[] = [
-  { name: 'ledger_accounts', indexes: [{ fields: ['owner'] }] },
+  // an owner's accounts are found by their ids' prefix (ownerIds in lib/ledger/accounts.ts), never by an owner index
+  { name: 'ledger_accounts' },
   // tx_hash: reconciliation finds what the ledger booked for a transaction; payout_id and tx_hash are
   // empty on most transfers (settlements, agent spends): indexed only where set
   {

@@ -23,6 +23,9 @@ export interface Migration {
 /** full indexes of fields most rows leave empty (a ledger spend's payout and hash, a settled attempt's due time), replaced by partial ones */
 const SPARSE_REPLACED = ['spend_attempts__execute_due_at', 'ledger_transfers__payout_id', 'ledger_transfers__tx_hash'];
 
+/** indexes that no read needs (see migration 5) */
+const UNREAD_INDEXES = ['ledger_accounts__owner', 'spend_attempts__merchant_id__id', 'x402_redemptions__status__next_check_at'];
+
 export const MIGRATIONS: Migration[] = [
   {
     version: 1,
@@ -55,6 +58,15 @@ export const MIGRATIONS: Migration[] = [
     sql: {
       sqlite: ['DROP INDEX IF EXISTS "wallet_transactions__transfer_id"'],
       postgres: ['DROP INDEX IF EXISTS "wallet_transactions__transfer_id"'],
+    },
+  },
+  {
+    version: 5,
+    name: 'indexes no read needs go (every agent spend, redemption and balance update paid for them)',
+    // ledger accounts are found by their ids' prefix; spend attempts by their wallet; redemptions due by a partial index (…__p)
+    sql: {
+      sqlite: UNREAD_INDEXES.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
+      postgres: UNREAD_INDEXES.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
     },
   },
 ];

@@ -26,7 +26,7 @@
  */
 import type { Doc } from '../../store/port.ts';
 import { CHAIN_TXS, type ChainTxDoc } from '../../chains/broadcast/types.ts';
-import { ACCOUNTS, TRANSFERS, postedBalance, type LedgerAccount, type LedgerTransfer } from '../../ledger/index.ts';
+import { ACCOUNTS, TRANSFERS, ownerIds, postedBalance, type LedgerAccount, type LedgerTransfer } from '../../ledger/index.ts';
 import { CUSTODY_MOVES, IN_FLIGHT, type CustodyMoveDoc } from '../../payouts/custody.ts';
 import { NATIVE, addDelta, deltaKey, type TxEffect } from './effects.ts';
 import type { Drift } from './drift.ts';
@@ -340,14 +340,15 @@ export class AddressCheck {
     const prefix = `${this.v.key}:`;
     for (const t of targets) {
       if (t.kind !== 'wallet' || !t.wallet_id) continue;
-      for (const a of await store.find<LedgerAccount>(ACCOUNTS, { owner: t.wallet_id })) {
+      for (const a of await store.find<LedgerAccount>(ACCOUNTS, ownerIds(t.wallet_id))) {
         if (a.asset.startsWith(prefix)) add(t.address, a.asset, postedBalance(a));
       }
     }
     // platform money parked at an address: `sys:<name>@<address>`
     const at = new Set(targets.map((t) => t.address));
     const parked = new Map<string, { account: string; balance: bigint }>();
-    for (const a of await store.find<LedgerAccount>(ACCOUNTS, { owner: { $gte: 'sys:', $lt: 'sys;' } })) {
+    // every system owner's accounts: `acc:sys:…`
+    for (const a of await store.find<LedgerAccount>(ACCOUNTS, ownerIds('sys'))) {
       const i = a.owner.indexOf('@');
       if (i < 0 || !a.asset.startsWith(prefix)) continue;
       let address: string;
