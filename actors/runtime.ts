@@ -55,7 +55,9 @@ interface Activation<S, M, R> {
 export function freezeDeep<T>(v: T): T {
   if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
     Object.freeze(v);
-    for (const k of Object.keys(v)) freezeDeep((v as Record<string, unknown>)[k]);
+    // an array by its indices: Object.keys would make a string of each (a wallet's 1,440 spend buckets)
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) freezeDeep(v[i]);
+    else for (const k of Object.keys(v)) freezeDeep((v as Record<string, unknown>)[k]);
   }
   return v;
 }
@@ -266,8 +268,8 @@ export class ActorHost<S extends Doc, M, R> {
     const now = this.opts.now();
     const out: Outcome<R>[] = [];
     let state: S | null = null;
-    // a behaviour that never changes its input is handed the cached state and each decision's state as they
-    // are (frozen, so that a change by mistake throws instead of corrupting the cache); any other a deep copy
+    // a behaviour that never changes its input is handed the cached state (frozen, so that a change by mistake
+    // throws instead of corrupting the cache) and each decision's state as they are; any other a deep copy
     const keeps = this.behavior.keepsState === true;
     for (const { msg } of batch) {
       const seen = state ?? current;
@@ -286,7 +288,7 @@ export class ActorHost<S extends Doc, M, R> {
         out.push({ ok: 'alone' });
         continue;
       }
-      if (decision.state) state = keeps ? freezeDeep(decision.state) : decision.state;
+      if (decision.state) state = decision.state;
       out.push({ ok: true, reply: decision.reply });
     }
     return { out, state, set };

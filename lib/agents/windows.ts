@@ -4,18 +4,30 @@
  * on an attempt against them.
  */
 import type { Store } from '../store/port.ts';
-import { evaluate, parsePolicy, longestWindowMs, WINDOW_MAX_MS, type Evaluation, type Policy, type CountedSpend } from '../spend/policy.ts';
+import { evaluate, parsePolicy, longestWindowMs, WINDOW_MAX_MS, type Evaluation, type Policy, type SpendSums } from '../spend/policy.ts';
 import { ATTEMPTS, type SpendAttemptDoc, type AttemptInput, type AttemptContext } from '../spend/attempts.ts';
 import { TRANSFERS, type LedgerTransfer } from '../ledger/index.ts';
 import type { AgentWalletState, SpendBucket, SpendEntry, StoredPolicy, Windowed } from './state.ts';
+import { bucketSum, carryIndex, earliestBucket } from './bucket-index.ts';
 
+/** `buckets` with a spend of `amount` at `atMs` folded into its rail's bucket of that minute (a new array) */
 export function fold(buckets: SpendBucket[], rail: string, amount: string, atMs: number): SpendBucket[] {
   const minute = atMs - (atMs % 60_000);
-  const i = buckets.findIndex((b) => b.rail === rail && b.minute === minute);
-  if (i < 0) return [...buckets, { rail, minute, last_at: atMs, amount, count: 1 }];
+  // the bucket of a spend made now is the last one, nearly always: searched from the end
+  let i = buckets.length - 1;
+  while (i >= 0 && !(buckets[i].minute === minute && buckets[i].rail === rail)) i--;
+  if (i < 0) {
+    const created: SpendBucket = { rail, minute, last_at: atMs, amount, count: 1 };
+    const out = [...buckets, created];
+    carryIndex(buckets, out, null, created);
+    return out;
+  }
   const b = buckets[i];
   const next = { ...b, last_at: Math.max(b.last_at, atMs), amount: (BigInt(b.amount) + BigInt(amount)).toString(), count: b.count + 1 };
-  return [...buckets.slice(0, i), next, ...buckets.slice(i + 1)];
+  const out = buckets.slice();
+  out[i] = next;
+  carryIndex(buckets, out, b, next);
+  return out;
 }
 
 const parsed = new Map<string, Policy>();
@@ -41,8 +53,10 @@ export const keepMs = (p: Policy | null) => Math.min(WINDOW_MAX_MS, Math.max(lon
 export async function liveSpends(store: Store, state: AgentWalletState | null, now: Date): Promise<Windowed & { changed: boolean }> {
   const cutoff = now.getTime() - keepMs(policyOf(state?.policy ?? null));
   let changed = false;
-  let buckets = (state?.buckets ?? []).filter((b) => b.last_at > cutoff);
-  if (buckets.length !== (state?.buckets ?? []).length) changed = true;
+  const kept = state?.buckets ?? [];
+  // the same array while no bucket has left (its index goes with it): filtered about once a minute
+  let buckets = earliestBucket(kept) > cutoff ? kept : kept.filter((b) => b.last_at > cutoff);
+  if (buckets !== kept) changed = true;
   const spends: SpendEntry[] = [];
   for (const s of state?.spends ?? []) {
     const at = Date.parse(s.at);
@@ -98,10 +112,21 @@ export async function rebuild(store: Store, walletId: string, now: Date, keep: n
   return { spends, buckets };
 }
 
-const counted = (w: Windowed): CountedSpend[] => [
-  ...w.buckets.map((b) => ({ rail: b.rail, amount: BigInt(b.amount), at: b.last_at, count: b.count })),
-  ...w.spends.map((s) => ({ rail: s.rail, amount: BigInt(s.amount), at: Date.parse(s.at) })),
-];
+/** What the windows count, summed between two times: the buckets through their index, in-flight chain spends one by one. */
+export const windowSums = (w: Windowed): SpendSums => ({
+  sum(rail, from, to) {
+    let { amount, count } = bucketSum(w.buckets, rail, from, to);
+    for (const s of w.spends) {
+      if (s.rail !== rail) continue;
+      const at = Date.parse(s.at);
+      if (at > from && at <= to) {
+        amount += BigInt(s.amount);
+        count++;
+      }
+    }
+    return { amount, count };
+  },
+});
 
 /** The window after an allowed attempt: folded at once when it settles in the ledger, tracked when on chain. */
 export const add = (w: Windowed, e: SpendEntry): Windowed =>
@@ -130,7 +155,7 @@ export function evaluateAttempt(
       api_domain: input.api_domain ?? undefined,
     },
     policy: policyOf(state?.policy ?? null),
-    spends: counted(w),
+    spends: windowSums(w),
     now,
     approving,
   });

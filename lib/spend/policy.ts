@@ -156,6 +156,14 @@ export interface CountedSpend {
   count?: number;
 }
 
+/**
+ * The spends that count, as sums instead of a list (an index of them: lib/agents/bucket-index.ts): the
+ * amount and count of the rail's spends made in (from, to] (ms), exactly what a pass over the list gives.
+ */
+export interface SpendSums {
+  sum(rail: string, from: number, to: number): { amount: bigint; count: number };
+}
+
 export interface AttemptFacts {
   caller_merchant_id: string;
   merchant: { sandbox: boolean; kyc_verified: boolean };
@@ -164,8 +172,8 @@ export interface AttemptFacts {
   rail_enabled: boolean;
   attempt: { chain: string; network: string; token: string; target: string; amount: bigint; api_domain?: string };
   policy: Policy | null;
-  /** pending and posted spends of this wallet (any rail; filtered here) */
-  spends: CountedSpend[];
+  /** pending and posted spends of this wallet (any rail; filtered here), or their sums */
+  spends: CountedSpend[] | SpendSums;
   now: Date;
   /** approval of an approval_required attempt re-checks everything but the approval threshold */
   approving?: boolean;
@@ -203,19 +211,21 @@ export function sameTarget(chain: string, a: string, b: string): boolean {
 }
 
 /** Used amount and count of each window of the rail, over pending and posted spends. */
-export function windowUsage(limits: RailLimits | undefined, rail: string, spends: CountedSpend[], now: Date): WindowHeadroom[] {
+export function windowUsage(limits: RailLimits | undefined, rail: string, spends: CountedSpend[] | SpendSums, now: Date): WindowHeadroom[] {
   if (!limits) return [];
   const t = now.getTime();
   return limits.windows.map((w) => {
     let used = 0n;
     let count = 0;
-    for (const s of spends) {
-      if (s.rail !== rail) continue;
-      if (s.at > t - w.ms && s.at <= t) {
-        used += s.amount;
-        count += s.count ?? 1;
+    if (!Array.isArray(spends)) ({ amount: used, count } = spends.sum(rail, t - w.ms, t));
+    else
+      for (const s of spends) {
+        if (s.rail !== rail) continue;
+        if (s.at > t - w.ms && s.at <= t) {
+          used += s.amount;
+          count += s.count ?? 1;
+        }
       }
-    }
     const remaining = w.max_subunits === null ? null : w.max_subunits > used ? w.max_subunits - used : 0n;
     return {
       rail,

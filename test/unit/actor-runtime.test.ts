@@ -238,11 +238,13 @@ describe('actor runtime', () => {
     };
     const host = new ActorHost(store, keeper);
     await host.send('k', { add: 1 });
-    const results = await Promise.allSettled([{ add: 2 }, { add: 5, mutate: true }, { add: 3 }].map((m) => host.send('k', m)));
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(TypeError);
-    // one turn after another, each handed the state the one before it left, never a copy
-    expect(seen.every((s) => Object.isFrozen(s) && Object.isFrozen(s.log))).toBe(true);
+    // one turn: the first message is handed the cached state, the others the state the one before them left
+    const results = await Promise.allSettled([{ add: 5, mutate: true }, { add: 2 }, { add: 3 }].map((m) => host.send('k', m)));
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect((results[0] as PromiseRejectedResult).reason).toBeInstanceOf(TypeError);
+    expect(Object.isFrozen(seen[0]) && Object.isFrozen(seen[0].log)).toBe(true);
+    // the cached state, never a copy: the refused message and the next one were handed the same object
+    expect(seen[1]).toBe(seen[0]);
     expect(await host.send('k', { add: 10 })).toBe(16);
     expect(await store.get<Counter>('counters', 'k')).toMatchObject({ n: 16, log: [1, 2, 3, 10] });
     host.stop();

@@ -1,6 +1,12 @@
-/** An agent wallet's windows: folding settled spends into minute buckets keeps every amount and count. */
+/**
+ * An agent wallet's windows: folding settled spends into minute buckets keeps every amount and count, and
+ * the windows' sums through the bucket index (carried along by fold or built afresh) are those of a pass
+ * over every bucket and in-flight spend.
+ */
 import fc from 'fast-check';
-import { fold, add } from '../../lib/agents/windows.ts';
+import { fold, add, windowSums } from '../../lib/agents/windows.ts';
+import { bucketSum, earliestBucket } from '../../lib/agents/bucket-index.ts';
+import { windowUsage, type CountedSpend, type RailLimits } from '../../lib/spend/policy.ts';
 import type { SpendBucket, SpendEntry } from '../../lib/agents/state.ts';
 
 const spend = fc.record({
@@ -56,5 +62,95 @@ describe('agent wallet windows', () => {
     });
     const onChain = add({ spends: [], buckets: [] }, entry(false));
     expect(onChain).toEqual({ spends: [entry(false)], buckets: [] });
+  });
+
+  it('sums a window through the index exactly as a pass over the buckets does, after any folds, carried or built afresh', () => {
+    const brute = (buckets: SpendBucket[], rail: string, from: number, to: number) => {
+      let amount = 0n;
+      let count = 0;
+      for (const b of buckets)
+        if (b.rail === rail && b.last_at > from && b.last_at <= to) {
+          amount += BigInt(b.amount);
+          count += b.count;
+        }
+      return { amount, count };
+    };
+    const base = 1_700_000_000_000;
+    // spends mostly in time order (as they are made), some late (an on-chain spend folded when it settles)
+    const timed = fc.record({
+      rail: fc.constantFrom('ethereum:testnet:USDC', 'solana:testnet:USDC'),
+      amount: fc.bigInt({ min: 1n, max: 10n ** 24n }).map(String),
+      step: fc.integer({ min: 0, max: 90_000 }),
+      late: fc.option(fc.integer({ min: 0, max: 3_600_000 }), { freq: 5 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(timed, { maxLength: 80 }),
+        fc.array(fc.tuple(fc.integer({ min: -120_000, max: 7_200_000 }), fc.integer({ min: 1, max: 7_200_000 })), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        fc.boolean(),
+        (spends, probes, askEarly) => {
+          let t = base;
+          let buckets: SpendBucket[] = [];
+          for (const s of spends) {
+            t += s.step;
+            // asking before folding builds an index that the next folds carry (or drop) along
+            if (askEarly) bucketSum(buckets, s.rail, t - 3_600_000, t);
+            buckets = fold(buckets, s.rail, s.amount, s.late === null ? t : Math.max(base, t - s.late));
+          }
+          const fresh = buckets.map((b) => ({ ...b }));
+          for (const rail of ['ethereum:testnet:USDC', 'solana:testnet:USDC'])
+            for (const [back, width] of probes) {
+              const to = t - back;
+              const from = to - width;
+              const want = brute(buckets, rail, from, to);
+              expect(bucketSum(buckets, rail, from, to)).toEqual(want);
+              expect(bucketSum(fresh, rail, from, to)).toEqual(want);
+            }
+          expect(earliestBucket(buckets)).toBe(buckets.length ? Math.min(...buckets.map((b) => b.last_at)) : Infinity);
+        },
+      ),
+    );
+  });
+
+  it('gives every window of a policy the usage a list of the counted spends gives, in-flight chain spends included', () => {
+    const rail = 'ethereum:testnet:USDC';
+    const limits: RailLimits = {
+      per_attempt: null,
+      approval_above: null,
+      windows: [60_000, 3_600_000, 86_400_000].map((ms) => ({ duration: `${ms}ms`, ms, max_subunits: 10n ** 30n, max_count: 1_000_000 })),
+    };
+    const base = 1_700_000_000_000;
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({ dt: fc.integer({ min: 0, max: 4 * 3_600_000 }), amount: fc.integer({ min: 1, max: 10 ** 6 }), final: fc.boolean() }),
+          {
+            maxLength: 60,
+          },
+        ),
+        fc.integer({ min: 0, max: 30 * 3_600_000 }),
+        (made, after) => {
+          let w = { spends: [] as SpendEntry[], buckets: [] as SpendBucket[] };
+          for (const [k, m] of made.entries())
+            w = add(w, {
+              attempt_id: `sa_${k}`,
+              transfer_id: `sa_${k}`,
+              rail,
+              amount: String(m.amount),
+              at: new Date(base + m.dt).toISOString(),
+              final: m.final,
+            });
+          const list: CountedSpend[] = [
+            ...w.buckets.map((b) => ({ rail: b.rail, amount: BigInt(b.amount), at: b.last_at, count: b.count })),
+            ...w.spends.map((s) => ({ rail: s.rail, amount: BigInt(s.amount), at: Date.parse(s.at) })),
+          ];
+          const now = new Date(base + after);
+          expect(windowUsage(limits, rail, windowSums(w), now)).toEqual(windowUsage(limits, rail, list, now));
+        },
+      ),
+    );
   });
 });
