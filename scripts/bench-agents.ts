@@ -4,7 +4,7 @@
  *  - spend attempts on ONE agent wallet (settled in the ledger) at 50 autocannon connections against
  *    GET /v1/me, with the exactness check read back through the API (the wallet lost exactly the amounts
  *    of the attempts the service recorded, in the row and over its life); the same over 10 wallets, and
- *    the dry-run evaluation;
+ *    the dry-run evaluation; and one wallet whose windows hold a day of spends (a bucket per minute);
  *  - a whole paid x402 request (challenge → agent spend → redeem, one autocannon sequence) against three
  *    GET /v1/me;
  *  - redeem latency one at a time: an agent-wallet proof, and an EIP-3009 authorization whose service
@@ -62,6 +62,8 @@ const memorySettle = arg('memory-settle', 30);
 /** --quick: the spend and paid-request rows only (what a change to the spend path moves), in a minute */
 const quick = process.argv.includes('--quick');
 const RAIL = 'ethereum:testnet:USDC';
+/** the minutes of a day before the current one: a wallet that spent in each holds a bucket for each */
+const DAY_BUCKETS = 1439;
 const POLICY = {
   limits: {
     [RAIL]: {
@@ -356,6 +358,27 @@ try {
         `${(base.cpuMs / f.cpuMs).toFixed(2)} | ${f.p50} ms | ${f.p99} ms | ${f.non2xx + f.errors} |`,
     );
 
+  /**
+   * Gives the wallet's windows what a spend in each minute of the last day leaves (written into its actor's
+   * state in the service's store, as the actor writes it: the actor's next write finds a newer version,
+   * reloads it and decides again).
+   */
+  const aDayOfSpends = async (walletId: string) => {
+    const store = await openStore(`sqlite:${join(svc.dataDir, 'service.db')}`);
+    try {
+      const state = (await store.get<{ id: string; version: number; buckets?: object[] }>('agent_wallet_states', walletId))!;
+      const minute = Date.now() - (Date.now() % 60_000);
+      const day = Array.from({ length: DAY_BUCKETS }, (_, k) => {
+        const at = minute - (DAY_BUCKETS - k) * 60_000;
+        return { rail: RAIL, minute: at, last_at: at + 30_000, amount: '1000', count: 1 };
+      });
+      await store.write([
+        { op: 'cas', coll: 'agent_wallet_states', doc: { ...state, buckets: [...day, ...(state.buckets ?? [])] }, expected: state.version },
+      ]);
+    } finally {
+      await store.close();
+    }
+  };
   /** the sum of every attempt the service recorded on a wallet, as its API lists them (every page) */
   const listedSpent = async (walletId: string) => {
     let sum = 0n;
@@ -412,6 +435,13 @@ try {
   const baseThree = await ac(meThrice);
   const settledFlows = { settled: 0 };
   const paidFlows = await ac(paidRequests('paid', settledFlows));
+  // a busy wallet: one that spent in every minute of its longest window (24 h) holds 1,439 minute buckets
+  // besides the current one; its windows are given that history as a day of spends leaves it
+  const [busy] = (await fundedAgentWallets(call, 1, POLICY)).agents;
+  await call('POST', spendPath(busy.id), spendAttempt(settlement.address));
+  await aDayOfSpends(busy.id);
+  const baseBusy = await ac();
+  const busyWallet = await ac(spendRequests([busy.id], tally()));
   const loadAfterHttp = load1();
   cannonRow('GET /v1/me (baseline)', base, base);
   cannonRow('POST …/spend-attempts, one wallet (settled in the ledger)', oneWallet, base);
@@ -420,6 +450,8 @@ try {
   cannonRow('POST …/spend-attempts/evaluate, 10 wallets', evaluated, baseTen);
   cannonRow('three GET /v1/me in a row (baseline of a paid request; per sequence)', baseThree, baseThree, 3);
   cannonRow('paid x402 request: challenge → agent spend → redeem (per sequence)', paidFlows, baseThree, 3);
+  cannonRow('GET /v1/me (baseline, again)', baseBusy, baseBusy);
+  cannonRow(`POST …/spend-attempts, one wallet with a day of spends (${DAY_BUCKETS} minute buckets)`, busyWallet, baseBusy);
   const oneRatio = oneWallet.rps / base.rps;
   const oneErrors = oneWallet.non2xx + oneWallet.errors + one.other;
   const exact = lost === recorded && lifeLost === listed;

@@ -153,4 +153,41 @@ describe('agent wallet windows', () => {
       ),
     );
   });
+
+  it('keeps every version of the index right when folds branch from older versions (a batch decided again)', () => {
+    const brute = (buckets: SpendBucket[], rail: string, from: number, to: number) => {
+      let amount = 0n;
+      let count = 0;
+      for (const b of buckets)
+        if (b.rail === rail && b.last_at > from && b.last_at <= to) {
+          amount += BigInt(b.amount);
+          count += b.count;
+        }
+      return { amount, count };
+    };
+    const base = 1_700_000_000_000;
+    const op = fc.record({
+      // which version to fold onto: mostly the latest, sometimes an older one
+      back: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 5 }) }),
+      rail: fc.constantFrom('ethereum:testnet:USDC', 'solana:testnet:USDC'),
+      step: fc.integer({ min: 0, max: 70_000 }),
+      amount: fc.integer({ min: 1, max: 1000 }).map(String),
+    });
+    fc.assert(
+      fc.property(fc.array(op, { minLength: 1, maxLength: 60 }), (ops) => {
+        const versions: Array<{ buckets: SpendBucket[]; t: number }> = [{ buckets: [], t: base }];
+        for (const o of ops) {
+          const from = versions[Math.max(0, versions.length - 1 - o.back)];
+          bucketSum(from.buckets, o.rail, from.t - 600_000, from.t); // its index exists, so the fold carries it
+          const t = from.t + o.step;
+          versions.push({ buckets: fold(from.buckets, o.rail, o.amount, t), t });
+        }
+        for (const v of versions)
+          for (const rail of ['ethereum:testnet:USDC', 'solana:testnet:USDC'])
+            for (const width of [60_000, 600_000, 3_600_000, Infinity]) {
+              expect(bucketSum(v.buckets, rail, v.t - width, v.t)).toEqual(brute(v.buckets, rail, v.t - width, v.t));
+            }
+      }),
+    );
+  });
 });
