@@ -52,7 +52,7 @@ interface Activation<S, M, R> {
  * Freezes `v` and everything it reaches that is not frozen yet. A new state shares most of its objects with
  * the one before it (frozen already), so this walks only what the turn made.
  */
-export function freezeDeep<T>(v: T): T {
+function freezeDeep<T>(v: T): T {
   if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
     Object.freeze(v);
     // an array by its indices: Object.keys would make a string of each (a wallet's 1,440 spend buckets)

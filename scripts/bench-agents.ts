@@ -653,8 +653,30 @@ try {
       await new Promise((r) => setTimeout(r, seconds * 1000));
       return (cpuSeconds(pid) - c0) / seconds;
     };
-    await new Promise((r) => setTimeout(r, 2000));
-    const quiet = await idleCpu(10);
+    /**
+     * Waits (at most 3 minutes) until the service has been quiet for two 2 s windows in a row (< 3 % of a
+     * core): after the rows above it refills its pool of deposit addresses (key derivation in a worker,
+     * 6–30 % of a core in bursts for a minute or more), which would land in one window or the other.
+     */
+    const settleCpu = async () => {
+      let calm = 0;
+      for (let k = 0; k < 90 && calm < 2; k++) calm = (await idleCpu(2)) < 0.03 ? calm + 1 : 0;
+      return calm >= 2;
+    };
+    /**
+     * The median of ten 2 s windows: the service's own periodic work (scanners, the rate refresh, the pool's
+     * refills) comes in bursts of a second or two, which a single 10 s window caught or missed by chance
+     */
+    const steadyCpu = async () => {
+      const w: number[] = [];
+      for (let k = 0; k < 10; k++) w.push(await idleCpu(2));
+      return percentile(
+        w.sort((a, b) => a - b),
+        50,
+      );
+    };
+    const settledQuiet = await settleCpu();
+    const quiet = await steadyCpu();
     const streams: http.ClientRequest[] = [];
     const arrivals = new Map<string, number>();
     const { port } = new URL(svc.url);
@@ -690,8 +712,8 @@ try {
         streams.push(req);
       });
     for (let i = 0; i < streamCount; i += 50) await Promise.all(Array.from({ length: Math.min(50, streamCount - i) }, () => openStream()));
-    await new Promise((r) => setTimeout(r, 2000));
-    const open = await idleCpu(10);
+    const settledOpen = await settleCpu();
+    const open = await steadyCpu();
     const streamCpu = Math.max(0, open - quiet) * 100;
     await openStream((id) => arrivals.set(id, Date.now()));
     await new Promise((r) => setTimeout(r, 500));
@@ -713,8 +735,8 @@ try {
     const ep99 = percentile(eventLatency, 99);
     goals.push({
       goal: `${streamCount} open idle event streams < 2% of a core`,
-      measured: `${streamCpu.toFixed(2)}% of a core`,
-      baseline: `the idle process: ${(quiet * 100).toFixed(2)}%`,
+      measured: `${streamCpu.toFixed(2)}% of a core (the median of ten 2 s windows, open against quiet)`,
+      baseline: `the idle process: ${(quiet * 100).toFixed(2)}%${settledQuiet && settledOpen ? '' : ' (the service never went quiet for 4 s before a window)'}`,
       met: streamCpu < 2,
     });
     goals.push({
