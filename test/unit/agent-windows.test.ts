@@ -15,6 +15,18 @@ const spend = fc.record({
   atMs: fc.integer({ min: 1_700_000_000_000, max: 1_700_000_000_000 + 86_400_000 }),
 });
 
+/** amount and count of the rail's buckets whose last spend is in (from, to]: a pass over every bucket */
+function brute(buckets: SpendBucket[], rail: string, from: number, to: number) {
+  let amount = 0n;
+  let count = 0;
+  for (const b of buckets)
+    if (b.rail === rail && b.last_at > from && b.last_at <= to) {
+      amount += BigInt(b.amount);
+      count += b.count;
+    }
+  return { amount, count };
+}
+
 describe('agent wallet windows', () => {
   it('fold keeps the sum and count of every rail, one bucket per rail and minute, last_at the latest spend', () => {
     fc.assert(
@@ -65,16 +77,6 @@ describe('agent wallet windows', () => {
   });
 
   it('sums a window through the index exactly as a pass over the buckets does, after any folds, carried or built afresh', () => {
-    const brute = (buckets: SpendBucket[], rail: string, from: number, to: number) => {
-      let amount = 0n;
-      let count = 0;
-      for (const b of buckets)
-        if (b.rail === rail && b.last_at > from && b.last_at <= to) {
-          amount += BigInt(b.amount);
-          count += b.count;
-        }
-      return { amount, count };
-    };
     const base = 1_700_000_000_000;
     // spends mostly in time order (as they are made), some late (an on-chain spend folded when it settles)
     const timed = fc.record({
@@ -155,16 +157,6 @@ describe('agent wallet windows', () => {
   });
 
   it('keeps every version of the index right when folds branch from older versions (a batch decided again)', () => {
-    const brute = (buckets: SpendBucket[], rail: string, from: number, to: number) => {
-      let amount = 0n;
-      let count = 0;
-      for (const b of buckets)
-        if (b.rail === rail && b.last_at > from && b.last_at <= to) {
-          amount += BigInt(b.amount);
-          count += b.count;
-        }
-      return { amount, count };
-    };
     const base = 1_700_000_000_000;
     const op = fc.record({
       // which version to fold onto: mostly the latest, sometimes an older one
