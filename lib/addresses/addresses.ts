@@ -11,12 +11,17 @@
  *   shared by its networks), reserved in small blocks by compare-and-set: no address is handed out twice,
  *   on any node, on any network. Unused indexes of a block (a node stopping) leave harmless gaps.
  *
- * Only `node:crypto` and ethers' CommonJS build are used here (no ESM-only packages), so that jest loads it.
+ * Deriving an address is the pool's cost per session (a worker's, lib/addresses/workers.ts): each HMAC
+ * takes its key as a KeyObject (a Buffer key costs twice as much: ~14 µs against ~7), and the Ethereum
+ * address is hashed and checksummed on its bytes with @noble/hashes' keccak (ethers' getAddress parses the
+ * text again and hashes through hex strings): 73 µs an address before, ~50 after (scripts/bench-sessions.ts
+ * measures session creation whole).
  */
-import { createHmac, createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
+import { createHmac, createPrivateKey, createPublicKey, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { HDNodeWallet, Mnemonic, encodeBase58, getAddress, getBytes, keccak256 } from 'ethers';
+import { HDNodeWallet, Mnemonic, encodeBase58, getBytes } from 'ethers';
+import { keccak_256 } from '@noble/hashes/sha3.js';
 // libsecp256k1 through N-API (prebuilt in the package; ~50 µs a public key against ~650 µs in JavaScript);
 // where the native build cannot load, the package falls back to its JavaScript implementation itself
 import secp256k1 from 'secp256k1';
@@ -97,7 +102,7 @@ export function slip10Child(parent: Slip10Node, index: number): Slip10Node {
   const data = Buffer.alloc(37);
   parent.key.copy(data, 1); // 0x00 || key || ser32(index + 2^31)
   data.writeUInt32BE(index + HARDENED, 33);
-  const I = createHmac('sha512', parent.chainCode).update(data).digest();
+  const I = createHmac('sha512', createSecretKey(parent.chainCode)).update(data).digest();
   return { key: I.subarray(0, 32), chainCode: I.subarray(32) };
 }
 
@@ -123,6 +128,21 @@ export function ed25519PublicKey(privateKey: Uint8Array): Buffer {
 // ---------------------------------------------------------------------------------------------------
 // Derivation
 
+/**
+ * EIP-55: the 40 lowercase hex digits of an address with each letter upper-cased where the matching
+ * nibble of keccak256(those 40 characters) is 8 or more.
+ */
+export function checksummed(lowerHex: string): string {
+  const h = keccak_256(Buffer.from(lowerHex, 'latin1'));
+  let out = '0x';
+  for (let j = 0; j < 40; j++) {
+    const c = lowerHex.charCodeAt(j);
+    const nibble = (h[j >> 1] >> (j & 1 ? 0 : 4)) & 15;
+    out += c >= 97 && nibble >= 8 ? String.fromCharCode(c - 32) : lowerHex[j];
+  }
+  return out;
+}
+
 export const ETHEREUM_ACCOUNT_PATH = "m/44'/60'/0'/0";
 export const solanaPath = (i: number) => `m/44'/501'/${i}'/0'`;
 export const ethereumPath = (i: number) => `${ETHEREUM_ACCOUNT_PATH}/${i}`;
@@ -132,7 +152,8 @@ export class AddressDeriver {
   /** the BIP-32 fingerprint of the root key: tells which key material an address came from (public) */
   readonly fingerprint: string;
   private ethKey: bigint;
-  private ethChainCode: Buffer;
+  /** the HMAC key of every child: the account's chain code */
+  private ethChainCode: KeyObject;
   private ethPublicKey: Buffer;
   private solAccountRoot: Slip10Node;
 
@@ -142,7 +163,7 @@ export class AddressDeriver {
     this.fingerprint = root.fingerprint.slice(2);
     const account = root.derivePath(ETHEREUM_ACCOUNT_PATH);
     this.ethKey = BigInt(account.privateKey);
-    this.ethChainCode = Buffer.from(getBytes(account.chainCode));
+    this.ethChainCode = createSecretKey(Buffer.from(getBytes(account.chainCode)));
     this.ethPublicKey = Buffer.from(getBytes(account.publicKey));
     this.solAccountRoot = slip10Child(slip10Child(slip10Master(seed), 44), 501);
   }
@@ -162,7 +183,7 @@ export class AddressDeriver {
     // BIP-32: such an index is skipped; the chance is below 2^-127
     if (il >= SECP256K1_N || k === 0n) throw new Error(`BIP-32 index ${i} is invalid for this key; use the next index`);
     const pub = secp256k1.publicKeyCreate(Buffer.from(k.toString(16).padStart(64, '0'), 'hex'), false);
-    return getAddress(`0x${keccak256(pub.subarray(1)).slice(-40)}`);
+    return checksummed(Buffer.from(keccak_256(pub.subarray(1)).subarray(12)).toString('hex'));
   }
 
   solana(i: number): string {

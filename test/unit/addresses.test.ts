@@ -2,10 +2,12 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { HDNodeWallet } from 'ethers';
+import fc from 'fast-check';
+import { HDNodeWallet, getAddress } from 'ethers';
 import {
   AddressDeriver,
   AddressIndexAllocator,
+  checksummed,
   ed25519PublicKey,
   explorerUrl,
   loadSeedPhrase,
@@ -30,6 +32,16 @@ describe("Ethereum BIP-44 m/44'/60'/0'/0/i", () => {
     for (const i of [3, 7, 19, 20, 21, 100, 1234, 65_535, 2 ** 31 - 1]) {
       expect(d.ethereum(i)).toBe(HDNodeWallet.fromPhrase(HARDHAT, undefined, `m/44'/60'/0'/0/${i}`).address);
     }
+  });
+
+  it('checksums as ethers getAddress does (EIP-55), whatever the 20 bytes', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 20, maxLength: 20 }), (bytes) => {
+        const lower = Buffer.from(bytes).toString('hex');
+        expect(checksummed(lower)).toBe(getAddress(`0x${lower}`));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('refuses indexes outside [0, 2^31)', () => {
