@@ -66,7 +66,8 @@ export async function merchantSessions(store: Store, p: { merchant_id?: string; 
   const limit = limitOf(p.limit, 20);
   const filter: Filter = { merchant_id: p.merchant_id };
   if (p.status) filter.status = String(p.status);
-  const sessions = await store.find<PaymentSessionState>('payment_sessions', filter, { sort: 'created_at', desc: true, limit });
+  // newest first by id (ids sort in creation order, lib/core/ids.ts): the indexes of GET /v1/payment_sessions serve it, with a status or without
+  const sessions = await store.find<PaymentSessionState>('payment_sessions', filter, { sort: 'id', desc: true, limit });
   return {
     sessions: sessions.map((s) => ({
       session_id: s.id,

@@ -2,6 +2,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
+import { registerMerchant } from '../helpers/merchant.ts';
 
 const run = promisify(execFile);
 
@@ -39,6 +40,31 @@ describe('operator script and REPL', () => {
     expect(me.body.kyc_status).toBe('verified');
     // three operator processes, each loading the service's modules: minutes on a loaded 2-core machine
   }, 180_000);
+
+  it("lists a merchant's sessions newest first, with a status or without", async () => {
+    const m = await registerMerchant(t, { sandbox: true });
+    const ids: string[] = [];
+    for (const amount of [1, 2, 3, 4]) {
+      const r = await t.request('POST', '/v1/payment_sessions', {
+        key: m.apiKey,
+        body: { amount, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } },
+      });
+      expect(r.status).toBe(201);
+      ids.push(r.body.session_id);
+    }
+    for (const id of [ids[0], ids[2]])
+      expect((await t.request('POST', `/v1/payment_sessions/${id}/simulate`, { key: m.apiKey })).status).toBe(200);
+    const all = await t.call<{ sessions: Array<{ session_id: string; status: string }> }>('ops.sessions', { merchant_id: m.id });
+    expect(all.sessions.map((s) => s.session_id)).toEqual([...ids].reverse());
+    const simulated = all.sessions.find((s) => s.session_id === ids[0])!.status;
+    expect(simulated).not.toBe('pending');
+    const paid = await t.call<{ sessions: Array<{ session_id: string }> }>('ops.sessions', { merchant_id: m.id, status: simulated });
+    expect(paid.sessions.map((s) => s.session_id)).toEqual([ids[2], ids[0]]);
+    const pending = await t.call<{ sessions: Array<{ session_id: string }> }>('ops.sessions', { merchant_id: m.id, status: 'pending' });
+    expect(pending.sessions.map((s) => s.session_id)).toEqual([ids[3], ids[1]]);
+    const two = await t.call<{ sessions: unknown[] }>('ops.sessions', { merchant_id: m.id, limit: 2 });
+    expect(two.sessions).toHaveLength(2);
+  });
 
   it('refuses bad operator input with a message and exit code 1', async () => {
     await expect(run(process.execPath, ['scripts/operator.ts', 'set-kyc', 'mer_nope', 'maybe'], { env })).rejects.toMatchObject({

@@ -1,5 +1,5 @@
 /**
- * Indexes no read needs are gone (migration 5): a store migrated before it loses them on its next start,
+ * Indexes no read needs are gone (migrations 5 and 6): a store migrated before them loses them on its next start,
  * on SQLite and PostgreSQL; an owner's ledger accounts are found by their ids' prefix (ownerIds), every
  * one of them and no neighbour's, on every adapter.
  */
@@ -14,12 +14,18 @@ import { storeAdapters } from '../helpers/store-adapters.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/node.ts';
 
-const GONE = ['ledger_accounts__owner', 'spend_attempts__merchant_id__id', 'x402_redemptions__status__next_check_at'];
-/** what a store before migration 5 had: the old indexes, and no record of the migration */
+const GONE = [
+  'ledger_accounts__owner',
+  'spend_attempts__merchant_id__id',
+  'x402_redemptions__status__next_check_at',
+  'payment_sessions__merchant_id__created_at',
+];
+/** what a store before migration 5 had: the old indexes, and no record of the migrations */
 const OLD = [
   `CREATE INDEX "ledger_accounts__owner" ON "ledger_accounts" (id)`,
   `CREATE INDEX "spend_attempts__merchant_id__id" ON "spend_attempts" (id)`,
   `CREATE INDEX "x402_redemptions__status__next_check_at" ON "x402_redemptions" (id)`,
+  `CREATE INDEX "payment_sessions__merchant_id__created_at" ON "payment_sessions" (id)`,
   'DELETE FROM _schema_migrations WHERE version >= 5',
 ];
 

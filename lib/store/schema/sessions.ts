@@ -12,9 +12,8 @@ export const SESSIONS_COLLECTIONS: CollectionSpec[] = [
     name: 'payment_sessions',
     indexes: [
       { fields: ['address', 'chain', 'network'], unique: true },
-      { fields: ['merchant_id', 'created_at'] },
       { fields: ['expiry_due_at'] },
-      // GET /v1/payment_sessions: newest first per merchant, by status
+      // GET /v1/payment_sessions and the operators' list: newest first (by id) per merchant, by status
       { fields: ['merchant_id', 'id'] },
       { fields: ['merchant_id', 'status', 'id'] },
     ],

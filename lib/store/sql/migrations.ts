@@ -23,7 +23,7 @@ export interface Migration {
 /** full indexes of fields most rows leave empty (a ledger spend's payout and hash, a settled attempt's due time), replaced by partial ones */
 const SPARSE_REPLACED = ['spend_attempts__execute_due_at', 'ledger_transfers__payout_id', 'ledger_transfers__tx_hash'];
 
-/** indexes that no read needs (see migration 5) */
+/** indexes that no read needs (see migrations 5 and 6) */
 const UNREAD_INDEXES = ['ledger_accounts__owner', 'spend_attempts__merchant_id__id', 'x402_redemptions__status__next_check_at'];
 
 export const MIGRATIONS: Migration[] = [
@@ -67,6 +67,15 @@ export const MIGRATIONS: Migration[] = [
     sql: {
       sqlite: UNREAD_INDEXES.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
       postgres: UNREAD_INDEXES.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
+    },
+  },
+  {
+    version: 6,
+    name: "payment sessions lose their (merchant_id, created_at) index (the operators' list reads by id, as GET /v1/payment_sessions does)",
+    // every session insert paid for its entry, and every update of a session's document recomputed it
+    sql: {
+      sqlite: ['DROP INDEX IF EXISTS "payment_sessions__merchant_id__created_at"'],
+      postgres: ['DROP INDEX IF EXISTS "payment_sessions__merchant_id__created_at"'],
     },
   },
 ];
