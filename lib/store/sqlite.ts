@@ -127,6 +127,8 @@ interface CollTexts {
   upsert: string;
   /** point read without an expiry test (null: the collection expires its documents) */
   get: string | null;
+  /** an insert that takes the place of an expired row of its id, in one statement (null: nothing expires) */
+  insertOverExpired: string | null;
   /** an `add` op's UPDATE, per list of added and set fields (a few shapes: found by comparing the names) */
   adds: AddText[];
 }
@@ -359,6 +361,7 @@ export class SqliteStore implements Store {
         cas: sql.cas(coll, rid),
         upsert: sql.upsert(coll, rid),
         get: this.expires(coll) ? null : sql.get(coll, '', undefined).sql,
+        insertOverExpired: this.expires(coll) ? sql.insertOverExpired(coll, this.expires(coll)!) : null,
         adds: [],
       };
       this.conn.texts.set(coll, t);
@@ -495,6 +498,14 @@ export class SqliteStore implements Store {
     const rid = texted ? RID : NO_RID;
     switch (op.op) {
       case 'insert': {
+        if (extras === SWEEP) {
+          // no text index to keep: one statement, where a DELETE of the expired row and the INSERT were two
+          const version = op.doc.version ?? 1;
+          op.doc.version = version;
+          const rows = this.run(op.coll, this.texts(op.coll).insertOverExpired!, [op.doc.id, version, sqlite.data(op.doc), now]);
+          if (rows.length !== 1) throw new DuplicateKeyError(op.coll, `Key (id)=(${op.doc.id}) already exists.`);
+          return;
+        }
         if (extras & SWEEP) {
           const gone = this.run<{ rid: number }>(op.coll, sql.deleteExpired(op.coll, this.expires(op.coll)!, rid), [op.doc.id, now]);
           for (const g of gone) this.reindex(op.coll, g.rid, null);

@@ -306,6 +306,18 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     expect(await store.get('leases', 'old')).toMatchObject({ again: true });
     await store.write([{ op: 'insert', coll: 'leases', doc: { id: 'gone', expires_at: past } }]);
     expect(await store.purgeExpired()).toBeGreaterThanOrEqual(1);
+    // a live row keeps its id, and so does one that never expires; the refused write changes nothing
+    await store.write([{ op: 'insert', coll: 'leases', doc: { id: 'forever', job: 'kept' } }]);
+    for (const id of ['live', 'forever'])
+      await expect(
+        store.write([
+          { op: 'insert', coll: 'leases', doc: { id: 'other', expires_at: future } },
+          { op: 'insert', coll: 'leases', doc: { id, expires_at: past, job: 'taken' } },
+        ]),
+      ).rejects.toThrow(/duplicate key in leases/);
+    expect(await store.get('leases', 'other')).toBeNull();
+    expect(await store.get('leases', 'forever')).toMatchObject({ job: 'kept' });
+    expect(await store.get('leases', 'live')).not.toMatchObject({ job: 'taken' });
   });
 
   it('claims due work atomically: each due document goes to exactly one claimer', async () => {

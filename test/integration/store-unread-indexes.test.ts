@@ -8,17 +8,21 @@ import { rmSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { openStore } from '../../lib/store/index.ts';
+import { COLLECTIONS } from '../../lib/store/collections.ts';
 import { ACCOUNTS, ownerIds, walletAccount, accountId, newAccount } from '../../lib/ledger/index.ts';
 import { balances } from '../../lib/ledger/balances.ts';
 import { storeAdapters } from '../helpers/store-adapters.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/node.ts';
 
+/** every collection's expiry field had a full index before migration 7; a partial one (…__p) replaces it */
+const EXPIRING = COLLECTIONS.filter((c) => c.expiresField).map((c) => ({ coll: c.name, full: `${c.name}__${c.expiresField}` }));
 const GONE = [
   'ledger_accounts__owner',
   'spend_attempts__merchant_id__id',
   'x402_redemptions__status__next_check_at',
   'payment_sessions__merchant_id__created_at',
+  ...EXPIRING.map((e) => e.full),
 ];
 /** what a store before migration 5 had: the old indexes, and no record of the migrations */
 const OLD = [
@@ -26,6 +30,7 @@ const OLD = [
   `CREATE INDEX "spend_attempts__merchant_id__id" ON "spend_attempts" (id)`,
   `CREATE INDEX "x402_redemptions__status__next_check_at" ON "x402_redemptions" (id)`,
   `CREATE INDEX "payment_sessions__merchant_id__created_at" ON "payment_sessions" (id)`,
+  ...EXPIRING.map((e) => `CREATE INDEX "${e.full}" ON "${e.coll}" (id)`),
   'DELETE FROM _schema_migrations WHERE version >= 5',
 ];
 
@@ -42,7 +47,13 @@ describe('indexes no read needs', () => {
       expect(names()).toEqual(expect.arrayContaining(GONE));
       await (await openStore(`sqlite:${file}`)).close();
       expect(names().filter((n) => GONE.includes(n))).toEqual([]);
-      expect(names()).toEqual(expect.arrayContaining(['x402_redemptions__next_check_at__p', 'spend_attempts__agent_wallet_id__id']));
+      expect(names()).toEqual(
+        expect.arrayContaining([
+          'x402_redemptions__next_check_at__p',
+          'spend_attempts__agent_wallet_id__id',
+          ...EXPIRING.map((e) => `${e.full}__p`),
+        ]),
+      );
       raw.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -69,7 +80,7 @@ describe('indexes no read needs', () => {
       expect(await names()).toEqual(expect.arrayContaining(GONE));
       await (await openStore(db.url)).close();
       expect((await names()).filter((n) => GONE.includes(n))).toEqual([]);
-      expect(await names()).toEqual(expect.arrayContaining(['x402_redemptions__next_check_at__p']));
+      expect(await names()).toEqual(expect.arrayContaining(['x402_redemptions__next_check_at__p', ...EXPIRING.map((e) => `${e.full}__p`)]));
     } finally {
       await db.drop();
     }

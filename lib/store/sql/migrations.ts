@@ -26,6 +26,22 @@ const SPARSE_REPLACED = ['spend_attempts__execute_due_at', 'ledger_transfers__pa
 /** indexes that no read needs (see migrations 5 and 6) */
 const UNREAD_INDEXES = ['ledger_accounts__owner', 'spend_attempts__merchant_id__id', 'x402_redemptions__status__next_check_at'];
 
+/** the full indexes of the expiry fields (migration 7): each collection's expiresField, replaced by a partial index (…__p) */
+const FULL_EXPIRY_INDEXES = [
+  'payment_sessions__purge_at',
+  'session_volume__expires_at',
+  'catalog_checkout_refs__purge_at',
+  'api_keys__expires_at',
+  'registration_intents__expires_at',
+  'mail_outbox__expires_at',
+  'pow_challenges__expires_at',
+  'idempotency__expires_at',
+  'invitations__expires_at',
+  'ops_window_events__expires_at',
+  'alert_state__expires_at',
+  'payout_volume__expires_at',
+];
+
 export const MIGRATIONS: Migration[] = [
   {
     version: 1,
@@ -76,6 +92,15 @@ export const MIGRATIONS: Migration[] = [
     sql: {
       sqlite: ['DROP INDEX IF EXISTS "payment_sessions__merchant_id__created_at"'],
       postgres: ['DROP INDEX IF EXISTS "payment_sessions__merchant_id__created_at"'],
+    },
+  },
+  {
+    version: 7,
+    name: 'expiry fields indexed partially (WHERE field IS NOT NULL): the full indexes go',
+    // every merchant's payment session held a NULL entry in payment_sessions__purge_at (only demo sessions are purged)
+    sql: {
+      sqlite: FULL_EXPIRY_INDEXES.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
+      postgres: FULL_EXPIRY_INDEXES.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
     },
   },
 ];

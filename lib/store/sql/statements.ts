@@ -312,7 +312,8 @@ export class Statements {
   /** every index of a collection with its name, so an adapter can create only the missing ones */
   namedIndexes(spec: CollectionSpec): Array<{ name: string; ddl: string }> {
     const all: IndexSpec[] = [...(spec.indexes ?? [])];
-    if (spec.expiresField) all.push({ fields: [spec.expiresField] });
+    // partial: only the rows that expire are in it (a merchant's payment session never does; migration 7)
+    if (spec.expiresField) all.push({ fields: [spec.expiresField], sparse: true });
     return all.map((ix) => {
       // a sparse index has its own name (…__p), so that a store holding the full one gets it (migration 3 drops the full ones)
       const name = `${spec.name}__${ix.fields.join('__').replace(/\./g, '_')}${ix.unique ? '__u' : ''}${ix.sparse ? '__p' : ''}`;
