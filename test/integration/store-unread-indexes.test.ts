@@ -22,6 +22,7 @@ const GONE = [
   'spend_attempts__merchant_id__id',
   'x402_redemptions__status__next_check_at',
   'payment_sessions__merchant_id__created_at',
+  'payment_sessions__expiry_due_at',
   ...EXPIRING.map((e) => e.full),
 ];
 /** what a store before migration 5 had: the old indexes, and no record of the migrations */
@@ -30,6 +31,7 @@ const OLD = [
   `CREATE INDEX "spend_attempts__merchant_id__id" ON "spend_attempts" (id)`,
   `CREATE INDEX "x402_redemptions__status__next_check_at" ON "x402_redemptions" (id)`,
   `CREATE INDEX "payment_sessions__merchant_id__created_at" ON "payment_sessions" (id)`,
+  `CREATE INDEX "payment_sessions__expiry_due_at" ON "payment_sessions" (id)`,
   ...EXPIRING.map((e) => `CREATE INDEX "${e.full}" ON "${e.coll}" (id)`),
   'DELETE FROM _schema_migrations WHERE version >= 5',
 ];
@@ -52,6 +54,7 @@ describe('indexes no read needs', () => {
           'x402_redemptions__next_check_at__p',
           'spend_attempts__agent_wallet_id__id',
           ...EXPIRING.map((e) => `${e.full}__p`),
+          'payment_sessions__expiry_due_at__p',
         ]),
       );
       raw.close();

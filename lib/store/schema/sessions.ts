@@ -12,7 +12,8 @@ export const SESSIONS_COLLECTIONS: CollectionSpec[] = [
     name: 'payment_sessions',
     indexes: [
       { fields: ['address', 'chain', 'network'], unique: true },
-      { fields: ['expiry_due_at'] },
+      // partial: a terminal session's is null and leaves the index (migration 7)
+      { fields: ['expiry_due_at'], sparse: true },
       // GET /v1/payment_sessions and the operators' list: newest first (by id) per merchant, by status
       { fields: ['merchant_id', 'id'] },
       { fields: ['merchant_id', 'status', 'id'] },

@@ -96,11 +96,12 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 7,
-    name: 'expiry fields indexed partially (WHERE field IS NOT NULL): the full indexes go',
-    // every merchant's payment session held a NULL entry in payment_sessions__purge_at (only demo sessions are purged)
+    name: "expiry fields and sessions' due times indexed partially (WHERE field IS NOT NULL): the full indexes go",
+    // every merchant's payment session held a NULL entry in payment_sessions__purge_at (only demo sessions are
+    // purged), and every terminal one in payment_sessions__expiry_due_at
     sql: {
-      sqlite: FULL_EXPIRY_INDEXES.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
-      postgres: FULL_EXPIRY_INDEXES.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
+      sqlite: [...FULL_EXPIRY_INDEXES, 'payment_sessions__expiry_due_at'].map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
+      postgres: [...FULL_EXPIRY_INDEXES, 'payment_sessions__expiry_due_at'].map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
     },
   },
 ];
