@@ -14,8 +14,8 @@
  * Deriving an address is the pool's cost per session (a worker's, lib/addresses/workers.ts): each HMAC
  * takes its key as a KeyObject (a Buffer key costs twice as much: ~14 µs against ~7), and the Ethereum
  * address is hashed and checksummed on its bytes with @noble/hashes' keccak (ethers' getAddress parses the
- * text again and hashes through hex strings): 73 µs an address before, ~50 after (scripts/bench-sessions.ts
- * measures session creation whole). A Solana address: 136 µs before, ~80 after (ed25519PublicKey).
+ * text again and hashes through hex strings): 73 µs an address before, 44–58 after. A Solana address: 136 µs
+ * before, ~85 after (ed25519PublicKey).
  */
 import { createHmac, createPrivateKey, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync, chmodSync } from 'node:fs';

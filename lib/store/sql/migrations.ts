@@ -23,7 +23,7 @@ export interface Migration {
 /** full indexes of fields most rows leave empty (a ledger spend's payout and hash, a settled attempt's due time), replaced by partial ones */
 const SPARSE_REPLACED = ['spend_attempts__execute_due_at', 'ledger_transfers__payout_id', 'ledger_transfers__tx_hash'];
 
-/** indexes that no read needs (see migrations 5 and 6) */
+/** indexes that no read needs (see migration 5) */
 const UNREAD_INDEXES = ['ledger_accounts__owner', 'spend_attempts__merchant_id__id', 'x402_redemptions__status__next_check_at'];
 
 /** the full indexes of the expiry fields (migration 7): each collection's expiresField, replaced by a partial index (…__p) */
