@@ -498,10 +498,11 @@ export class SqliteStore implements Store {
     const rid = texted ? RID : NO_RID;
     switch (op.op) {
       case 'insert': {
+        const version = op.doc.version ?? 1;
+        // the caller's document takes its version before it is written (write() undoes it if nothing commits): no copy
+        op.doc.version = version;
         if (extras === SWEEP) {
           // no text index to keep: one statement, where a DELETE of the expired row and the INSERT were two
-          const version = op.doc.version ?? 1;
-          op.doc.version = version;
           const rows = this.run(op.coll, this.texts(op.coll).insertOverExpired!, [op.doc.id, version, sqlite.data(op.doc), now]);
           if (rows.length !== 1) throw new DuplicateKeyError(op.coll, `Key (id)=(${op.doc.id}) already exists.`);
           return;
@@ -510,9 +511,6 @@ export class SqliteStore implements Store {
           const gone = this.run<{ rid: number }>(op.coll, sql.deleteExpired(op.coll, this.expires(op.coll)!, rid), [op.doc.id, now]);
           for (const g of gone) this.reindex(op.coll, g.rid, null);
         }
-        const version = op.doc.version ?? 1;
-        // the caller's document takes its version before it is written (write() undoes it if nothing commits): no copy
-        op.doc.version = version;
         const [row] = this.run<{ rid: number }>(op.coll, this.texts(op.coll).insert, [op.doc.id, version, sqlite.data(op.doc)]);
         if (texted) this.reindex(op.coll, row?.rid, op.doc);
         return;

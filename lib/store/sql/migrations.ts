@@ -42,6 +42,12 @@ const FULL_EXPIRY_INDEXES = [
   'payout_volume__expires_at',
 ];
 
+/** the same DROP INDEX statements on both dialects (index names are the same on both) */
+const dropIndexes = (names: string[]): Migration['sql'] => {
+  const texts = names.map((ix) => `DROP INDEX IF EXISTS "${ix}"`);
+  return { sqlite: texts, postgres: texts };
+};
+
 export const MIGRATIONS: Migration[] = [
   {
     version: 1,
@@ -63,46 +69,31 @@ export const MIGRATIONS: Migration[] = [
     version: 3,
     name: 'sparse fields indexed partially (WHERE field IS NOT NULL): the full indexes go',
     // their partial successors (…__p, IndexSpec.sparse) are created with the collections after the migrations
-    sql: {
-      sqlite: SPARSE_REPLACED.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
-      postgres: SPARSE_REPLACED.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
-    },
+    sql: dropIndexes(SPARSE_REPLACED),
   },
   {
     version: 4,
     name: 'wallet transactions lose their transfer_id index (nothing reads by it; every ledger write paid for it)',
-    sql: {
-      sqlite: ['DROP INDEX IF EXISTS "wallet_transactions__transfer_id"'],
-      postgres: ['DROP INDEX IF EXISTS "wallet_transactions__transfer_id"'],
-    },
+    sql: dropIndexes(['wallet_transactions__transfer_id']),
   },
   {
     version: 5,
     name: 'indexes no read needs go (every agent spend, redemption and balance update paid for them)',
     // ledger accounts are found by their ids' prefix; spend attempts by their wallet; redemptions due by a partial index (…__p)
-    sql: {
-      sqlite: UNREAD_INDEXES.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
-      postgres: UNREAD_INDEXES.map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
-    },
+    sql: dropIndexes(UNREAD_INDEXES),
   },
   {
     version: 6,
     name: "payment sessions lose their (merchant_id, created_at) index (the operators' list reads by id, as GET /v1/payment_sessions does)",
     // every session insert paid for its entry, and every update of a session's document recomputed it
-    sql: {
-      sqlite: ['DROP INDEX IF EXISTS "payment_sessions__merchant_id__created_at"'],
-      postgres: ['DROP INDEX IF EXISTS "payment_sessions__merchant_id__created_at"'],
-    },
+    sql: dropIndexes(['payment_sessions__merchant_id__created_at']),
   },
   {
     version: 7,
     name: "expiry fields and sessions' due times indexed partially (WHERE field IS NOT NULL): the full indexes go",
     // every merchant's payment session held a NULL entry in payment_sessions__purge_at (only demo sessions are
     // purged), and every terminal one in payment_sessions__expiry_due_at
-    sql: {
-      sqlite: [...FULL_EXPIRY_INDEXES, 'payment_sessions__expiry_due_at'].map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
-      postgres: [...FULL_EXPIRY_INDEXES, 'payment_sessions__expiry_due_at'].map((ix) => `DROP INDEX IF EXISTS "${ix}"`),
-    },
+    sql: dropIndexes([...FULL_EXPIRY_INDEXES, 'payment_sessions__expiry_due_at']),
   },
 ];
 
