@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { WriteOp } from '../store/port.ts';
 import { conflict, IDEMPOTENCY_MISMATCH, REMEDIATION } from '../core/errors.ts';
 import { ATTEMPTS, type SpendAttemptDoc, type AttemptInput } from '../spend/attempts.ts';
-import { REFERENCES, nextState, type AgentWalletHandler } from './state.ts';
+import { REFERENCES, X402_PAID, nextState, type AgentWalletHandler, type ChallengePaymentDoc } from './state.ts';
 import { evaluateAttempt, liveSpends } from './windows.ts';
 import { reserveAllowed } from './reserve.ts';
 
@@ -30,8 +30,16 @@ export const attempt: AgentWalletHandler<'attempt'> = async (store, state, msg, 
   const refId = input.reference !== null && owned ? referenceId(ctx.wallet.id, input.reference) : null;
   // only a reference's idempotency compares it (a sha256 of the JSON request: a few µs of every attempt)
   const hash = input.reference !== null ? requestHash(input) : null;
+  // an x402 spend's reference is its challenge id: the challenge's payment row, written when the spend
+  // reserved, is then the reference's record (one row less a paid request); read once for both uses
+  const payment =
+    ctx.target.kind === 'x402' && !msg.dry_run ? await store.get<ChallengePaymentDoc>(X402_PAID, ctx.target.challenge_id!) : undefined;
   if (refId && hash && !msg.dry_run) {
-    const ref = await store.get<{ id: string; attempt_id: string; request_hash: string }>(REFERENCES, refId);
+    const mine =
+      payment?.agent_wallet_id === ctx.wallet.id && payment.attempt_id && payment.request_hash
+        ? { attempt_id: payment.attempt_id, request_hash: payment.request_hash }
+        : null;
+    const ref = mine ?? (await store.get<{ id: string; attempt_id: string; request_hash: string }>(REFERENCES, refId));
     if (ref) {
       if (ref.request_hash !== hash) throw conflict(IDEMPOTENCY_MISMATCH, { remediation: REMEDIATION.idempotency });
       const existing = await store.get<SpendAttemptDoc>(ATTEMPTS, ref.attempt_id);
@@ -61,9 +69,11 @@ export const attempt: AgentWalletHandler<'attempt'> = async (store, state, msg, 
     updated_at: at,
   };
   // attempt_id and payout_id are minted by the request for this decision: no transfer holds them yet
-  const r = await reserveAllowed(store, base, ctx, msg.payout_id, window, now, true);
+  const r = await reserveAllowed(store, base, ctx, msg.payout_id, window, now, true, payment);
   const effects: WriteOp[] = [{ op: 'insert', coll: ATTEMPTS, doc: r.doc }, ...r.ops];
-  if (refId && hash)
+  // a reserved x402 spend's reference is recorded by its challenge's payment row (reserve.ts)
+  const paysChallenge = r.doc.target_kind === 'x402' && r.doc.status === 'pending';
+  if (refId && hash && !paysChallenge)
     effects.push({ op: 'insert', coll: REFERENCES, doc: { id: refId, attempt_id: r.doc.id, request_hash: hash, created_at: at } });
   const touched = r.doc.status === 'pending' || changed;
   return {

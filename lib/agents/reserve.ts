@@ -4,7 +4,7 @@
  * transfer, reserved and posted at once (the spend settles in its decision's write, one write in all).
  * Shared by a fresh attempt and a merchant's approval.
  */
-import type { Doc, Store, WriteOp } from '../store/port.ts';
+import type { Store, WriteOp } from '../store/port.ts';
 import type { SpendAttemptDoc, Execution, AttemptContext, ExtraReason } from '../spend/attempts.ts';
 import { dailyVolume, withinAmountLimit } from '../payouts/limits.ts';
 import { LedgerBatch, isLedgerError, walletAccount, accountId, available } from '../ledger/index.ts';
@@ -12,7 +12,7 @@ import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
 import { custodyMoveOp } from '../payouts/custody.ts';
 import type { WalletDoc } from '../wallets/model.ts';
 import { encodeHeader } from '../x402/challenge.ts';
-import { X402_PAID, type SpendEntry, type Windowed } from './state.ts';
+import { X402_PAID, type ChallengePaymentDoc, type SpendEntry, type Windowed } from './state.ts';
 import { add } from './windows.ts';
 
 /** The X-Service-Payment value of an agent-wallet spend that pays an x402 challenge. */
@@ -139,13 +139,17 @@ async function reserve(
   };
   if (execution === 'chain') ops.push({ op: 'insert', coll: PAYOUTS, doc: payoutOf(a, payoutId, asset, at) });
   // one payment per challenge: of two wallets (or a wallet and an on-chain proof in flight) paying it at
-  // once, the insert lets one through
-  if (a.target_kind === 'x402')
-    ops.push({
-      op: 'insert',
-      coll: X402_PAID,
-      doc: { id: a.challenge_id!, attempt_id: a.id, agent_wallet_id: a.agent_wallet_id, created_at: at },
-    });
+  // once, the insert lets one through. It is the reference's idempotency record too (./attempt.ts)
+  if (a.target_kind === 'x402') {
+    const paid: ChallengePaymentDoc = {
+      id: a.challenge_id!,
+      attempt_id: a.id,
+      agent_wallet_id: a.agent_wallet_id,
+      request_hash: a.request_hash,
+      created_at: at,
+    };
+    ops.push({ op: 'insert', coll: X402_PAID, doc: paid });
+  }
   return {
     ops,
     a: next,
@@ -153,11 +157,19 @@ async function reserve(
   };
 }
 
-/** An x402 payment that would buy nothing: its challenge is closed, or another attempt or an on-chain proof paid it. */
-async function challengeClosed(store: Store, a: SpendAttemptDoc, target: AttemptContext['target']): Promise<boolean> {
+/**
+ * An x402 payment that would buy nothing: its challenge is closed, or another attempt or an on-chain proof
+ * paid it. `payment`: the challenge's payment row as the caller read it in this decision (undefined: unread).
+ */
+async function challengeClosed(
+  store: Store,
+  a: SpendAttemptDoc,
+  target: AttemptContext['target'],
+  payment: ChallengePaymentDoc | null | undefined,
+): Promise<boolean> {
   if (a.target_kind !== 'x402') return false;
   if (target.kind !== 'x402' || target.closed) return true;
-  const paid = await store.get<Doc & { attempt_id: string }>(X402_PAID, a.challenge_id!);
+  const paid = payment !== undefined ? payment : await store.get<ChallengePaymentDoc>(X402_PAID, a.challenge_id!);
   return !!paid && paid.attempt_id !== a.id;
 }
 
@@ -174,9 +186,11 @@ export async function reserveAllowed(
   now: Date,
   /** a new attempt: its id and its payout id were minted for this decision (an approval's attempt is older) */
   fresh = false,
+  /** the x402 challenge's payment row, already read in this decision (undefined: not read) */
+  payment?: ChallengePaymentDoc | null,
 ): Promise<{ doc: SpendAttemptDoc; ops: WriteOp[]; window: Windowed }> {
   if (doc.status !== 'pending') return { doc, ops: [], window };
-  if (await challengeClosed(store, doc, ctx.target))
+  if (await challengeClosed(store, doc, ctx.target, payment))
     return { doc: { ...doc, status: 'denied', reason: 'challenge_closed' }, ops: [], window };
   const r = await reserve(store, doc, payoutId, now, ctx.payout_limits, fresh);
   if ('denied' in r) return { doc: { ...doc, status: 'denied', reason: r.denied }, ops: [], window };

@@ -15,7 +15,7 @@ export const REFERENCES = 'spend_references';
  * id = challenge id: the one payment of an x402 challenge, an agent spend's (inserted with its execution)
  * or an on-chain proof's (inserted with its settlement, lib/x402/redeem.ts): the x402 domain owns it.
  */
-export { CHALLENGE_PAYMENTS as X402_PAID } from '../x402/model.ts';
+export { CHALLENGE_PAYMENTS as X402_PAID, type ChallengePaymentDoc } from '../x402/model.ts';
 
 export interface StoredPolicy {
   id: string;

@@ -12,6 +12,19 @@ export const REDEMPTIONS = 'x402_redemptions';
 /** id = a challenge id: the one payment of it, whichever kind (`attempt_id` of an agent spend, or `proof_key`) */
 export const CHALLENGE_PAYMENTS = 'x402_agent_payments';
 
+/** The one payment of a challenge: an agent spend's, or an on-chain proof's (`proof_key`, no attempt). */
+export interface ChallengePaymentDoc extends Doc {
+  attempt_id: string | null;
+  agent_wallet_id?: string;
+  /**
+   * An agent spend's request hash: an x402 spend's reference is its challenge id, so this row is also the
+   * idempotency record of that reference (lib/agents/attempt.ts); absent on rows written before it was.
+   */
+  request_hash?: string | null;
+  proof_key?: string;
+  created_at: string;
+}
+
 export interface ChallengeDoc extends Doc, ChallengeTerms {
   merchant_id: string;
   wallet_id: string;

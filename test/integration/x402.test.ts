@@ -14,6 +14,8 @@ import { startSolanaRpc, type SolanaRpcHarness, type MintInfo } from '../harness
 import { requirePayment, payingFetch, decodeChallenge, decodeHeader } from '../../sdk/src/x402.ts';
 import { signEip3009Proof, buildSolanaProof } from '../../lib/x402/payer.ts';
 import { closeClients } from '../../lib/chains/clients.ts';
+import { referenceId } from '../../lib/agents/attempt.ts';
+import type { ChallengePaymentDoc } from '../../lib/x402/model.ts';
 import { POLICY, balanceOf, createWallet, fund, type WalletRef } from './agents-helpers.ts';
 
 let chain: HardhatNode;
@@ -285,20 +287,19 @@ describe('payingFetch with an agent wallet', () => {
     expect(((await replay.json()) as { error: string }).error).toMatch(/^already_redeemed/);
   });
 
-  /** a spend attempt of the wallet (the shared agent by default) paying the challenge's 1.25 USDC */
+  /** the body of a spend attempt paying the challenge's 1.25 USDC */
+  const payBody = (c: ReturnType<typeof decodeChallenge>) => ({
+    target: c!.payTo,
+    amount: 1.25,
+    amount_subunits: '1250000',
+    token_symbol: 'USDC',
+    chain: 'ethereum',
+    network: 'testnet',
+    reference: c!.memo,
+  });
+  /** a spend attempt of the wallet (the shared agent by default) paying the challenge */
   const payChallenge = (c: ReturnType<typeof decodeChallenge>, walletId = agent.id) =>
-    t.request('POST', `/v1/agent-wallets/${walletId}/spend-attempts`, {
-      key: m.apiKey,
-      body: {
-        target: c!.payTo,
-        amount: 1.25,
-        amount_subunits: '1250000',
-        token_symbol: 'USDC',
-        chain: 'ethereum',
-        network: 'testnet',
-        reference: c!.memo,
-      },
-    });
+    t.request('POST', `/v1/agent-wallets/${walletId}/spend-attempts`, { key: m.apiKey, body: payBody(c) });
 
   /** another agent wallet of the merchant, funded, under the shared policy */
   const fundedAgent = async (subunits: bigint) => {
@@ -322,6 +323,56 @@ describe('payingFetch with an agent wallet', () => {
     const other = await fundedAgent(2_000_000n);
     const again = await payChallenge(challenge, other.id);
     expect(again.body).toMatchObject({ status: 'denied', reason: 'challenge_closed' });
+  });
+
+  it("the challenge is the spend's reference: paid again by the same wallet it answers the first attempt, another body is a 409, the money moves once", async () => {
+    const { challenge } = await challengeFor('/agent/again');
+    const before = await balanceOf(t, m, agent.id);
+    // at once (one actor turn) and after: one attempt
+    const [a, b] = await Promise.all([payChallenge(challenge), payChallenge(challenge)]);
+    expect([a.status, b.status].sort()).toEqual([200, 201]);
+    expect(b.body.id).toBe(a.body.id);
+    expect(a.body).toMatchObject({ status: 'pending', settlement: { status: 'settled' } });
+    const again = await payChallenge(challenge);
+    expect([again.status, again.body.id, again.body.spend_reference]).toEqual([200, a.body.id, a.body.spend_reference]);
+    const other = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
+      key: m.apiKey,
+      body: { ...payBody(challenge), metadata: { order: 'another' } },
+    });
+    expect([other.status, other.body.code]).toEqual([409, 5]);
+    expect(await balanceOf(t, m, agent.id)).toBe(before - 1_250_000n);
+    expect((await fetch(`${base}/agent/again`, { headers: { 'X-Service-Payment': a.body.spend_reference } })).status).toBe(200);
+    // redeemed, the same request still answers the attempt that paid it
+    const late = await payChallenge(challenge);
+    expect([late.status, late.body.id]).toEqual([200, a.body.id]);
+    // the challenge's payment row is the reference's record: no reference row of its own
+    const store = t.node.rt.store;
+    const refId = referenceId(agent.id, challenge.memo!);
+    expect(await store.get('spend_references', refId)).toBeNull();
+    // a payment written before rows carried the request hash: its reference row answers, as it did
+    const row = (await store.get<ChallengePaymentDoc>('x402_agent_payments', challenge.memo!))!;
+    const { request_hash, version: _, ...older } = row;
+    await store.write([
+      { op: 'cas', coll: 'x402_agent_payments', doc: older, expected: row.version! },
+      { op: 'insert', coll: 'spend_references', doc: { id: refId, attempt_id: a.body.id, request_hash, created_at: row.created_at } },
+    ]);
+    const legacy = await payChallenge(challenge);
+    expect([legacy.status, legacy.body.id]).toEqual([200, a.body.id]);
+    const legacyOther = await t.request('POST', `/v1/agent-wallets/${agent.id}/spend-attempts`, {
+      key: m.apiKey,
+      body: { ...payBody(challenge), metadata: { order: 'another' } },
+    });
+    expect(legacyOther.status).toBe(409);
+    // a denied attempt's reference answers its denial: the wallet's retry is not a second decision
+    const { challenge: closed } = await challengeFor('/agent/denied-ref');
+    const poor = await createWallet(t, m, 'agent', 'ethereum', 'testnet');
+    await t.request('PUT', `/v1/agent-wallets/${poor.id}/policy`, { key: m.apiKey, body: POLICY });
+    const denied = await payChallenge(closed, poor.id);
+    expect(denied.body).toMatchObject({ status: 'denied', reason: 'insufficient_funds' });
+    await fund(t, m, poor, 2_000_000n);
+    const retried = await payChallenge(closed, poor.id);
+    expect([retried.status, retried.body.id, retried.body.status]).toEqual([200, denied.body.id, 'denied']);
+    expect(await balanceOf(t, m, poor.id)).toBe(2_000_000n);
   });
 
   it('an agent proof paid before the challenge expired is served after it; an approval after expiry pays nothing', async () => {

@@ -8,10 +8,13 @@ export const AGENTS_COLLECTIONS: CollectionSpec[] = [
   { name: 'agent_policies', indexes: [{ fields: ['agent_wallet_id', 'id'] }] },
   /** read by their wallet (its pages filter on the merchant too) and by their due execution, never by merchant alone */
   { name: 'spend_attempts', indexes: [{ fields: ['agent_wallet_id', 'id'] }, { fields: ['execute_due_at'], sparse: true }] },
-  /** id = <wallet id>:<sha256 of reference>: the reference is the attempt's idempotency key */
+  /**
+   * id = <wallet id>:<sha256 of reference>: the reference is the attempt's idempotency key (an x402 spend
+   * that paid its challenge has none: the challenge's payment row holds its request hash)
+   */
   { name: 'spend_references' },
   { name: 'x402_challenges', indexes: [{ fields: ['merchant_id', 'id'] }] },
-  /** id = a challenge id: the one agent spend attempt that paid it (a second payment of it is refused) */
+  /** id = a challenge id: its one payment, an agent spend's or an on-chain proof's (a second payment of it is refused) */
   { name: 'x402_agent_payments' },
   /**
    * id = the challenge id (a challenge is consumed once); proof_key unique: the proof's replay key (lib/x402/replay.ts), so a proof redeems once.
