@@ -19,7 +19,7 @@
  *  - ledger transfers against raw store writes of the same rows (scripts/bench-ledger.ts, after the rest).
  * The machine is shared: each goal is a ratio against a baseline measured in the same run, and the
  * load average is printed with the results.
- * Usage: npm run bench:agents -- [--quick (the spend and paid rows only) --transfers 10000 (ledger) --concurrency 50 --redeems 100 --duration 5 --streams 1000 --memory-settle 30]
+ * Usage: npm run bench:agents -- [--quick (the spend and paid rows only) --transfers 10000 (ledger) --concurrency 50 --rounds 6 --round-seconds 2 (the two goal rows) --duration 5 (the others) --redeems 100 --streams 1000 --memory-settle 30]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
@@ -35,6 +35,8 @@ import {
   cannon,
   cpuSeconds,
   type Figures,
+  mergeWindows,
+  type Window,
   load,
   percentile,
   rssMb,
@@ -56,6 +58,9 @@ const transfers = arg('transfers', 10000);
 const concurrency = arg('concurrency', 50);
 const redeems = arg('redeems', 100);
 const duration = arg('duration', 5);
+/** the two goal rows (one wallet's spends, a paid request) and their baselines: rounds of this many seconds each */
+const rounds = arg('rounds', 6);
+const roundSeconds = arg('round-seconds', 2);
 const streamCount = arg('streams', 1000);
 /** seconds the memory row's fresh node idles after start and (twice) after its load */
 const memorySettle = arg('memory-settle', 30);
@@ -287,10 +292,42 @@ try {
    * One row, with the service's CPU per request (user + system of its process, every thread): on a shared
    * machine the throughput swings with the neighbours' load, the CPU a request costs much less.
    */
-  const ac = async (requests?: autocannon.Request[]): Promise<Figures & { cpuMs: number }> => {
+  type Row = Figures & { cpuMs: number };
+  type Measured = Row & { window: Window; cpuSeconds: number };
+  const ac = async (requests?: autocannon.Request[], seconds = duration): Promise<Measured> => {
     const c0 = cpuSeconds(pid);
-    const f = await cannon({ url: requests ? svc.url : `${svc.url}/v1/me`, headers, duration, connections: concurrency, requests });
-    return { ...f, cpuMs: ((cpuSeconds(pid) - c0) * 1000) / Math.max(1, f.rps * duration) };
+    const f = await cannon({
+      url: requests ? svc.url : `${svc.url}/v1/me`,
+      headers,
+      duration: seconds,
+      connections: concurrency,
+      requests,
+    });
+    const cpu = cpuSeconds(pid) - c0;
+    return { ...f, cpuSeconds: cpu, cpuMs: (cpu * 1000) / Math.max(1, f.window.totalCompletedRequests) };
+  };
+  /**
+   * A goal's row and its baseline, measured in `rounds` turns of `roundSeconds` each (the baseline first in
+   * even rounds, second in odd ones): this machine's speed drifts within a run (the same code measured 0.37
+   * and 0.60 × in back-to-back runs of one window each), so each round compares two windows seconds apart.
+   * Each row sums its rounds (requests, CPU, every request's latency); `spread` is the rounds' own
+   * throughput ratios, lowest and highest.
+   */
+  const paired = async (subject: (round: number) => autocannon.Request[], baseline: autocannon.Request[] | undefined) => {
+    const sum = (rows: Measured[]): Row => {
+      const f = mergeWindows(rows.map((r) => r.window));
+      const requests = rows.reduce((n, r) => n + r.window.totalCompletedRequests, 0);
+      return { ...f, cpuMs: (rows.reduce((n, r) => n + r.cpuSeconds, 0) * 1000) / Math.max(1, requests) };
+    };
+    const subjects: Measured[] = [];
+    const bases: Measured[] = [];
+    for (let round = 0; round < rounds; round++) {
+      if (round % 2 === 0) bases.push(await ac(baseline, roundSeconds));
+      subjects.push(await ac(subject(round), roundSeconds));
+      if (round % 2 === 1) bases.push(await ac(baseline, roundSeconds));
+    }
+    const ratios = subjects.map((r, k) => r.rps / bases[k].rps).sort((a, b) => a - b);
+    return { subject: sum(subjects), base: sum(bases), spread: `rounds ${ratios[0].toFixed(2)}–${ratios[ratios.length - 1].toFixed(2)} ×` };
   };
   /** a whole paid request per connection turn: the challenge, the agent's spend that pays it, the redeem */
   const paidRequests = (label: string, sum: { settled: number }): autocannon.Request[] => {
@@ -351,7 +388,6 @@ try {
     ];
   };
   const meThrice: autocannon.Request[] = [0, 1, 2].map(() => ({ method: 'GET', path: '/v1/me', headers }));
-  type Row = Figures & { cpuMs: number };
   const cannonRow = (name: string, f: Row, base: Row, per = 1) =>
     lines.push(
       `| ${name} | ${Math.round(f.rps / per)}/s | ${(f.rps / base.rps).toFixed(2)} | ${(f.cpuMs * 1000).toFixed(0)} µs | ` +
@@ -404,12 +440,12 @@ try {
       tally(),
     ),
   );
-  const base = await ac();
   const one = tally();
   await settle();
   const before = await holding(agents[0].id);
   const listedBefore = await listedSpent(agents[0].id);
-  const oneWallet = await ac(spendRequests([agents[0].id], one));
+  const onePair = await paired(() => spendRequests([agents[0].id], one), undefined);
+  const { subject: oneWallet, base } = onePair;
   await settle();
   const after = await holding(agents[0].id);
   const lost = before - after;
@@ -432,9 +468,9 @@ try {
       (id) => `${spendPath(id)}/evaluate`,
     ),
   );
-  const baseThree = await ac(meThrice);
   const settledFlows = { settled: 0 };
-  const paidFlows = await ac(paidRequests('paid', settledFlows));
+  const paidPair = await paired((round) => paidRequests(`paid${round}`, settledFlows), meThrice);
+  const { subject: paidFlows, base: baseThree } = paidPair;
   /**
    * A busy wallet: one that spent in every minute of its longest window (24 h) holds 1,439 minute buckets
    * besides the current one; its windows are given that history as a day of spends leaves it. Its row runs
@@ -467,7 +503,7 @@ try {
   goals.push({
     goal: 'spend attempts, one wallet: ≥ 0.5 × GET /v1/me, p99 ≤ 50 ms, 0 errors, exact',
     measured:
-      `${Math.round(oneWallet.rps)}/s (${oneRatio.toFixed(2)} ×; by CPU per request ${(base.cpuMs / oneWallet.cpuMs).toFixed(2)} ×), p99 ${oneWallet.p99} ms, ${oneErrors} errors; ` +
+      `${Math.round(oneWallet.rps)}/s (${oneRatio.toFixed(2)} ×, ${onePair.spread}; by CPU per request ${(base.cpuMs / oneWallet.cpuMs).toFixed(2)} ×), p99 ${oneWallet.p99} ms, ${oneErrors} errors; ` +
       `exact: the row's loss ${lost} = attempts recorded ${recorded} (${one.recorded} answered before the deadline); ` +
       `the wallet's life: lost ${lifeLost} = attempts listed ${listed}`,
     baseline: `GET /v1/me ${Math.round(base.rps)}/s, p99 ${base.p99} ms`,
@@ -477,7 +513,7 @@ try {
   const paidErrors = paidFlows.non2xx + paidFlows.errors;
   goals.push({
     goal: 'paid x402 request (challenge, spend, redeem): ≥ 0.5 × three GET /v1/me',
-    measured: `${Math.round(paidFlows.rps / 3)}/s (${paidRatio.toFixed(2)} ×; by CPU per request ${(baseThree.cpuMs / paidFlows.cpuMs).toFixed(2)} ×), ${settledFlows.settled} settled, ${paidErrors} errors`,
+    measured: `${Math.round(paidFlows.rps / 3)}/s (${paidRatio.toFixed(2)} ×, ${paidPair.spread}; by CPU per request ${(baseThree.cpuMs / paidFlows.cpuMs).toFixed(2)} ×), ${settledFlows.settled} settled, ${paidErrors} errors`,
     baseline: `${Math.round(baseThree.rps / 3)}/s`,
     met: paidRatio >= 0.5 && paidErrors === 0,
   });
@@ -516,8 +552,14 @@ try {
     const eipProofs: Array<{ proof: string; resource: string }> = [];
     for (let i = 0; i < redeems; i++) eipProofs.push({ proof: await sign(await challenge(i, 'eip')), resource: `/eip/${i}` });
     // the bare baseline: the same transferWithAuthorization sent by a plain ethers client, then its receipt
+    // paying an address outside the service: paid to the merchant's wallet behind the service's back, it
+    // would be money the books never saw there (a reconciliation drift, a P1 alert, in every run)
     const bareProofs: string[] = [];
-    for (let i = 0; i < redeems; i++) bareProofs.push(await sign(await challenge(i, 'bare')));
+    const elsewhere = Wallet.createRandom().address;
+    for (let i = 0; i < redeems; i++) {
+      const c = await challenge(i, 'bare');
+      bareProofs.push(await sign({ challenge: { ...c.challenge, payTo: elsewhere } }));
+    }
     const payer = chain.wallet(2);
     const agentMs = await timeEach(redeems, (i) => call('POST', '/v1/x402/redeem', agentProofs[i]));
     const eipShares: number[] = [];
@@ -797,7 +839,7 @@ console.log(
   `\npure rule evaluation (lib/spend/policy.ts, 200 per-minute spend buckets in the windows): ${Math.round(evaluations).toLocaleString('en')} evaluations/s`,
 );
 console.log(
-  `\nHTTP, autocannon, ${concurrency} connections, ${duration} s per row (each after its baseline), embedded default (one process, SQLite):`,
+  `\nHTTP, autocannon, ${concurrency} connections, embedded default (one process, SQLite): the one-wallet spend and paid rows in ${rounds} rounds of ${roundSeconds} s with their baselines in turn (summed), the others ${duration} s each after their baseline:`,
 );
 console.log(
   '| request | throughput | vs baseline | service CPU per request | vs baseline (CPU) | p50 | p99 | errors |\n|---|---|---|---|---|---|---|---|',

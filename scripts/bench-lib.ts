@@ -149,18 +149,36 @@ export async function cannon(opts: {
   connections: number;
   /** a sequence each connection sends in turn (autocannon's requests: setupRequest, onResponse, a context) */
   requests?: autocannon.Request[];
-}): Promise<Figures> {
-  const r = await autocannon({
+}): Promise<Figures & { window: Window }> {
+  // autocannon's unaggregated result keeps the latency histogram, so that windows can be summed (mergeWindows)
+  const raw = (await autocannon({
     url: opts.url,
     method: opts.method ?? 'GET',
     headers: opts.headers,
     body: opts.body,
     duration: opts.duration,
     connections: opts.connections,
+    skipAggregateResult: true,
     ...(opts.requests ? { requests: opts.requests } : {}),
-  });
+  } as autocannon.Options)) as unknown as Window;
+  return { ...mergeWindows([raw]), window: raw };
+}
+
+/** One autocannon run unaggregated: what mergeWindows sums. */
+export interface Window {
+  totalCompletedRequests: number;
+  duration: number;
+}
+
+/** The figures of autocannon windows taken together: requests over their summed seconds, percentiles of every request. */
+export function mergeWindows(windows: Window[]): Figures {
+  // in autocannon, not in its types
+  const { aggregateResult } = autocannon as unknown as { aggregateResult(w: Window[], o: object): autocannon.Result };
+  const r = aggregateResult(windows, { url: 'http://127.0.0.1', connections: 1 });
+  const requests = windows.reduce((n, w) => n + w.totalCompletedRequests, 0);
+  const seconds = windows.reduce((n, w) => n + w.duration, 0);
   return {
-    rps: r.requests.average,
+    rps: requests / Math.max(seconds, 1e-9),
     p50: r.latency.p50,
     p99: r.latency.p99,
     non2xx: r.non2xx,
