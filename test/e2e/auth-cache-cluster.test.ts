@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { ensureNats } from '../helpers/nats.ts';
 import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
-import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
+import { CapturingMailer, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
 import { eventually } from '../helpers/wait.ts';
 
@@ -35,8 +35,10 @@ describe('auth cache on two nodes over NATS', () => {
       MASTER_KEY: randomBytes(32).toString('hex'),
       AUTH_CACHE_TTL_MS: '600000',
     };
-    a = await startTestNode({ ...shared, NODE_ID: 'auth-a' });
-    b = await startTestNode({ ...shared, NODE_ID: 'auth-b' });
+    // one mailer for both: either node's mail outbox may deliver the verification code
+    const mailer = new CapturingMailer();
+    a = await startTestNode({ ...shared, NODE_ID: 'auth-a' }, { mailer });
+    b = await startTestNode({ ...shared, NODE_ID: 'auth-b' }, { mailer });
     // each node must see the other's gateway (the invalidation goes to every node running it)
     await eventually('both gateways in both registries', () => sees(a, 'auth-b') && sees(b, 'auth-a'));
   });

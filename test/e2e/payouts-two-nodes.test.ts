@@ -5,7 +5,7 @@
  */
 import { Wallet } from 'ethers';
 import { startHardhatNode, type HardhatNode } from '../harness/hardhat-node.ts';
-import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
+import { CapturingMailer, startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { merchant } from '../integration/sessions-helpers.ts';
 import { RAILS, createSession, until } from '../integration/chain-listener-helpers.ts';
@@ -40,9 +40,12 @@ describe('two nodes sharing the money-out work', () => {
       CHAIN_POLL_INTERVAL_MS: '100',
       BROADCAST_POLL_INTERVAL_MS: '50',
     };
-    const a = await startTestNode(env);
+    // one mailer for both: either node's mail outbox may deliver the verification code (the other's scanner
+    // can claim the row before the writing node's own nudge sends it)
+    const mailer = new CapturingMailer();
+    const a = await startTestNode(env, { mailer });
     nodes.push(a);
-    const b = await startTestNode(env);
+    const b = await startTestNode(env, { mailer });
     nodes.push(b);
     const m = await merchant(a);
     const s = await createSession(a, m, RAILS.eth, 0.5);
