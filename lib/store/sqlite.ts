@@ -100,7 +100,14 @@ interface Connection {
   checkpointer: Checkpointer | null;
   /** each collection's write and point-read statement texts, built once (see `texts`) */
   texts: Map<string, CollTexts>;
+  /** the collections the open group's transaction has written (ALL: every one); empty while none is open */
+  written: Set<string>;
 }
+
+/** what a group marks written when a write may touch any collection */
+const ALL = '*';
+/** the rate counters' table (no collection reads it) */
+const COUNTERS = '_counters';
 
 /** an `add` op's UPDATE text, for one list of added fields and one of set fields */
 interface AddText {
@@ -171,6 +178,7 @@ function connect(path: string, key: string | null): Connection {
     migrated: false,
     checkpointer: path === ':memory:' ? null : new Checkpointer(db, resolve(path)),
     texts: new Map(),
+    written: new Set(),
   };
 }
 
@@ -208,12 +216,15 @@ export class SqliteStore implements Store {
    * `oneStatement`: `fn` runs a single SQL statement, which SQLite already undoes whole when it fails, so it
    * needs no savepoint (one saves two statements and a copy of every page it changes).
    */
-  private inGroup<T>(fn: () => T, undo?: () => void, oneStatement = false): Promise<T> {
+  private inGroup<T>(written: string | readonly WriteOp[], fn: () => T, undo?: () => void, oneStatement = false): Promise<T> {
     if (!this.conn.group) {
       this.w.get('BEGIN IMMEDIATE').run();
       this.conn.group = [];
       setImmediate(() => this.commit());
     }
+    // marked before it runs: a statement that fails halfway may still have changed its table in the savepoint
+    if (typeof written === 'string') this.conn.written.add(written);
+    else for (const op of written) this.conn.written.add(op.coll);
     let value: T | undefined;
     let failure: { error: unknown } | undefined;
     if (oneStatement) {
@@ -250,6 +261,7 @@ export class SqliteStore implements Store {
     const waiters = this.conn.group;
     if (!waiters) return;
     this.conn.group = null;
+    this.conn.written.clear();
     try {
       this.w.get('COMMIT').run();
     } catch (e) {
@@ -402,14 +414,18 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Where a read runs: the writing connection while it has no transaction open (it sees committed data
-   * then, and its page cache survives its own commits), else the reading connection. SQLite drops a
-   * connection's whole page cache when another connection has committed since its last read, so reads on
-   * the reading connection after every commit of this process paid for pages read again (about a third of
-   * a ledger transfer's own cost).
+   * Where a read runs: the writing connection unless the open turn's transaction has written the
+   * collection, else the reading connection. The writing connection sees committed data then: with no
+   * transaction open, or in one that holds the write lock (no one else has committed since it began) and has
+   * not changed this collection's tables. Its page cache survives its own commits; SQLite drops a
+   * connection's whole page cache when another connection has committed since its last read, so reads on the
+   * reading connection after every commit of this process paid for pages read again (about a third of a
+   * ledger transfer's own cost; under load, most of each authenticated request's two reads).
    */
-  private get reader(): Prepared {
-    return this.db.isTransaction ? this.r : this.w;
+  private reader(coll: string): Prepared {
+    if (!this.db.isTransaction) return this.w;
+    const written = this.conn.written;
+    return written.has(coll) || written.has(ALL) ? this.r : this.w;
   }
 
   private parse<T>(row: { data: string; version: number } | undefined): T | null {
@@ -419,16 +435,22 @@ export class SqliteStore implements Store {
     return doc as T;
   }
 
-  private rows<T>(q: { sql: string; params: unknown[] }): T[] {
-    const rows = this.reader.get(q.sql).all(...bindAll(q.params)) as Array<{ data: string; version: number }>;
+  private rows<T>(coll: string, q: { sql: string; params: unknown[] }): T[] {
+    const rows = this.reader(coll)
+      .get(q.sql)
+      .all(...bindAll(q.params)) as Array<{ data: string; version: number }>;
     return rows.map((r) => this.parse<T>(r)!);
   }
 
   async get<T extends Doc = Doc>(coll: string, id: string): Promise<T | null> {
     const text = this.texts(coll).get;
-    if (text !== null) return this.parse<T>(this.reader.get(text).get(id) as { data: string; version: number } | undefined);
+    if (text !== null) return this.parse<T>(this.reader(coll).get(text).get(id) as { data: string; version: number } | undefined);
     const q = sql.get(coll, id, this.expires(coll));
-    return this.parse<T>(this.reader.get(q.sql).get(...bindAll(q.params)) as { data: string; version: number } | undefined);
+    return this.parse<T>(
+      this.reader(coll)
+        .get(q.sql)
+        .get(...bindAll(q.params)) as { data: string; version: number } | undefined,
+    );
   }
 
   async findOne<T extends Doc = Doc>(coll: string, filter: Filter): Promise<T | null> {
@@ -439,7 +461,7 @@ export class SqliteStore implements Store {
   async find<T extends Doc = Doc>(coll: string, filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     const indexed = this.text.get(coll);
     if (opts.text?.q && indexed && opts.text.fields.every((f) => indexed.includes(f))) return this.findText<T>(coll, filter, opts);
-    return this.rows<T>(sql.find(coll, filter, opts, this.expires(coll)));
+    return this.rows<T>(coll, sql.find(coll, filter, opts, this.expires(coll)));
   }
 
   /**
@@ -452,15 +474,25 @@ export class SqliteStore implements Store {
     const q = opts.text!.q.toLowerCase();
     if (opts.limit !== undefined) {
       const { windowed, seen } = sql.textWindow(coll, filter, opts, this.expires(coll), TEXT_WINDOW);
-      const rows = this.rows<T>(windowed);
+      const rows = this.rows<T>(coll, windowed);
       if (rows.length >= opts.limit) return rows;
-      if (Number((this.reader.get(seen.sql).get(...bindAll(seen.params)) as { n: number }).n) < TEXT_WINDOW) return rows;
+      if (
+        Number(
+          (
+            this.reader(coll)
+              .get(seen.sql)
+              .get(...bindAll(seen.params)) as { n: number }
+          ).n,
+        ) < TEXT_WINDOW
+      )
+        return rows;
     }
     const fts = ident(`${coll}__text`);
     // the trigram index answers substrings of 3 or more characters; shorter ones scan its (small) text
     const short = [...q].length < 3;
     const candidates = short ? `SELECT rowid FROM ${fts} WHERE instr(body, ?) > 0` : `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?`;
     return this.rows<T>(
+      coll,
       sql.find(coll, filter, opts, this.expires(coll), {
         sql: `rid IN (${candidates})`,
         params: [short ? q : `"${q.replace(/"/g, '""')}"`],
@@ -474,7 +506,13 @@ export class SqliteStore implements Store {
 
   async count(coll: string, filter: Filter): Promise<number> {
     const q = sql.count(coll, filter, this.expires(coll));
-    return Number((this.reader.get(q.sql).get(...bindAll(q.params)) as { n: number }).n);
+    return Number(
+      (
+        this.reader(coll)
+          .get(q.sql)
+          .get(...bindAll(q.params)) as { n: number }
+      ).n,
+    );
   }
 
   /** runs one statement on the writing connection, a unique violation as DuplicateKeyError */
@@ -587,6 +625,7 @@ export class SqliteStore implements Store {
     const single = ops.length === 1 ? this.extras(ops[0]) : MANY;
     try {
       await this.inGroup(
+        ops,
         () => {
           if (single !== MANY) this.applyOne(ops[0], now, single);
           else for (const op of ops) this.applyOne(op, now);
@@ -605,6 +644,7 @@ export class SqliteStore implements Store {
     const q = sql.claim(coll, opts.dueField, opts.filter ?? {}, opts.now, until, opts.limit);
     // the claim changes the due field only: a text index keeps what it has
     return this.inGroup(
+      coll,
       () => {
         const rows = this.w.get(q.sql).all(...bindAll(q.params)) as Array<{ data: string; version: number }>;
         return rows.map((r) => this.parse<T>(r)!);
@@ -617,12 +657,17 @@ export class SqliteStore implements Store {
   async increment(key: string, by: number, windowMs: number, now = new Date()): Promise<number> {
     const window = Math.floor(now.getTime() / windowMs);
     const expires = new Date((window + 1) * windowMs).toISOString();
-    return this.inGroup(() => Number((this.w.get(sql.increment).get(`${key}@${window}`, by, expires) as { n: number }).n), undefined, true);
+    return this.inGroup(
+      COUNTERS,
+      () => Number((this.w.get(sql.increment).get(`${key}@${window}`, by, expires) as { n: number }).n),
+      undefined,
+      true,
+    );
   }
 
   async purgeExpired(now = new Date()): Promise<number> {
     const iso = now.toISOString();
-    return this.inGroup(() => {
+    return this.inGroup(ALL, () => {
       let n = Number(this.w.get(sql.purgeCounters).run(iso).changes);
       for (const spec of this.specs.values()) {
         if (!spec.expiresField) continue;

@@ -72,6 +72,51 @@ describe('SQLite group commit', () => {
     expect(await store.get('things', 'x')).toMatchObject({ id: 'x', version: 1 });
   });
 
+  it('in an open turn, reads of any collection see what was committed, never the turn’s own writes (property)', async () => {
+    await store.ensure([{ name: 'things', indexes: [{ fields: ['slug'], unique: true }] }, { name: 'others' }, { name: 'thirds' }]);
+    const colls = ['things', 'others', 'thirds'] as const;
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({ write: fc.boolean(), coll: fc.constantFrom(...colls), key: fc.integer({ min: 0, max: 3 }), find: fc.boolean() }),
+          { minLength: 1, maxLength: 12 },
+        ),
+        async (steps) => {
+          round++;
+          // what is committed before the turn: one row per collection and key, found by get and by find
+          const committed = new Map<string, string>();
+          await store.write(
+            colls.flatMap((coll) =>
+              [0, 1].map((key) => {
+                const id = `${round}:${key}`;
+                committed.set(`${coll}/${id}`, 'before');
+                return { op: 'insert' as const, coll, doc: { id, slug: `${coll}-${id}`, v: 'before' } };
+              }),
+            ),
+          );
+          const writes: Promise<void>[] = [];
+          const reads: Array<{ expected: string | undefined; seen: Promise<string | undefined> }> = [];
+          // one turn: writes (new rows and changes of committed ones) and reads in any order
+          for (const [i, s] of steps.entries()) {
+            const id = `${round}:${s.key}`;
+            if (s.write) {
+              writes.push(store.write([{ op: 'upsert', coll: s.coll, doc: { id, slug: `${s.coll}-${id}-${i}`, v: `turn ${i}` } }]));
+            } else {
+              const seen = s.find
+                ? store.find<{ id: string; v: string }>(s.coll, { id }).then((r) => r[0]?.v)
+                : store.get<{ id: string; v: string }>(s.coll, id).then((r) => r?.v);
+              reads.push({ expected: committed.get(`${s.coll}/${id}`), seen });
+            }
+          }
+          for (const r of reads) expect(await r.seen).toBe(r.expected);
+          await Promise.all(writes);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
   it('a write that collides with an earlier write of its turn fails after that one is readable', async () => {
     const first = store.write([{ op: 'insert', coll: 'things', doc: { id: 'k', slug: 'k' } }]);
     const second = store.write([{ op: 'insert', coll: 'things', doc: { id: 'k', slug: 'k2' } }]);
