@@ -424,6 +424,8 @@ export class SqliteStore implements Store {
    */
   private reader(coll: string): Prepared {
     if (!this.db.isTransaction) return this.w;
+    // a transaction that is not a turn's (a migration in ensure) may have changed anything
+    if (!this.conn.group) return this.r;
     const written = this.conn.written;
     return written.has(coll) || written.has(ALL) ? this.r : this.w;
   }
