@@ -444,15 +444,18 @@ export class SqliteStore implements Store {
     return rows.map((r) => this.parse<T>(r)!);
   }
 
+  /** the first row of a read of `coll`, on the connection `reader` picks */
+  private row<R>(coll: string, q: { sql: string; params: unknown[] }): R | undefined {
+    return this.reader(coll)
+      .get(q.sql)
+      .get(...bindAll(q.params)) as R | undefined;
+  }
+
   async get<T extends Doc = Doc>(coll: string, id: string): Promise<T | null> {
     const text = this.texts(coll).get;
     if (text !== null) return this.parse<T>(this.reader(coll).get(text).get(id) as { data: string; version: number } | undefined);
     const q = sql.get(coll, id, this.expires(coll));
-    return this.parse<T>(
-      this.reader(coll)
-        .get(q.sql)
-        .get(...bindAll(q.params)) as { data: string; version: number } | undefined,
-    );
+    return this.parse<T>(this.row<{ data: string; version: number }>(coll, q));
   }
 
   async findOne<T extends Doc = Doc>(coll: string, filter: Filter): Promise<T | null> {
@@ -478,16 +481,7 @@ export class SqliteStore implements Store {
       const { windowed, seen } = sql.textWindow(coll, filter, opts, this.expires(coll), TEXT_WINDOW);
       const rows = this.rows<T>(coll, windowed);
       if (rows.length >= opts.limit) return rows;
-      if (
-        Number(
-          (
-            this.reader(coll)
-              .get(seen.sql)
-              .get(...bindAll(seen.params)) as { n: number }
-          ).n,
-        ) < TEXT_WINDOW
-      )
-        return rows;
+      if (Number(this.row<{ n: number }>(coll, seen)!.n) < TEXT_WINDOW) return rows;
     }
     const fts = ident(`${coll}__text`);
     // the trigram index answers substrings of 3 or more characters; shorter ones scan its (small) text
@@ -508,13 +502,7 @@ export class SqliteStore implements Store {
 
   async count(coll: string, filter: Filter): Promise<number> {
     const q = sql.count(coll, filter, this.expires(coll));
-    return Number(
-      (
-        this.reader(coll)
-          .get(q.sql)
-          .get(...bindAll(q.params)) as { n: number }
-      ).n,
-    );
+    return Number(this.row<{ n: number }>(coll, q)!.n);
   }
 
   /** runs one statement on the writing connection, a unique violation as DuplicateKeyError */
