@@ -6,7 +6,8 @@
  * - Solana: a compiled message (legacy) signed by each required signer, in the message's signer order.
  */
 import { createPrivateKey, sign as edSign } from 'node:crypto';
-import { SigningKey, Transaction, encodeBase58 } from 'ethers';
+import { Transaction, encodeBase58 } from 'ethers';
+import { signDigest } from './ethereum/ecdsa.ts';
 import type { KeyDeriver, KeyRef } from './keys.ts';
 
 export interface EthUnsignedTx {
@@ -47,7 +48,7 @@ export function signTransaction(keys: KeyDeriver, task: SignTask): SignResult {
       gasLimit: BigInt(t.gasLimit),
       gasPrice: BigInt(t.gasPrice),
     });
-    tx.signature = new SigningKey(keys.privateKey(task.key)).sign(tx.unsignedHash);
+    tx.signature = signDigest(keys.privateKey(task.key), tx.unsignedHash);
     return { raw: tx.serialized, hash: tx.hash! };
   }
   const message = Buffer.from(task.message, 'base64');

@@ -11,12 +11,13 @@
  * compute-unit limit; `agent_wallet` (spec wire only), a spend attempt of an agent wallet of this service.
  * Pure: the token's EIP-712 domain separator, the gas wallet address and the clock come from the caller.
  */
-import { TypedDataEncoder, getAddress, hexlify, keccak256, recoverAddress, toUtf8Bytes, isHexString, Signature } from 'ethers';
+import { TypedDataEncoder, getAddress, hexlify, keccak256, toUtf8Bytes, isHexString, Signature } from 'ethers';
 import { PublicKey, VersionedTransaction } from '@solana/web3.js';
 import { createPublicKey, verify as verifySignature } from 'node:crypto';
 import { decodeHeader } from './challenge.ts';
 import { replayKey } from './replay.ts';
 import { associatedTokenAddress, TOKEN_PROGRAM_ID } from '../chains/clients.ts';
+import { recoverSigner } from '../chains/ethereum/ecdsa.ts';
 
 export type ProofReason =
   | 'malformed'
@@ -193,6 +194,9 @@ export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
   ],
 };
 
+/** built once: TypedDataEncoder.hashStruct builds a new encoder of the types on every call */
+const AUTHORIZATION_ENCODER = TypedDataEncoder.from(TRANSFER_WITH_AUTHORIZATION_TYPES);
+
 /** The authorization nonce the spec's proofs use (keccak256 of the memo); any other nonce is accepted too. */
 export const memoNonce = (memo: string): string => keccak256(toUtf8Bytes(memo));
 
@@ -224,12 +228,10 @@ export function verifyEip3009(
   if (BigInt(a.validAfter) >= BigInt(nowSeconds)) throw new ProofError('not_yet_valid', 'the authorization is not valid yet (validAfter)');
   if (BigInt(a.validBefore) <= BigInt(nowSeconds) + 5n)
     throw new ProofError('authorization_expired', 'the authorization has expired (validBefore)');
-  const digest = keccak256(
-    `0x1901${domainSeparator.slice(2)}${TypedDataEncoder.hashStruct('TransferWithAuthorization', TRANSFER_WITH_AUTHORIZATION_TYPES, a).slice(2)}`,
-  );
+  const digest = keccak256(`0x1901${domainSeparator.slice(2)}${AUTHORIZATION_ENCODER.hashStruct('TransferWithAuthorization', a).slice(2)}`);
   let signer: string;
   try {
-    signer = recoverAddress(digest, Signature.from(p.signature));
+    signer = recoverSigner(digest, Signature.from(p.signature));
   } catch {
     throw new ProofError('bad_signature', 'the authorization signature is not valid');
   }
