@@ -147,6 +147,10 @@ export function checksummed(lowerHex: string): string {
   return out;
 }
 
+/** The checksummed Ethereum address of an uncompressed secp256k1 public key (65 bytes, 0x04 first). */
+export const ethereumAddressOf = (publicKey: Uint8Array): string =>
+  checksummed(Buffer.from(keccak_256(publicKey.subarray(1)).subarray(12)).toString('hex'));
+
 export const ETHEREUM_ACCOUNT_PATH = "m/44'/60'/0'/0";
 export const solanaPath = (i: number) => `m/44'/501'/${i}'/0'`;
 export const ethereumPath = (i: number) => `${ETHEREUM_ACCOUNT_PATH}/${i}`;
@@ -187,7 +191,7 @@ export class AddressDeriver {
     // BIP-32: such an index is skipped; the chance is below 2^-127
     if (il >= SECP256K1_N || k === 0n) throw new Error(`BIP-32 index ${i} is invalid for this key; use the next index`);
     const pub = secp256k1.publicKeyCreate(Buffer.from(k.toString(16).padStart(64, '0'), 'hex'), false);
-    return checksummed(Buffer.from(keccak_256(pub.subarray(1)).subarray(12)).toString('hex'));
+    return ethereumAddressOf(pub);
   }
 
   solana(i: number): string {

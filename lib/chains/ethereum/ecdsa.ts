@@ -7,9 +7,8 @@
  * ethers in test/unit/ecdsa.test.ts).
  */
 import { Signature } from 'ethers';
-import { keccak_256 } from '@noble/hashes/sha3.js';
 import secp256k1 from 'secp256k1';
-import { checksummed } from '../../addresses/addresses.ts';
+import { ethereumAddressOf } from '../../addresses/addresses.ts';
 
 const bytes32 = (hex: string): Buffer => {
   const b = Buffer.from(hex.startsWith('0x') ? hex.slice(2) : hex, 'hex');
@@ -20,8 +19,7 @@ const bytes32 = (hex: string): Buffer => {
 /** The checksummed address whose key signed `digest` (32 bytes, hex); throws when no key could have. */
 export function recoverSigner(digest: string, signature: Signature): string {
   const rs = Buffer.concat([bytes32(signature.r), bytes32(signature.s)]);
-  const pub = secp256k1.ecdsaRecover(rs, signature.yParity, bytes32(digest), false);
-  return checksummed(Buffer.from(keccak_256(pub.subarray(1)).subarray(12)).toString('hex'));
+  return ethereumAddressOf(secp256k1.ecdsaRecover(rs, signature.yParity, bytes32(digest), false));
 }
 
 /** The signature of `digest` (32 bytes, hex) by `privateKey`: the one ethers' SigningKey.sign makes. */
