@@ -1,8 +1,9 @@
 /** Hashing and comparison of secrets (API keys, codes, tokens): stored hashed, compared in constant time. */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 
+/** one-shot: no Hash object per call (every authenticated request hashes its API key) */
 export function sha256Hex(input: string | Buffer): string {
-  return createHash('sha256').update(input).digest('hex');
+  return hash('sha256', input, 'hex');
 }
 
 export function hmacHex(key: string | Buffer, input: string | Buffer): string {

@@ -14,6 +14,7 @@ import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionR
 import { quotePrice } from '../rates/quote.ts';
 import type { RatesEngine } from '../rates/engine.ts';
 import { checkRailPolicy, type RailPolicy } from '../merchants/rail-policy.ts';
+import type { CallerStanding } from '../core/request-meta.ts';
 import type { ReferenceCheck } from '../catalog/model.ts';
 import {
   checkAmountLimit,
@@ -28,6 +29,13 @@ import {
 } from './policy.ts';
 import { DailyVolume } from './volume.ts';
 import { newSessionState, type AddressSource, type SessionOwner } from './new-session.ts';
+
+/** The merchant a session is created for; `standing` as the gateway read it for this request, when it did. */
+export interface CreatingMerchant {
+  merchant_id: string;
+  sandbox: boolean;
+  standing?: CallerStanding;
+}
 
 /** What a creation needs from the broker, per request. */
 export interface SessionCalls {
@@ -78,12 +86,12 @@ export class Sessions {
   }
 
   /** The checks in the documented order; the catalog check fails closed (no catalog: 503). */
-  private async decide(calls: SessionCalls, merchant: { merchant_id: string; sandbox: boolean }, body: CreateBody): Promise<CreateRequest> {
+  private async decide(calls: SessionCalls, merchant: CreatingMerchant, body: CreateBody): Promise<CreateRequest> {
     const draft = decideCreateBody(body, this.o.config.rails, { allowHttpReturnUrl: this.o.config.webhookAllowPrivate });
-    const account = await this.o.store.get<Doc & { kyc_status?: string; rail_policy?: RailPolicy | null }>(
-      'merchants',
-      merchant.merchant_id,
-    );
+    // the standing the gateway read to authenticate this very request, else one read of the account
+    const account: { kyc_status?: string; rail_policy?: RailPolicy | null } | null = merchant.standing
+      ? { kyc_status: merchant.standing.kyc_status, rail_policy: (merchant.standing.rail_policy as RailPolicy | null | undefined) ?? null }
+      : await this.o.store.get<Doc & { kyc_status?: string; rail_policy?: RailPolicy | null }>('merchants', merchant.merchant_id);
     // before a payable session exists: a rail outside the merchant's policy is refused (400 on paymentMethod)
     checkRailPolicy(account?.rail_policy, draft.rail);
     checkNetworkAccess(draft.rail, merchant.sandbox, needsKyc(draft.rail, merchant.sandbox) ? account?.kyc_status : undefined);
@@ -116,12 +124,7 @@ export class Sessions {
    * POST /v1/payment_sessions for a merchant, with an optional (already checked) Idempotency-Key: the same
    * key and body answer with the session the first request created, as it is now.
    */
-  async create(
-    calls: SessionCalls,
-    merchant: { merchant_id: string; sandbox: boolean },
-    body: CreateBody,
-    key: string | undefined,
-  ): Promise<PaymentSessionState> {
+  async create(calls: SessionCalls, merchant: CreatingMerchant, body: CreateBody, key: string | undefined): Promise<PaymentSessionState> {
     const { idempotency, load } = this;
     const idem: IdempotencyRequest | null = key
       ? { scope: `sessions.create:${merchant.merchant_id}`, key, payload: body, now: this.o.now() }
@@ -145,7 +148,7 @@ export class Sessions {
   /** Creates the session `sessionId` (the key, when there is one, is already reserved for it). */
   private async build(
     calls: SessionCalls,
-    merchant: { merchant_id: string; sandbox: boolean },
+    merchant: CreatingMerchant,
     req: CreateRequest,
     sessionId: string,
     idem: IdempotencyRequest | null,
