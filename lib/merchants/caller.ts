@@ -28,11 +28,13 @@ export interface CallingMerchant extends MerchantStanding {
 }
 
 /**
- * The calling merchant with its stored standing (as the gateway read it to authenticate the request, else
- * one read); any other caller is a 401.
+ * A merchant caller with its stored standing: as the gateway read it to authenticate the request, else
+ * one read of the account (a caller the gateway did not authenticate, such as an internal call).
  */
-export async function loadCallingMerchant(store: Store, ctx: Context): Promise<CallingMerchant> {
-  const caller = callingMerchant(ctx);
+export async function withStanding(
+  store: Store,
+  caller: Pick<MerchantCaller, 'merchant_id' | 'sandbox' | 'standing'>,
+): Promise<CallingMerchant> {
   const s = caller.standing;
   if (s)
     return {
@@ -43,4 +45,9 @@ export async function loadCallingMerchant(store: Store, ctx: Context): Promise<C
     };
   const m = await store.get<Pick<MerchantState, 'id' | 'kyc_status' | 'rail_policy'>>('merchants', caller.merchant_id);
   return { id: caller.merchant_id, sandbox: caller.sandbox, kyc_status: m?.kyc_status, rail_policy: m?.rail_policy ?? null };
+}
+
+/** The calling merchant with its stored standing (withStanding); any other caller is a 401. */
+export async function loadCallingMerchant(store: Store, ctx: Context): Promise<CallingMerchant> {
+  return withStanding(store, callingMerchant(ctx));
 }

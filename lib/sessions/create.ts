@@ -8,13 +8,13 @@ import type { Config } from '../../config/index.ts';
 import { newId } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
 import { Idempotency, type IdempotencyRequest } from '../core/idempotency.ts';
-import type { Doc, Store } from '../store/port.ts';
+import type { Store } from '../store/port.ts';
 import type { AddressChain } from '../addresses/addresses.ts';
 import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionReply } from './payment-session.ts';
 import { quotePrice } from '../rates/quote.ts';
 import type { RatesEngine } from '../rates/engine.ts';
-import { checkRailPolicy, type RailPolicy } from '../merchants/rail-policy.ts';
-import type { CallerStanding } from '../core/request-meta.ts';
+import { checkRailPolicy } from '../merchants/rail-policy.ts';
+import { withStanding, type MerchantCaller } from '../merchants/caller.ts';
 import type { ReferenceCheck } from '../catalog/model.ts';
 import {
   checkAmountLimit,
@@ -31,11 +31,7 @@ import { DailyVolume } from './volume.ts';
 import { newSessionState, type AddressSource, type SessionOwner } from './new-session.ts';
 
 /** The merchant a session is created for; `standing` as the gateway read it for this request, when it did. */
-export interface CreatingMerchant {
-  merchant_id: string;
-  sandbox: boolean;
-  standing?: CallerStanding;
-}
+export type CreatingMerchant = Pick<MerchantCaller, 'merchant_id' | 'sandbox' | 'standing'>;
 
 /** What a creation needs from the broker, per request. */
 export interface SessionCalls {
@@ -88,13 +84,11 @@ export class Sessions {
   /** The checks in the documented order; the catalog check fails closed (no catalog: 503). */
   private async decide(calls: SessionCalls, merchant: CreatingMerchant, body: CreateBody): Promise<CreateRequest> {
     const draft = decideCreateBody(body, this.o.config.rails, { allowHttpReturnUrl: this.o.config.webhookAllowPrivate });
-    // the standing the gateway read to authenticate this very request, else one read of the account
-    const account: { kyc_status?: string; rail_policy?: RailPolicy | null } | null = merchant.standing
-      ? { kyc_status: merchant.standing.kyc_status, rail_policy: (merchant.standing.rail_policy as RailPolicy | null | undefined) ?? null }
-      : await this.o.store.get<Doc & { kyc_status?: string; rail_policy?: RailPolicy | null }>('merchants', merchant.merchant_id);
+    // the standing the gateway read to authenticate this very request (no second read of the merchant)
+    const account = await withStanding(this.o.store, merchant);
     // before a payable session exists: a rail outside the merchant's policy is refused (400 on paymentMethod)
-    checkRailPolicy(account?.rail_policy, draft.rail);
-    checkNetworkAccess(draft.rail, merchant.sandbox, needsKyc(draft.rail, merchant.sandbox) ? account?.kyc_status : undefined);
+    checkRailPolicy(account.rail_policy, draft.rail);
+    checkNetworkAccess(draft.rail, merchant.sandbox, needsKyc(draft.rail, merchant.sandbox) ? account.kyc_status : undefined);
     const ref = checkoutReference(draft.metadata);
     const check = (terms: { amount_subunits: string } | { price: { currency: string; amount_minor: string } }) =>
       ref === undefined
