@@ -14,6 +14,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { Piscina } from 'piscina';
+import { POOL_CLOSE_TIMEOUT_MS, closePool } from '../core/worker-pool.ts';
 import type { AddressChain } from './addresses.ts';
 
 export class AddressWorkers {
@@ -27,6 +28,7 @@ export class AddressWorkers {
       // leave one core to the event loop
       maxThreads: Math.max(1, availableParallelism() - 1),
       idleTimeout: 10_000,
+      closeTimeout: POOL_CLOSE_TIMEOUT_MS,
       stricterFIFO: true,
     });
     // a reply for a task the pool no longer knows (destroyed while it ran) must not crash the node
@@ -43,6 +45,6 @@ export class AddressWorkers {
   }
 
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await closePool(this.pool);
   }
 }

@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { Piscina } from 'piscina';
+import { POOL_CLOSE_TIMEOUT_MS, closePool } from '../core/worker-pool.ts';
 import { KeyDeriver, type KeyRef } from './keys.ts';
 import type { SignResult, SignTask } from './sign.ts';
 
@@ -26,7 +27,10 @@ export class PoolSigner implements Signer {
       minThreads: 0,
       maxThreads: Math.max(1, Math.min(2, availableParallelism() - 1)),
       idleTimeout: 60_000,
+      closeTimeout: POOL_CLOSE_TIMEOUT_MS,
     });
+    // a close that timed out is reported as an 'error' event: the pool is destroyed next all the same
+    this.pool.on('error', () => undefined);
   }
 
   address(ref: KeyRef): string {
@@ -38,6 +42,6 @@ export class PoolSigner implements Signer {
   }
 
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await closePool(this.pool);
   }
 }
