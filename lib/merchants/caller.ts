@@ -11,6 +11,8 @@ import type { MerchantState } from './merchant.ts';
 import type { RailPolicy } from './rail-policy.ts';
 
 export type MerchantCaller = Extract<Caller, { kind: 'merchant' }>;
+/** What withStanding needs of a merchant caller: who it is, and the standing the gateway read, if it did. */
+export type StandingSource = Pick<MerchantCaller, 'merchant_id' | 'sandbox' | 'standing'>;
 
 /** The calling merchant (from its API key, no store read); any other caller is a 401. */
 export function callingMerchant(ctx: Context): MerchantCaller {
@@ -31,10 +33,7 @@ export interface CallingMerchant extends MerchantStanding {
  * A merchant caller with its stored standing: as the gateway read it to authenticate the request, else
  * one read of the account (a caller the gateway did not authenticate, such as an internal call).
  */
-export async function withStanding(
-  store: Store,
-  caller: Pick<MerchantCaller, 'merchant_id' | 'sandbox' | 'standing'>,
-): Promise<CallingMerchant> {
+export async function withStanding(store: Store, caller: StandingSource): Promise<CallingMerchant> {
   const s = caller.standing;
   if (s)
     return {

@@ -14,7 +14,7 @@ import { isDue, isOpen, type PaymentSessionState, type SessionMsg, type SessionR
 import { quotePrice } from '../rates/quote.ts';
 import type { RatesEngine } from '../rates/engine.ts';
 import { checkRailPolicy } from '../merchants/rail-policy.ts';
-import { withStanding, type MerchantCaller } from '../merchants/caller.ts';
+import { withStanding, type StandingSource } from '../merchants/caller.ts';
 import type { ReferenceCheck } from '../catalog/model.ts';
 import {
   checkAmountLimit,
@@ -31,7 +31,7 @@ import { DailyVolume } from './volume.ts';
 import { newSessionState, type AddressSource, type SessionOwner } from './new-session.ts';
 
 /** The merchant a session is created for; `standing` as the gateway read it for this request, when it did. */
-export type CreatingMerchant = Pick<MerchantCaller, 'merchant_id' | 'sandbox' | 'standing'>;
+export type CreatingMerchant = StandingSource;
 
 /** What a creation needs from the broker, per request. */
 export interface SessionCalls {
