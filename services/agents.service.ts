@@ -7,7 +7,7 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime/index.ts';
 import type { Evaluation } from '../lib/spend/policy.ts';
 import { merchantCaller } from '../lib/core/request-meta.ts';
-import { callingMerchant } from '../lib/merchants/caller.ts';
+import { callingMerchant, loadCallingMerchant } from '../lib/merchants/caller.ts';
 import { created } from './http-meta.ts';
 import { validate } from '../lib/http/validation.ts';
 import { badRequest, notFound } from '../lib/core/errors.ts';
@@ -122,9 +122,8 @@ function agentRequests(rt: Runtime) {
   async function prepare(ctx: Context<Http>) {
     const wallet = await walletOf(ctx);
     const { input, railEnabled: enabled } = attemptInput(validate('AgentSpendAttemptRequest', ctx.params.body), config.rails, known);
-    const caller = callingMerchant(ctx);
-    const standing = caller.standing && { sandbox: caller.sandbox, kyc_status: caller.standing.kyc_status };
-    const actx = await attemptContext(store, rt.now(), caller.merchant_id, wallet, input, enabled, payoutLimits(config, input), standing);
+    const merchant = await loadCallingMerchant(store, ctx);
+    const actx = await attemptContext(store, rt.now(), merchant, wallet, input, enabled, payoutLimits(config, input));
     return { wallet, input, actx };
   }
 
@@ -226,7 +225,7 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
           const actx = await attemptContext(
             store,
             rt.now(),
-            callingMerchant(ctx).merchant_id,
+            await loadCallingMerchant(store, ctx),
             wallet,
             a,
             !!railOf(config, a),

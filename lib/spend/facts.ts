@@ -6,7 +6,8 @@
 import { getAddress } from 'ethers';
 import { PublicKey } from '@solana/web3.js';
 import type { Doc, Store } from '../store/port.ts';
-import { REMEDIATION, badRequest, notFound, unauthorized } from '../core/errors.ts';
+import { REMEDIATION, badRequest, notFound } from '../core/errors.ts';
+import type { CallingMerchant } from '../merchants/caller.ts';
 import { validate } from '../http/validation.ts';
 import { AmountError, toSubunits } from '../core/money.ts';
 import { findRail, type Rail } from '../../config/rails.ts';
@@ -162,22 +163,22 @@ const factsOf = (w: WalletFacts): WalletFacts => ({
   address: w.address,
 });
 
-/** Everything the rules need besides the actor's own state: caller, merchant standing, wallet, rail, target. */
+/**
+ * Everything the rules need besides the actor's own state: caller, merchant standing, wallet, rail, target.
+ * The calling merchant comes with its standing (`withStanding`, lib/merchants/caller.ts): read once, by the
+ * gateway, for the request.
+ */
 export async function attemptContext(
   store: Store,
   now: Date,
-  callerMerchantId: string,
+  merchant: Pick<CallingMerchant, 'id' | 'sandbox' | 'kyc_status'>,
   wallet: WalletFacts,
   input: AttemptInput,
   railEnabled: boolean,
   payoutLimits?: AttemptContext['payout_limits'],
-  /** the caller's standing as the gateway read it (else read here) */
-  standing?: { sandbox: boolean; kyc_status?: string },
 ): Promise<AttemptContext> {
-  const merchant = standing ?? (await store.get<Doc & { sandbox: boolean; kyc_status?: string }>('merchants', callerMerchantId));
-  if (!merchant) throw unauthorized();
   return {
-    caller_merchant_id: callerMerchantId,
+    caller_merchant_id: merchant.id,
     merchant: { sandbox: merchant.sandbox, kyc_verified: merchant.kyc_status === 'verified' },
     wallet,
     rail_enabled: railEnabled,
