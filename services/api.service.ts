@@ -122,8 +122,10 @@ function sendEnvelope(req: IncomingMessage, res: ServerResponse, err: unknown): 
     res.end();
     return status;
   }
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
-  res.end(JSON.stringify(body));
+  // with its length, the answer goes out in one plain write (without it, writeHead chose chunked framing)
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
   return status;
 }
 

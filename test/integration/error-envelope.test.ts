@@ -106,6 +106,9 @@ describe('error envelope over HTTP', () => {
         retryable: false,
       });
       expect(res.body.remediation).toContain('X-API-Key');
+      // sent with its length in one write, not in chunked framing
+      expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(res.text)));
+      expect(res.headers.get('transfer-encoding')).toBeNull();
     }
     // a route that also takes a bearer token says so
     const catalog = await t.request('GET', '/v1/stores');

@@ -9,6 +9,7 @@ import {
   rateLimited,
   unauthorized,
   unavailable,
+  ServiceError,
 } from '../../lib/core/errors.ts';
 import { envelopeCode, toEnvelope } from '../../lib/http/envelope.ts';
 import { validate } from '../../lib/http/validation.ts';
@@ -265,5 +266,21 @@ describe('request ids', () => {
     for (const bad of [undefined, '', 'a b', 'x\ninjected log line', 'é', 'a'.repeat(129), '-leading-dash'])
       expect(requestIdFor(bad)).toMatch(/^req_[0-9a-z]{26}$/);
     expect(requestIdFor(undefined)).not.toBe(requestIdFor(undefined));
+  });
+});
+
+describe('ServiceError stacks', () => {
+  it('captures no stack for a refusal (4xx), keeps one for a fault (5xx), and leaves the global limit as it was', () => {
+    const before = Error.stackTraceLimit;
+    for (const e of [unauthorized(), badRequest('x'), notFound(), rateLimited(), new ServiceError(499, 'x')]) {
+      // the first line is the message; no "at …" frame follows
+      expect(e.stack?.split('\n').filter((l) => l.trim().startsWith('at '))).toEqual([]);
+      expect(e.message).toBeTruthy();
+    }
+    expect(Error.stackTraceLimit).toBe(before);
+    const fault = new ServiceError(500, 'boom');
+    expect(fault.stack).toMatch(/\n\s+at /);
+    expect(unavailable('no fresh rate').stack).toMatch(/\n\s+at /);
+    expect(Error.stackTraceLimit).toBe(before);
   });
 });
