@@ -132,8 +132,10 @@ interface CollTexts {
   insert: string;
   cas: string;
   upsert: string;
-  /** point read without an expiry test (null: the collection expires its documents) */
-  get: string | null;
+  /** point read: without an expiry test, or (the collection expires its documents) with `now` as its second parameter */
+  get: string;
+  /** the collection expires its documents: `get` takes the time as well */
+  expiring: boolean;
   /** an insert that takes the place of an expired row of its id, in one statement (null: nothing expires) */
   insertOverExpired: string | null;
   /** an `add` op's UPDATE, per list of added and set fields (a few shapes: found by comparing the names) */
@@ -372,7 +374,9 @@ export class SqliteStore implements Store {
         insert: sql.insert(coll, rid),
         cas: sql.cas(coll, rid),
         upsert: sql.upsert(coll, rid),
-        get: this.expires(coll) ? null : sql.get(coll, '', undefined).sql,
+        // the text alone (its parameters are bound per read): built once, not per read with its own string to hash
+        get: sql.get(coll, '', this.expires(coll), new Date(0)).sql,
+        expiring: this.expires(coll) !== undefined,
         insertOverExpired: this.expires(coll) ? sql.insertOverExpired(coll, this.expires(coll)!) : null,
         adds: [],
       };
@@ -452,10 +456,11 @@ export class SqliteStore implements Store {
   }
 
   async get<T extends Doc = Doc>(coll: string, id: string): Promise<T | null> {
-    const text = this.texts(coll).get;
-    if (text !== null) return this.parse<T>(this.reader(coll).get(text).get(id) as { data: string; version: number } | undefined);
-    const q = sql.get(coll, id, this.expires(coll));
-    return this.parse<T>(this.row<{ data: string; version: number }>(coll, q));
+    const t = this.texts(coll);
+    const stmt = this.reader(coll).get(t.get);
+    return this.parse<T>(
+      (t.expiring ? stmt.get(id, new Date().toISOString()) : stmt.get(id)) as { data: string; version: number } | undefined,
+    );
   }
 
   async findOne<T extends Doc = Doc>(coll: string, filter: Filter): Promise<T | null> {
