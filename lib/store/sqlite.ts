@@ -215,11 +215,14 @@ export class SqliteStore implements Store {
   /**
    * Runs `fn` inside this turn's transaction, in a savepoint of its own; resolves with its result once the
    * transaction has committed. A throwing `fn` rolls back its savepoint only and rejects after the COMMIT.
-   * `oneStatement`: `fn` runs a single SQL statement, which SQLite already undoes whole when it fails, so it
-   * needs no savepoint (one saves two statements and a copy of every page it changes).
+   * No savepoint where none is needed (one saves two statements and a copy of every page it changes):
+   * - `oneStatement`: `fn` runs a single SQL statement, which SQLite already undoes whole when it fails;
+   * - the turn's first write: the transaction holds nothing else yet, so should it fail, the transaction is
+   *   rolled back whole and the turn's later writes begin another.
    */
   private inGroup<T>(written: string | readonly WriteOp[], fn: () => T, undo?: () => void, oneStatement = false): Promise<T> {
-    if (!this.conn.group) {
+    const first = !this.conn.group;
+    if (first) {
       this.w.get('BEGIN IMMEDIATE').run();
       this.conn.group = [];
       setImmediate(() => this.commit());
@@ -229,11 +232,13 @@ export class SqliteStore implements Store {
     else for (const op of written) this.conn.written.add(op.coll);
     let value: T | undefined;
     let failure: { error: unknown } | undefined;
-    if (oneStatement) {
+    if (oneStatement || first) {
       try {
         value = fn();
       } catch (e) {
         failure = { error: e };
+        // its changes are the transaction's only ones: undone whole (the turn ends below, this write failing)
+        if (!oneStatement && this.db.isTransaction) this.w.get('ROLLBACK').run();
       }
     } else {
       this.w.get('SAVEPOINT w').run();
@@ -253,7 +258,7 @@ export class SqliteStore implements Store {
     });
     // an error that made SQLite roll back the whole transaction (a full disk, an I/O error) took the turn's
     // earlier writes with it: the turn ends now and every one of them fails, so that no later write of the
-    // turn runs outside a transaction and commits alone
+    // turn runs outside a transaction and commits alone (a failed first write, rolled back above, ends it too)
     if (failure && !this.db.isTransaction) this.commit();
     return settled;
   }

@@ -59,6 +59,36 @@ describe('SQLite group commit', () => {
     }
   });
 
+  it('a failing first write of a turn (several ops: it runs without a savepoint) is undone whole; the later ones commit', async () => {
+    await store.write([{ op: 'insert', coll: 'things', doc: { id: 'held', slug: 'held' } }]);
+    const results = await Promise.allSettled([
+      // the turn's first write: its first op lands before its second breaks the unique index
+      store.write([
+        { op: 'insert', coll: 'things', doc: { id: 'f1', slug: 'f1' } },
+        { op: 'insert', coll: 'things', doc: { id: 'f2', slug: 'held' } },
+      ]),
+      store.write([
+        { op: 'insert', coll: 'things', doc: { id: 'g1', slug: 'g1' } },
+        { op: 'insert', coll: 'things', doc: { id: 'g2', slug: 'g2' } },
+      ]),
+      store.write([
+        { op: 'insert', coll: 'things', doc: { id: 'h1', slug: 'h1' } },
+        { op: 'insert', coll: 'things', doc: { id: 'h2', slug: 'g1' } },
+      ]),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'rejected']);
+    expect((results[0] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateKeyError);
+    for (const [id, present] of [
+      ['f1', false],
+      ['f2', false],
+      ['g1', true],
+      ['g2', true],
+      ['h1', false],
+      ['h2', false],
+    ] as const)
+      expect((await other.get('things', id)) !== null).toBe(present);
+  });
+
   it('a write is committed when its promise resolves, and not readable before', async () => {
     const doc = { id: 'x', slug: 'x' };
     const pending = store.write([{ op: 'insert', coll: 'things', doc }]);
