@@ -442,6 +442,9 @@ export function sessionBehavior(
 ): ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> {
   return {
     collection: 'payment_sessions',
+    // a create carries a new id (ps_…, time-sortable and random): nothing to load first (its insert is the
+    // guard). It was set on a behaviour no service ran, so every session create read its own id in vain.
+    creates: (msg) => msg.type === 'create',
     // two sessions settling into one wallet race on its ledger account's first insert: decide again
     retryDuplicatesIn: ['ledger_accounts', 'ledger_transfers', 'wallet_transactions'],
     async handle(state, msg, now) {
@@ -470,13 +473,6 @@ export function sessionBehavior(
     },
   };
 }
-
-export const paymentSessionBehavior: ActorBehavior<PaymentSessionState, SessionMsg, SessionReply> = {
-  collection: 'payment_sessions',
-  handle: decideSession,
-  // a create carries a new id (ps_…, time-sortable and random): nothing to load first
-  creates: (msg) => msg.type === 'create',
-};
 
 /** Where a completing session finds its rate: the shared store cache only, never a network call in the turn. */
 export type CompletionRateLookup = (base: string, now: Date) => Promise<(RecordedRate & { stale: boolean }) | null>;

@@ -26,7 +26,8 @@ import { idempotencyKey } from '../../lib/core/idempotency.ts';
 import { floorSubunits } from '../../lib/core/money.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
 import { tempDir } from '../helpers/node.ts';
-import type { PaymentSessionState } from '../../lib/sessions/payment-session.ts';
+import { sessionBehavior, type PaymentSessionState } from '../../lib/sessions/payment-session.ts';
+import { ActorHost } from '../../actors/runtime.ts';
 
 const rails = buildRails({
   ethereum: { testnet: { rpcUrl: '' }, mainnet: { rpcUrl: 'http://x' } },
@@ -217,6 +218,30 @@ describe('daily volume', () => {
     afterAll(async () => {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('the session actor creates a session without reading its new id first (the insert is the guard)', async () => {
+      const reads: string[] = [];
+      // the store, with its point reads recorded
+      const spied = new Proxy(store, {
+        get(target, key) {
+          if (key === 'get') return (coll: string, id: string) => (reads.push(`${coll}/${id}`), target.get(coll, id));
+          const v = Reflect.get(target, key, target) as unknown;
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+      const host = new ActorHost(spied, sessionBehavior());
+      try {
+        const req = decideCreateBody(body(), rails) as CreateRequest;
+        const owner = { merchant_id: 'mer_c', sandbox: true, demo: false, environment: 'sandbox' as const };
+        const session = newSessionState(owner, req, { address: '0xC0', index: 9, fingerprint: 'ff' }, new Date());
+        const reply = await host.send(session.id, { type: 'create', session });
+        expect(reply.session).toMatchObject({ id: session.id, status: 'pending' });
+        expect(reads.filter((r) => r.startsWith('payment_sessions/'))).toEqual([]);
+        expect(await store.get('payment_sessions', session.id)).toMatchObject({ status: 'pending', address: '0xC0' });
+      } finally {
+        host.stop();
+      }
     });
 
     it('concurrent reservations never pass the cap, and a release frees its amount', async () => {
