@@ -215,8 +215,8 @@ try {
     BigInt((await call('GET', `/v1/wallets/${walletId}`)).balances.find((x: { token: string }) => x.token === 'USDC').available_subunits);
   const funded = await Promise.all(agents.map((a) => holding(a.id)));
   // spends settle in the ledger: to the merchant's settlement wallet (one of ours). 100 subunits each: a wallet
-  // holds 800,000 of them; at 1,000 the one-wallet row's 12 s (7,500/s on a fast machine) emptied it, and
-  // the attempts after were denied (counted as errors, and cheaper than recorded ones)
+  // (800 USDC) holds 8,000,000 of them; at 1,000 subunits and 80 USDC, the one-wallet row's 12 s (7,500/s on a
+  // fast machine) emptied it, and the attempts after were denied (counted as errors, and cheaper than recorded ones)
   const spendBody = JSON.stringify(spendAttempt(settlement.address, {}, '100'));
   let spends = 0;
   /** a recorded spend: its amount is counted when the service answers it was allowed */

@@ -242,9 +242,11 @@ export const spendAttempt = (target: string, extra: Record<string, unknown> = {}
 });
 
 /**
- * `n` agent wallets on ethereum testnet under `policy`, each funded with 80 USDC of sandbox money (a
+ * `n` agent wallets on ethereum testnet under `policy`, each funded with 800 USDC of sandbox money (a
  * simulated session into the merchant's settlement wallet, then a payout from it into each); `call` is the
- * caller's authenticated JSON request.
+ * caller's authenticated JSON request. 800 USDC is 80,000 paid requests of the x402 minimum (0.01 USDC) a
+ * wallet: with 80, a machine ~2.6× faster than 2026-11-26's would have emptied bench:agents' nine paying
+ * wallets within its paid row (its one-wallet spend row did empty its wallet on that machine).
  */
 export async function fundedAgentWallets(
   call: (method: string, path: string, body?: unknown) => Promise<any>,
@@ -252,7 +254,7 @@ export async function fundedAgentWallets(
   policy: object,
 ): Promise<{ settlement: { id: string; address: string }; agents: Array<{ id: string; address: string }> }> {
   const session = await call('POST', '/v1/payment_sessions', {
-    amount: 900,
+    amount: 9000,
     expires_in: '1h',
     paymentMethod: { methodID: 0, chain: 'ethereum', token: 'USDC', network: 'testnet' },
   });
@@ -261,7 +263,7 @@ export async function fundedAgentWallets(
   const agents: Array<{ id: string; address: string }> = [];
   for (let i = 0; i < n; i++) {
     const w = await call('POST', '/v1/wallets', { type: 'agent', chain: 'ethereum', network: 'testnet' });
-    await call('POST', '/v1/payouts', { wallet_id: settlement.id, token: 'USDC', destination: w.address, amount_subunits: '80000000' });
+    await call('POST', '/v1/payouts', { wallet_id: settlement.id, token: 'USDC', destination: w.address, amount_subunits: '800000000' });
     await call('PUT', `/v1/agent-wallets/${w.id}/policy`, policy);
     agents.push(w);
   }
