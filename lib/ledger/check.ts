@@ -3,13 +3,14 @@
  * 1. per asset, the balances of all accounts sum to zero (posted, and pending debits equal pending credits);
  * 2. no wallet account is below zero (posted, or available after reservations);
  * 3. every account's totals equal the sum of its transfers;
- * 4. every wallet transaction maps to exactly one transfer, and every wallet side of a transfer has exactly
- *    one wallet transaction, with the transfer's amount and status.
+ * 4. every stored wallet transaction maps to exactly one transfer, and every wallet side of a transfer before
+ *    format 3 has exactly one stored wallet transaction, with the transfer's amount and status; a transfer of
+ *    format 3 names the wallet of each side and carries its history key (./wallet-history.ts), and no stored row.
  */
 import type { Store } from '../store/port.ts';
 import { ACCOUNTS, TRANSFERS, WALLET_TXS, available, postedBalance, walletOfAccount, type LedgerAccount } from './accounts.ts';
 import { walletTxType, type LedgerTransfer, type WalletTxRow } from './transfers.ts';
-import { walletTxId } from './wallet-tx-ids.ts';
+import { carriesHistory, historyKey, walletTxId } from './wallet-tx-ids.ts';
 
 export interface LedgerSnapshot {
   accounts: LedgerAccount[];
@@ -52,6 +53,8 @@ export function checkLedger(s: LedgerSnapshot): LedgerReport {
   };
   const rows = new Map(s.walletTxs.map((r) => [r.id, r]));
   const mapped = new Set<string>();
+  /** the wallet transactions of transfers of format 3 (derived, not stored) */
+  let derived = 0;
   for (const t of s.transfers) {
     const amount = BigInt(t.amount);
     const d = slot(t.debit_account);
@@ -63,6 +66,14 @@ export function checkLedger(s: LedgerSnapshot): LedgerReport {
     if (t.status === 'pending') {
       d.dpe += amount;
       c.cpe += amount;
+    }
+    if (carriesHistory(t)) {
+      const debit = walletOfAccount(t.debit_account) ?? undefined;
+      const credit = walletOfAccount(t.credit_account) ?? undefined;
+      derived += (debit ? 1 : 0) + (credit ? 1 : 0);
+      if (t.debit_wallet_id !== debit || t.credit_wallet_id !== credit || t.history_key !== (debit || credit ? historyKey(t) : undefined))
+        problems.push(`transfer ${t.id}: its wallet history fields do not match its accounts`);
+      continue;
     }
     for (const side of ['debit', 'credit'] as const) {
       const wallet = walletOfAccount(side === 'debit' ? t.debit_account : t.credit_account);
@@ -113,7 +124,12 @@ export function checkLedger(s: LedgerSnapshot): LedgerReport {
   return {
     ok: problems.length === 0,
     problems,
-    counts: { accounts: s.accounts.length, transfers: s.transfers.length, wallet_transactions: s.walletTxs.length, assets: perAsset.size },
+    counts: {
+      accounts: s.accounts.length,
+      transfers: s.transfers.length,
+      wallet_transactions: s.walletTxs.length + derived,
+      assets: perAsset.size,
+    },
   };
 }
 

@@ -2,6 +2,7 @@
 export * from './accounts.ts';
 export * from './transfers.ts';
 export * from './wallet-tx-ids.ts';
+export * from './wallet-history.ts';
 export * from './commit.ts';
 export * from './balances.ts';
 export * from './movements.ts';

@@ -18,7 +18,7 @@ import {
   walletOfAccount,
   type LedgerAccount,
 } from './accounts.ts';
-import { WTX_FORMAT, walletTxIds } from './wallet-tx-ids.ts';
+import { WTX_FORMAT, carriesHistory, historyKey, walletTxIds, type Side } from './wallet-tx-ids.ts';
 
 export const TRANSFER_KINDS = [
   'settlement',
@@ -119,6 +119,14 @@ export interface LedgerTransfer extends Doc, TransferRefs {
   voided_at?: string;
   /** the id format of its wallet transactions (wallet-tx-ids.ts); absent on transfers written before format 2 */
   wtx_format?: number;
+  /** format 3 on: the wallet whose account each side is (absent on a system account's side), indexed for its history */
+  debit_wallet_id?: string;
+  credit_wallet_id?: string;
+  /**
+   * format 3 on, where a side is a wallet's: `<created_at>|<its wallet transactions' id less the side digit>`,
+   * the wallet history's order (a row's sort key is it and the side digit)
+   */
+  history_key?: string;
   version: number;
 }
 
@@ -136,6 +144,29 @@ export interface WalletTxRow extends Doc, TransferRefs {
   posted_at?: string;
   /** `<created_at>|<id>`: one field to page on, newest first */
   sort_key: string;
+}
+
+/**
+ * The wallet transaction a transfer shows the wallet on one side of it: stored as a row for a transfer
+ * before format 3, derived from the transfer itself after (./wallet-history.ts).
+ */
+export function walletTxRow(t: LedgerTransfer, side: Side, id: string, wallet: string): WalletTxRow {
+  const row: WalletTxRow = {
+    id,
+    wallet_id: wallet,
+    transfer_id: t.id,
+    side,
+    direction: side === 'debit' ? 'out' : 'in',
+    type: walletTxType(t.kind, side),
+    asset: t.asset,
+    amount: t.amount,
+    status: t.status,
+    created_at: t.created_at,
+    sort_key: `${t.created_at}|${id}`,
+  };
+  if (t.posted_at) row.posted_at = t.posted_at;
+  copyRefs(t, row);
+  return row;
 }
 
 export type LedgerErrorCode = 'insufficient_funds' | 'not_pending' | 'unknown_transfer' | 'invalid_transfer';
@@ -238,9 +269,8 @@ interface AccountEntry {
 export class LedgerBatch {
   private accounts = new Map<string, AccountEntry>();
   private transfers = new Map<string, Loaded<LedgerTransfer>>();
-  private txRows = new Map<string, { doc: WalletTxRow; insert: boolean }>();
-  /** transfer id → its wallet transaction ids, computed once per batch */
-  private txIds = new Map<string, { debit: string; credit: string }>();
+  /** the stored rows of transfers before format 3 that this batch posts or voids */
+  private txRows = new Map<string, WalletTxRow>();
   private readonly now: string;
   /** `now` in ms: the ordered wallet-transaction ids of this batch's transfers start with it */
   private readonly nowMs: number;
@@ -356,10 +386,15 @@ export class LedgerBatch {
       wtx_format: WTX_FORMAT,
       version: 1,
     };
+    // its wallets' history is the transfer itself: no row per wallet side to write (./wallet-history.ts)
+    const debitWallet = e.wallet;
+    const creditWallet = this.entry(spec.credit_account).wallet;
+    if (debitWallet) doc.debit_wallet_id = debitWallet;
+    if (creditWallet) doc.credit_wallet_id = creditWallet;
+    if (debitWallet || creditWallet) doc.history_key = historyKey(doc, this.nowMs);
     copyRefs(spec, doc);
     if (!spec.pending) doc.posted_at = this.now;
     this.transfers.set(doc.id, { doc, loaded: null, dirty: true });
-    this.walletRows(doc, true);
     return true;
   }
 
@@ -389,37 +424,17 @@ export class LedgerBatch {
     } else t.voided_at = this.now;
     t.status = to;
     this.transfers.get(id)!.dirty = true;
-    this.walletRows(t, false);
+    if (!carriesHistory(t)) this.storedRows(t);
     return true;
   }
 
-  private walletRows(t: LedgerTransfer, insert: boolean) {
+  /** A transfer before format 3 keeps its stored rows: the ones it wrote take its new status (same ids). */
+  private storedRows(t: LedgerTransfer) {
+    const ids = walletTxIds(t);
     for (const side of SIDES) {
       // both accounts have their entries: change() made them
       const wallet = this.entry(side === 'debit' ? t.debit_account : t.credit_account).wallet;
-      if (!wallet) continue;
-      // a transfer added and then posted in one batch derives its row ids once; a stored transfer keeps
-      // the id format it was written with (a pending one posts or voids onto its own rows)
-      let ids = this.txIds.get(t.id);
-      if (ids === undefined) this.txIds.set(t.id, (ids = walletTxIds(t, t.created_at === this.now ? this.nowMs : undefined)));
-      const id = ids[side];
-      const row: WalletTxRow = {
-        id,
-        wallet_id: wallet,
-        transfer_id: t.id,
-        side,
-        direction: side === 'debit' ? 'out' : 'in',
-        type: walletTxType(t.kind, side),
-        asset: t.asset,
-        amount: t.amount,
-        status: t.status,
-        created_at: t.created_at,
-        sort_key: `${t.created_at}|${id}`,
-      };
-      if (t.posted_at) row.posted_at = t.posted_at;
-      copyRefs(t, row);
-      const prev = this.txRows.get(id);
-      this.txRows.set(id, { doc: row, insert: prev ? prev.insert : insert });
+      if (wallet) this.txRows.set(ids[side], walletTxRow(t, side, ids[side], wallet));
     }
   }
 
@@ -457,10 +472,8 @@ export class LedgerBatch {
           : { op: 'cas', coll: ACCOUNTS, doc, expected: e.read.version },
       );
     }
-    for (const { doc, insert } of this.txRows.values()) {
-      // the transfer's insert or compare-and-set guards the race; the row follows it
-      out.push(insert ? { op: 'insert', coll: WALLET_TXS, doc: { ...doc } } : { op: 'upsert', coll: WALLET_TXS, doc: { ...doc } });
-    }
+    // the transfer's compare-and-set guards the race; the rows follow it
+    for (const doc of this.txRows.values()) out.push({ op: 'upsert', coll: WALLET_TXS, doc: { ...doc } });
     return out;
   }
 }

@@ -9,12 +9,23 @@
  * the more so as the table grows).
  * Format 1 (no marker: transfers written before format 2): `wtx_` + 26 hex digits of
  * sha256(`<transfer id>|<side>`). A transfer keeps its format for life.
- * Both are `wtx_` and 26 lowercase hex digits (the API's and the history cursor's shape).
+ * Format 3: format 2's ids, and no rows at all: the transfer is its own wallet history
+ * (./wallet-history.ts); formats 1 and 2 keep their rows, which a pending transfer posts or voids onto.
+ * Every format's ids are `wtx_` and 26 lowercase hex digits (the API's and the history cursor's shape).
  */
 import { hash } from 'node:crypto';
 
 export type Side = 'debit' | 'credit';
-export const WTX_FORMAT = 2;
+/** the format of the transfers written now */
+export const WTX_FORMAT = 3;
+/** the first format whose transfers carry their wallet history themselves (no wallet-transaction rows) */
+export const ROWLESS_FORMAT = 3;
+
+/** a transfer of format 3 or later is its own wallet history: it has no stored rows (./wallet-history.ts) */
+export const carriesHistory = (t: { wtx_format?: number }) => (t.wtx_format ?? 1) >= ROWLESS_FORMAT;
+
+/** ids of format 2 and later are time-ordered; a transfer without the marker is format 1 */
+const timeOrdered = (t: { wtx_format?: number }) => (t.wtx_format ?? 1) >= 2;
 
 /** What the ids are derived from: the transfer's id, creation time and id format. */
 export interface WalletTxIdSource {
@@ -33,11 +44,17 @@ export const timeHex = (ms: number) => Math.max(0, Math.floor(ms)).toString(16).
  * the caller has it (the batch that creates the transfer): the same value, without parsing the text.
  */
 export function walletTxIds(t: WalletTxIdSource, createdMs?: number): { debit: string; credit: string } {
-  if (t.wtx_format !== WTX_FORMAT) return { debit: legacyId(t.id, 'debit'), credit: legacyId(t.id, 'credit') };
+  if (!timeOrdered(t)) return { debit: legacyId(t.id, 'debit'), credit: legacyId(t.id, 'credit') };
   const prefix = `wtx_${timeHex(createdMs ?? Date.parse(t.created_at))}${hash('sha256', t.id, 'hex').slice(0, 13)}`;
   return { debit: `${prefix}0`, credit: `${prefix}1` };
 }
 
 /** The wallet transaction id of one side of a transfer. */
-export const walletTxId = (t: WalletTxIdSource, side: Side): string =>
-  t.wtx_format === WTX_FORMAT ? walletTxIds(t)[side] : legacyId(t.id, side);
+export const walletTxId = (t: WalletTxIdSource, side: Side): string => (timeOrdered(t) ? walletTxIds(t)[side] : legacyId(t.id, side));
+
+/**
+ * A transfer's history key (format 3 on): `<created_at>|<its rows' id less the side digit>`. A row's sort key
+ * is it and the row's side digit, so the history pages on the transfer's key (./wallet-history.ts).
+ */
+export const historyKey = (t: WalletTxIdSource, createdMs?: number): string =>
+  `${t.created_at}|${walletTxIds(t, createdMs).debit.slice(0, -1)}`;

@@ -6,11 +6,19 @@ export const LEDGER_COLLECTIONS: CollectionSpec[] = [
   { name: 'ledger_accounts' },
   // tx_hash: reconciliation finds what the ledger booked for a transaction; payout_id and tx_hash are
   // empty on most transfers (settlements, agent spends): indexed only where set
+  // a wallet's history: its side of each transfer, by the transfer's history key (lib/ledger/wallet-history.ts);
+  // a system account's side (most settlements' debits, every payout's credit) has no wallet and no entry
   {
     name: 'ledger_transfers',
-    indexes: [{ fields: ['status', 'kind'] }, { fields: ['payout_id'], sparse: true }, { fields: ['tx_hash'], sparse: true }],
+    indexes: [
+      { fields: ['status', 'kind'] },
+      { fields: ['payout_id'], sparse: true },
+      { fields: ['tx_hash'], sparse: true },
+      { fields: ['debit_wallet_id', 'history_key'], sparse: true },
+      { fields: ['credit_wallet_id', 'history_key'], sparse: true },
+    ],
   },
-  // a transfer's rows are found by their ids (derived from the transfer: lib/ledger/wallet-tx-ids.ts), never by transfer_id
+  // the rows of transfers before format 3 (lib/ledger/wallet-tx-ids.ts), found by their ids, never by transfer_id
   { name: 'wallet_transactions', indexes: [{ fields: ['wallet_id', 'sort_key'] }] },
   {
     name: 'wallets',
