@@ -12,16 +12,6 @@ import { walletTxIds, type Side } from './wallet-tx-ids.ts';
 
 const WALLET_FIELD = { debit: 'debit_wallet_id', credit: 'credit_wallet_id' } as const;
 
-/** The wallet transactions a transfer of format 3 shows: one for each side that is a wallet's account. */
-export function historyRows(t: LedgerTransfer): WalletTxRow[] {
-  if (!t.debit_wallet_id && !t.credit_wallet_id) return [];
-  const ids = walletTxIds(t);
-  const rows: WalletTxRow[] = [];
-  if (t.debit_wallet_id) rows.push(walletTxRow(t, 'debit', ids.debit, t.debit_wallet_id));
-  if (t.credit_wallet_id) rows.push(walletTxRow(t, 'credit', ids.credit, t.credit_wallet_id));
-  return rows;
-}
-
 const newestFirst = (a: WalletTxRow, b: WalletTxRow) => (a.sort_key < b.sort_key ? 1 : a.sort_key > b.sort_key ? -1 : 0);
 
 /** The wallet's rows on one side of its transfers of format 3: up to `n`, newest first, with sort keys below `before`. */
