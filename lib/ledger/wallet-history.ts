@@ -16,10 +16,13 @@ const newestFirst = (a: WalletTxRow, b: WalletTxRow) => (a.sort_key < b.sort_key
 
 /** The wallet's rows on one side of its transfers of format 3: up to `n`, newest first, with sort keys below `before`. */
 async function sideRows(store: Store, side: Side, walletId: string, before: string | undefined, n: number): Promise<WalletTxRow[]> {
-  const f: Filter = { [WALLET_FIELD[side]]: walletId };
   // every sort key is its transfer's history key and one side digit, all of one length: the transfer at the
-  // cursor may still hold this side's row (below the cursor's), so it is read too and its row compared
-  if (before !== undefined) f.history_key = { $lte: before.slice(0, -1) };
+  // cursor may still hold this side's row (below the cursor's), so it is read too and its row compared.
+  // A condition on the key even without a cursor: PostgreSQL then pages the index in its order (statements.ts `order`)
+  const f: Filter = {
+    [WALLET_FIELD[side]]: walletId,
+    history_key: before === undefined ? { $exists: true } : { $lte: before.slice(0, -1) },
+  };
   const transfers = await store.find<LedgerTransfer>(TRANSFERS, f, { sort: 'history_key', desc: true, limit: n + 1 });
   const rows: WalletTxRow[] = [];
   for (const t of transfers) {
@@ -34,8 +37,7 @@ async function sideRows(store: Store, side: Side, walletId: string, before: stri
  * (none: from the newest): its stored rows and its transfers of format 3, merged.
  */
 export async function walletHistory(store: Store, walletId: string, before: string | undefined, n: number): Promise<WalletTxRow[]> {
-  const stored: Filter = { wallet_id: walletId };
-  if (before !== undefined) stored.sort_key = { $lt: before };
+  const stored: Filter = { wallet_id: walletId, sort_key: before === undefined ? { $exists: true } : { $lt: before } };
   const lists = await Promise.all([
     store.find<WalletTxRow>(WALLET_TXS, stored, { sort: 'sort_key', desc: true, limit: n }),
     sideRows(store, 'debit', walletId, before, n),

@@ -10,7 +10,10 @@ import pg from 'pg';
 import { openStore, StoreUnavailableError, type Store } from '../../lib/store/index.ts';
 import { PostgresStore, collationIsBytewise, textSearchQuery } from '../../lib/store/postgres.ts';
 import { postgres } from '../../lib/store/sql/dialect.ts';
-import type { Filter } from '../../lib/store/port.ts';
+import type { Filter, FindOptions } from '../../lib/store/port.ts';
+import { Statements } from '../../lib/store/sql/statements.ts';
+import { COLLECTIONS } from '../../lib/store/collections.ts';
+import { TRANSFERS, WTX_FORMAT, historyKey, walletAccount, walletHistory, type LedgerTransfer } from '../../lib/ledger/index.ts';
 import { MIGRATIONS, SchemaTooNewError, SCHEMA_VERSION } from '../../lib/store/sql/migrations.ts';
 import { loadConfig } from '../../config/index.ts';
 import { freshDatabase, startPostgresServer, type PgServer, type TestDatabase } from '../helpers/postgres.ts';
@@ -21,6 +24,8 @@ interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
   'Actual Loops': number;
+  'Actual Rows': number;
+  'Scan Direction'?: string;
   Plans?: PlanNode[];
 }
 
@@ -175,6 +180,105 @@ describe('PostgreSQL store: text search', () => {
     expect(await store.find('listings', { owner: 'o777' }, { desc: true, limit: 21, text: { q: 'zanzibar', fields: ['search'] } })).toEqual(
       [expect.objectContaining({ id: 'l000777' })],
     );
+  });
+});
+
+describe("PostgreSQL store: a wallet's history pages its index in order", () => {
+  let db: TestDatabase;
+  let store: PostgresStore;
+  const ASSET = 'ethereum:testnet:USDC';
+  /** 40,000 transfers from wal_a to wal_b, one a millisecond: each wallet has a side of every one */
+  const N = 40_000;
+  const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+  const transfer = (i: number): LedgerTransfer => {
+    const at = new Date(t0 + i).toISOString();
+    const t: LedgerTransfer = {
+      id: `tr_${String(i).padStart(6, '0')}`,
+      debit_account: walletAccount('wal_a', ASSET),
+      credit_account: walletAccount('wal_b', ASSET),
+      asset: ASSET,
+      amount: '1',
+      kind: 'transfer',
+      two_phase: false,
+      status: 'posted',
+      created_at: at,
+      posted_at: at,
+      wtx_format: WTX_FORMAT,
+      debit_wallet_id: 'wal_a',
+      credit_wallet_id: 'wal_b',
+      version: 1,
+    };
+    t.history_key = historyKey(t);
+    return t;
+  };
+  beforeAll(async () => {
+    db = await freshDatabase('pghistory');
+    store = await new PostgresStore(db.url).connect();
+    await store.ensure(COLLECTIONS);
+    for (let from = 0; from < N; from += 10_000) {
+      const docs = Array.from({ length: 10_000 }, (_, k) => transfer(from + k));
+      await sql(
+        db.url,
+        `INSERT INTO ledger_transfers (id, version, data) SELECT d->>'id', 1, d FROM jsonb_array_elements($1::jsonb) AS d`,
+        [JSON.stringify(docs)],
+      );
+    }
+    await sql(db.url, 'VACUUM ANALYZE ledger_transfers');
+  }, 120_000);
+  afterAll(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  /** the finds a history page runs on the transfers, and for each the scans that ran with the rows they read */
+  async function page(wallet: string, before: string | undefined) {
+    const finds: Array<{ filter: Filter; opts: FindOptions }> = [];
+    const watched = new Proxy(store, {
+      get(target, name) {
+        if (name !== 'find') return Reflect.get(target, name);
+        return (coll: string, filter: Filter, opts: FindOptions) => {
+          if (coll === TRANSFERS) finds.push({ filter, opts });
+          return target.find(coll, filter, opts);
+        };
+      },
+    });
+    const rows = await walletHistory(watched, wallet, before, 21);
+    const scans: string[] = [];
+    for (const f of finds) {
+      const q = new Statements(postgres).find(TRANSFERS, f.filter, f.opts, undefined);
+      const [row] = await sql<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+        db.url,
+        `EXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) ${postgres.numbered(q.sql)}`,
+        q.params,
+      );
+      const walk = (n: PlanNode) => {
+        if (n['Actual Loops'] > 0 && (n['Index Name'] || n['Node Type'] === 'Seq Scan'))
+          scans.push(`${n['Node Type']} ${n['Scan Direction'] ?? ''} ${n['Index Name'] ?? ''} ${n['Actual Rows']}`.replace(/ +/g, ' '));
+        n.Plans?.forEach(walk);
+      };
+      walk(row['QUERY PLAN'][0].Plan);
+    }
+    return { rows, scans };
+  }
+
+  it('reads a page of the newest, and the next, from the side index in its order, not every transfer of the wallet', async () => {
+    const first = await page('wal_a', undefined);
+    expect(first.rows.map((r) => r.transfer_id)).toEqual(Array.from({ length: 21 }, (_, k) => transfer(N - 1 - k).id));
+    const next = await page('wal_a', first.rows[19].sort_key);
+    expect(next.rows.map((r) => r.transfer_id)).toEqual(Array.from({ length: 21 }, (_, k) => transfer(N - 21 - k).id));
+    const credited = await page('wal_b', undefined);
+    expect(credited.rows[0]).toMatchObject({ transfer_id: transfer(N - 1).id, side: 'credit', wallet_id: 'wal_b' });
+    // each side's find walks its own index backwards and stops after the page (+1 and the cursor's transfer)
+    for (const [scans, side] of [
+      [first.scans, 'debit'],
+      [next.scans, 'debit'],
+      [credited.scans, 'credit'],
+    ] as const) {
+      const own = scans.find((s) => s.includes(`ledger_transfers__${side}_wallet_id__history_key__p`));
+      expect(own).toMatch(/^Index (Only )?Scan Backward /);
+      expect(Number(own!.split(' ').pop())).toBeLessThanOrEqual(23);
+      for (const s of scans) expect(s).not.toMatch(/^Seq Scan/);
+    }
   });
 });
 

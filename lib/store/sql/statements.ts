@@ -4,7 +4,7 @@
  * statement is built here and only run by the adapters, which differ in how they run it (SQLite: one
  * synchronous connection with group commit; PostgreSQL: a pool, a transaction per write).
  */
-import type { CollectionSpec, Filter, FindOptions, IndexSpec, Lookup } from '../port.ts';
+import type { CollectionSpec, FieldCondition, Filter, FindOptions, IndexSpec, Lookup } from '../port.ts';
 import { ident, type Dialect } from './dialect.ts';
 
 export interface Query {
@@ -21,6 +21,21 @@ const ret = (cols: string[]) => (cols.length ? ` RETURNING ${cols.join(', ')}` :
 
 /** rows a text search on a text-indexed collection tests in order before it asks the index */
 export const TEXT_WINDOW = 2000;
+
+/** a condition no row with the field NULL meets: a value, a comparison, a list of values, `$exists` or `$ne: null` */
+function excludesNull(cond: FieldCondition | undefined): boolean {
+  if (cond === undefined || cond === null) return false;
+  if (typeof cond !== 'object') return true;
+  return (
+    (cond.$in !== undefined && cond.$in.length > 0) ||
+    cond.$lt !== undefined ||
+    cond.$lte !== undefined ||
+    cond.$gt !== undefined ||
+    cond.$gte !== undefined ||
+    cond.$exists === true ||
+    ('$ne' in cond && cond.$ne === null)
+  );
+}
 
 export class Statements {
   readonly d: Dialect;
@@ -82,10 +97,14 @@ export class Statements {
     return `(${c} IS NULL OR ${c} > ${this.d.param(expiresField)})`;
   }
 
-  order(opts: FindOptions): string {
+  order(opts: FindOptions, filter: Filter = {}): string {
     const dir = opts.desc ? 'DESC' : 'ASC';
-    // SQLite puts NULLs first going up and last going down; PostgreSQL is told to do the same
-    const nulls = this.d.name === 'postgres' ? (opts.desc ? ' NULLS LAST' : ' NULLS FIRST') : '';
+    // SQLite puts NULLs first going up and last going down; PostgreSQL is told to do the same, unless the
+    // filter leaves no NULL of the sort field to place: then its own order is the same rows in the same
+    // order, and one its indexes give as they are (an index holds NULLs last going up), where the other
+    // made it read and sort every row the filter matched (a busy wallet's whole history for one page)
+    const nulls =
+      this.d.name === 'postgres' && !(opts.sort && excludesNull(filter[opts.sort])) ? (opts.desc ? ' NULLS LAST' : ' NULLS FIRST') : '';
     return opts.sort && opts.sort !== 'id' ? `${this.col(opts.sort)} ${dir}${nulls}, id ${dir}` : `id ${dir}`;
   }
 
@@ -117,7 +136,7 @@ export class Statements {
       sql += ` AND ${extra.sql}`;
       params.push(...extra.params);
     }
-    sql += ` ORDER BY ${this.order(opts)}`;
+    sql += ` ORDER BY ${this.order(opts, filter)}`;
     if (opts.limit !== undefined) {
       sql += ' LIMIT ?';
       params.push(opts.limit);
@@ -138,7 +157,7 @@ export class Statements {
     expiresField: string | undefined,
     window: number,
   ): { windowed: Query; seen: Query } {
-    const order = this.order(opts);
+    const order = this.order(opts, filter);
     const base: unknown[] = [];
     const cond = this.condition(filter, {}, expiresField, base);
     const likeParams: unknown[] = [];
@@ -162,7 +181,7 @@ export class Statements {
    * generated `text_body` column, and the per-field LIKE when that alone is not exact), on both branches.
    */
   textSearch(coll: string, filter: Filter, opts: FindOptions, expiresField: string | undefined, window: number, test: Query): Query {
-    const order = this.order(opts);
+    const order = this.order(opts, filter);
     const t = ident(coll);
     const base: unknown[] = [];
     const cond = this.condition(filter, {}, expiresField, base);
