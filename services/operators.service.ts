@@ -13,6 +13,7 @@ import { normalizeEmail } from '../lib/onboarding/trust.ts';
 import type { KycStatus, MerchantMsg, MerchantReply } from '../lib/merchants/merchant.ts';
 import { sendToActor } from '../mixins/actor-host.mixin.ts';
 import { DEPOSIT_STATUSES, type DepositDoc, type DepositStatus } from '../lib/chains/deposit-inbox.ts';
+import type { Filter } from '../lib/store/port.ts';
 
 const KYC: KycStatus[] = ['none', 'pending', 'verified', 'rejected'];
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -115,7 +116,8 @@ export function createOperatorsService(rt: Runtime): ServiceSchema {
             throw badRequest(`status must be one of ${DEPOSIT_STATUSES.join(', ')}`);
           const limit = p.limit === undefined ? 50 : Number(p.limit);
           if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest('limit must be an integer from 1 to 1000');
-          const filter: Record<string, string> = {};
+          // every deposit has its time: said, so that PostgreSQL pages the index in its order
+          const filter: Filter = { created_at: { $exists: true } };
           if (status) filter.status = status;
           for (const k of ['session_id', 'chain', 'network'] as const) if (typeof p[k] === 'string' && p[k]) filter[k] = p[k]!;
           const deposits = await store.find<DepositDoc>('deposits', filter, { sort: 'created_at', desc: true, limit });

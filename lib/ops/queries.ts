@@ -35,6 +35,8 @@ export async function listAlerts(store: Store, p: { type?: string; merchant_id?:
     if (Number.isNaN(t)) throw badRequest('since must be an ISO timestamp');
     filter.created_at = { $gte: new Date(t).toISOString() };
   }
+  // every alert has its time: said, so that PostgreSQL pages the index in its order (store/sql/statements.ts `order`)
+  filter.created_at ??= { $exists: true };
   const limit = limitOf(p.limit, 50);
   const alerts = await store.find<AlertDoc>(ALERTS, filter, { sort: 'created_at', desc: true, limit });
   const deliveries =
@@ -132,7 +134,8 @@ export async function auditLog(store: Store, p: { merchant_id?: string; type?: s
     if (Number.isNaN(t)) throw badRequest(`${k} must be an ISO timestamp`);
     range[op] = new Date(t).toISOString();
   }
-  if (range.$gte || range.$lte) filter.created_at = range;
+  // without a range, every event has its time: said, so that PostgreSQL pages the index in its order
+  filter.created_at = range.$gte || range.$lte ? range : { $exists: true };
   const limit = limitOf(p.limit, 50);
   const rows = await store.find<Doc & { type: string }>(AUDIT_EVENTS, filter, { sort: 'created_at', desc: true, limit });
   return { events: rows.map(({ version: _v, seal_due_at: _s, ...r }) => r), count: rows.length };
