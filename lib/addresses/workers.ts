@@ -14,7 +14,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { Piscina } from 'piscina';
-import { POOL_CLOSE_TIMEOUT_MS, closePool } from '../core/worker-pool.ts';
+import { POOL_CLOSE_TIMEOUT_MS, closePool, runTask } from '../core/worker-pool.ts';
 import type { AddressChain } from './addresses.ts';
 
 export class AddressWorkers {
@@ -36,12 +36,12 @@ export class AddressWorkers {
   }
 
   derive(chain: AddressChain, index: number): Promise<string> {
-    return this.pool.run({ chain, index });
+    return runTask(this.pool, { chain, index });
   }
 
   /** The addresses of indexes start, start + 1, … start + count - 1, in that order. */
   deriveBlock(chain: AddressChain, start: number, count: number): Promise<string[]> {
-    return this.pool.run({ chain, index: start, count });
+    return runTask(this.pool, { chain, index: start, count });
   }
 
   async close(): Promise<void> {

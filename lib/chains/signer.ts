@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { Piscina } from 'piscina';
-import { POOL_CLOSE_TIMEOUT_MS, closePool } from '../core/worker-pool.ts';
+import { POOL_CLOSE_TIMEOUT_MS, closePool, runTask } from '../core/worker-pool.ts';
 import { KeyDeriver, type KeyRef } from './keys.ts';
 import type { SignResult, SignTask } from './sign.ts';
 
@@ -38,7 +38,7 @@ export class PoolSigner implements Signer {
   }
 
   sign(task: SignTask): Promise<SignResult> {
-    return this.pool.run(task);
+    return runTask(this.pool, task);
   }
 
   async close(): Promise<void> {
