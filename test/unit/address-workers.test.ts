@@ -1,5 +1,8 @@
 /** The worker pool derives exactly the addresses the in-process deriver does, and closes without cutting a worker short. */
+import { resolve } from 'node:path';
+import { Piscina } from 'piscina';
 import { AddressWorkers } from '../../lib/addresses/workers.ts';
+import { closePool, runTask } from '../../lib/core/worker-pool.ts';
 import { AddressDeriver } from '../../lib/addresses/addresses.ts';
 
 const PHRASE = 'test test test test test test test test test test test junk';
@@ -26,6 +29,30 @@ describe('address workers (piscina)', () => {
       const queued = fresh.derive('ethereum', i);
       await fresh.close();
       expect(await queued).toBe(new AddressDeriver(PHRASE).ethereum(i));
+    }
+  });
+
+  it('a close waits for every thread of the pool to have loaded its module, the ones that took no task too', async () => {
+    for (let round = 0; round < 3; round++) {
+      const pool = new Piscina({
+        filename: resolve('workers/derive-address.ts'),
+        workerData: { phrase: PHRASE },
+        minThreads: 0,
+        maxThreads: 3,
+      });
+      const loaded = new Set<number>();
+      pool.on('workerCreate', (w: { id: number }) => loaded.add(w.id));
+      const started = new Set<number>();
+      // one thread up and idle; four tasks at once start two more threads, and the first thread, done with
+      // each task in a millisecond, takes the others before those threads have loaded
+      await runTask(pool, { chain: 'ethereum', index: 0 });
+      const done = Promise.all([1, 2, 3, 4].map((i) => runTask(pool, { chain: 'ethereum', index: i })));
+      for (const t of pool.threads) started.add(t.threadId);
+      await done;
+      for (const t of pool.threads) started.add(t.threadId);
+      await closePool(pool);
+      expect(started.size).toBeGreaterThan(1);
+      for (const id of started) expect([id, loaded.has(id)]).toEqual([id, true]);
     }
   });
 });
