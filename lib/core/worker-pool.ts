@@ -24,7 +24,8 @@ function watch(pool: Piscina): Watched {
   if (!w) {
     const ready = new Set<number>();
     watched.set(pool, (w = { tasks: new Set(), ready }));
-    // piscina tells a worker created after its start once it has loaded its module (and so the addon)
+    // piscina tells a worker created after its start once it has loaded its module (and so the addon); these
+    // pools start no thread before their first task (minThreads 0), which is when this begins listening
     pool.on('workerCreate', (worker: { id: number }) => ready.add(worker.id));
     pool.on('workerDestroy', (worker: { id: number }) => ready.delete(worker.id));
   }
