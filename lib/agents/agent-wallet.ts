@@ -41,7 +41,7 @@ export function makeAgentWalletBehavior(store: Store): ActorBehavior<AgentWallet
   return {
     collection: AGENT_WALLET_STATES,
     // another wallet's actor created the account or paid the challenge first: decide again
-    retryDuplicatesIn: ['ledger_accounts', 'wallet_transactions', X402_PAID],
+    retryDuplicatesIn: ['ledger_accounts', X402_PAID],
     // attempts and executions of one wallet are decided together in one turn, committed in one write
     batches: (msg) => msg.type === 'attempt' || msg.type === 'execute',
     // the handlers build a new state (nextState) and never change the one they are given

@@ -3,9 +3,10 @@
  * a worker terminated in the middle of such a call, or while it loads the addon, makes node-addon-api throw
  * where nothing catches it, which aborts the whole process (both reproduced: a worker terminated while
  * signing in a loop, or right after it came online; one terminated idle is safe). So a pool is closed, not
- * destroyed, once its queue is empty: piscina's close waits only for the tasks workers have taken, and a
- * task queued for a worker still starting (loading its module, the addon with it) was refused, and that
- * worker terminated mid-load. Tasks take milliseconds; `POOL_CLOSE_TIMEOUT_MS` bounds each wait.
+ * destroyed, and only once every task given to it has settled and every thread has loaded its module:
+ * piscina's close waits only for the tasks workers have taken, so a task queued for a worker still starting
+ * (loading its module, the addon with it) was refused, and that worker terminated mid-load. Tasks take
+ * milliseconds; `POOL_CLOSE_TIMEOUT_MS` bounds the wait.
  */
 import type { Piscina } from 'piscina';
 

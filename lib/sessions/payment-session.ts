@@ -446,7 +446,7 @@ export function sessionBehavior(
     // guard). It was set on a behaviour no service ran, so every session create read its own id in vain.
     creates: (msg) => msg.type === 'create',
     // two sessions settling into one wallet race on its ledger account's first insert: decide again
-    retryDuplicatesIn: ['ledger_accounts', 'ledger_transfers', 'wallet_transactions'],
+    retryDuplicatesIn: ['ledger_accounts', 'ledger_transfers'],
     async handle(state, msg, now) {
       // decideSession changes the state it is given: remember what the extras compare with first
       const completedBefore = state?.completed_at ?? null;
