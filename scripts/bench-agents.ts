@@ -6,7 +6,7 @@
  *    of the attempts the service recorded, in the row and over its life); the same over 10 wallets, and
  *    the dry-run evaluation; and one wallet whose windows hold a day of spends (a bucket per minute);
  *  - a whole paid x402 request (challenge → agent spend → redeem, one autocannon sequence) against three
- *    GET /v1/me;
+ *    GET /v1/me, then each of its steps alone against GET /v1/me (where a paid request's time goes);
  *  - redeem latency one at a time: an agent-wallet proof, and an EIP-3009 authorization whose service
  *    share is its latency less the time the service waited on the chain's RPC (measured by a pass-through
  *    in front of the node), beside a bare ethers client's send + receipt of the same kind of transaction;
@@ -19,7 +19,7 @@
  *  - ledger transfers against raw store writes of the same rows (scripts/bench-ledger.ts, after the rest).
  * The machine is shared: each goal is a ratio against a baseline measured in the same run, and the
  * load average is printed with the results.
- * Usage: npm run bench:agents -- [--quick (the spend and paid rows only) --transfers 10000 (ledger) --concurrency 50 --rounds 6 --round-seconds 2 (the two goal rows) --duration 5 (the others) --redeems 100 --streams 1000 --memory-settle 30]
+ * Usage: npm run bench:agents -- [--quick (the spend and paid rows only) --transfers 10000 (ledger) --concurrency 50 --rounds 6 --round-seconds 2 (the two goal rows) --duration 5 (the others) --step-requests 4000 (each paid step alone) --redeems 100 --streams 1000 --memory-settle 30]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
@@ -56,6 +56,12 @@ import { measureMemory } from './memory-load.ts';
 /** ledger transfers of the ledger row (scripts/bench-ledger.ts): at 3,000 its ratio swung 0.62-0.92 run to run */
 const transfers = arg('transfers', 10000);
 const concurrency = arg('concurrency', 50);
+/**
+ * requests of each of a paid request's steps measured alone (challenges, the spends paying them, their
+ * redeems): fewer than the 4,096 challenges a node keeps after issuing them (lib/x402/known.ts), so that the
+ * spends and redeems find theirs as a paid request's do, instead of reading the oldest back from the store
+ */
+const stepRequests = arg('step-requests', 4000);
 const redeems = arg('redeems', 100);
 const duration = arg('duration', 5);
 /** the two goal rows (one wallet's spends, a paid request) and their baselines: rounds of this many seconds each */
@@ -296,12 +302,13 @@ try {
    */
   type Row = Figures & { cpuMs: number };
   type Measured = Row & { window: Window; cpuSeconds: number };
-  const ac = async (requests?: autocannon.Request[], seconds = duration): Promise<Measured> => {
+  const ac = async (requests?: autocannon.Request[], seconds = duration, amount?: number): Promise<Measured> => {
     const c0 = cpuSeconds(pid);
     const f = await cannon({
       url: requests ? svc.url : `${svc.url}/v1/me`,
       headers,
       duration: seconds,
+      amount,
       connections: concurrency,
       requests,
     });
@@ -390,6 +397,80 @@ try {
     ];
   };
   const meThrice: autocannon.Request[] = [0, 1, 2].map(() => ({ method: 'GET', path: '/v1/me', headers }));
+  /**
+   * A paid request's three steps, each alone at `concurrency` connections right after a `GET /v1/me` window
+   * of as many requests: `stepRequests` challenges, then spends that pay them (over the nine wallets, as in
+   * the paid row), then the redeems of their proofs. Where a paid sequence's time goes, step by step (each
+   * step's CPU per request against `GET /v1/me`'s); a spend here decides more attempts per actor turn than
+   * inside the paid sequence, where a third of the connections spend at a time.
+   */
+  const paidSteps = async () => {
+    const issued: Array<{ id: string; payTo: string; resource: string }> = [];
+    const proofs: Array<{ proof: string; resource: string }> = [];
+    let asked = 0;
+    let paying = 0;
+    let redeeming = 0;
+    type Ctx = { resource?: string };
+    const challenges: autocannon.Request[] = [
+      {
+        method: 'POST',
+        path: '/v1/x402/challenges',
+        headers,
+        setupRequest: (req, context) => {
+          const resource = ((context as Ctx).resource = `/step/${asked++}`);
+          return {
+            ...req,
+            body: JSON.stringify({
+              resource,
+              amount_subunits: '10000',
+              paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
+            }),
+          };
+        },
+        onResponse: (status, body, context) => {
+          if (status !== 201) return;
+          const r = JSON.parse(body) as { challenge_id: string; challenge: { payTo: string } };
+          issued.push({ id: r.challenge_id, payTo: r.challenge.payTo, resource: (context as Ctx).resource! });
+        },
+      },
+    ];
+    const spends: autocannon.Request[] = [
+      {
+        method: 'POST',
+        headers,
+        setupRequest: (req, context) => {
+          const c = issued[paying++];
+          (context as Ctx).resource = c.resource;
+          return {
+            ...req,
+            path: spendPath(agents[1 + (paying % 9)].id),
+            body: JSON.stringify(spendAttempt(c.payTo, { reference: c.id }, '10000')),
+          };
+        },
+        onResponse: (status, body, context) => {
+          if (status === 201)
+            proofs.push({ proof: (JSON.parse(body) as { spend_reference: string }).spend_reference, resource: (context as Ctx).resource! });
+        },
+      },
+    ];
+    const redeems: autocannon.Request[] = [
+      {
+        method: 'POST',
+        path: '/v1/x402/redeem',
+        headers,
+        setupRequest: (req) => ({ ...req, body: JSON.stringify(proofs[redeeming++]) }),
+      },
+    ];
+    const out: Array<{ name: string; step: Measured; base: Measured }> = [];
+    const step = async (name: string, requests: autocannon.Request[], n: number) => {
+      const base = await ac(undefined, duration, n);
+      out.push({ name, base, step: await ac(requests, duration, n) });
+    };
+    await step("POST /v1/x402/challenges alone (a paid request's first step)", challenges, stepRequests);
+    await step('POST …/spend-attempts paying them, 9 wallets (its second)', spends, issued.length);
+    await step('POST /v1/x402/redeem of their proofs (its third)', redeems, proofs.length);
+    return out;
+  };
   const cannonRow = (name: string, f: Row, base: Row, per = 1) =>
     lines.push(
       `| ${name} | ${Math.round(f.rps / per)}/s | ${(f.rps / base.rps).toFixed(2)} | ${(f.cpuMs * 1000).toFixed(0)} µs | ` +
@@ -473,6 +554,7 @@ try {
   const settledFlows = { settled: 0 };
   const paidPair = await paired((round) => paidRequests(`paid${round}`, settledFlows), meThrice);
   const { subject: paidFlows, base: baseThree } = paidPair;
+  const steps = await paidSteps();
   /**
    * A busy wallet: one that spent in every minute of its longest window (24 h) holds 1,439 minute buckets
    * besides the current one; its windows are given that history as a day of spends leaves it. Its row runs
@@ -498,6 +580,12 @@ try {
   cannonRow('POST …/spend-attempts/evaluate, 10 wallets', evaluated, baseTen);
   cannonRow('three GET /v1/me in a row (baseline of a paid request; per sequence)', baseThree, baseThree, 3);
   cannonRow('paid x402 request: challenge → agent spend → redeem (per sequence)', paidFlows, baseThree, 3);
+  // a run of so many requests ends on autocannon's one-second tick: its rate is coarse, its CPU per request is not
+  for (const { name, step, base: before } of steps)
+    lines.push(
+      `| ${name} (its own ${step.window.totalCompletedRequests} requests after as many GET /v1/me at ${(before.cpuMs * 1000).toFixed(0)} µs) | – | – | ` +
+        `${(step.cpuMs * 1000).toFixed(0)} µs | ${(before.cpuMs / step.cpuMs).toFixed(2)} | ${step.p50} ms | ${step.p99} ms | ${step.non2xx + step.errors} |`,
+    );
   const httpTableEnd = lines.length;
   const oneRatio = oneWallet.rps / base.rps;
   const oneErrors = oneWallet.non2xx + oneWallet.errors + one.other;

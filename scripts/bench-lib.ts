@@ -147,6 +147,8 @@ export async function cannon(opts: {
   body?: string;
   duration: number;
   connections: number;
+  /** this many requests, then stop (instead of `duration` seconds; autocannon then ends on its 1 s tick, so its rate is coarse) */
+  amount?: number;
   /** a sequence each connection sends in turn (autocannon's requests: setupRequest, onResponse, a context) */
   requests?: autocannon.Request[];
 }): Promise<Figures & { window: Window }> {
@@ -158,6 +160,7 @@ export async function cannon(opts: {
     body: opts.body,
     duration: opts.duration,
     connections: opts.connections,
+    ...(opts.amount ? { amount: opts.amount } : {}),
     skipAggregateResult: true,
     ...(opts.requests ? { requests: opts.requests } : {}),
   } as autocannon.Options)) as unknown as Window;
