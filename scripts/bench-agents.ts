@@ -463,6 +463,8 @@ try {
     ];
     const out: Array<{ name: string; step: Measured; base: Measured }> = [];
     const step = async (name: string, requests: autocannon.Request[], n: number) => {
+      // nothing to send (every challenge or spend before it refused): autocannon would run `duration` instead
+      if (n === 0) throw new Error(`${name}: the step before it left nothing to send`);
       const base = await ac(undefined, duration, n);
       out.push({ name, base, step: await ac(requests, duration, n) });
     };
