@@ -121,3 +121,13 @@ export class FieldChecks {
     if (this.errors.length > 0) throw invalidFields(this.errors, this.remediation);
   }
 }
+
+/**
+ * An error that proves its request wrote nothing: a refusal (4xx: a check, a limit, a conflict rolled back)
+ * by code that decides before it writes. Any other failure (a time-out, a node gone mid-call, a store that
+ * lost its connection) leaves the outcome unknown: the write may still commit.
+ */
+export function refusedBeforeWrite(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'number' && code >= 400 && code < 500;
+}

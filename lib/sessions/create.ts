@@ -6,6 +6,7 @@
  */
 import type { Config } from '../../config/index.ts';
 import { newId } from '../core/ids.ts';
+import { refusedBeforeWrite } from '../core/errors.ts';
 import type { Keyring } from '../core/keyring.ts';
 import { Idempotency, type IdempotencyRequest } from '../core/idempotency.ts';
 import type { Store } from '../store/port.ts';
@@ -162,6 +163,11 @@ export class Sessions {
     } catch (e) {
       // the actor may have committed before its reply was lost: that session keeps its volume and key
       if (await load(sessionId).catch(() => null)) throw e;
+      // nor does a failure that does not prove nothing was written (a time-out, the actor's node gone
+      // mid-call, its request taken by the node's next instance): the session may commit after this read, so
+      // its key stays reserved for it (a retry answers with it, or creates it under the same id once the
+      // reservation is old: lib/core/idempotency.ts) and its volume stays counted
+      if (!refusedBeforeWrite(e)) throw e;
       await release?.().catch((err) => calls.log.warn('daily volume not released:', (err as Error).message));
       if (idem) await idempotency.release(idem).catch(() => undefined);
       throw e;

@@ -1,6 +1,8 @@
 /**
  * A session creation whose actor committed but whose reply was lost (a time-out, a node gone after the
  * write): the session exists, so its daily volume stays reserved and its Idempotency-Key keeps naming it.
+ * The same when the failure reaches the creating request before the write commits (the actor's node gone
+ * mid-call while the request is taken by its next instance): the key is not freed for a second session.
  */
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { SERVICE_FACTORIES } from '../../services/index.ts';
@@ -10,6 +12,7 @@ import { ETH_USDC, merchant } from './sessions-helpers.ts';
 describe('session creation whose reply is lost after the commit', () => {
   let t: TestNode;
   let loseNextReply = false;
+  let commitAfterFailure = false;
 
   beforeAll(async () => {
     t = await startTestNode({
@@ -25,6 +28,12 @@ describe('session creation whose reply is lost after the commit', () => {
     };
     const deliver = svc.deliver;
     svc.deliver = async (id, msg) => {
+      if (commitAfterFailure && msg.type === 'create') {
+        commitAfterFailure = false;
+        // the caller hears of a failure that says nothing of the write, and the write lands after it
+        setTimeout(() => void deliver(id, msg).catch(() => undefined), 100);
+        throw new Error('node gone mid-call');
+      }
       const reply = await deliver(id, msg);
       if (loseNextReply && msg.type === 'create') {
         loseNextReply = false;
@@ -62,5 +71,23 @@ describe('session creation whose reply is lost after the commit', () => {
     expect(retried.status).toBe(201);
     const stored = await t.node.rt.store.find<{ id: string }>('payment_sessions', { merchant_id: m.id });
     expect(stored.map((s) => s.id)).toEqual([retried.body.session_id]);
+  });
+
+  it('keeps the key reserved when the failure comes before the write commits, so a retry names that one session', async () => {
+    const m = await merchant(t);
+    const headers = { 'Idempotency-Key': 'late-commit-1' };
+    commitAfterFailure = true;
+    const failed = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body, headers });
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    // the write that outlived its request's failure
+    for (let i = 0; i < 100 && (await t.node.rt.store.count('payment_sessions', { merchant_id: m.id })) === 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    const retried = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body, headers });
+    expect(retried.status).toBe(201);
+    const stored = await t.node.rt.store.find<{ id: string }>('payment_sessions', { merchant_id: m.id });
+    expect(stored.map((s) => s.id)).toEqual([retried.body.session_id]);
+    // its volume stays counted: another 60 of the 100 is over the cap
+    const next = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body });
+    expect(next.status).toBe(400);
   });
 });
