@@ -242,16 +242,17 @@ try {
       })
     ).status;
   const me = async () => (await fetch(`${svc.url}/v1/me`, { headers })).status;
+  /** the x402 challenge every paid request here asks for: 0.01 testnet USDC for `resource` */
+  const challengeOf = (resource: string) => ({
+    resource,
+    amount_subunits: '10000',
+    paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
+  });
   // an hour's life: a Hardhat chain mining a block per transaction runs ahead of the wall clock (one second
   // per block), and a v2 client signs validBefore = now + what is left of the challenge's life, so with the
   // default 5 minutes the last facilitator settlements reverted on chain as expired
   const challenge = (i: number, label: string) =>
-    call('POST', '/v1/x402/challenges', {
-      expires_in: '1h',
-      resource: `/${label}/${i}`,
-      amount_subunits: '10000',
-      paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
-    });
+    call('POST', '/v1/x402/challenges', { expires_in: '1h', ...challengeOf(`/${label}/${i}`) });
   /** the spend attempt that pays a challenge (its reference is the challenge id) */
   const paying = (c: { challenge_id: string; challenge: { payTo: string } }) =>
     spendAttempt(c.challenge.payTo, { reference: c.challenge_id }, '10000');
@@ -352,11 +353,7 @@ try {
           c.i = k++;
           return {
             ...req,
-            body: JSON.stringify({
-              resource: `/${label}/${c.i}`,
-              amount_subunits: '10000',
-              paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
-            }),
+            body: JSON.stringify(challengeOf(`/${label}/${c.i}`)),
           };
         },
         onResponse: (status, body, context) => {
@@ -420,11 +417,7 @@ try {
           const resource = ((context as Ctx).resource = `/step/${asked++}`);
           return {
             ...req,
-            body: JSON.stringify({
-              resource,
-              amount_subunits: '10000',
-              paymentMethod: { chain: 'ethereum', network: 'testnet', token: 'USDC' },
-            }),
+            body: JSON.stringify(challengeOf(resource)),
           };
         },
         onResponse: (status, body, context) => {
