@@ -15,9 +15,12 @@
  *
  * A stream that is caught up and idle writes the hub's rows in the hub's own turn: no wake-up of its pump,
  * no promise, no new heartbeat timer, and a frame encoded once for all of them. With 1,000 streams of one
- * merchant that per-stream machinery cost about a third of the event's fan-out. The pump takes over
- * whenever there is anything to order (a catch-up, a queue, a client that stopped reading).
+ * merchant that per-stream machinery cost about a third of the event's fan-out. Such a frame goes straight
+ * to the response's socket as an HTTP chunk when nothing of the body waits anywhere (`direct`): the pipe's
+ * own machinery was another quarter of it. The pump takes over whenever there is anything to order (a
+ * catch-up, a queue, a client that stopped reading).
  */
+import { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { presentEvent, type FeedRow } from './feed.ts';
 
@@ -55,6 +58,28 @@ export function sseFrame(row: FeedRow): Buffer {
   return f;
 }
 
+const CRLF = Buffer.from('\r\n');
+const chunks = new WeakMap<FeedRow, Buffer>();
+/** one row's frame as an HTTP/1.1 chunk (size line, frame, CRLF), built once for every stream that writes it */
+export function sseChunk(row: FeedRow): Buffer {
+  let c = chunks.get(row);
+  if (!c) {
+    const f = sseFrame(row);
+    c = Buffer.concat([Buffer.from(`${f.length.toString(16)}\r\n`), f, CRLF]);
+    chunks.set(row, c);
+  }
+  return c;
+}
+
+/** the body, knowing the HTTP response it is piped into (moleculer-web pipes it): see `direct` */
+class SseBody extends Readable {
+  sink: ServerResponse | null = null;
+  override pipe<T extends NodeJS.WritableStream>(dest: T, o?: { end?: boolean }): T {
+    if (dest instanceof ServerResponse) this.sink = dest;
+    return super.pipe(dest, o);
+  }
+}
+
 export function eventStream(opts: EventStreamOptions): Readable {
   let cursor = opts.start;
   let closed = false;
@@ -70,7 +95,7 @@ export function eventStream(opts: EventStreamOptions): Readable {
   /** the last push filled the body's buffer: nothing more is pushed until the client reads */
   let full = false;
 
-  const stream = new Readable({
+  const stream = new SseBody({
     read() {
       full = false;
       readable?.();
@@ -95,7 +120,7 @@ export function eventStream(opts: EventStreamOptions): Readable {
           wakeUp?.();
           return;
         }
-        push(sseFrame(row));
+        if (!direct(row)) push(sseFrame(row));
         cursor = row.stream_seq!;
       }
       return;
@@ -113,6 +138,21 @@ export function eventStream(opts: EventStreamOptions): Readable {
     readable?.();
   };
   opts.signal?.addEventListener('abort', end, { once: true });
+
+  /**
+   * Writes the row's chunk straight to the response's socket when nothing of this body waits anywhere (the
+   * Readable, the response, the socket's own buffer): the same bytes the pipe would write, without its
+   * per-stream machinery (about a quarter of a fan-out's cost per stream). Anything queued takes the pipe.
+   */
+  function direct(row: FeedRow): boolean {
+    const res = stream.sink;
+    if (!res || !res.headersSent || !res.chunkedEncoding || res.writableEnded || res.writableNeedDrain) return false;
+    const sock = res.socket;
+    if (!sock || !sock.writable || stream.readableLength > 0 || res.writableLength > 0) return false;
+    lastWrite = Date.now();
+    sock.write(sseChunk(row));
+    return true;
+  }
 
   function push(chunk: string | Buffer): void {
     lastWrite = Date.now();

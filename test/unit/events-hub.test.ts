@@ -2,11 +2,14 @@
  * Pushed event streams (lib/events/hub.ts, lib/events/stream.ts) on a real SQLite store: one read of the
  * feed per node however many streams are open, no read at all while streams are idle, every event once
  * and in order on every stream of its merchant (including one opened while events keep coming, and a slow
- * client whose queue overflowed and who catches up from the store).
+ * client whose queue overflowed and who catches up from the store). Over HTTP, a caught-up stream writes
+ * its frames straight to the socket as chunks; what Node's own HTTP parser reads of them is checked.
  */
 import { rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { openStore } from '../../lib/store/index.ts';
 import { COLLECTIONS } from '../../lib/store/collections.ts';
 import { webhookEventOp, type WebhookEventType } from '../../lib/webhooks/event.ts';
@@ -183,5 +186,122 @@ describe('pushed event streams', () => {
     await settle();
     expect(a).toHaveLength(4);
     expect(new Set(a).size).toBe(4);
+  });
+
+  describe('over HTTP, piped into the response as moleculer-web does', () => {
+    let server: http.Server;
+    /** res.write calls per response: a frame written straight to the socket makes none */
+    let resWrites = 0;
+    const bodies: Readable[] = [];
+    const sockets: Array<import('node:net').Socket> = [];
+    beforeEach(async () => {
+      resWrites = 0;
+      server = http.createServer(async (req, res) => {
+        const maxMs = Number(new URL(req.url!, 'http://x').searchParams.get('max') ?? 600_000);
+        const body = eventStream({
+          start: await lastSeq(store),
+          read: (after) => readAfter(store, 'mer_a', after, 100),
+          matches: () => true,
+          subscribe: (onRows) => hub.subscribe('mer_a', onRows),
+          heartbeatMs: 40,
+          maxMs,
+        });
+        bodies.push(body);
+        const write = res.write.bind(res) as (...a: unknown[]) => boolean;
+        res.write = ((...a: unknown[]) => {
+          resWrites++;
+          return write(...a);
+        }) as typeof res.write;
+        res.setHeader('Content-Type', 'text/event-stream');
+        pipeline(body, res, () => undefined);
+      });
+      server.on('connection', (s) => sockets.push(s));
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    });
+    afterEach(async () => {
+      for (const b of bodies.splice(0)) b.destroy();
+      sockets.length = 0;
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    });
+
+    /** a client of Node's own parser (chunked framing checked); `paused` reads nothing until resumed */
+    const client = (query = '', paused = false) =>
+      new Promise<{ ids: string[]; res: http.IncomingMessage; ended: Promise<'end' | 'aborted'> }>((resolve, reject) => {
+        const { port } = server.address() as AddressInfo;
+        http
+          .get({ host: '127.0.0.1', port, path: `/${query}`, agent: false }, (res) => {
+            const ids: string[] = [];
+            let buf = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => {
+              buf += chunk;
+              let k;
+              while ((k = buf.indexOf('\n\n')) >= 0) {
+                const data = /^data: (.*)$/m.exec(buf.slice(0, k));
+                buf = buf.slice(k + 2);
+                if (data) ids.push(JSON.parse(data[1]).id);
+              }
+            });
+            if (paused) res.pause();
+            // a body cut short (the test's server closing) is an error of the response, not the test's
+            const ended = new Promise<'end' | 'aborted'>((r) => {
+              res.on('end', () => r('end'));
+              res.on('error', () => r('aborted'));
+            });
+            resolve({ ids, res, ended });
+          })
+          .on('error', reject);
+      });
+
+    it('caught-up streams write events as chunks on the socket, between heartbeats, in order, once each', async () => {
+      const readers = await Promise.all([client(), client(), client()]);
+      await settle();
+      const ids: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        ids.push(...(await commit([op('mer_a'), op('mer_a')])));
+        // some events land between heartbeats (40 ms), some right after one
+        await new Promise((r) => setTimeout(r, i % 3 === 0 ? 45 : 3));
+      }
+      await settle();
+      for (const r of readers) expect(r.ids).toEqual(ids);
+      // 60 events on each of three streams went to the socket itself, not through the response
+      const throughRes = resWrites;
+      expect(throughRes).toBeLessThan(3 * 60);
+      const more = await commit([op('mer_a')]);
+      await settle();
+      for (const r of readers) expect(r.ids).toEqual([...ids, ...more]);
+    });
+
+    it('a client that stops reading: the socket fills, the pipe takes over; nothing lost or repeated', async () => {
+      const slow = await client('', true);
+      const quick = await client();
+      await settle();
+      const ids: string[] = [];
+      // 64 KB an event: 640 of them (40 MB) are more than the kernel's socket buffers hold on loopback
+      const big = () => {
+        const o = op('mer_a');
+        (o.doc.body as unknown as Record<string, unknown>).pad = 'x'.repeat(64 * 1024);
+        return o;
+      };
+      for (let i = 0; i < 64; i++) ids.push(...(await commit(Array.from({ length: 10 }, big))));
+      await settle();
+      expect(quick.ids).toEqual(ids);
+      // what the kernel did not take waits in the process: bounded (the pipe's backpressure, then the store),
+      // not the 40 MB the stream was handed
+      expect(Math.max(...sockets.map((s) => s.writableLength))).toBeLessThan(4 * 1024 * 1024);
+      slow.res.resume();
+      const deadline = Date.now() + 10_000;
+      while (slow.ids.length < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(slow.ids).toEqual(ids);
+    });
+
+    it('a stream that ends (maxMs) closes its chunked body cleanly after the events it wrote', async () => {
+      const r = await client('?max=300');
+      await settle();
+      const ids = await commit([op('mer_a'), op('mer_a')]);
+      expect(await r.ended).toBe('end');
+      expect(r.ids).toEqual(ids);
+    });
   });
 });
