@@ -152,7 +152,7 @@ export class Sessions {
     let release: (() => Promise<void>) | null = null;
     try {
       const limit = this.o.config.dailyVolumeLimit;
-      if (limit !== null) release = await this.volume.reserve(merchant.merchant_id, req.rail, req.expected, limit);
+      if (limit !== null) release = await this.volume.reserve(merchant.merchant_id, req.rail, req.expected, limit, sessionId);
       const owner = {
         merchant_id: merchant.merchant_id,
         sandbox: merchant.sandbox,

@@ -3,24 +3,33 @@
  * write): the session exists, so its daily volume stays reserved and its Idempotency-Key keeps naming it.
  * The same when the failure reaches the creating request before the write commits (the actor's node gone
  * mid-call while the request is taken by its next instance): the key is not freed for a second session.
+ * And when no write ever lands, the retry that creates the session under the reserved id later counts its
+ * daily volume once.
  */
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 import { SERVICE_FACTORIES } from '../../services/index.ts';
 import { createSessionActorsService } from '../../services/session-actors.service.ts';
 import { ETH_USDC, merchant } from './sessions-helpers.ts';
+import { RESUME_RESERVED_AFTER_MS } from '../../lib/core/idempotency.ts';
 
 describe('session creation whose reply is lost after the commit', () => {
   let t: TestNode;
   let loseNextReply = false;
   let commitAfterFailure = false;
+  let failWithoutWrite = false;
+  /** added to the node's clock: a key reservation ages past the resume delay without waiting for it */
+  let clockOffset = 0;
 
   beforeAll(async () => {
-    t = await startTestNode({
-      DAILY_VOLUME_LIMIT: '100',
-      SERVICES: Object.keys(SERVICE_FACTORIES)
-        .filter((n) => n !== 'session-actors')
-        .join(','),
-    });
+    t = await startTestNode(
+      {
+        DAILY_VOLUME_LIMIT: '100',
+        SERVICES: Object.keys(SERVICE_FACTORIES)
+          .filter((n) => n !== 'session-actors')
+          .join(','),
+      },
+      { now: () => new Date(Date.now() + clockOffset) },
+    );
     // the real session actors, whose reply is lost once the state is committed when asked to: their
     // `deliver` (what the send action and a direct local send both run) throws after the host replied
     const svc = t.node.broker.createService(createSessionActorsService(t.node.rt)) as unknown as {
@@ -28,6 +37,11 @@ describe('session creation whose reply is lost after the commit', () => {
     };
     const deliver = svc.deliver;
     svc.deliver = async (id, msg) => {
+      if (failWithoutWrite && msg.type === 'create') {
+        failWithoutWrite = false;
+        // the actor's node died before the message reached it: nothing is written, ever
+        throw new Error('node gone before the call');
+      }
       if (commitAfterFailure && msg.type === 'create') {
         commitAfterFailure = false;
         // the caller hears of a failure that says nothing of the write, and the write lands after it
@@ -91,5 +105,26 @@ describe('session creation whose reply is lost after the commit', () => {
     // its volume stays counted: another 60 of the 100 is over the cap
     const next = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body });
     expect(next.status).toBe(400);
+  });
+
+  it('a retry that creates the session under the reserved id later counts its daily volume once', async () => {
+    const m = await merchant(t);
+    const headers = { 'Idempotency-Key': 'never-written-1' };
+    failWithoutWrite = true;
+    const failed = await t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body, headers });
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(await t.node.rt.store.count('payment_sessions', { merchant_id: m.id })).toBe(0);
+    // past the resume delay (lib/core/idempotency.ts): the retry creates the session itself; its 60 of the
+    // 100 were counted by the first attempt, so counting them again (120) refused it with a 400
+    clockOffset += RESUME_RESERVED_AFTER_MS + 1000;
+    try {
+      await retryNamesTheOneSession(m, headers);
+      // 60 counted once: 40 more fit the cap of 100, 1 more does not
+      const small = (amount: number) => t.request('POST', '/v1/payment_sessions', { key: m.apiKey, body: { ...body, amount } });
+      expect((await small(40)).status).toBe(201);
+      expect((await small(1)).status).toBe(400);
+    } finally {
+      clockOffset = 0;
+    }
   });
 });

@@ -247,14 +247,69 @@ describe('daily volume', () => {
     it('concurrent reservations never pass the cap, and a release frees its amount', async () => {
       const usdc: Rail = rail('ethereum', 'testnet', 'USDC');
       const volume = new DailyVolume(store, () => new Date()); // the store expires counters by the real clock
-      const results = await Promise.allSettled(Array.from({ length: 12 }, () => volume.reserve('mer_v', usdc, 1_000_000n, '10')));
+      const results = await Promise.allSettled(
+        Array.from({ length: 12 }, (_, i) => volume.reserve('mer_v', usdc, 1_000_000n, '10', `ps_c${i}`)),
+      );
       const ok = results.filter((r) => r.status === 'fulfilled');
       expect(ok).toHaveLength(10);
       const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
       expect(refused.reason).toBeInstanceOf(PolicyRefusal);
       expect(refused.reason.message).toMatch(/daily volume limit of 10 USDC on ethereum testnet reached: 0 USDC left today/);
       await (ok[0] as PromiseFulfilledResult<() => Promise<void>>).value();
-      await expect(volume.reserve('mer_v', usdc, 1_000_000n, '10')).resolves.toBeInstanceOf(Function);
+      await expect(volume.reserve('mer_v', usdc, 1_000_000n, '10', 'ps_c12')).resolves.toBeInstanceOf(Function);
+    });
+
+    it('a session is counted once, whichever requests reserve or release it and in whatever order (property)', async () => {
+      const usdc: Rail = rail('ethereum', 'testnet', 'USDC');
+      const volume = new DailyVolume(store, () => new Date());
+      const step = fc.record({ session: fc.integer({ min: 0, max: 5 }), release: fc.boolean(), amount: fc.integer({ min: 1, max: 4 }) });
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.array(step, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 8 }), async (rounds) => {
+          const merchant = `mer_p${run++}`;
+          const ids = (k: number) => `ps_${merchant}_${k}`;
+          /** what each session was granted (its first reservation's amount), as the model sees it */
+          const granted = new Map<number, bigint>();
+          for (const round of rounds) {
+            // a round's requests run at once: two attempts at one session race each other and a release
+            const outcomes = await Promise.allSettled(
+              round.map(async (c) => {
+                const amount = BigInt(c.amount) * 1_000_000n;
+                const release = await volume.reserve(merchant, usdc, amount, '10', ids(c.session));
+                if (c.release) await release();
+              }),
+            );
+            for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(PolicyRefusal);
+            // the model, read back: a session holds a share or none, and the day's counter is the sum of the shares
+            granted.clear();
+            for (let k = 0; k <= 5; k++) {
+              const hold = await store.get<{ id: string; amount_subunits: string }>('session_volume_holds', ids(k));
+              if (hold) granted.set(k, BigInt(hold.amount_subunits));
+            }
+            const counter = await store.findOne<{ id: string; sum_subunits: string }>('session_volume', { merchant_id: merchant });
+            const held = [...granted.values()].reduce((a, b) => a + b, 0n);
+            expect(BigInt(counter?.sum_subunits ?? '0')).toBe(held);
+            expect(held).toBeLessThanOrEqual(10_000_000n);
+          }
+        }),
+        { numRuns: 40 },
+      );
+    });
+
+    it('a second reservation of one session adds nothing, even over the cap, and its release frees the amount once', async () => {
+      const usdc: Rail = rail('ethereum', 'testnet', 'USDC');
+      const volume = new DailyVolume(store, () => new Date());
+      const sum = async () =>
+        (await store.findOne<{ id: string; sum_subunits: string }>('session_volume', { merchant_id: 'mer_once' }))?.sum_subunits;
+      await volume.reserve('mer_once', usdc, 6_000_000n, '10', 'ps_once');
+      // the retry of a create whose outcome was unknown: 6 + 6 would pass the cap of 10, but it is one session
+      const release = await volume.reserve('mer_once', usdc, 6_000_000n, '10', 'ps_once');
+      expect(await sum()).toBe('6000000');
+      await expect(volume.reserve('mer_once', usdc, 6_000_000n, '10', 'ps_other')).rejects.toBeInstanceOf(PolicyRefusal);
+      await release();
+      await release();
+      expect(await sum()).toBe('0');
+      await expect(volume.reserve('mer_once', usdc, 6_000_000n, '10', 'ps_other')).resolves.toBeInstanceOf(Function);
     });
   });
 });

@@ -25,4 +25,6 @@ export const SESSIONS_COLLECTIONS: CollectionSpec[] = [
   { name: 'address_indexes' },
   /** id = <merchant_id>:<chain>:<network>:<token>:<UTC day>: the day's session volume in smallest units (DAILY_VOLUME_LIMIT) */
   { name: 'session_volume', expiresField: 'expires_at' },
+  /** id = session id: its share of a day's session_volume (lib/sessions/volume.ts), so that it is counted once */
+  { name: 'session_volume_holds', expiresField: 'expires_at' },
 ];
