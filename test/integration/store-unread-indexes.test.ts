@@ -9,21 +9,26 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { openStore } from '../../lib/store/index.ts';
 import { COLLECTIONS } from '../../lib/store/collections.ts';
+import { FULL_EXPIRY_INDEXES } from '../../lib/store/sql/migrations.ts';
 import { ACCOUNTS, ownerIds, walletAccount, accountId, newAccount } from '../../lib/ledger/index.ts';
 import { balances } from '../../lib/ledger/balances.ts';
 import { storeAdapters } from '../helpers/store-adapters.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/node.ts';
 
-/** every collection's expiry field had a full index before migration 7; a partial one (…__p) replaces it */
+/**
+ * every collection's expiry field has a partial index (…__p); the collections that existed before migration 7
+ * had a full one, which it drops (a collection added since never had one)
+ */
 const EXPIRING = COLLECTIONS.filter((c) => c.expiresField).map((c) => ({ coll: c.name, full: `${c.name}__${c.expiresField}` }));
+const OLD_EXPIRING = EXPIRING.filter((e) => FULL_EXPIRY_INDEXES.includes(e.full));
 const GONE = [
   'ledger_accounts__owner',
   'spend_attempts__merchant_id__id',
   'x402_redemptions__status__next_check_at',
   'payment_sessions__merchant_id__created_at',
   'payment_sessions__expiry_due_at',
-  ...EXPIRING.map((e) => e.full),
+  ...OLD_EXPIRING.map((e) => e.full),
 ];
 /** what a store before migration 5 had: the old indexes, and no record of the migrations */
 const OLD = [
@@ -32,7 +37,7 @@ const OLD = [
   `CREATE INDEX "x402_redemptions__status__next_check_at" ON "x402_redemptions" (id)`,
   `CREATE INDEX "payment_sessions__merchant_id__created_at" ON "payment_sessions" (id)`,
   `CREATE INDEX "payment_sessions__expiry_due_at" ON "payment_sessions" (id)`,
-  ...EXPIRING.map((e) => `CREATE INDEX "${e.full}" ON "${e.coll}" (id)`),
+  ...OLD_EXPIRING.map((e) => `CREATE INDEX "${e.full}" ON "${e.coll}" (id)`),
   'DELETE FROM _schema_migrations WHERE version >= 5',
 ];
 
@@ -41,6 +46,8 @@ describe('indexes no read needs', () => {
     const dir = tempDir('unread-');
     const file = join(dir, 'service.db');
     try {
+      // every full index migration 7 drops is an expiring collection's (none named wrong)
+      expect(OLD_EXPIRING).toHaveLength(FULL_EXPIRY_INDEXES.length);
       await (await openStore(`sqlite:${file}`)).close();
       const raw = new DatabaseSync(file);
       for (const text of OLD) raw.exec(text);

@@ -27,7 +27,7 @@ const SPARSE_REPLACED = ['spend_attempts__execute_due_at', 'ledger_transfers__pa
 const UNREAD_INDEXES = ['ledger_accounts__owner', 'spend_attempts__merchant_id__id', 'x402_redemptions__status__next_check_at'];
 
 /** the full indexes of the expiry fields (migration 7): each collection's expiresField, replaced by a partial index (…__p) */
-const FULL_EXPIRY_INDEXES = [
+export const FULL_EXPIRY_INDEXES = [
   'payment_sessions__purge_at',
   'session_volume__expires_at',
   'catalog_checkout_refs__purge_at',
