@@ -190,12 +190,12 @@ describe('pushed event streams', () => {
 
   describe('over HTTP, piped into the response as moleculer-web does', () => {
     let server: http.Server;
-    /** res.write calls per response: a frame written straight to the socket makes none */
-    let resWrites = 0;
+    /** event frames written through a response (res.write): one written straight to the socket is not */
+    let framesThroughRes = 0;
     const bodies: Readable[] = [];
     const sockets: Array<import('node:net').Socket> = [];
     beforeEach(async () => {
-      resWrites = 0;
+      framesThroughRes = 0;
       server = http.createServer(async (req, res) => {
         const maxMs = Number(new URL(req.url!, 'http://x').searchParams.get('max') ?? 600_000);
         const body = eventStream({
@@ -209,7 +209,7 @@ describe('pushed event streams', () => {
         bodies.push(body);
         const write = res.write.bind(res) as (...a: unknown[]) => boolean;
         res.write = ((...a: unknown[]) => {
-          resWrites++;
+          if (String(a[0]).includes('\ndata: ')) framesThroughRes++;
           return write(...a);
         }) as typeof res.write;
         res.setHeader('Content-Type', 'text/event-stream');
@@ -265,9 +265,9 @@ describe('pushed event streams', () => {
       }
       await settle();
       for (const r of readers) expect(r.ids).toEqual(ids);
-      // 60 events on each of three streams went to the socket itself, not through the response
-      const throughRes = resWrites;
-      expect(throughRes).toBeLessThan(3 * 60);
+      // the 60 events of each of the three streams went to the socket itself, not through the response (an
+      // event landing in the very tick of a heartbeat's write, still corked in the socket, takes the pipe)
+      expect(framesThroughRes).toBeLessThanOrEqual(3);
       const more = await commit([op('mer_a')]);
       await settle();
       for (const r of readers) expect(r.ids).toEqual([...ids, ...more]);
