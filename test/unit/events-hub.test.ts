@@ -231,18 +231,7 @@ describe('pushed event streams', () => {
         const { port } = server.address() as AddressInfo;
         http
           .get({ host: '127.0.0.1', port, path: `/${query}`, agent: false }, (res) => {
-            const ids: string[] = [];
-            let buf = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => {
-              buf += chunk;
-              let k;
-              while ((k = buf.indexOf('\n\n')) >= 0) {
-                const data = /^data: (.*)$/m.exec(buf.slice(0, k));
-                buf = buf.slice(k + 2);
-                if (data) ids.push(JSON.parse(data[1]).id);
-              }
-            });
+            const ids = collect(res);
             if (paused) res.pause();
             // a body cut short (the test's server closing) is an error of the response, not the test's
             const ended = new Promise<'end' | 'aborted'>((r) => {
