@@ -177,7 +177,8 @@ export function createAgentsService(rt: Runtime): ServiceSchema {
           const reply = await send(ctx, wallet.id, {
             type: 'attempt',
             attempt_id: newId('sa'),
-            payout_id: newId('po'),
+            // only an attempt to an address on chain becomes a payout (lib/agents/reserve.ts)
+            payout_id: actx.target.kind === 'chain' ? newId('po') : '',
             input,
             ctx: actx,
             dry_run: false,

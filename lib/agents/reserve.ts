@@ -7,7 +7,7 @@
 import type { Store, WriteOp } from '../store/port.ts';
 import type { SpendAttemptDoc, Execution, AttemptContext, ExtraReason } from '../spend/attempts.ts';
 import { dailyVolume, withinAmountLimit } from '../payouts/limits.ts';
-import { LedgerBatch, isLedgerError, walletAccount, accountId, available } from '../ledger/index.ts';
+import { LedgerBatch, isLedgerError, walletAccount, accountId } from '../ledger/index.ts';
 import { PAYOUTS, type PayoutDoc } from '../payouts/model.ts';
 import { custodyMoveOp } from '../payouts/custody.ts';
 import type { WalletDoc } from '../wallets/model.ts';
@@ -82,10 +82,10 @@ async function reserve(
   const amount = BigInt(a.amount_subunits);
   // the credited account (a merchant wallet many agents pay) takes the amount as an add (LedgerBatch): no race on it
   const b = new LedgerBatch(store, now);
-  const real = await b.account(walletAccount(a.agent_wallet_id, asset));
-  const sim = await b.account(walletAccount(a.agent_wallet_id, asset, true));
-  const simulated = available(real) < amount;
-  if (simulated && available(sim) < amount) return { denied: 'insufficient_funds' };
+  const real = await b.available(walletAccount(a.agent_wallet_id, asset));
+  const sim = await b.available(walletAccount(a.agent_wallet_id, asset, true));
+  const simulated = real < amount;
+  if (simulated && sim < amount) return { denied: 'insufficient_funds' };
   const execution: Execution = a.target_kind === 'chain' ? (simulated ? 'simulated' : 'chain') : 'ledger';
   // executed on chain it is a payout: the platform's payout limits bind it like any other
   let volume: WriteOp | null = null;

@@ -292,6 +292,17 @@ export class LedgerBatch {
     return this.view(id, e);
   }
 
+  /**
+   * What the account holds available as this batch will leave it so far (`available` of `account()`,
+   * without building the account): the caller decides on it, so the batch writes it back as a compare-and-set.
+   */
+  async available(id: string): Promise<bigint> {
+    const e = await this.read(id);
+    e.seen = true;
+    const d = e.delta;
+    return (e.read ? available(e.read) : 0n) + d.credits_posted - d.debits_posted - d.debits_pending;
+  }
+
   private entry(id: string): AccountEntry {
     let e = this.accounts.get(id);
     if (!e) {

@@ -240,8 +240,6 @@ export function windowUsage(limits: RailLimits | undefined, rail: string, spends
   });
 }
 
-type Check = () => Reason | undefined;
-
 export function evaluate(f: AttemptFacts): Evaluation {
   const a = f.attempt;
   const rail = `${a.chain}:${a.network}:${a.token}`;
@@ -257,50 +255,54 @@ export function evaluate(f: AttemptFacts): Evaluation {
     'agent spends',
   );
 
-  const checks: Record<RuleName, Check> = {
-    ownership: () => (owned ? undefined : 'wallet_not_owned'),
-    wallet_type: () => (f.wallet.type !== 'agent' ? 'not_agent_wallet' : undefined),
-    sandbox_mainnet: () =>
-      gate?.reason === 'sandbox_mainnet'
-        ? 'sandbox_mainnet_not_allowed'
-        : gate?.reason === 'live_testnet'
-          ? 'live_testnet_not_allowed'
-          : undefined,
-    kyc: () => (gate?.reason === 'kyc_required' ? 'kyc_required' : undefined),
-    rail: () => {
-      if (!f.rail_enabled) return 'rail_not_enabled';
-      if (f.wallet.chain !== a.chain || f.wallet.network !== a.network) return 'wallet_rail_mismatch';
-      return undefined;
-    },
-    policy: () => {
-      if (!p) return 'no_policy';
-      if (p.expires_at !== null && p.expires_at <= f.now.toISOString()) return 'policy_expired';
-      if (mainnet && !p.allow_mainnet) return 'policy_mainnet_not_allowed';
-      if (!limits) return 'rail_not_in_policy';
-      return undefined;
-    },
-    denylist: () => (p!.denied_targets.some((t) => sameTarget(a.chain, t, a.target)) ? 'target_denied' : undefined),
-    allowlist: () => {
-      if (p!.allowed_targets.length > 0 && !p!.allowed_targets.some((t) => sameTarget(a.chain, t, a.target))) return 'target_not_allowed';
-      if (p!.allowed_api_domains.length > 0 && !(a.api_domain && p!.allowed_api_domains.includes(a.api_domain.toLowerCase())))
-        return 'api_domain_not_allowed';
-      return undefined;
-    },
-    per_attempt_cap: () => (limits!.per_attempt !== null && a.amount > limits!.per_attempt ? 'per_attempt_cap_exceeded' : undefined),
-    window_caps: () => {
-      for (const w of windows) {
-        if (w.max_subunits !== null && BigInt(w.used_subunits) + a.amount > BigInt(w.max_subunits)) return 'window_amount_exceeded';
-        if (w.max_count !== null && w.used_count + 1 > w.max_count) return 'window_count_exceeded';
-      }
-      return undefined;
-    },
-    approval: () =>
-      !f.approving && limits!.approval_above !== null && a.amount > limits!.approval_above ? 'approval_threshold' : undefined,
+  // one function over the rule names, not an object of eleven closures built per evaluation (every attempt)
+  const check = (rule: RuleName): Reason | undefined => {
+    switch (rule) {
+      case 'ownership':
+        return owned ? undefined : 'wallet_not_owned';
+      case 'wallet_type':
+        return f.wallet.type !== 'agent' ? 'not_agent_wallet' : undefined;
+      case 'sandbox_mainnet':
+        return gate?.reason === 'sandbox_mainnet'
+          ? 'sandbox_mainnet_not_allowed'
+          : gate?.reason === 'live_testnet'
+            ? 'live_testnet_not_allowed'
+            : undefined;
+      case 'kyc':
+        return gate?.reason === 'kyc_required' ? 'kyc_required' : undefined;
+      case 'rail':
+        if (!f.rail_enabled) return 'rail_not_enabled';
+        if (f.wallet.chain !== a.chain || f.wallet.network !== a.network) return 'wallet_rail_mismatch';
+        return undefined;
+      case 'policy':
+        if (!p) return 'no_policy';
+        if (p.expires_at !== null && p.expires_at <= f.now.toISOString()) return 'policy_expired';
+        if (mainnet && !p.allow_mainnet) return 'policy_mainnet_not_allowed';
+        if (!limits) return 'rail_not_in_policy';
+        return undefined;
+      case 'denylist':
+        return p!.denied_targets.some((t) => sameTarget(a.chain, t, a.target)) ? 'target_denied' : undefined;
+      case 'allowlist':
+        if (p!.allowed_targets.length > 0 && !p!.allowed_targets.some((t) => sameTarget(a.chain, t, a.target))) return 'target_not_allowed';
+        if (p!.allowed_api_domains.length > 0 && !(a.api_domain && p!.allowed_api_domains.includes(a.api_domain.toLowerCase())))
+          return 'api_domain_not_allowed';
+        return undefined;
+      case 'per_attempt_cap':
+        return limits!.per_attempt !== null && a.amount > limits!.per_attempt ? 'per_attempt_cap_exceeded' : undefined;
+      case 'window_caps':
+        for (const w of windows) {
+          if (w.max_subunits !== null && BigInt(w.used_subunits) + a.amount > BigInt(w.max_subunits)) return 'window_amount_exceeded';
+          if (w.max_count !== null && w.used_count + 1 > w.max_count) return 'window_count_exceeded';
+        }
+        return undefined;
+      case 'approval':
+        return !f.approving && limits!.approval_above !== null && a.amount > limits!.approval_above ? 'approval_threshold' : undefined;
+    }
   };
 
   const trace: RuleResult[] = [];
   for (const rule of RULE_ORDER) {
-    const reason = checks[rule]();
+    const reason = check(rule);
     trace.push(reason ? { rule, passed: false, reason } : { rule, passed: true });
     if (reason) return { status: rule === 'approval' ? 'approval_required' : 'denied', reason, trace, windows };
   }
