@@ -102,6 +102,8 @@ interface Connection {
   texts: Map<string, CollTexts>;
   /** the collections the open group's transaction has written (ALL: every one); empty while none is open */
   written: Set<string>;
+  /** a read transaction is open on the writing connection, shared by the reads of one burst (see `shareRead`) */
+  reading: boolean;
 }
 
 /** what a group marks written when a write may touch any collection */
@@ -181,6 +183,7 @@ function connect(path: string, key: string | null): Connection {
     checkpointer: path === ':memory:' ? null : new Checkpointer(db, resolve(path)),
     texts: new Map(),
     written: new Set(),
+    reading: false,
   };
 }
 
@@ -223,6 +226,7 @@ export class SqliteStore implements Store {
   private inGroup<T>(written: string | readonly WriteOp[], fn: () => T, undo?: () => void, oneStatement = false): Promise<T> {
     const first = !this.conn.group;
     if (first) {
+      this.endRead();
       this.w.get('BEGIN IMMEDIATE').run();
       this.conn.group = [];
       setImmediate(() => this.commit());
@@ -266,7 +270,7 @@ export class SqliteStore implements Store {
   /** Commits this turn's transaction and settles its writes. */
   private commit(): void {
     const waiters = this.conn.group;
-    if (!waiters) return;
+    if (!waiters) return this.endRead();
     this.conn.group = null;
     this.conn.written.clear();
     try {
@@ -432,11 +436,32 @@ export class SqliteStore implements Store {
    * ledger transfer's own cost; under load, most of each authenticated request's two reads).
    */
   private reader(coll: string): Prepared {
-    if (!this.db.isTransaction) return this.w;
+    if (!this.db.isTransaction) return this.shareRead();
+    if (this.conn.reading) return this.w;
     // a transaction that is not a turn's (a migration in ensure) may have changed anything
     if (!this.conn.group) return this.r;
     const written = this.conn.written;
     return written.has(coll) || written.has(ALL) ? this.r : this.w;
+  }
+
+  /**
+   * The writing connection in a read transaction that the reads of this burst share: the reads of one event
+   * loop callback and its microtasks (the requests a turn's commit wakes together), until its tick queue
+   * runs. A read in a transaction of its own takes and drops its WAL read lock (two fcntl and an fstat):
+   * 3.7 µs a point read against 1.5-2 µs shared. Ended before the loop's next callback, so that a request
+   * that arrived after another process's commit sees it, and before a write begins (`inGroup`).
+   */
+  private shareRead(): Prepared {
+    this.w.get('BEGIN').run();
+    this.conn.reading = true;
+    process.nextTick(() => this.endRead());
+    return this.w;
+  }
+
+  private endRead(): void {
+    if (!this.conn.reading) return;
+    this.conn.reading = false;
+    if (this.db.isTransaction && !this.conn.group) this.w.get('COMMIT').run();
   }
 
   private parse<T>(row: { data: string; version: number } | undefined): T | null {

@@ -4,6 +4,7 @@
  * resolves, and no read sees a write before it is committed.
  */
 import { rmSync, statSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { SqliteStore } from '../../lib/store/sqlite.ts';
@@ -191,6 +192,29 @@ describe('SQLite group commit', () => {
     }
     // closing one handle leaves the other working
     expect(await store.get('things', 'q')).not.toBeNull();
+  });
+
+  it('the reads of one burst share a snapshot; a read in a later callback sees what another process committed', async () => {
+    await store.write([{ op: 'insert', coll: 'things', doc: { id: 'a', slug: 'a' } }]);
+    const raw = new DatabaseSync(join(dir, 'db.sqlite'));
+    try {
+      raw.exec('PRAGMA busy_timeout = 10000');
+      // the first read of this burst begins the shared read transaction; the raw connection commits after it
+      const first = store.get('things', 'a');
+      raw.prepare('INSERT INTO things (id, version, data) VALUES (?, 1, ?)').run('b', JSON.stringify({ id: 'b', slug: 'b' }));
+      const sameBurst = store.get('things', 'b');
+      expect(await first).toMatchObject({ id: 'a' });
+      expect(await sameBurst).toBeNull();
+      // the next I/O callback (a request that arrived after the commit) reads a fresh snapshot
+      await new Promise((r) => setTimeout(r, 0));
+      expect(await store.get('things', 'b')).toMatchObject({ id: 'b', version: 1 });
+      // a write after a read of the same burst ends the read transaction and commits
+      expect(await store.get('things', 'a')).not.toBeNull();
+      await store.write([{ op: 'insert', coll: 'things', doc: { id: 'c', slug: 'c' } }]);
+      expect(await committed(['c'])).toEqual({ c: true });
+    } finally {
+      raw.close();
+    }
   });
 
   it('notices a commit of another process, not its own', async () => {
