@@ -1,7 +1,8 @@
 /**
  * SQLite group commit: the writes of one event-loop turn share a transaction with a savepoint each. A
  * failing write fails alone, a write is committed (visible to another connection) when its promise
- * resolves, and no read sees a write before it is committed.
+ * resolves, and no read sees a write before it is committed. The reads of one burst share a snapshot that
+ * ends before the event loop's next callback.
  */
 import { rmSync, statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
@@ -205,7 +206,7 @@ describe('SQLite group commit', () => {
       const sameBurst = store.get('things', 'b');
       expect(await first).toMatchObject({ id: 'a' });
       expect(await sameBurst).toBeNull();
-      // the next I/O callback (a request that arrived after the commit) reads a fresh snapshot
+      // the loop's next callback (where a request that arrived after the commit runs) reads a fresh snapshot
       await new Promise((r) => setTimeout(r, 0));
       expect(await store.get('things', 'b')).toMatchObject({ id: 'b', version: 1 });
       // a write after a read of the same burst ends the read transaction and commits
