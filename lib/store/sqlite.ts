@@ -429,11 +429,12 @@ export class SqliteStore implements Store {
   /**
    * Where a read runs: the writing connection unless the open turn's transaction has written the
    * collection, else the reading connection. The writing connection sees committed data then: in the
-   * burst's shared read transaction (`shareRead`), or in the turn's, which holds the write lock (no one else has committed since it began) and has
-   * not changed this collection's tables. Its page cache survives its own commits; SQLite drops a
-   * connection's whole page cache when another connection has committed since its last read, so reads on the
-   * reading connection after every commit of this process paid for pages read again (about a third of a
-   * ledger transfer's own cost; under load, most of each authenticated request's two reads).
+   * burst's shared read transaction (`shareRead`), or in the turn's, which holds the write lock (no one else
+   * has committed since it began) and has not changed this collection's tables. Its page cache survives its
+   * own commits; SQLite drops a connection's whole page cache when another connection has committed since
+   * its last read, so reads on the reading connection after every commit of this process paid for pages
+   * read again (about a third of a ledger transfer's own cost; under load, most of each authenticated
+   * request's two reads).
    */
   private reader(coll: string): Prepared {
     if (!this.db.isTransaction) return this.shareRead();
