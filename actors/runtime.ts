@@ -13,6 +13,7 @@ import { isConflict, isDuplicate, type Doc, type Store, type WriteOp } from '../
 import { WriteSet } from '../lib/store/write-set.ts';
 import { REMEDIATION, rateLimited } from '../lib/core/errors.ts';
 import { retryOnConflict } from '../lib/core/retry.ts';
+import { trimOldest } from '../lib/core/bounded.ts';
 import type { ActorBehavior } from '../lib/core/actor.ts';
 
 export interface ActorHostOptions {
@@ -301,13 +302,9 @@ export class ActorHost<S extends Doc, M, R> {
     }
   }
 
-  /** Map order is activation order: the oldest idle activations go first. */
+  /** Map order is activation order: the oldest idle activations go first (in a batch: trimOldest). */
   private evictOverflow(): void {
-    if (this.active.size <= this.opts.maxActive) return;
-    for (const [id, act] of this.active) {
-      if (this.active.size <= this.opts.maxActive) break;
-      if (act.pending === 0) this.active.delete(id);
-    }
+    trimOldest(this.active, this.opts.maxActive, (act) => act.pending === 0);
   }
 
   stop(): void {

@@ -13,6 +13,8 @@
  * Unknown keys are never cached: each attempt with a wrong key reaches the store.
  */
 
+import { trimOldest } from './bounded.ts';
+
 export interface AuthCacheOptions {
   ttlMs: number;
   /** entries kept at most (oldest dropped first) */
@@ -60,7 +62,7 @@ export class AuthCache<V> {
   /** Stores a lookup's result unless something was invalidated since the lookup began. */
   set(keyHash: string, merchantId: string, value: V, generation: number): void {
     if (this.opts.ttlMs <= 0 || generation !== this.gen) return;
-    if (this.entries.size >= this.opts.max) this.entries.delete(this.entries.keys().next().value!);
+    trimOldest(this.entries, this.opts.max - 1);
     this.entries.set(keyHash, { value, merchantId, until: this.opts.now() + this.opts.ttlMs });
   }
 

@@ -8,6 +8,7 @@
  * bounded, dropped once redeemed here.
  */
 import type { Store } from '../store/port.ts';
+import { trimOldest } from '../core/bounded.ts';
 import { CHALLENGES, type ChallengeDoc } from './model.ts';
 
 // a paid request redeems its challenge within moments: a few thousand cover the load, at a few MB
@@ -18,7 +19,7 @@ const kept = new WeakMap<Store, Map<string, ChallengeDoc>>();
 export function keepChallenge(store: Store, doc: ChallengeDoc): void {
   let m = kept.get(store);
   if (!m) kept.set(store, (m = new Map()));
-  if (m.size >= MAX) m.delete(m.keys().next().value!);
+  trimOldest(m, MAX - 1);
   m.set(doc.id, { ...doc, version: doc.version ?? 1 });
 }
 

@@ -103,6 +103,19 @@ describe('actor runtime', () => {
     host.stop();
   });
 
+  it('past its cap, evicts the oldest idle actors a 64th of the cap at a time', async () => {
+    const host = new ActorHost(store, counter, { idleMs: 60_000, maxActive: 128 });
+    for (let i = 0; i < 128; i++) await host.send(`c${i}`, { add: 1 });
+    expect(host.size).toBe(128);
+    await host.send('c128', { add: 1 });
+    expect(host.size).toBe(126);
+    // the newest stayed; the oldest went, and comes back from the store with its state
+    expect(await host.send('c128', { add: 1 })).toBe(2);
+    expect(host.size).toBe(126);
+    expect(await host.send('c0', { add: 1 })).toBe(2);
+    host.stop();
+  });
+
   it('writes nothing when a message changes nothing, and propagates refusals without writing', async () => {
     const refusing: ActorBehavior<Counter, Msg, number> = {
       collection: 'counters',
