@@ -255,6 +255,10 @@ interface AccountEntry {
   seen: boolean;
 }
 
+/** what a read account holds available as its batch leaves it so far: what view() would hold, without building it */
+const availableIn = (e: AccountEntry): bigint =>
+  (e.read ? available(e.read) : 0n) + e.delta.credits_posted - e.delta.debits_posted - e.delta.debits_pending;
+
 /**
  * Several ledger changes that commit together. Accounts are read once and their changes merged, so two
  * transfers on one account in one write are one write of it. `ops()` is what the caller commits.
@@ -299,8 +303,7 @@ export class LedgerBatch {
   async available(id: string): Promise<bigint> {
     const e = await this.read(id);
     e.seen = true;
-    const d = e.delta;
-    return (e.read ? available(e.read) : 0n) + d.credits_posted - d.debits_posted - d.debits_pending;
+    return availableIn(e);
   }
 
   private entry(id: string): AccountEntry {
@@ -373,12 +376,7 @@ export class LedgerBatch {
     if (e.walletOwned) {
       // read() inline: one await less
       if (e.read === undefined) e.read = (await this.store.get<LedgerAccount>(ACCOUNTS, spec.debit_account)) ?? null;
-      // what view() would hold, without building it: the stored balance (zero when absent) and this batch's changes
-      const d = e.delta;
-      if (
-        (e.read ? e.read.flags.includes('no_negative') : e.walletOwned) &&
-        (e.read ? available(e.read) : 0n) + d.credits_posted - d.debits_posted - d.debits_pending < amount
-      ) {
+      if ((e.read ? e.read.flags.includes('no_negative') : e.walletOwned) && availableIn(e) < amount) {
         throw new LedgerError('insufficient_funds', 'insufficient available balance', spec.debit_account);
       }
     }

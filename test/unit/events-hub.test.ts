@@ -80,15 +80,18 @@ describe('pushed event streams', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const open = async (merchant: string, type?: string, heartbeatMs = 60_000) => {
-    const s = eventStream({
+  /** a stream of the merchant's events from now (of one type, if given), as GET /v1/events/stream opens it */
+  const streamOf = async (merchant: string, o: { type?: string; heartbeatMs?: number; maxMs?: number } = {}) =>
+    eventStream({
       start: await lastSeq(store),
-      read: (after) => readAfter(store, merchant, after, 100, type),
-      matches: typeMatcher(type),
+      read: (after) => readAfter(store, merchant, after, 100, o.type),
+      matches: typeMatcher(o.type),
       subscribe: (onRows) => hub.subscribe(merchant, onRows),
-      heartbeatMs,
-      maxMs: 600_000,
+      heartbeatMs: o.heartbeatMs ?? 60_000,
+      maxMs: o.maxMs ?? 600_000,
     });
+  const open = async (merchant: string, type?: string, heartbeatMs = 60_000) => {
+    const s = await streamOf(merchant, { type, heartbeatMs });
     streams.push(s);
     return collect(s);
   };
@@ -135,14 +138,7 @@ describe('pushed event streams', () => {
   });
 
   it('a client that does not read falls behind, then catches up from the store: all events, once, in order', async () => {
-    const s = eventStream({
-      start: await lastSeq(store),
-      read: (after) => readAfter(store, 'mer_a', after, 100),
-      matches: () => true,
-      subscribe: (onRows) => hub.subscribe('mer_a', onRows),
-      heartbeatMs: 60_000,
-      maxMs: 600_000,
-    });
+    const s = await streamOf('mer_a');
     streams.push(s);
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) ids.push(...(await commit(Array.from({ length: 100 }, () => op('mer_a')))));
@@ -198,14 +194,7 @@ describe('pushed event streams', () => {
       framesThroughRes = 0;
       server = http.createServer(async (req, res) => {
         const maxMs = Number(new URL(req.url!, 'http://x').searchParams.get('max') ?? 600_000);
-        const body = eventStream({
-          start: await lastSeq(store),
-          read: (after) => readAfter(store, 'mer_a', after, 100),
-          matches: () => true,
-          subscribe: (onRows) => hub.subscribe('mer_a', onRows),
-          heartbeatMs: 40,
-          maxMs,
-        });
+        const body = await streamOf('mer_a', { heartbeatMs: 40, maxMs });
         bodies.push(body);
         const write = res.write.bind(res) as (...a: unknown[]) => boolean;
         res.write = ((...a: unknown[]) => {
