@@ -6,6 +6,7 @@
  */
 import { rmSync, statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
+import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { SqliteStore } from '../../lib/store/sqlite.ts';
@@ -209,13 +210,74 @@ describe('SQLite group commit', () => {
       // the loop's next callback (where a request that arrived after the commit runs) reads a fresh snapshot
       await new Promise((r) => setTimeout(r, 0));
       expect(await store.get('things', 'b')).toMatchObject({ id: 'b', version: 1 });
-      // a write after a read of the same burst ends the read transaction and commits
+      // a write after a read of the same burst commits (in the burst's transaction, which it takes over)
       expect(await store.get('things', 'a')).not.toBeNull();
       await store.write([{ op: 'insert', coll: 'things', doc: { id: 'c', slug: 'c' } }]);
       expect(await committed(['c'])).toEqual({ c: true });
     } finally {
       raw.close();
     }
+  });
+
+  it('a write after a read of its burst whose snapshot another process moved past runs again on what that process committed', async () => {
+    await store.write([{ op: 'insert', coll: 'things', doc: { id: 'a', slug: 'a' } }]);
+    const raw = new DatabaseSync(join(dir, 'db.sqlite'));
+    try {
+      raw.exec('PRAGMA busy_timeout = 10000');
+      await new Promise((r) => setTimeout(r, 0));
+      // the burst's read begins its read transaction (a at version 1); another process then changes a
+      const read = store.get('things', 'a');
+      raw.prepare('UPDATE things SET version = 2, data = ? WHERE id = ?').run(JSON.stringify({ id: 'a', slug: 'a-theirs' }), 'a');
+      // the same burst's writes: SQLite refuses the stale snapshot its write lock; the writes run on the new one
+      const cas = store.write([{ op: 'cas', coll: 'things', doc: { id: 'a', slug: 'a-mine' }, expected: 1 }]);
+      const insert = store.write([{ op: 'insert', coll: 'things', doc: { id: 'c', slug: 'c' } }]);
+      expect(await read).toMatchObject({ slug: 'a', version: 1 });
+      await expect(cas).rejects.toBeInstanceOf(VersionConflictError);
+      await insert;
+      expect(await other.get('things', 'a')).toMatchObject({ slug: 'a-theirs', version: 2 });
+      expect(await committed(['c'])).toEqual({ c: true });
+      // and at the version it now reads, the compare-and-set commits
+      expect(await store.write([{ op: 'cas', coll: 'things', doc: { id: 'a', slug: 'a-mine' }, expected: 2 }])).toBeUndefined();
+      expect(await other.get('things', 'a')).toMatchObject({ slug: 'a-mine', version: 3 });
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('a write after a read of its burst while another process holds the write lock waits for it, then commits', async () => {
+    await store.write([{ op: 'insert', coll: 'things', doc: { id: 'a', slug: 'a' } }]);
+    // another process: a thread with its own connection that holds the write lock for 300 ms
+    const holder = new Worker(
+      `const { parentPort, workerData } = require('node:worker_threads');
+       const { DatabaseSync } = require('node:sqlite');
+       const db = new DatabaseSync(workerData.file);
+       db.exec('PRAGMA busy_timeout = 10000; BEGIN IMMEDIATE');
+       db.prepare('INSERT INTO things (id, version, data) VALUES (?, 1, ?)').run('theirs', JSON.stringify({ id: 'theirs', slug: 'theirs' }));
+       parentPort.postMessage('locked');
+       setTimeout(() => { db.exec('COMMIT'); db.close(); parentPort.postMessage('committed'); }, 300);`,
+      { eval: true, workerData: { file: join(dir, 'db.sqlite') } },
+    );
+    const messages: string[] = [];
+    const exited = new Promise((r) => holder.once('exit', r));
+    await new Promise<void>((resolve) =>
+      holder.on('message', (m: string) => {
+        messages.push(m);
+        if (m === 'locked') resolve();
+      }),
+    );
+    try {
+      const t0 = performance.now();
+      const read = store.get('things', 'a');
+      const write = store.write([{ op: 'insert', coll: 'things', doc: { id: 'mine', slug: 'mine' } }]);
+      expect(await read).toMatchObject({ id: 'a' });
+      await write;
+      // it waited for the lock (SQLite refuses a read transaction's write lock at once: the write ran again)
+      expect(performance.now() - t0).toBeGreaterThan(100);
+      expect(await committed(['theirs', 'mine'])).toEqual({ theirs: true, mine: true });
+    } finally {
+      await exited;
+    }
+    expect(messages).toEqual(['locked', 'committed']);
   });
 
   it('notices a commit of another process, not its own', async () => {
