@@ -232,11 +232,9 @@ export class SqliteStore implements Store {
     // write lock): one transaction where the read one ended and a write one began, two lock round trips less
     const upgrading = first && this.conn.reading;
     if (first) {
+      // no read transaction is open otherwise (`reading` is false): a write transaction of its own
       if (upgrading) this.conn.reading = false;
-      else {
-        this.endRead();
-        this.w.get('BEGIN IMMEDIATE').run();
-      }
+      else this.w.get('BEGIN IMMEDIATE').run();
       this.conn.group = [];
       setImmediate(() => this.commit());
     }
