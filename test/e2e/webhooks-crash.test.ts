@@ -4,65 +4,25 @@
  * of that event id. The first node is a real child process (`node index.ts`) killed with SIGKILL; it
  * commits the event itself (a sandbox session simulated to completion over its HTTP API).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 import { freshDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { registerMerchant } from '../helpers/merchant.ts';
-import { freePort } from '../helpers/nats.ts';
+import { freePort } from '../helpers/ports.ts';
+import { spawnNode as spawnChild, type ChildNode } from '../helpers/child-node.ts';
 import { openStore, type Store } from '../../lib/store/index.ts';
 import type { DeliveryDoc } from '../../lib/webhooks/delivery.ts';
 import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { http } from '../helpers/node.ts';
 import { sleep, startReceiver, waitFor, waitForEvent, type Receiver } from '../integration/webhooks-helpers.ts';
 
-interface Child {
-  proc: ChildProcess;
-  url: string;
-  output: () => string;
-}
+type Child = ChildNode;
 
 /** each test's PostgreSQL database, by its DATA_DIR */
 const dbs = new Map<string, TestDatabase>();
 
-async function spawnNode(dataDir: string, env: Record<string, string>): Promise<Child> {
-  const port = await freePort();
-  let out = '';
-  const proc = spawn(process.execPath, ['index.ts'], {
-    cwd: process.cwd(),
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      STORE_URL: dbs.get(dataDir)!.url,
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      LOG_LEVEL: 'warn',
-      POW_DIFFICULTY: '4',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  proc.stdout!.on('data', (d) => {
-    out += d;
-  });
-  proc.stderr!.on('data', (d) => {
-    out += d;
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    `the child node to answer (output so far: ${out})`,
-    async () => {
-      if (proc.exitCode !== null) throw new Error(`child node exited ${proc.exitCode}: ${out}`);
-      try {
-        return (await fetch(`${url}/v1/payment_methods`)).status === 200;
-      } catch {
-        return false;
-      }
-    },
-    60_000,
-  );
-  return { proc, url, output: () => out };
+function spawnNode(dataDir: string, env: Record<string, string>): Promise<Child> {
+  return spawnChild({ DATA_DIR: dataDir, STORE_URL: dbs.get(dataDir)!.url, LOG_LEVEL: 'warn', ...env });
 }
 
 /** The child node commits the event itself: a sandbox session, simulated to completion over HTTP. */

@@ -3,7 +3,7 @@
  * sees: its stdout and stderr (captured), its HTTP port, and its exit.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from './ports.ts';
+import { freePort, listensOn } from './ports.ts';
 import { eventually } from './wait.ts';
 
 export interface ChildNode {
@@ -24,6 +24,16 @@ export interface SpawnOptions {
 }
 
 export async function spawnNode(env: Record<string, string>, opts: SpawnOptions = {}): Promise<ChildNode> {
+  // a port picked here may be taken by a parallel test before the child binds it: then pick another
+  for (let attempt = 1; ; attempt++) {
+    const node = await start(env, opts);
+    if (node) return node;
+    if (opts.port !== undefined || attempt === 3) throw new Error(`the child node found its port taken ${attempt} times`);
+  }
+}
+
+/** null: the port was taken by someone else first (the child exited with EADDRINUSE) */
+async function start(env: Record<string, string>, opts: SpawnOptions): Promise<ChildNode | null> {
   const port = opts.port ?? (await freePort());
   const host = opts.host ?? '127.0.0.1';
   let out = '';
@@ -48,12 +58,16 @@ export async function spawnNode(env: Record<string, string>, opts: SpawnOptions 
     out += d;
   });
   const url = `http://${host}:${port}`;
-  await eventually(
+  const taken = await eventually(
     `the child node to answer`,
     async () => {
-      if (proc.exitCode !== null) throw new Error(`child node exited ${proc.exitCode}: ${out}`);
+      if (proc.exitCode !== null) {
+        if (out.includes('EADDRINUSE')) return 'taken';
+        throw new Error(`child node exited ${proc.exitCode}: ${out}`);
+      }
       try {
-        return (await fetch(`${url}/v1/payment_methods`)).status === 200;
+        // the answer counts only if the child holds the port: else it is whoever took the port first
+        return (await fetch(`${url}/v1/payment_methods`)).status === 200 && listensOn(proc.pid!, port) && 'up';
       } catch {
         return false;
       }
@@ -61,6 +75,7 @@ export async function spawnNode(env: Record<string, string>, opts: SpawnOptions 
     60_000,
     100,
   );
+  if (taken === 'taken') return null;
   return {
     proc,
     url,

@@ -1,7 +1,7 @@
 /** A server binary (Prometheus, Alertmanager) on a free port of 127.0.0.1, ready once GET /-/ready answers 200. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { freePort } from './ports.ts';
+import { freePort, listensOn } from './ports.ts';
 import { eventually } from './wait.ts';
 
 export interface Daemon {
@@ -26,7 +26,8 @@ export async function startDaemon(name: string, bin: string, dir: string, args: 
     async () => {
       if (proc.exitCode !== null) throw new Error(`${name} exited ${proc.exitCode}: ${out}`);
       try {
-        return (await fetch(`${url}/-/ready`)).status === 200;
+        // ours, not a server that took the port first
+        return (await fetch(`${url}/-/ready`)).status === 200 && listensOn(proc.pid!, port);
       } catch {
         return false;
       }

@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
-import { freePort } from './ports.ts';
+import { freePort, listensOn } from './ports.ts';
 
 export { freePort };
 import { existsSync } from 'node:fs';
@@ -39,7 +39,8 @@ export async function ensureNats(): Promise<string> {
   process.once('exit', () => started?.kill('SIGKILL'));
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    if (await answers(port)) return (url = `nats://127.0.0.1:${port}`);
+    // ours, not a server that took the port first
+    if ((await answers(port)) && listensOn(started.pid!, port)) return (url = `nats://127.0.0.1:${port}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('nats-server did not start');
@@ -68,7 +69,7 @@ export async function startNatsServer(args: string[] = [], listen = '127.0.0.1')
   process.once('exit', stop);
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    if (await answers(port)) return { url: `nats://127.0.0.1:${port}`, port, stop };
+    if ((await answers(port)) && listensOn(child.pid!, port)) return { url: `nats://127.0.0.1:${port}`, port, stop };
     await new Promise((r) => setTimeout(r, 100));
   }
   stop();

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { freePort } from './ports.ts';
+import { freePort, listensOn } from './ports.ts';
 
 export interface PgServer {
   /** postgres://postgres@host:port (no database) */
@@ -158,7 +158,8 @@ export async function startPostgresServer(opts: StartOptions = {}): Promise<PgSe
   const url = `postgres://postgres@${host}:${port}`;
   const ready = async () => {
     const deadline = Date.now() + 30_000;
-    while (!(await answers(url))) {
+    // ours, not a server that took the port first
+    while (!((await answers(url)) && listensOn(proc.pid!, port))) {
       if (proc.exitCode !== null) throw new Error(`postgres exited ${proc.exitCode}: ${out}`);
       if (Date.now() > deadline) {
         kill();
