@@ -43,7 +43,7 @@ import {
   startServiceProcess,
 } from './bench-lib.ts';
 import { startHardhatNode } from '../test/harness/hardhat-node.ts';
-import { freePort } from '../test/helpers/ports.ts';
+import { freePort, listensOn } from '../test/helpers/ports.ts';
 import { evaluate, parsePolicy } from '../lib/spend/policy.ts';
 import { signEip3009Proof } from '../lib/x402/payer.ts';
 import { encodeHeader } from '../lib/x402/challenge.ts';
@@ -131,10 +131,12 @@ async function startBare(): Promise<{ url: string; stop(): void }> {
   for (let i = 0; i < 600; i++) {
     try {
       await fetch(url);
-      return { url, stop: () => child.kill('SIGTERM') };
+      // ours, not a server that took the port first
+      if (listensOn(child.pid!, port)) return { url, stop: () => child.kill('SIGTERM') };
     } catch {
-      await new Promise((r) => setTimeout(r, 50));
+      // not up yet
     }
+    await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGTERM'); // never left running behind a failed start
   throw new Error('bare server did not start');

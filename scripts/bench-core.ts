@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchMerchant, cannon, rssMb, startServiceProcess, type Figures, type ServiceProcess } from './bench-lib.ts';
-import { freePort } from '../test/helpers/ports.ts';
+import { freePort, listensOn } from '../test/helpers/ports.ts';
 import { tempDir } from '../test/helpers/node.ts';
 import { ensureNats, stopNats } from '../test/helpers/nats.ts';
 
@@ -30,10 +30,12 @@ async function startBare(): Promise<{ url: string; child: ChildProcess }> {
   for (let i = 0; i < 100; i++) {
     try {
       await fetch(url);
-      return { url, child };
+      // ours, not a server that took the port first
+      if (listensOn(child.pid!, port)) return { url, child };
     } catch {
-      await new Promise((r) => setTimeout(r, 50));
+      // not up yet
     }
+    await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error('bare server did not start');
 }

@@ -5,7 +5,7 @@ import autocannon from 'autocannon';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../test/helpers/ports.ts';
+import { freePort, listensOn } from '../test/helpers/ports.ts';
 
 export interface ServiceProcess {
   url: string;
@@ -55,7 +55,8 @@ export async function startServiceProcess(env: Record<string, string> = {}): Pro
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
-      if ((await fetch(`${url}/v1/payment_methods`)).ok) break;
+      // ours, not a server that took the port first (its CPU would be measured as the service's)
+      if ((await fetch(`${url}/v1/payment_methods`)).ok && listensOn(child.pid!, port)) break;
     } catch {
       /* not up yet */
     }
