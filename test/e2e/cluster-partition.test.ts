@@ -602,18 +602,36 @@ describe('three nodes in their own network namespaces, cut from NATS and Postgre
       );
 
       // payouts: every acknowledged one exists; all complete, each with one transaction and its amount once
+      type StoredPayout = { id: string; status: string; execution: string; destination: string; amount_subunits: string };
+      let open: StoredPayout[] = [];
       const storedPayouts = await eventually(
         'every payout to complete',
         async () => {
-          const all = await store.find<{ id: string; status: string; execution: string; destination: string; amount_subunits: string }>(
-            'payouts',
-            { merchant_id: m.id, wallet_id: ethWallet.id, token: 'ETH' },
-          );
-          return all.every((p) => p.status === 'completed' || p.status === 'failed') ? all : null;
+          const all = await store.find<StoredPayout>('payouts', { merchant_id: m.id, wallet_id: ethWallet.id, token: 'ETH' });
+          open = all.filter((p) => p.status !== 'completed' && p.status !== 'failed');
+          return open.length === 0 ? all : null;
         },
         120_000,
         500,
-      );
+      ).catch(async (e: Error) => {
+        // which payouts stayed open, and where their transactions are: what a stuck payout needs to be read
+        const txs = await store.find<ChainTxDoc>(CHAIN_TXS, { purpose: 'payout' });
+        const detail = open.map((p) => {
+          const tx = txs.find((t) => t.ref === p.id);
+          const where = tx
+            ? `tx ${tx.status} nonce ${tx.nonce} broadcasts ${tx.broadcasts} last ${tx.last_broadcast_at} error ${tx.last_error} next check ${tx.next_check_at}`
+            : 'no transaction';
+          return `${p.id} ${p.status}/${p.execution}: ${where}`;
+        });
+        const said = nodes.flatMap((n, i) =>
+          (n?.output() ?? '')
+            .split('\n')
+            .filter((l) => /payout|broadcast|outbox|nonce/i.test(l))
+            .slice(-15)
+            .map((l) => `n${i}: ${l}`),
+        );
+        throw new Error(`${e.message}: ${open.length} open\n${detail.join('\n')}\n${said.join('\n')}`);
+      });
       const payoutIds = new Set(storedPayouts.map((p) => p.id));
       for (const p of payouts.values()) expect([p.id, payoutIds.has(p.id)]).toEqual([p.id, true]);
       expect(storedPayouts.filter((p) => p.status !== 'completed')).toEqual([]);
