@@ -16,17 +16,15 @@ import type { RegisteredMerchant } from '../helpers/merchant.ts';
 import { http } from '../helpers/node.ts';
 import { sleep, startReceiver, waitFor, waitForEvent, type Receiver } from '../integration/webhooks-helpers.ts';
 
-type Child = ChildNode;
-
 /** each test's PostgreSQL database, by its DATA_DIR */
 const dbs = new Map<string, TestDatabase>();
 
-function spawnNode(dataDir: string, env: Record<string, string>): Promise<Child> {
+function spawnNode(dataDir: string, env: Record<string, string>): Promise<ChildNode> {
   return spawnChild({ DATA_DIR: dataDir, STORE_URL: dbs.get(dataDir)!.url, LOG_LEVEL: 'warn', ...env });
 }
 
 /** The child node commits the event itself: a sandbox session, simulated to completion over HTTP. */
-async function completeSession(child: Child, m: RegisteredMerchant, store: Store): Promise<{ id: string }> {
+async function completeSession(child: ChildNode, m: RegisteredMerchant, store: Store): Promise<{ id: string }> {
   const created = await http(child.url, 'POST', '/v1/payment_sessions', {
     key: m.apiKey,
     body: { amount: 3, expires_in: '1h', paymentMethod: { methodID: 0, chain: 'ethereum', network: 'testnet', token: 'USDC' } },
@@ -39,7 +37,7 @@ async function completeSession(child: Child, m: RegisteredMerchant, store: Store
   return { id: ev.id };
 }
 
-function kill(child: Child): Promise<void> {
+function kill(child: ChildNode): Promise<void> {
   return new Promise((resolve) => {
     if (child.proc.exitCode !== null || child.proc.signalCode !== null) return resolve();
     child.proc.once('exit', () => resolve());
@@ -48,7 +46,7 @@ function kill(child: Child): Promise<void> {
 }
 
 describe('a node killed between commit and delivery still delivers, once', () => {
-  const children: Child[] = [];
+  const children: ChildNode[] = [];
   const receivers: Receiver[] = [];
   const nodes: TestNode[] = [];
   const stores: Store[] = [];
