@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { freePort, listensOn } from './ports.ts';
+import { reapWith } from './reaper.ts';
 
 export { freePort };
 import { existsSync } from 'node:fs';
@@ -37,6 +38,7 @@ export async function ensureNats(): Promise<string> {
   const port = await freePort();
   started = spawn(bin, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
   process.once('exit', () => started?.kill('SIGKILL'));
+  reapWith(started);
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     // ours, not a server that took the port first
@@ -67,6 +69,7 @@ export async function startNatsServer(args: string[] = [], listen = '127.0.0.1')
   const child = spawn(bin, ['-a', listen, '-p', String(port), ...args], { stdio: 'ignore' });
   const stop = () => child.kill('SIGKILL');
   process.once('exit', stop);
+  reapWith(child);
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     if ((await answers(port)) && listensOn(child.pid!, port)) return { url: `nats://127.0.0.1:${port}`, port, stop };

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { freePort, listensOn } from './ports.ts';
+import { reapWith } from './reaper.ts';
 
 export interface PgServer {
   /** postgres://postgres@host:port (no database) */
@@ -148,6 +149,8 @@ export async function startPostgresServer(opts: StartOptions = {}): Promise<PgSe
     proc = spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'pipe', 'pipe'], ...(user ?? {}) });
     proc.stdout!.on('data', (d) => (out += d));
     proc.stderr!.on('data', (d) => (out += d));
+    // the shared server is never stopped: it goes with the test process (under jest the exit hook below never runs)
+    reapWith(proc, dir);
   };
   const kill = () => {
     proc.kill('SIGKILL');
