@@ -4,6 +4,7 @@
  * exit hook stops nothing there; a detached shell watching both pids does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 
 // $0 the test process, $1 the server, $2 a directory to remove with it; done when the server exits first
 const WATCH =
@@ -13,5 +14,6 @@ const WATCH =
 export function reapWith(child: ChildProcess, dir = ''): void {
   spawn('sh', ['-c', WATCH, String(process.pid), String(child.pid), dir], { detached: true, stdio: 'ignore' }).unref();
   child.unref();
-  for (const s of [child.stdout, child.stderr]) (s as { unref?: () => void } | null)?.unref?.();
+  // a piped stdio stream is a Socket (its pipe), which has unref
+  for (const s of [child.stdout, child.stderr]) (s as Socket | null)?.unref();
 }
