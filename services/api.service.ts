@@ -244,7 +244,12 @@ function closeGracefully(server: Server): Promise<void> {
 }
 
 /** The gateway service as its handlers see it: moleculer-web adds the HTTP server. */
-type Gateway = Service & { server?: Server };
+type Gateway = Service & {
+  server?: Server;
+  /** moleculer-web's, set up in its created() */
+  routes?: Array<{ opts: { autoAliases?: boolean } }>;
+  regenerateAllAutoAliases?: () => void;
+};
 
 /**
  * The gateway's `authenticate`: resolves the caller by the route's mode (an API key, a bearer token, or
@@ -455,6 +460,11 @@ export function createApiService(rt: Runtime): ServiceSchema {
       authenticate: authenticator(rt, authByAction, authCache, alerts),
     },
     created(this: Gateway) {
+      // moleculer-web (whose created() ran first) answers every $services.changed with a regeneration of
+      // autoAliases routes after a 500 ms debounce: none of ours has them, so all it did was broadcast
+      // $api.aliases.regenerated, which nothing hears, to every node, and its timer held a stopped broker's
+      // process open for up to half a second (a jest worker past its exit deadline)
+      if (!this.routes?.some((r) => r.opts.autoAliases)) this.regenerateAllAutoAliases = () => {};
       // a client that stops reading a streamed response (an event-stream reader leaving, a cut download) is
       // ordinary: moleculer-web warns with a stack trace for each one, a line per closed stream; a debug line here
       const warn = this.logger.warn.bind(this.logger);

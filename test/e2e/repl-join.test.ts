@@ -52,7 +52,8 @@ function startRepl(env: Record<string, string>): Repl {
     async quit() {
       if (child.exitCode !== null) return;
       child.stdin.write('quit\n');
-      await Promise.race([new Promise((r) => child.once('exit', r)), new Promise((r) => setTimeout(r, 10_000))]);
+      // the deadline's timer unref'd: left running after the REPL quit, it held the jest worker open past its exit deadline
+      await Promise.race([new Promise((r) => child.once('exit', r)), new Promise((r) => setTimeout(r, 10_000).unref())]);
       if (child.exitCode === null) child.kill('SIGKILL');
     },
   };
