@@ -21,7 +21,7 @@
  * load average is printed with the results.
  * Usage: npm run bench:agents -- [--quick (the spend and paid rows only) --transfers 10000 (ledger) --concurrency 50 --rounds 6 --round-seconds 2 (the two goal rows) --duration 5 (the others) --step-requests 4000 (each paid step alone) --redeems 100 --streams 1000 --memory-settle 30]
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -40,10 +40,11 @@ import {
   load,
   percentile,
   rssMb,
+  startBare,
   startServiceProcess,
 } from './bench-lib.ts';
 import { startHardhatNode } from '../test/harness/hardhat-node.ts';
-import { freePort, listensOn } from '../test/helpers/ports.ts';
+import { freePort } from '../test/helpers/ports.ts';
 import { evaluate, parsePolicy } from '../lib/spend/policy.ts';
 import { signEip3009Proof } from '../lib/x402/payer.ts';
 import { encodeHeader } from '../lib/x402/challenge.ts';
@@ -120,26 +121,6 @@ function pure(): number {
   const t0 = performance.now();
   for (let i = 0; i < n; i++) evaluate(facts);
   return n / ((performance.now() - t0) / 1000);
-}
-
-/** the bare node:http server of bench:core (reads the body, answers a fixed JSON) */
-async function startBare(): Promise<{ url: string; stop(): void }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['scripts/bench-core.ts', '--bare', String(port)], { stdio: 'inherit' });
-  const url = `http://127.0.0.1:${port}`;
-  // a loaded machine can take seconds to start a node process
-  for (let i = 0; i < 600; i++) {
-    try {
-      await fetch(url);
-      // ours, not a server that took the port first
-      if (listensOn(child.pid!, port)) return { url, stop: () => child.kill('SIGTERM') };
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill('SIGTERM'); // never left running behind a failed start
-  throw new Error('bare server did not start');
 }
 
 /**

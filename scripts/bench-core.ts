@@ -7,13 +7,11 @@
  *
  * Usage: npm run bench:core [-- --duration 10 --connections 50 --rounds 1 --no-cluster | --cluster-only]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { benchMerchant, cannon, rssMb, startServiceProcess, type Figures, type ServiceProcess } from './bench-lib.ts';
-import { freePort, listensOn } from '../test/helpers/ports.ts';
+import { benchMerchant, cannon, rssMb, startBare, startServiceProcess, type Figures, type ServiceProcess } from './bench-lib.ts';
 import { tempDir } from '../test/helpers/node.ts';
 import { ensureNats, stopNats } from '../test/helpers/nats.ts';
 
@@ -22,23 +20,6 @@ const arg = (name: string, dflt: number) => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? Number(argv[i + 1]) : dflt;
 };
-
-async function startBare(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [process.argv[1], '--bare', String(port)], { stdio: 'inherit' });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    try {
-      await fetch(url);
-      // ours, not a server that took the port first
-      if (listensOn(child.pid!, port)) return { url, child };
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('bare server did not start');
-}
 
 async function merchant(svc: ServiceProcess): Promise<{ id: string; key: string }> {
   const reg = await benchMerchant(svc, 'core@bench.example', { rateLimit: '1000000000' });
@@ -76,7 +57,7 @@ async function main() {
   const bare = await startBare();
   if (argv.includes('--cluster-only')) {
     await twoNodes(duration, connections, bare.url);
-    bare.child.kill('SIGTERM');
+    bare.stop();
     return;
   }
   const svc = await startServiceProcess({ TRUSTED_EMAIL_DOMAINS: 'bench.example' });
@@ -158,7 +139,7 @@ async function main() {
   }
 
   if (cluster) await twoNodes(duration, connections, bare.url);
-  bare.child.kill('SIGTERM');
+  bare.stop();
 }
 
 /** Reads on one node, then on two nodes over NATS sharing one SQLite file (half the connections each). */

@@ -4,8 +4,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { freePort, listensOn } from '../test/helpers/ports.ts';
+import { freePort, untilListening } from '../test/helpers/ports.ts';
 
 export interface ServiceProcess {
   url: string;
@@ -51,21 +52,8 @@ export async function startServiceProcess(env: Record<string, string> = {}): Pro
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = spawn(process.execPath, [...prof, ...NODE_FLAGS, 'index.ts'], { env: fullEnv, stdio: ['ignore', 'inherit', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
-  // a minute: a node opening a large database on a loaded machine takes a while
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      // ours, not a server that took the port first (its CPU would be measured as the service's)
-      if ((await fetch(`${url}/v1/payment_methods`)).ok && listensOn(child.pid!, port)) break;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL'); // never left running after the benchmark gave up on it
-      throw new Error('service did not start');
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  // a minute (the default): a node opening a large database on a loaded machine takes a while
+  await untilListening('the service', child, port, async () => (await fetch(`${url}/v1/payment_methods`)).ok);
   return {
     url,
     dataDir,
@@ -128,6 +116,17 @@ export async function load(total: number, concurrency: number, send: (i: number)
     p99: percentile(latencies, 99),
     statuses,
   };
+}
+
+/** The bare node:http server of bench:core (`--bare`: reads the body, answers a fixed JSON), the baseline of the HTTP rows. */
+export async function startBare(): Promise<{ url: string; stop(): void }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./bench-core.ts', import.meta.url)), '--bare', String(port)], {
+    stdio: 'inherit',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await untilListening('the bare server', child, port, async () => !!(await fetch(url)), { timeoutMs: 30_000, everyMs: 50 });
+  return { url, stop: () => child.kill('SIGTERM') };
 }
 
 /** autocannon's figures of one run (the load generator of the comparisons with a bare node:http server) */

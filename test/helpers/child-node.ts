@@ -3,8 +3,7 @@
  * sees: its stdout and stderr (captured), its HTTP port, and its exit.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort, listensOn } from './ports.ts';
-import { eventually } from './wait.ts';
+import { ExitedBeforeListening, freePort, untilListening } from './ports.ts';
 
 export interface ChildNode {
   proc: ChildProcess;
@@ -58,24 +57,14 @@ async function start(env: Record<string, string>, opts: SpawnOptions): Promise<C
     out += d;
   });
   const url = `http://${host}:${port}`;
-  const taken = await eventually(
-    `the child node to answer`,
-    async () => {
-      if (proc.exitCode !== null) {
-        if (out.includes('EADDRINUSE')) return 'taken';
-        throw new Error(`child node exited ${proc.exitCode}: ${out}`);
-      }
-      try {
-        // the answer counts only if the child holds the port: else it is whoever took the port first
-        return (await fetch(`${url}/v1/payment_methods`)).status === 200 && listensOn(proc.pid!, port) && 'up';
-      } catch {
-        return false;
-      }
-    },
-    60_000,
-    100,
-  );
-  if (taken === 'taken') return null;
+  try {
+    await untilListening('the child node', proc, port, async () => (await fetch(`${url}/v1/payment_methods`)).status === 200, {
+      output: () => out,
+    });
+  } catch (e) {
+    if (e instanceof ExitedBeforeListening && e.output.includes('EADDRINUSE')) return null;
+    throw e;
+  }
   return {
     proc,
     url,

@@ -1,8 +1,7 @@
 /** A server binary (Prometheus, Alertmanager) on a free port of 127.0.0.1, ready once GET /-/ready answers 200. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { freePort, listensOn } from './ports.ts';
-import { eventually } from './wait.ts';
+import { freePort, untilListening } from './ports.ts';
 
 export interface Daemon {
   url: string;
@@ -21,20 +20,7 @@ export async function startDaemon(name: string, bin: string, dir: string, args: 
     out += d;
   });
   const url = `http://127.0.0.1:${port}`;
-  await eventually(
-    `${name} to answer`,
-    async () => {
-      if (proc.exitCode !== null) throw new Error(`${name} exited ${proc.exitCode}: ${out}`);
-      try {
-        // ours, not a server that took the port first
-        return (await fetch(`${url}/-/ready`)).status === 200 && listensOn(proc.pid!, port);
-      } catch {
-        return false;
-      }
-    },
-    60_000,
-    100,
-  );
+  await untilListening(name, proc, port, async () => (await fetch(`${url}/-/ready`)).status === 200, { output: () => out });
   return {
     url,
     stop: () =>

@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
-import { freePort, listensOn } from './ports.ts';
+import { freePort, untilListening } from './ports.ts';
 import { reapWith } from './reaper.ts';
 
 export { freePort };
@@ -39,13 +39,8 @@ export async function ensureNats(): Promise<string> {
   started = spawn(bin, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
   process.once('exit', () => started?.kill('SIGKILL'));
   reapWith(started);
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    // ours, not a server that took the port first
-    if ((await answers(port)) && listensOn(started.pid!, port)) return (url = `nats://127.0.0.1:${port}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('nats-server did not start');
+  await untilListening('nats-server', started, port, () => answers(port), { timeoutMs: 10_000 });
+  return (url = `nats://127.0.0.1:${port}`);
 }
 
 /** Stops a server this process started (the shared one on 4222 is left alone). */
@@ -70,11 +65,6 @@ export async function startNatsServer(args: string[] = [], listen = '127.0.0.1')
   const stop = () => child.kill('SIGKILL');
   process.once('exit', stop);
   reapWith(child);
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    if ((await answers(port)) && listensOn(child.pid!, port)) return { url: `nats://127.0.0.1:${port}`, port, stop };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  stop();
-  throw new Error('nats-server did not start');
+  await untilListening('nats-server', child, port, () => answers(port), { timeoutMs: 10_000, onTimeout: stop });
+  return { url: `nats://127.0.0.1:${port}`, port, stop };
 }

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { freePort, listensOn } from './ports.ts';
+import { freePort, untilListening } from './ports.ts';
 import { reapWith } from './reaper.ts';
 
 export interface PgServer {
@@ -159,18 +159,7 @@ export async function startPostgresServer(opts: StartOptions = {}): Promise<PgSe
   process.once('exit', kill);
   const host = '127.0.0.1';
   const url = `postgres://postgres@${host}:${port}`;
-  const ready = async () => {
-    const deadline = Date.now() + 30_000;
-    // ours, not a server that took the port first
-    while (!((await answers(url)) && listensOn(proc.pid!, port))) {
-      if (proc.exitCode !== null) throw new Error(`postgres exited ${proc.exitCode}: ${out}`);
-      if (Date.now() > deadline) {
-        kill();
-        throw new Error(`postgres did not start: ${out}`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
+  const ready = () => untilListening('postgres', proc, port, () => answers(url), { timeoutMs: 30_000, output: () => out, onTimeout: kill });
   const exited = () => new Promise<void>((r) => (proc.exitCode !== null || proc.signalCode !== null ? r() : proc.once('exit', () => r())));
   const crash = async () => {
     const gone = exited();

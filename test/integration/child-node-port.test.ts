@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnNode } from '../helpers/child-node.ts';
-import { listensOn } from '../helpers/ports.ts';
+import { ExitedBeforeListening, listensOn, untilListening } from '../helpers/ports.ts';
 import { eventually } from '../helpers/wait.ts';
 
 /** a server that answers every request 200 with a payment-methods-shaped body: a stranger on the port */
@@ -57,6 +57,43 @@ describe('a child node on a port someone else took', () => {
     } finally {
       server.close();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('untilListening waits for the process itself to serve, and ends it when only a stranger answers', async () => {
+    const { server, port } = await stranger();
+    const answers = async () => (await fetch(`http://127.0.0.1:${port}/`)).status === 200;
+    // a process that never binds the port, while the stranger answers on it: not served, then killed
+    const idle = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    try {
+      await expect(untilListening('idle', idle, port, answers, { timeoutMs: 1_000, everyMs: 50 })).rejects.toThrow(
+        `idle did not serve on port ${port} within 1 s`,
+      );
+      await eventually('the idle process to be killed', () => idle.signalCode === 'SIGKILL');
+    } finally {
+      idle.kill('SIGKILL');
+    }
+    // a process that exits first: what it printed comes with the error
+    let out = '';
+    const dying = spawn(process.execPath, ['-e', 'console.error("boom: EADDRINUSE"); process.exit(3)'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    dying.stderr!.on('data', (d: Buffer) => (out += d));
+    await eventually('the dying process to exit', () => dying.exitCode !== null);
+    const err = await untilListening('dying', dying, port, answers, { output: () => out }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ExitedBeforeListening);
+    expect((err as ExitedBeforeListening).message).toMatch(/^dying exited \(3\) before it served: boom: EADDRINUSE/);
+    expect((err as ExitedBeforeListening).output).toContain('EADDRINUSE');
+    server.close();
+    // the process that holds the port and answers there: served
+    const own = spawn(process.execPath, ['-e', `require('node:http').createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1')`], {
+      stdio: 'ignore',
+    });
+    try {
+      await untilListening('own', own, port, answers, { timeoutMs: 30_000 });
+      expect(listensOn(own.pid!, port)).toBe(true);
+    } finally {
+      own.kill('SIGKILL');
     }
   });
 });
