@@ -1,12 +1,12 @@
 /**
- * The SDK as an npm user gets it: `npm pack` in sdk/ (its prepack builds JavaScript and .d.ts into
+ * The SDK as an npm user gets it: `npm pack` in a copy of sdk/ (its prepack builds JavaScript and .d.ts into
  * dist/), the tarball installed offline into a fresh plain-JS project, and the oldest Node the package
  * supports (20; /usr/bin/node when it is one, else the Node running the tests) running an ES module and
  * a CommonJS script against a started node, and the package's `payments` bin. TypeScript checks a
  * consumer against the package's declaration files.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -46,6 +46,21 @@ function oldestNode(): string {
 }
 
 const REPO = resolve('.');
+
+/**
+ * A copy of sdk/ to pack, inside the repository (its TypeScript and @types resolve from there), with the
+ * sdk's own node_modules linked. `npm pack` rewrites the manifest it packs while it runs (prepack,
+ * postpack): run in sdk/ itself, a node that a parallel test started at that moment failed to import
+ * @stablecoin-payments/sdk ("Invalid package config sdk/package.json").
+ */
+function sdkCopy(): string {
+  mkdirSync(join(REPO, 'node_modules/.cache'), { recursive: true });
+  const dir = mkdtempSync(join(REPO, 'node_modules/.cache/sdk-pack-'));
+  const sdk = join(REPO, 'sdk');
+  cpSync(sdk, dir, { recursive: true, filter: (src) => ![join(sdk, 'node_modules'), join(sdk, 'dist')].includes(src) });
+  symlinkSync(join(sdk, 'node_modules'), join(dir, 'node_modules'));
+  return dir;
+}
 
 // a plain ES module: registration (the proof of work on a worker thread), a session paid by simulation,
 // its event, a webhook signature, a typed error, the x402 header codec
@@ -104,6 +119,7 @@ describe('the SDK packed with npm pack, installed into a plain-JS project', () =
   let t: TestNode;
   let work: string;
   let project: string;
+  let sdk: string;
   const node = oldestNode();
 
   beforeAll(async () => {
@@ -112,22 +128,26 @@ describe('the SDK packed with npm pack, installed into a plain-JS project', () =
     work = mkdtempSync(join(tmpdir(), 'sdk-pack-'));
     project = join(work, 'shop');
     mkdirSync(project);
+    sdk = sdkCopy();
   });
   afterAll(async () => {
     await t?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
+    if (sdk) rmSync(sdk, { recursive: true, force: true });
   });
 
   it('npm pack builds JavaScript and .d.ts, and the tarball installs from the npm cache alone', async () => {
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: join(REPO, 'sdk') });
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: sdk });
     expect(packed).toMatchObject({ code: 0 });
     const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
     const files = info.files.map((f) => f.path);
     expect(files).toEqual(expect.arrayContaining(['package.json', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/bin/payments.js']));
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
-    // the repository's package.json is back as it was (the packed one points at dist/)
-    expect(JSON.parse(readFileSync(join(REPO, 'sdk/package.json'), 'utf8')).exports['.'].node).toBe('./src/node.ts');
-    expect(existsSync(join(REPO, 'sdk/.package.source.json'))).toBe(false);
+    // the source package.json is back as it was (the packed one points at dist/)
+    expect(JSON.parse(readFileSync(join(sdk, 'package.json'), 'utf8')).exports['.'].node).toBe('./src/node.ts');
+    expect(existsSync(join(sdk, '.package.source.json'))).toBe(false);
+    // byte for byte the manifest copied from sdk/
+    expect(readFileSync(join(sdk, 'package.json'), 'utf8')).toBe(readFileSync(join(REPO, 'sdk/package.json'), 'utf8'));
 
     const manifest = JSON.parse(
       execFileSync('tar', ['xzf', join(work, info.filename), '-O', 'package/package.json'], { encoding: 'utf8' }),
@@ -135,7 +155,7 @@ describe('the SDK packed with npm pack, installed into a plain-JS project', () =
     expect(manifest.exports['.'].node).toEqual({ types: './dist/src/node.d.ts', default: './dist/src/node.js' });
     expect(manifest.bin).toEqual({ payments: './dist/bin/payments.js' });
     expect(manifest.scripts).toBeUndefined();
-    const bin = readFileSync(join(REPO, 'sdk/dist/bin/payments.js'), 'utf8');
+    const bin = readFileSync(join(sdk, 'dist/bin/payments.js'), 'utf8');
     expect(bin.startsWith('#!/usr/bin/env node\n')).toBe(true);
 
     execFileSync('cp', [join(work, info.filename), join(project, 'sdk.tgz')]);
