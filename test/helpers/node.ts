@@ -70,7 +70,9 @@ export class CapturingMailer implements Mailer {
       const code = this.codeFor(email);
       if (code) return code;
       if (Date.now() > deadline) throw new Error(`no verification code reached ${email}`);
-      await new Promise((r) => setTimeout(r, 20));
+      // unref'd: a wait that lost a race (Promise.any over two nodes' mailers) polls on until its deadline,
+      // and must not hold the process (a jest worker) open after its test ended
+      await new Promise((r) => setTimeout(r, 20).unref());
     }
   }
 }
