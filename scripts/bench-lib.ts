@@ -52,7 +52,8 @@ export async function startServiceProcess(env: Record<string, string> = {}): Pro
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = spawn(process.execPath, [...prof, ...NODE_FLAGS, 'index.ts'], { env: fullEnv, stdio: ['ignore', 'inherit', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
-  // a minute (the default): a node opening a large database on a loaded machine takes a while
+  // a minute (the default): a node opening a large database on a loaded machine takes a while; and the
+  // answer must be the child's own, or another server's CPU would be measured as the service's
   await untilListening('the service', child, port, async () => (await fetch(`${url}/v1/payment_methods`)).ok);
   return {
     url,

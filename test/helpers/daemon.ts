@@ -20,7 +20,12 @@ export async function startDaemon(name: string, bin: string, dir: string, args: 
     out += d;
   });
   const url = `http://127.0.0.1:${port}`;
-  await untilListening(name, proc, port, async () => (await fetch(`${url}/-/ready`)).status === 200, { output: () => out });
+  try {
+    await untilListening(name, proc, port, async () => (await fetch(`${url}/-/ready`)).status === 200, { output: () => out });
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true }); // a start that failed leaves no directory behind either
+    throw e;
+  }
   return {
     url,
     stop: () =>
