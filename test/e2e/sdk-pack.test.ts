@@ -56,9 +56,9 @@ const REPO = resolve('.');
 function sdkCopy(): string {
   mkdirSync(join(REPO, 'node_modules/.cache'), { recursive: true });
   const dir = mkdtempSync(join(REPO, 'node_modules/.cache/sdk-pack-'));
-  const sdk = join(REPO, 'sdk');
-  cpSync(sdk, dir, { recursive: true, filter: (src) => ![join(sdk, 'node_modules'), join(sdk, 'dist')].includes(src) });
-  symlinkSync(join(sdk, 'node_modules'), join(dir, 'node_modules'));
+  const source = join(REPO, 'sdk');
+  cpSync(source, dir, { recursive: true, filter: (src) => ![join(source, 'node_modules'), join(source, 'dist')].includes(src) });
+  symlinkSync(join(source, 'node_modules'), join(dir, 'node_modules'));
   return dir;
 }
 
